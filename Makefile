@@ -1,0 +1,73 @@
+# Every target sets itself up: the first one run creates .venv and installs the project.
+# Pass extra command-line options with ARGS="...", e.g. make run SUITE=affine ARGS=--dry-run
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+NJ := $(BIN)/numericjev
+
+SUITE ?= affine
+MODEL ?= sim
+ARGS ?=
+
+.PHONY: setup test lint fmt run resume status check analyze report diff serve-sim bench soak clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q -m "not soak"
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+fmt: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+run: $(STAMP)
+	$(NJ) run --suite $(SUITE) --model $(MODEL) $(if $(RUN),--run $(RUN)) $(ARGS)
+
+resume: $(STAMP)
+	@test -n "$(RUN)" || { echo "make resume: set RUN=runs/<id>"; exit 2; }
+	$(NJ) resume $(RUN) $(ARGS)
+
+status: $(STAMP)
+	@test -n "$(RUN)" || { echo "make status: set RUN=runs/<id>"; exit 2; }
+	$(NJ) status $(RUN) $(ARGS)
+
+check: $(STAMP)
+	$(NJ) check --suite $(SUITE) $(ARGS)
+
+analyze: $(STAMP)
+	@test -n "$(RUN)" || { echo "make analyze: set RUN=runs/<id>"; exit 2; }
+	$(NJ) analyze $(RUN) $(ARGS)
+
+report: $(STAMP)
+	@test -n "$(RUN)" || { echo "make report: set RUN=runs/<id>"; exit 2; }
+	$(NJ) report $(RUN) $(ARGS)
+
+diff: $(STAMP)
+	@test -n "$(A)" -a -n "$(B)" || { echo "make diff: set A=runs/<a> B=runs/<b>"; exit 2; }
+	$(NJ) diff $(A) $(B) $(ARGS)
+
+serve-sim: $(STAMP)
+	$(NJ) serve-sim $(ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks $(ARGS)
+
+soak: $(STAMP)
+	$(BIN)/pytest -q -m soak $(ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,103 @@
+"""requests.jsonl (one line per exchange attempt), streamed into numpy arrays."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .jsonl import JsonlCounter, iter_jsonl
+from .outputs import LogStats
+
+__all__ = ["RequestLog", "load_requests"]
+
+
+@dataclass(frozen=True, eq=False)
+class RequestLog:
+    """Column arrays of requests.jsonl. Unknown numbers are NaN; unknown codes are -1."""
+
+    latency_ms: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    cost_usd: np.ndarray
+    attempt: np.ndarray
+    http_status: np.ndarray
+    failed: np.ndarray  # the attempt carries an error object
+    error_kind: np.ndarray
+    error_kind_names: tuple[str, ...]
+    served_model: np.ndarray
+    served_model_names: tuple[str, ...]
+    n_jobs: int
+    stats: LogStats
+
+    def __len__(self) -> int:
+        return len(self.latency_ms)
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return math.nan
+
+
+def _code(table: dict[str, int], name: Any) -> int:
+    if not isinstance(name, str):
+        return -1
+    return table.setdefault(name, len(table))
+
+
+def load_requests(path: Path) -> RequestLog:
+    """Stream ``requests.jsonl`` into column arrays; a missing file reads as empty."""
+    rows: list[tuple[float, float, float, float, float, float, bool, int, int]] = []
+    kinds: dict[str, int] = {}
+    models: dict[str, int] = {}
+    jobs: set[str] = set()
+    counter = JsonlCounter()
+    if path.is_file():
+        for _, record in iter_jsonl(path, counter):
+            usage = record.get("usage")
+            usage = usage if isinstance(usage, dict) else {}
+            error = record.get("error")
+            kind = error.get("kind", "unknown") if isinstance(error, dict) else None
+            if error is not None and kind is None:
+                kind = "unknown"
+            jobs.add(str(record.get("job")))
+            rows.append(
+                (
+                    _number(record.get("latency_ms")),
+                    _number(usage.get("input_tokens")),
+                    _number(usage.get("output_tokens")),
+                    _number(record.get("cost_usd")),
+                    _number(record.get("attempt")),
+                    _number(record.get("status")),
+                    error is not None,
+                    _code(kinds, kind),
+                    _code(models, record.get("model")),
+                )
+            )
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 9
+
+    def floats(i: int) -> np.ndarray:
+        return np.asarray(columns[i], dtype=np.float64).reshape(-1)
+
+    def ints(i: int) -> np.ndarray:
+        return np.asarray(columns[i], dtype=np.int64).reshape(-1)
+
+    return RequestLog(
+        latency_ms=floats(0),
+        input_tokens=floats(1),
+        output_tokens=floats(2),
+        cost_usd=floats(3),
+        attempt=np.nan_to_num(floats(4), nan=-1).astype(np.int64),
+        http_status=np.nan_to_num(floats(5), nan=-1).astype(np.int64),
+        failed=np.asarray(columns[6], dtype=bool).reshape(-1),
+        error_kind=ints(7),
+        error_kind_names=tuple(kinds),
+        served_model=ints(8),
+        served_model_names=tuple(models),
+        n_jobs=len(jobs),
+        stats=LogStats(path.is_file(), counter.records, counter.torn_last_line),
+    )

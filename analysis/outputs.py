@@ -1,0 +1,222 @@
+"""outputs.jsonl, streamed into numpy arrays (one row per distinct (job, decoder))."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import LogFormatError
+from .exact import output_errors, parse_decimal
+from .jsonl import JsonlCounter, iter_jsonl
+
+__all__ = ["LogStats", "Outputs", "find_output", "load_outputs"]
+
+_REQUIRED = ("job", "decoder", "status", "condition", "order", "target", "L", "eps", "N")
+
+
+@dataclass(frozen=True)
+class LogStats:
+    """What reading one JSONL file found: records, torn last line, duplicate keys."""
+
+    present: bool
+    records: int
+    torn_last_line: int
+    duplicates: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Outputs:
+    """Column arrays of outputs.jsonl; categorical columns are int codes into ``*_names``.
+
+    Rows keep the order in which each (job, decoder) first appeared; a duplicate line
+    replaces the earlier row in place (the last write wins). Float columns are NaN where
+    the output failed. ``ape``/``nae`` are in percent; ``within5`` is 1.0, 0.0 or NaN.
+    """
+
+    job: tuple[str, ...]
+    decoder: np.ndarray
+    decoder_names: tuple[str, ...]
+    condition: np.ndarray
+    condition_names: tuple[str, ...]
+    order: np.ndarray
+    order_names: tuple[str, ...]
+    domain: np.ndarray
+    domain_names: tuple[str, ...]
+    case: np.ndarray
+    case_names: tuple[str, ...]
+    family: np.ndarray
+    family_names: tuple[str, ...]  # sorted (numerically when whole numbers)
+    repeat: np.ndarray
+    ok: np.ndarray
+    target: np.ndarray
+    value: np.ndarray
+    n_cells: np.ndarray
+    ape: np.ndarray
+    nae: np.ndarray
+    index: np.ndarray
+    within5: np.ndarray
+    rounds: np.ndarray  # -1 where not recorded
+    target_text: tuple[str, ...]
+    value_text: tuple[str | None, ...]
+    n_simulated: int
+    stats: LogStats
+
+    def __len__(self) -> int:
+        return len(self.job)
+
+
+class _Codes:
+    """Interns names to dense int codes in first-seen order."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+
+    def code(self, name: str) -> int:
+        found = self.index.get(name)
+        if found is None:
+            found = self.index[name] = len(self.names)
+            self.names.append(name)
+        return found
+
+
+def _family_sort_key(name: str) -> tuple[int, int, str]:
+    try:
+        return (0, int(name), "")
+    except ValueError:
+        return (1, 0, name)
+
+
+_NAN_ROW = (math.nan, math.nan, math.nan, math.nan)
+
+
+def _parse_row(record: dict[str, Any], codes: dict[str, _Codes]) -> tuple[Any, ...]:
+    missing = [key for key in _REQUIRED if key not in record]
+    if missing:
+        raise ValueError(f"missing field(s) {', '.join(missing)}")
+    status = record["status"]
+    if status not in ("ok", "failed"):
+        raise ValueError(f"status must be 'ok' or 'failed'; got {status!r}")
+    job = str(record["job"])
+    n_cells = record["N"]
+    if isinstance(n_cells, bool) or not isinstance(n_cells, int) or n_cells <= 0:
+        raise ValueError(f"N must be a positive whole number; got {n_cells!r}")
+    target = parse_decimal(record["target"])
+    lower = parse_decimal(record["L"])
+    eps = parse_decimal(record["eps"])
+    if eps <= 0:
+        raise ValueError(f"eps must be positive; got {record['eps']!r}")
+    raw_value = record.get("value")
+    ok = status == "ok"
+    if ok and raw_value is None:
+        raise ValueError("status is 'ok' but value is null")
+    if ok:
+        value = parse_decimal(raw_value)
+        errors = output_errors(target, value, lower, eps, n_cells)
+        value_f, value_text = float(value), str(raw_value)
+    else:
+        errors, value_f, value_text = _NAN_ROW, math.nan, None
+    rounds = record.get("rounds")
+    family = record.get("family", record.get("case", job))
+    return (
+        job,
+        codes["decoder"].code(str(record["decoder"])),
+        codes["condition"].code(str(record["condition"])),
+        codes["order"].code(str(record["order"])),
+        codes["domain"].code(str(record.get("domain", "all"))),
+        codes["case"].code(str(record.get("case", job))),
+        codes["family"].code(str(family)),
+        int(record.get("repeat") or 0),
+        ok,
+        float(target),
+        value_f,
+        n_cells,
+        *errors,
+        rounds if isinstance(rounds, int) and not isinstance(rounds, bool) else -1,
+        str(record["target"]),
+        value_text,
+        record.get("simulated") is True,
+    )
+
+
+def load_outputs(path: Path) -> Outputs:
+    """Stream ``outputs.jsonl`` into column arrays; a missing file reads as empty."""
+    codes = {name: _Codes() for name in ("decoder", "condition", "order", "domain", "case")}
+    codes["family"] = _Codes()
+    rows: list[tuple[Any, ...]] = []
+    where: dict[tuple[str, str], int] = {}
+    duplicates = 0
+    counter = JsonlCounter()
+    if path.is_file():
+        for lineno, record in iter_jsonl(path, counter):
+            try:
+                row = _parse_row(record, codes)
+            except (ValueError, TypeError) as exc:
+                raise LogFormatError(
+                    f"{path} line {lineno}: {exc}; outputs.jsonl lines are written by "
+                    "`numericjev run` — repair the line or re-run the job"
+                ) from exc
+            key = (row[0], str(record["decoder"]))
+            at = where.get(key)
+            if at is None:
+                where[key] = len(rows)
+                rows.append(row)
+            else:  # the harness wrote this (job, decoder) twice: keep the last
+                duplicates += 1
+                rows[at] = row
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 20
+    # Family codes are re-numbered in sorted order so that bootstrap resamples do not
+    # depend on the (shuffled, resumable) order in which jobs were written.
+    family_names = sorted(codes["family"].names, key=_family_sort_key)
+    rank = {name: i for i, name in enumerate(family_names)}
+    remap = np.array([rank[n] for n in codes["family"].names] or [0], np.int64)
+
+    def ints(i: int) -> np.ndarray:
+        return np.asarray(columns[i], dtype=np.int64).reshape(-1)
+
+    def floats(i: int) -> np.ndarray:
+        return np.asarray(columns[i], dtype=np.float64).reshape(-1)
+
+    return Outputs(
+        job=tuple(columns[0]),
+        decoder=ints(1),
+        decoder_names=tuple(codes["decoder"].names),
+        condition=ints(2),
+        condition_names=tuple(codes["condition"].names),
+        order=ints(3),
+        order_names=tuple(codes["order"].names),
+        domain=ints(4),
+        domain_names=tuple(codes["domain"].names),
+        case=ints(5),
+        case_names=tuple(codes["case"].names),
+        family=remap[ints(6)],
+        family_names=tuple(family_names),
+        repeat=ints(7),
+        ok=np.asarray(columns[8], dtype=bool).reshape(-1),
+        target=floats(9),
+        value=floats(10),
+        n_cells=ints(11),
+        ape=floats(12),
+        nae=floats(13),
+        index=floats(14),
+        within5=floats(15),
+        rounds=ints(16),
+        target_text=tuple(columns[17]),
+        value_text=tuple(columns[18]),
+        n_simulated=sum(columns[19]) if rows else 0,
+        stats=LogStats(path.is_file(), counter.records, counter.torn_last_line, duplicates),
+    )
+
+
+def find_output(path: Path, job: str, decoder: str) -> dict[str, Any] | None:
+    """Return the last outputs.jsonl record for (job, decoder), trace included, or None."""
+    found = None
+    if path.is_file():
+        for _, record in iter_jsonl(path, JsonlCounter()):
+            if record.get("job") == job and record.get("decoder") == decoder:
+                found = record
+    return found

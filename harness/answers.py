@@ -1,0 +1,49 @@
+"""Reading a response body against the request it answers: valid answers or a clear error.
+
+A 200 whose body lacks an answer for a question, or names a label outside the criteria,
+is a malformed response (wire.md): an error for that exchange, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.decoders import Answer
+from harness.errors import BackendError
+
+
+def _probabilities(raw: Any) -> dict[str, float] | None:
+    if not isinstance(raw, Mapping):
+        return None
+    out: dict[str, float] = {}
+    for label, p in raw.items():
+        if isinstance(p, int | float) and not isinstance(p, bool):
+            out[str(label)] = float(p)
+    return out
+
+
+def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
+    """The answer to every question of the request, validated; raises BackendError("malformed")."""
+    if not isinstance(body, Mapping) or not isinstance(body.get("answers"), Mapping):
+        raise BackendError("malformed", "response has no 'answers' object")
+    answers = body["answers"]
+    parsed: dict[str, Answer] = {}
+    for qid, question in questions.items():
+        raw = answers.get(qid)
+        if not isinstance(raw, Mapping):
+            raise BackendError("malformed", f"response has no answer for question {qid!r}")
+        labels = question["criteria"]
+        choice = raw.get("choice")
+        if raw.get("type") == "noul" and isinstance(raw.get("noul"), int | float):
+            p = float(raw["noul"])
+            choice = "true" if p >= 0.5 else "false"
+            parsed[qid] = Answer(choice, {"true": p, "false": 1.0 - p})
+            continue
+        if not isinstance(choice, str) or choice not in labels:
+            shown = repr(choice)[:40]
+            raise BackendError(
+                "malformed", f"answer to {qid!r} names label {shown}, not one of the criteria"
+            )
+        parsed[qid] = Answer(choice, _probabilities(raw.get("probabilities")))
+    return parsed

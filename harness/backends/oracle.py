@@ -1,0 +1,53 @@
+"""The exact oracle: answers every question with the label that holds the true target."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from harness.backends.base import Reply
+from harness.backends.reading import choice_answer, meanings, target_of, usage_of
+from harness.errors import BackendError
+from harness.prompts import exact_label
+
+
+class Oracle:
+    """Exact labels from the state's result, expression, or a table of known targets."""
+
+    name = "oracle"
+    simulated = True
+
+    def __init__(self, known: Mapping[str, Fraction] | None = None) -> None:
+        self.known = dict(known or {})
+
+    def respond(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The response body for ``body`` (sync: also used by the loopback server)."""
+        target = target_of(body.get("state"), self.known)
+        if target is None:
+            raise BackendError(
+                "bad_request", "the oracle cannot find the target in this state", status=400
+            )
+        answers = {}
+        for qid, meaning in meanings(body).items():
+            label = exact_label(meaning, target)
+            answers[qid] = choice_answer(label, list(meaning.options), 1.0)
+        return {"model": "oracle", "answers": answers, "usage": usage_of(body)}
+
+    async def answer(self, body: Mapping[str, Any]) -> Reply:
+        """Answer in process."""
+        response = self.respond(body)
+        return Reply(response, model="oracle", usage=response["usage"], cost_usd=0.0)
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest's model spec."""
+        return {
+            "name": "oracle",
+            "backend": "oracle",
+            "simulated": True,
+            "base_url": None,
+            "params": {},
+        }
+
+    async def aclose(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,80 @@
+"""What the built-in models read from a request body: the target and each question's meaning."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+import orjson
+
+from harness.errors import BackendError, ConfigError
+from harness.prompts import Meaning, interpret
+from suites.arith import evaluate
+
+
+def state_key(state: Any) -> str:
+    """A canonical text for a state, used to look targets up."""
+    return orjson.dumps(state, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def target_of(state: Any, known: Mapping[str, Fraction] | None = None) -> Fraction | None:
+    """The exact target of a state: its ``result``, a known table entry, or its expression."""
+    if not isinstance(state, Mapping):
+        return None
+    if "result" in state:
+        try:
+            return Fraction(str(state["result"]))
+        except ValueError:
+            return None
+    if known:
+        base = {k: v for k, v in state.items() if k != "result"}
+        hit = known.get(state_key(base))
+        if hit is not None:
+            return hit
+    expression = state.get("expression")
+    if isinstance(expression, str):
+        try:
+            return evaluate(expression)
+        except ConfigError:
+            return None
+    return None
+
+
+def meanings(body: Mapping[str, Any]) -> dict[str, Meaning]:
+    """Each question's meaning; raises BackendError("bad_request") for a question we cannot read."""
+    questions = body.get("questions")
+    if not isinstance(questions, Mapping) or not questions:
+        raise BackendError("bad_request", "request has no questions", status=422)
+    out = {}
+    for qid, question in questions.items():
+        criteria = question.get("criteria") if isinstance(question, Mapping) else None
+        if not isinstance(criteria, Mapping) or not criteria:
+            raise BackendError("bad_request", f"question {qid!r} has no criteria", status=422)
+        meaning = interpret(str(question.get("instructions") or ""), dict(criteria))
+        if meaning is None:
+            raise BackendError(
+                "bad_request", f"question {qid!r} is not one this model can read", status=400
+            )
+        out[qid] = meaning
+    return out
+
+
+def usage_of(body: Mapping[str, Any]) -> dict[str, int]:
+    """Simulated token counts: about four characters a token in, three tokens per answer out."""
+    return {
+        "input_tokens": max(1, len(orjson.dumps(body)) // 4),
+        "output_tokens": 3 * len(body.get("questions") or {}),
+    }
+
+
+def choice_answer(label: str, labels: list[str], confidence: float) -> dict[str, Any]:
+    """A wire choice answer: ``confidence`` on ``label``, the rest spread evenly."""
+    rest = (1.0 - confidence) / max(1, len(labels) - 1)
+    probabilities = {lab: round(confidence if lab == label else rest, 2) for lab in labels}
+    return {
+        "type": "choice",
+        "choice": label,
+        "confidence": round(confidence, 2),
+        "probabilities": probabilities,
+    }

@@ -1,0 +1,150 @@
+"""The built-in simulated model: deterministic, fallible, and reading only the wire body.
+
+It perceives the target with noise (more in the arithmetic condition than when the state
+provides the result), answers interval and value questions from that perception, slips
+more often on digit and bit conversions, and has a small bias toward the first-listed
+option. Everything it says comes from hashing the seed with the body, so the in-process
+model and ``numericjev serve-sim`` give identical answers. Its results are simulated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from fractions import Fraction
+from typing import Any
+
+import orjson
+
+from harness.backends.base import Reply
+from harness.backends.reading import choice_answer, meanings, state_key, target_of, usage_of
+from harness.errors import ConfigError
+from harness.prompts import Meaning, exact_label
+
+
+@dataclass(frozen=True)
+class SimParams:
+    """The sim model's knobs; defaults give errors of the same order as the paper's."""
+
+    seed: int = 0
+    noise_arithmetic: float = 0.03  # relative s.d. of the perceived value
+    noise_provided: float = 0.0
+    blunder_arithmetic: float = 0.08  # chance of perceiving a wrong value altogether
+    blunder_provided: float = 0.0
+    slip_interval: float = 0.02  # chance of an adjacent interval or value
+    slip_digit: float = 0.10  # chance of a wrong index digit
+    slip_bit: float = 0.06  # chance of a flipped index bit
+    order_bias: float = 0.7  # share of slips that move toward the first-listed option
+
+    @classmethod
+    def parse(cls, items: Mapping[str, str]) -> SimParams:
+        """Knobs from ``key=value`` text; refuses unknown keys and bad numbers."""
+        known = {f.name: f.type for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, text in items.items():
+            if key not in known:
+                raise ConfigError(f"sim has no knob {key!r}; knobs: {', '.join(known)}")
+            try:
+                values[key] = int(text) if key == "seed" else float(text)
+            except ValueError as exc:
+                raise ConfigError(f"sim knob {key}={text!r} is not a number") from exc
+            if key != "seed" and not 0.0 <= values[key] <= 1.0:
+                raise ConfigError(f"sim knob {key} must lie in [0, 1]; got {text}")
+        return cls(**values)
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.blake2b(
+        orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=8
+    ).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+class SimModel:
+    """A seeded, deterministic, fallible stand-in for a decision model."""
+
+    name = "sim"
+    simulated = True
+
+    def __init__(
+        self, params: SimParams | None = None, known: Mapping[str, Fraction] | None = None
+    ) -> None:
+        self.params = params or SimParams()
+        # ``known`` stays empty for runs: the sim knows no history, so recall questions are guesses.
+        self.known = dict(known or {})
+
+    def perceive(self, state: Any) -> float | None:
+        """The value the sim believes the state describes, fixed for the whole job."""
+        target = target_of(state, self.known)
+        if target is None:
+            return None
+        p = self.params
+        provided = isinstance(state, Mapping) and "result" in state
+        noise = p.noise_provided if provided else p.noise_arithmetic
+        blunder = p.blunder_provided if provided else p.blunder_arithmetic
+        rng = _rng("perceive", p.seed, state_key(state))
+        x = float(target)
+        if rng.random() < blunder:
+            return x * rng.uniform(0.5, 1.5) + rng.choice((-1, 1)) * rng.uniform(0, 10)
+        return x * (1.0 + noise * rng.gauss(0.0, 1.0))
+
+    def _choose(
+        self, qid: str, question: Mapping[str, Any], meaning: Meaning, seen: float | None
+    ) -> str:
+        p = self.params
+        listed = list(question["criteria"])
+        rng = _rng(
+            "answer",
+            p.seed,
+            question.get("instructions"),
+            listed,
+            list(question["criteria"].values()),
+        )
+        if seen is None or not math.isfinite(seen):
+            return rng.choice(listed)
+        label = exact_label(meaning, Fraction(seen))
+        if meaning.kind in ("digit", "bit"):
+            slip = p.slip_digit if meaning.kind == "digit" else p.slip_bit
+            if rng.random() < slip:
+                others = [lab for lab in listed if lab != label]
+                return rng.choice(others) if others else label
+            return label
+        if rng.random() < p.slip_interval:
+            ranked = sorted(meaning.options, key=lambda lab: meaning.options[lab])
+            i = ranked.index(label)
+            toward_first = ranked.index(listed[0]) < i
+            step = -1 if toward_first == (rng.random() < p.order_bias) else 1
+            return ranked[min(max(i + step, 0), len(ranked) - 1)]
+        return label
+
+    def respond(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The response body for ``body`` (sync: also used by the loopback server)."""
+        seen = self.perceive(body.get("state"))
+        answers = {}
+        for qid, meaning in meanings(body).items():
+            question = body["questions"][qid]
+            label = self._choose(qid, question, meaning, seen)
+            confidence = 0.55 + 0.44 * _rng("conf", self.params.seed, qid, label).random()
+            answers[qid] = choice_answer(label, list(question["criteria"]), confidence)
+        return {"model": "sim", "answers": answers, "usage": usage_of(body)}
+
+    async def answer(self, body: Mapping[str, Any]) -> Reply:
+        """Answer in process."""
+        response = self.respond(body)
+        return Reply(response, model="sim", usage=response["usage"], cost_usd=0.0)
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest's model spec."""
+        return {
+            "name": "sim",
+            "backend": "sim",
+            "simulated": True,
+            "base_url": None,
+            "params": asdict(self.params),
+        }
+
+    async def aclose(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,60 @@
+"""The oracle check: every decoder must recover every target exactly before any model runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from harness.answers import parse_answers
+from harness.backends.oracle import Oracle
+from harness.backends.reading import state_key
+from harness.jobs import Job
+from suites.base import Suite
+
+
+@dataclass
+class CheckReport:
+    """What the oracle check counted."""
+
+    jobs: int = 0
+    outputs: int = 0
+    recovered: int = 0
+    requests: int = 0
+    rounds: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every output was recovered exactly."""
+        return self.outputs > 0 and self.recovered == self.outputs
+
+
+def oracle_for(suite: Suite) -> Oracle:
+    """An oracle that also knows targets no state can reveal (e.g. historical recall)."""
+    return Oracle({state_key(dict(case.state)): case.target for case in suite.cases})
+
+
+def run_check(suite: Suite) -> CheckReport:
+    """Decode every job with the exact oracle, one request per job per round."""
+    oracle = oracle_for(suite)
+    report = CheckReport()
+    for spec in suite.jobs():
+        job = Job(spec, suite.decoders)
+        while (step := job.next_request("oracle")) is not None:
+            body, qmap = step
+            answers = parse_answers(body["questions"], oracle.respond(body))
+            job.apply(qmap, answers)
+            report.requests += 1
+        report.rounds = max(report.rounds, job.round)
+        report.jobs += 1
+        target = spec.case.target
+        for record in job.outputs(simulated=True):
+            report.outputs += 1
+            if record["value"] is not None and Fraction(record["value"]) == target:
+                report.recovered += 1
+            elif len(report.failures) < 20:
+                report.failures.append(
+                    f"{record['job']} {record['decoder']}: "
+                    f"got {record['value']}, want {record['target']}"
+                )
+    return report

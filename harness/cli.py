@@ -1,0 +1,62 @@
+"""The ``numericjev`` command line: argument parsing and error translation only.
+
+Every failure the user can fix ends as ONE line on stderr and exit status 2; nothing
+already recorded is touched on the way out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from harness.commands import COMMANDS
+from harness.errors import NumericJevError
+
+# Delegated whole to analysis.cli, which must not import harness (the run folder is the contract).
+ANALYSIS_COMMANDS = ("analyze", "report", "diff")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="numericjev",
+        description=(
+            "Numerical read-outs of decision models (NumericJev). Run a suite against a model "
+            "(sim, oracle, or any /v1/systemone server), resume it, check the decoders against "
+            "an exact oracle, and analyse run folders."
+        ),
+        epilog="analysis: numericjev analyze RUN | report RUN | diff A B  (each has --help)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"harness.commands.{name}").register(sub)
+    for name in ANALYSIS_COMMANDS:
+        sub.add_parser(name, help=f"{name} run folders (numericjev {name} --help)", add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ANALYSIS_COMMANDS:
+        from analysis.cli import main as analysis_main
+
+        return analysis_main(argv)
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except NumericJevError as exc:
+        print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"numericjev {args.command}: interrupted; resume with numericjev resume",
+            file=sys.stderr,
+        )
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

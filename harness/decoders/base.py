@@ -1,0 +1,89 @@
+"""What every decoder shares: questions out, selected labels in, a decoded value at the end.
+
+A decoder is a deterministic state machine with no I/O: the same answers in give the same
+questions out, which is what lets ``resume`` rebuild a job by replaying its log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Protocol
+
+from harness.grid import Grid, check_options
+
+
+@dataclass(frozen=True)
+class Question:
+    """One choice question; ``criteria`` pairs label and description in ascending order."""
+
+    key: str
+    instructions: str
+    criteria: tuple[tuple[str, str], ...]
+
+    def __post_init__(self) -> None:
+        check_options(len(self.criteria), f"question {self.key!r}")
+
+    def labels(self) -> frozenset[str]:
+        """The labels a valid answer may name."""
+        return frozenset(label for label, _ in self.criteria)
+
+    def wire(self, reverse: bool) -> dict[str, Any]:
+        """The question as sent; ``reverse`` flips only the insertion order of criteria."""
+        pairs = reversed(self.criteria) if reverse else iter(self.criteria)
+        return {"type": "choice", "instructions": self.instructions, "criteria": dict(pairs)}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The selected label, and the returned probabilities where the model gave them."""
+
+    choice: str
+    probabilities: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A finished decoder's read-out: value, its cell, rounds used and the decision trace."""
+
+    value: Decimal
+    cell: tuple[Decimal, Decimal]
+    rounds: int
+    trace: tuple[dict[str, Any], ...]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Decoder(Protocol):
+    """A numerical decoder over one grid."""
+
+    name: str
+    grid: Grid
+
+    def ready(self) -> list[Question]:
+        """The questions that can be asked now and have no answer yet."""
+        ...
+
+    def give(self, key: str, answer: Answer) -> None:
+        """Record the answer to the ready question ``key``."""
+        ...
+
+    @property
+    def done(self) -> bool:
+        """True once no question is left."""
+        ...
+
+    def result(self) -> Decoded:
+        """The read-out; only valid once ``done``."""
+        ...
+
+    def depths(self) -> tuple[int, int]:
+        """Fewest and most sequential rounds this decoder can take (dependency depth)."""
+        ...
+
+
+def answer_probability(answer: Answer, label: str) -> float | None:
+    """The probability the model gave ``label``, if it gave probabilities."""
+    if answer.probabilities is None:
+        return None
+    return float(answer.probabilities.get(label, 0.0))

@@ -1,0 +1,108 @@
+"""Index encodings: sequential decimal index digits and independent index bits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.decoders.base import Answer, Decoded, Question
+from harness.grid import Grid, GridError, fmt
+from harness.prompts import (
+    PLACES,
+    bit_criterion,
+    bits_instruction,
+    digit_criterion,
+    digits_instruction,
+)
+
+
+@dataclass
+class DigitsDecoder:
+    """The grid index q written in decimal, high digit first, each digit conditioned on the last."""
+
+    grid: Grid
+    subject: str
+    name: str = "digits"
+    digits: list[int] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        self.count = len(str(self.grid.n - 1))
+        if self.count > len(PLACES):
+            raise GridError(f"index digits support at most {len(PLACES)} digits; N={self.grid.n}")
+
+    def ready(self) -> list[Question]:
+        """The next digit's question."""
+        if self.done:
+            return []
+        place = self.count - 1 - len(self.digits)
+        text = digits_instruction(self.subject, self.grid, self.count, self.digits, place)
+        criteria = tuple((str(d), digit_criterion(place, d)) for d in range(10))
+        return [Question(f"d{len(self.digits) + 1}", text, criteria)]
+
+    def give(self, key: str, answer: Answer) -> None:
+        """Take one digit."""
+        self.digits.append(int(answer.choice))
+
+    @property
+    def done(self) -> bool:
+        """Finished when every digit is chosen."""
+        return len(self.digits) == self.count
+
+    def depths(self) -> tuple[int, int]:
+        """One round per digit."""
+        return self.count, self.count
+
+    def result(self) -> Decoded:
+        """``L + eps*q``; q may exceed N-1 only if N is not a power of ten (kept, not clipped)."""
+        q = int("".join(map(str, self.digits)))
+        trace = tuple(
+            {"round": i + 1, "choice": str(d), "place": PLACES[self.count - 1 - i]}
+            for i, d in enumerate(self.digits)
+        )
+        cell = (self.grid.bound(q), self.grid.bound(q + 1))
+        return Decoded(cell[0], cell, self.count, trace, {"index": q})
+
+
+@dataclass
+class BitsDecoder:
+    """The grid index q as independent binary bits, all asked in one round."""
+
+    grid: Grid
+    subject: str
+    name: str = "bits"
+    bits: dict[int, int] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        count = max(1, (self.grid.n - 1).bit_length())
+        self.weights = [1 << i for i in reversed(range(count))]
+
+    def ready(self) -> list[Question]:
+        """Every unanswered bit's question (they are independent)."""
+        return [
+            Question(
+                f"b{w}",
+                bits_instruction(self.subject, self.grid, self.weights, w),
+                tuple((str(bit), bit_criterion(w, bit)) for bit in (0, 1)),
+            )
+            for w in self.weights
+            if w not in self.bits
+        ]
+
+    def give(self, key: str, answer: Answer) -> None:
+        """Take one bit; ``key`` is ``b<weight>``."""
+        self.bits[int(key[1:])] = int(answer.choice)
+
+    @property
+    def done(self) -> bool:
+        """Finished when every bit is in."""
+        return len(self.bits) == len(self.weights)
+
+    def depths(self) -> tuple[int, int]:
+        """One round: the bits do not depend on each other."""
+        return 1, 1
+
+    def result(self) -> Decoded:
+        """``L + eps*q``; codes above N-1 are kept, as the paper keeps them."""
+        q = sum(w for w, bit in self.bits.items() if bit)
+        trace = ({"round": 1, "choice": "".join(str(self.bits[w]) for w in self.weights)},)
+        cell = (self.grid.bound(q), self.grid.bound(q + 1))
+        return Decoded(cell[0], cell, 1, trace, {"index": q, "value": fmt(cell[0])})

@@ -1,0 +1,86 @@
+"""The NumericJev interval tree (Algorithm 1): K-way refinement of an index interval."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from harness.decoders.base import Answer, Decoded, Question
+from harness.grid import Grid, check_options, fmt, partition
+from harness.prompts import TREE, interval_text
+
+
+@dataclass
+class TreeDecoder:
+    """Refine ``[a, b)`` into ``min(K, b-a)`` balanced parts until one cell is left."""
+
+    grid: Grid
+    subject: str
+    k: int
+    name: str = ""
+    a: int = field(default=0, init=False)
+    b: int = field(default=0, init=False)
+    trace: list[dict[str, Any]] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        check_options(self.k, f"a {self.k}-way tree")
+        partition(0, self.grid.n, self.k)  # validates K
+        self.b = self.grid.n
+        self.name = self.name or f"tree{self.k}"
+
+    def _cuts(self) -> list[int]:
+        return partition(self.a, self.b, self.k)
+
+    def ready(self) -> list[Question]:
+        """The next partition of the current interval, or nothing once one cell is left."""
+        if self.done:
+            return []
+        cuts = self._cuts()
+        g = self.grid
+        criteria = tuple(
+            (str(j), interval_text(g.bound(cuts[j]), g.bound(cuts[j + 1])))
+            for j in range(len(cuts) - 1)
+        )
+        return [Question(str(len(self.trace) + 1), f"{self.subject} {TREE}", criteria)]
+
+    def give(self, key: str, answer: Answer) -> None:
+        """Move into the chosen part."""
+        cuts = self._cuts()
+        j = int(answer.choice)
+        g = self.grid
+        self.trace.append(
+            {
+                "round": len(self.trace) + 1,
+                "choice": answer.choice,
+                "interval": [fmt(g.bound(cuts[j])), fmt(g.bound(cuts[j + 1]))],
+                "parent": [fmt(g.bound(self.a)), fmt(g.bound(self.b))],
+                "k": len(cuts) - 1,
+            }
+        )
+        self.a, self.b = cuts[j], cuts[j + 1]
+
+    @property
+    def done(self) -> bool:
+        """Finished when the interval is a single cell."""
+        return self.b - self.a <= 1
+
+    def depths(self) -> tuple[int, int]:
+        """Shallowest and deepest paths of the tree over the whole grid."""
+        return tree_depth(self.grid.n, self.k)
+
+    def result(self) -> Decoded:
+        """The final cell's lower endpoint (paper: the returned value)."""
+        g = self.grid
+        cell = (g.bound(self.a), g.bound(self.a + 1))
+        return Decoded(cell[0], cell, len(self.trace), tuple(self.trace))
+
+
+@cache
+def tree_depth(n: int, k: int) -> tuple[int, int]:
+    """Fewest and most sequential questions the tree can take on ``n`` cells."""
+    if n <= 1:
+        return 0, 0
+    cuts = partition(0, n, k)
+    depths = [tree_depth(cuts[j + 1] - cuts[j], k) for j in range(len(cuts) - 1)]
+    return 1 + min(d[0] for d in depths), 1 + max(d[1] for d in depths)

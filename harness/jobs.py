@@ -1,0 +1,99 @@
+"""A job runs all of a suite's decoders on one case × condition × order × repeat.
+
+Each round it batches every ready question of its unfinished decoders into ONE request.
+Question ids on the wire are opaque (``q1``, ``q2``, ...) because some servers show them
+to the model; ``qmap`` records which decoder and step each id stands for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.decoders import Answer, Decoder, make_decoder
+from harness.grid import fmt, to_decimal
+from suites.base import JobSpec
+
+
+class Job:
+    """The decoders of one job and the round they have reached."""
+
+    def __init__(self, spec: JobSpec, decoders: tuple[str, ...]) -> None:
+        self.spec = spec
+        case = spec.case
+        self.decoders: dict[str, Decoder] = {
+            name: make_decoder(name, case.grid, case.subject) for name in decoders
+        }
+        self.state = case.state_for(spec.condition)
+        self.round = 0
+
+    @property
+    def id(self) -> str:
+        """The job's stable id."""
+        return self.spec.id
+
+    @property
+    def done(self) -> bool:
+        """True once every decoder has its value."""
+        return all(d.done for d in self.decoders.values())
+
+    def next_request(self, model: str) -> tuple[dict[str, Any], dict[str, str]] | None:
+        """The next round's request body and its question map, or None when finished."""
+        reverse = self.spec.order == "reversed"
+        questions: dict[str, Any] = {}
+        qmap: dict[str, str] = {}
+        for name, decoder in self.decoders.items():
+            for question in decoder.ready():
+                qid = f"q{len(questions) + 1}"
+                questions[qid] = question.wire(reverse)
+                qmap[qid] = f"{name}/{question.key}"
+        if not questions:
+            return None
+        return {"model": model, "state": self.state, "questions": questions}, qmap
+
+    def apply(self, qmap: Mapping[str, str], answers: Mapping[str, Answer]) -> None:
+        """Hand each answer to its decoder and advance the round."""
+        for qid, target in qmap.items():
+            name, key = target.split("/", 1)
+            self.decoders[name].give(key, answers[qid])
+        self.round += 1
+
+    def outputs(self, simulated: bool) -> list[dict[str, Any]]:
+        """One output record per decoder (the ``outputs.jsonl`` contract)."""
+        spec, case = self.spec, self.spec.case
+        grid = case.grid
+        common = {
+            "job": spec.id,
+            "suite": spec.suite,
+            "case": case.id,
+            "family": case.family,
+            "domain": case.domain,
+            "condition": spec.condition,
+            "order": spec.order,
+            "repeat": spec.repeat,
+        }
+        records = []
+        for name, decoder in self.decoders.items():
+            record: dict[str, Any] = {
+                **common,
+                "decoder": name,
+                "target": fmt(to_decimal(case.target)),
+            }
+            record.update({"L": fmt(grid.lo), "eps": fmt(grid.eps), "N": grid.n})
+            if decoder.done:
+                result = decoder.result()
+                places = grid.places
+                record["value"] = format(result.value.quantize(to_decimal(1).scaleb(-places)), "f")
+                record["cell"] = [fmt(result.cell[0]), fmt(result.cell[1])]
+                record["rounds"] = result.rounds
+                record["trace"] = list(result.trace)
+                if result.extra:
+                    record["extra"] = dict(result.extra)
+                record["status"] = "ok"
+            else:
+                record.update(
+                    {"value": None, "cell": None, "rounds": None, "trace": [], "status": "failed"}
+                )
+            record["simulated"] = simulated
+            records.append(record)
+        return records

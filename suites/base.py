@@ -1,0 +1,103 @@
+"""Cases, suites and jobs: what a run asks, independent of any model."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import orjson
+
+from harness.grid import Grid, fmt, to_decimal
+
+SUBJECT = "Determine the numerical result x of the expression in state."
+ORDERS = ("ascending", "reversed")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One target: its base state, exact value, grid and question subject."""
+
+    id: str
+    family: int
+    domain: str
+    state: Mapping[str, Any]
+    target: Fraction
+    grid: Grid
+    subject: str = SUBJECT
+
+    def state_for(self, condition: str) -> dict[str, Any]:
+        """The state sent in ``condition``; ``provided`` adds the exact result as a decimal."""
+        state = dict(self.state)
+        if condition == "provided":
+            state["result"] = fmt(to_decimal(self.target))
+        return state
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Everything that defines the case, for the case-set hash."""
+        return {
+            "id": self.id,
+            "family": self.family,
+            "domain": self.domain,
+            "state": dict(self.state),
+            "target": str(self.target),
+            "L": fmt(self.grid.lo),
+            "eps": fmt(self.grid.eps),
+            "N": self.grid.n,
+            "subject": self.subject,
+        }
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job: a case under one condition, option order and repeat."""
+
+    suite: str
+    case: Case
+    condition: str
+    order: str
+    repeat: int
+
+    @property
+    def id(self) -> str:
+        """Stable identity, e.g. ``affine/f17/x0.01/provided/reversed/r0``."""
+        return f"{self.suite}/{self.case.id}/{self.condition}/{self.order}/r{self.repeat}"
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named, seeded set of cases with the decoders, conditions, orders and repeats to run."""
+
+    name: str
+    seed: int
+    cases: tuple[Case, ...]
+    decoders: tuple[str, ...]
+    conditions: tuple[str, ...] = ("arithmetic", "provided")
+    orders: tuple[str, ...] = ORDERS
+    repeats: int = 1
+    params: Mapping[str, Any] = field(default_factory=dict)
+    exact: bool = True
+
+    def jobs(self) -> list[JobSpec]:
+        """Every case × condition × order × repeat, in a fixed (unshuffled) order."""
+        return [
+            JobSpec(self.name, case, condition, order, repeat)
+            for case in self.cases
+            for condition in self.conditions
+            for order in self.orders
+            for repeat in range(self.repeats)
+        ]
+
+    def case_hash(self) -> str:
+        """SHA-256 of the canonical case set, conditions, orders and repeats."""
+        payload = {
+            "suite": self.name,
+            "seed": self.seed,
+            "cases": [c.fingerprint() for c in self.cases],
+            "conditions": list(self.conditions),
+            "orders": list(self.orders),
+            "repeats": self.repeats,
+        }
+        return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
