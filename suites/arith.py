@@ -12,6 +12,7 @@ import ast
 import operator
 from collections.abc import Callable
 from fractions import Fraction
+from functools import lru_cache
 
 from harness.errors import ConfigError
 
@@ -29,6 +30,8 @@ class ArithmeticError_(ConfigError):
     """Text that is not plain arithmetic, or that divides by zero."""
 
 
+# The oracle and sim read the same few hundred expressions thousands of times.
+@lru_cache(maxsize=16384)
 def evaluate(text: str) -> Fraction:
     """The exact value of ``text``, e.g. ``"(7 + 8) * 0.01 + (0)"`` -> ``Fraction(3, 20)``."""
     normalised = text.replace("×", "*").replace("÷", "/").replace("−", "-")

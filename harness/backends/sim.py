@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import random
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from fractions import Fraction
@@ -56,11 +55,23 @@ class SimParams:
         return cls(**values)
 
 
-def _rng(*parts: object) -> random.Random:
-    digest = hashlib.blake2b(
-        orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=8
-    ).digest()
-    return random.Random(int.from_bytes(digest, "big"))
+class Draws:
+    """Uniform numbers in [0, 1) derived from a hash of ``parts``: deterministic and cheap.
+
+    Hashing replaces ``random.Random(seed)`` because seeding a Mersenne Twister per question
+    cost more than the rest of the sim's answer together.
+    """
+
+    def __init__(self, *parts: object) -> None:
+        digest = hashlib.blake2b(orjson.dumps(parts), digest_size=32).digest()
+        self._values = [int.from_bytes(digest[i : i + 8], "big") / 2.0**64 for i in range(0, 32, 8)]
+
+    def __getitem__(self, i: int) -> float:
+        return self._values[i]
+
+    def gauss(self, i: int, j: int) -> float:
+        """A standard normal from two of the uniforms (Box-Muller)."""
+        return math.sqrt(-2.0 * math.log(1.0 - self[i])) * math.cos(2.0 * math.pi * self[j])
 
 
 class SimModel:
@@ -85,38 +96,31 @@ class SimModel:
         provided = isinstance(state, Mapping) and "result" in state
         noise = p.noise_provided if provided else p.noise_arithmetic
         blunder = p.blunder_provided if provided else p.blunder_arithmetic
-        rng = _rng("perceive", p.seed, state_key(state))
+        d = Draws("perceive", p.seed, state_key(state))
         x = float(target)
-        if rng.random() < blunder:
-            return x * rng.uniform(0.5, 1.5) + rng.choice((-1, 1)) * rng.uniform(0, 10)
-        return x * (1.0 + noise * rng.gauss(0.0, 1.0))
+        if d[0] < blunder:
+            return x * (0.5 + d[1]) + (1 if d[2] < 0.5 else -1) * 10 * d[3]
+        return x * (1.0 + noise * d.gauss(1, 2))
 
-    def _choose(
-        self, qid: str, question: Mapping[str, Any], meaning: Meaning, seen: float | None
-    ) -> str:
+    def _choose(self, question: Mapping[str, Any], meaning: Meaning, seen: float | None) -> str:
         p = self.params
-        listed = list(question["criteria"])
-        rng = _rng(
-            "answer",
-            p.seed,
-            question.get("instructions"),
-            listed,
-            list(question["criteria"].values()),
-        )
+        criteria = question["criteria"]
+        listed = list(criteria)
+        d = Draws("answer", p.seed, question.get("instructions"), list(criteria.items()))
         if seen is None or not math.isfinite(seen):
-            return rng.choice(listed)
+            return listed[int(d[0] * len(listed))]
         label = exact_label(meaning, Fraction(seen))
         if meaning.kind in ("digit", "bit"):
             slip = p.slip_digit if meaning.kind == "digit" else p.slip_bit
-            if rng.random() < slip:
+            if d[0] < slip:
                 others = [lab for lab in listed if lab != label]
-                return rng.choice(others) if others else label
+                return others[int(d[1] * len(others))] if others else label
             return label
-        if rng.random() < p.slip_interval:
-            ranked = sorted(meaning.options, key=lambda lab: meaning.options[lab])
+        if d[0] < p.slip_interval:
+            ranked = [lab for _, lab in meaning.ranked]
             i = ranked.index(label)
             toward_first = ranked.index(listed[0]) < i
-            step = -1 if toward_first == (rng.random() < p.order_bias) else 1
+            step = -1 if toward_first == (d[1] < p.order_bias) else 1
             return ranked[min(max(i + step, 0), len(ranked) - 1)]
         return label
 
@@ -126,8 +130,8 @@ class SimModel:
         answers = {}
         for qid, meaning in meanings(body).items():
             question = body["questions"][qid]
-            label = self._choose(qid, question, meaning, seen)
-            confidence = 0.55 + 0.44 * _rng("conf", self.params.seed, qid, label).random()
+            label = self._choose(question, meaning, seen)
+            confidence = 0.55 + 0.44 * Draws("conf", self.params.seed, qid, label)[0]
             answers[qid] = choice_answer(label, list(question["criteria"]), confidence)
         return {"model": "sim", "answers": answers, "usage": usage_of(body)}
 

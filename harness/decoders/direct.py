@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 from harness.decoders.base import Answer, Decoded, Question
 from harness.grid import Grid, check_options, fmt
 from harness.prompts import DIRECT
+
+
+@cache
+def value_criteria(grid: Grid) -> tuple[tuple[str, str], ...]:
+    """Label ``i`` -> the grid value ``L + i*eps`` (built once per grid)."""
+    return tuple((str(i), fmt(grid.bound(i))) for i in range(grid.n))
 
 
 @dataclass
@@ -25,8 +32,7 @@ class DirectDecoder:
         """The single question, until answered."""
         if self._choice is not None:
             return []
-        criteria = tuple((str(i), fmt(self.grid.bound(i))) for i in range(self.grid.n))
-        return [Question("1", f"{self.subject} {DIRECT}", criteria)]
+        return [Question("1", f"{self.subject} {DIRECT}", value_criteria(self.grid))]
 
     def give(self, key: str, answer: Answer) -> None:
         """Take the selected grid index."""

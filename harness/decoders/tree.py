@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from harness.decoders.base import Answer, Decoded, Question
 from harness.grid import Grid, check_options, fmt, partition
 from harness.prompts import TREE, interval_text
+
+
+@lru_cache(maxsize=65536)
+def interval_criteria(grid: Grid, a: int, b: int, k: int) -> tuple[tuple[str, str], ...]:
+    """Label ``j`` -> ``lower <= x < upper`` for Algorithm 1's partition of ``[a, b)``."""
+    cuts = partition(a, b, k)
+    return tuple(
+        (str(j), interval_text(grid.bound(cuts[j]), grid.bound(cuts[j + 1])))
+        for j in range(len(cuts) - 1)
+    )
 
 
 @dataclass
@@ -36,12 +46,7 @@ class TreeDecoder:
         """The next partition of the current interval, or nothing once one cell is left."""
         if self.done:
             return []
-        cuts = self._cuts()
-        g = self.grid
-        criteria = tuple(
-            (str(j), interval_text(g.bound(cuts[j]), g.bound(cuts[j + 1])))
-            for j in range(len(cuts) - 1)
-        )
+        criteria = interval_criteria(self.grid, self.a, self.b, self.k)
         return [Question(str(len(self.trace) + 1), f"{self.subject} {TREE}", criteria)]
 
     def give(self, key: str, answer: Answer) -> None:

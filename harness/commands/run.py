@@ -1,0 +1,150 @@
+"""``numericjev run``: run a suite against a model and write a run folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.commands.common import add_suite_options, parse_pairs, suite_from
+from harness.errors import ConfigError
+
+
+def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
+    """Concurrency, pace and caps (shared with ``resume``, where they override the manifest)."""
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=64 if defaults else None,
+        help="requests in flight at once (default: 64; resume: the run's)",
+    )
+    parser.add_argument(
+        "--rps", type=float, default=None, help="at most this many requests per second"
+    )
+    parser.add_argument(
+        "--max-requests",
+        type=int,
+        default=None,
+        help="stop cleanly after this many requests in this invocation (resume continues)",
+    )
+    parser.add_argument(
+        "--max-cost-usd",
+        type=float,
+        default=None,
+        help="stop cleanly before the run's total recorded cost, earlier sessions included, "
+        "would exceed this",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def check_limits(args: argparse.Namespace) -> None:
+    """Refuse nonsensical limits before anything is written."""
+    if args.concurrency is not None and args.concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1; got {args.concurrency}")
+    if args.rps is not None and args.rps <= 0:
+        raise ConfigError(f"--rps must be positive; got {args.rps}")
+    if args.max_requests is not None and args.max_requests < 0:
+        raise ConfigError(f"--max-requests must be >= 0; got {args.max_requests}")
+    if args.max_cost_usd is not None and args.max_cost_usd < 0:
+        raise ConfigError(f"--max-cost-usd must be >= 0; got {args.max_cost_usd}")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``run`` parser."""
+    parser = sub.add_parser(
+        "run",
+        help="run a suite against a model and write a run folder",
+        description=(
+            "Run every job (case x condition x order x repeat) of a suite against a model. Each "
+            "job sends one request per round batching the ready questions of all its decoders. "
+            "Writes runs/<suite>-<model>-<time>/ (manifest.json, requests.jsonl, outputs.jsonl). "
+            "Interrupt any time; continue with numericjev resume RUN."
+        ),
+        epilog=(
+            "models: sim (built-in simulator, no network), oracle (exact labels), or a System One "
+            "model name such as jev-latest, sent to --base-url (default $TYPESAFE_BASE_URL, else "
+            "the hosted API; the key comes from $TYPESAFE_API_KEY and is never written anywhere)."
+        ),
+    )
+    add_suite_options(parser)
+    parser.add_argument(
+        "--model", default="sim", help="sim | oracle | a System One model name (default: sim)"
+    )
+    parser.add_argument(
+        "--base-url", default=None, help="System One server, e.g. http://127.0.0.1:8377"
+    )
+    parser.add_argument(
+        "--run", type=Path, default=None, help="run folder (default: runs/<suite>-<model>-<time>)"
+    )
+    parser.add_argument(
+        "--sim",
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        help="sim model knob, repeatable: seed, noise_arithmetic, blunder_arithmetic, slip_digit, ...",
+    )
+    parser.add_argument(
+        "--price-per-million",
+        type=float,
+        default=None,
+        help="USD per million input tokens (default: the price table; hosted Jev 0.042)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=30.0, help="seconds per HTTP attempt (default 30)"
+    )
+    parser.add_argument(
+        "--max-attempts", type=int, default=6, help="HTTP attempts per request (default 6)"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="send nothing: print jobs, requests, tokens, cost"
+    )
+    add_limit_options(parser)
+    parser.set_defaults(func=run)
+
+
+def model_spec(args: argparse.Namespace, concurrency: int):
+    """The model the options name."""
+    from harness.backends import ModelSpec
+
+    if args.timeout <= 0:
+        raise ConfigError(f"--timeout must be positive; got {args.timeout}")
+    if args.max_attempts < 1:
+        raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")
+    return ModelSpec(
+        name=args.model,
+        base_url=args.base_url,
+        sim=parse_pairs(args.sim, "--sim"),
+        concurrency=concurrency,
+        timeout_s=args.timeout,
+        max_attempts=args.max_attempts,
+        price_per_million=args.price_per_million,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate everything, then run (or describe, with --dry-run)."""
+    from harness.backends import make_backend
+    from harness.run import RunPlan, default_run_folder, echo, start_run, summary_lines
+    from harness.scheduler import Limits
+
+    check_limits(args)
+    suite = suite_from(args)
+    spec = model_spec(args, args.concurrency)
+    backend = make_backend(spec)
+    price = args.price_per_million
+    if price is None:
+        price = getattr(backend, "price_per_million", None)
+    if args.dry_run:
+        from harness.dryrun import describe
+
+        echo(describe(suite, backend.name, price))
+        return 0
+    limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
+    folder = args.run or default_run_folder(suite.name, backend.name)
+    plan = RunPlan(suite, backend, limits, price)
+    outcome, counters = start_run(folder, plan, progress=not args.no_progress)
+    echo(summary_lines(folder, suite, counters, bool(backend.simulated), outcome))
+    if outcome.fatal:
+        print(f"numericjev run: error: {outcome.fatal}", file=sys.stderr)
+        return 2
+    return 0 if counters.jobs_done == counters.jobs_total else 1

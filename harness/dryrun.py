@@ -1,0 +1,52 @@
+"""What a run would cost, without sending anything."""
+
+from __future__ import annotations
+
+from harness.answers import parse_answers
+from harness.backends.reading import usage_of
+from harness.check import oracle_for
+from harness.decoders import make_decoder
+from harness.jobs import Job
+from suites import Suite
+
+
+def describe(suite: Suite, model: str, price_per_million: float | None) -> list[str]:
+    """Jobs, fewest and most requests (from dependency depths), and an input-token estimate."""
+    fewest = most = 0
+    depth_cache: dict[tuple[object, str], tuple[int, int]] = {}
+    for spec in suite.jobs():
+        lows, highs = [], []
+        for name in suite.decoders:
+            key = (spec.case.grid, name)
+            if key not in depth_cache:
+                depth_cache[key] = make_decoder(name, spec.case.grid, spec.case.subject).depths()
+            lows.append(depth_cache[key][0])
+            highs.append(depth_cache[key][1])
+        fewest += max(lows)
+        most += max(highs)
+    # Token estimate: the exact path (an oracle run in process), about four characters a token.
+    oracle = oracle_for(suite)
+    exact_requests = tokens = 0
+    for spec in suite.jobs():
+        job = Job(spec, suite.decoders)
+        while (step := job.next_request(model)) is not None:
+            body, qmap = step
+            tokens += usage_of(body)["input_tokens"]
+            job.apply(qmap, parse_answers(body["questions"], oracle.respond(body)))
+            exact_requests += 1
+    per_request = tokens / max(exact_requests, 1)
+    if price_per_million is None:
+        cost = "unknown (no price for this model; set --price-per-million)"
+    else:
+        low, high = fewest * per_request, most * per_request
+        cost = f"USD {low * price_per_million / 1e6:.4f} to {high * price_per_million / 1e6:.4f}"
+    jobs = len(suite.jobs())
+    return [
+        f"dry run: nothing sent. suite {suite.name} (cases {suite.case_hash()[:12]}), model {model}",
+        f"jobs: {jobs:,} ({len(suite.cases)} cases x {len(suite.conditions)} conditions x "
+        f"{len(suite.orders)} orders x {suite.repeats} repeats); outputs: {jobs * len(suite.decoders):,}",
+        f"requests: at least {fewest:,}, at most {most:,} (exact path: {exact_requests:,})",
+        f"input tokens (estimate, ~4 characters a token): about {tokens:,} on the exact path, "
+        f"{per_request:,.0f} per request",
+        f"cost: {cost}",
+    ]

@@ -1,0 +1,115 @@
+"""Rebuilding a run's state from its logs: finished jobs, recorded answers, earlier spend.
+
+Resume never trusts memory: it reads ``outputs.jsonl`` for finished jobs and replays each
+unfinished job's answered exchanges through fresh decoders. Because decoders are pure,
+the replayed job asks exactly what it asked before; if it does not, the code changed and
+resume refuses rather than mixing two versions' questions in one job.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.answers import parse_answers
+from harness.errors import BackendError, ManifestMismatch
+from harness.jobs import Job
+from harness.progress import Counters
+from harness.runlog import OUTPUTS, REQUESTS, JsonlReader
+
+
+@dataclass
+class LogState:
+    """What the logs of a run folder say, reduced to what resume and status need."""
+
+    finished: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)
+    answered: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    counters: Counters = field(default_factory=Counters)
+    models: dict[str, int] = field(default_factory=dict)
+    outputs_end: int = 0
+    requests_end: int = 0
+    torn: list[str] = field(default_factory=list)
+    duplicates: int = 0
+
+
+def read_logs(folder: Path, decoders: tuple[str, ...]) -> LogState:
+    """Scan both logs once, streaming; keeps recorded answers only for unfinished jobs."""
+    state = LogState()
+    last_status: dict[tuple[str, str], str] = {}
+    outputs = JsonlReader(folder / OUTPUTS)
+    for record in outputs:
+        key = (str(record.get("job")), str(record.get("decoder")))
+        last_status[key] = str(record.get("status"))
+    per_job: dict[str, dict[str, str]] = defaultdict(dict)
+    for (job, decoder), status in last_status.items():
+        per_job[job][decoder] = status
+    for job, statuses in per_job.items():
+        if all(statuses.get(d) == "ok" for d in decoders):
+            state.finished.add(job)
+        else:
+            state.failed.add(job)
+    state.outputs_end = outputs.valid_bytes
+    if outputs.torn:
+        state.torn.append(OUTPUTS)
+
+    finished = state.finished
+    c = state.counters
+    requests = JsonlReader(folder / REQUESTS)
+    for record in requests:
+        job = str(record.get("job"))
+        if record.get("error"):
+            c.errors += 1
+            kind = str((record.get("error") or {}).get("kind", "error"))
+            c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
+            continue
+        c.requests += 1
+        usage = record.get("usage") or {}
+        c.input_tokens += int(usage.get("input_tokens") or 0)
+        c.output_tokens += int(usage.get("output_tokens") or 0)
+        cost = record.get("cost_usd")
+        if cost is None:
+            c.cost_known = False
+        else:
+            c.cost_usd += float(cost)
+        model = record.get("model")
+        if model:
+            state.models[model] = state.models.get(model, 0) + 1
+        if job in finished:
+            continue
+        rounds = state.answered.setdefault(job, {})
+        number = int(record.get("round") or 0)
+        if number in rounds:
+            state.duplicates += 1
+            continue
+        rounds[number] = record
+    state.requests_end = requests.valid_bytes
+    if requests.torn:
+        state.torn.append(REQUESTS)
+    return state
+
+
+def replay(job: Job, recorded: dict[int, dict[str, Any]], model: str) -> int:
+    """Feed a job its recorded answers round by round; returns how many rounds were replayed."""
+    replayed = 0
+    while (record := recorded.get(job.round + 1)) is not None:
+        step = job.next_request(model)
+        if step is None:
+            break
+        body, qmap = step
+        sent = record.get("request") or {}
+        if sent.get("questions") != body["questions"] or record.get("qmap") != qmap:
+            raise ManifestMismatch(
+                f"job {job.id} round {job.round + 1}: the recorded request differs from what "
+                "this code asks now, so the decoders or prompts changed since the run started; "
+                "start a new run for this code"
+            )
+        try:
+            answers = parse_answers(body["questions"], record.get("response"))
+        except BackendError:
+            break  # an answer we cannot use is asked again, never guessed
+        job.apply(qmap, answers)
+        replayed += 1
+    return replayed

@@ -1,0 +1,275 @@
+"""Starting and resuming runs: the run folder's manifest, writer, job queue and summary."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import random
+import sys
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from harness.backends.base import Backend
+from harness.errors import ManifestMismatch, RunFolderError
+from harness.jobs import Job
+from harness.progress import Counters, NoProgress, Progress, TqdmProgress
+from harness.replay import LogState, replay
+from harness.runlog import (
+    FORMAT_VERSION,
+    MANIFEST,
+    OUTPUTS,
+    REQUESTS,
+    JsonlAppender,
+    RunLock,
+    read_manifest,
+    write_manifest,
+)
+from harness.scheduler import Gate, Limits, Outcome, Scheduler, SimpleGate
+from suites import Suite, load_suite
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def source_hash() -> str:
+    """SHA-256 over the harness and suite sources: what produced the requests."""
+    digest = hashlib.sha256()
+    for package in ("harness", "suites"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            digest.update(path.relative_to(ROOT).as_posix().encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def harness_version() -> str:
+    """The installed distribution's version."""
+    try:
+        return metadata.version("numericjev")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class RunWriter:
+    """Owns the two append-only logs of a run folder."""
+
+    def __init__(self, folder: Path, requests_end: int, outputs_end: int) -> None:
+        self.requests_log = JsonlAppender(folder / REQUESTS, requests_end)
+        self.outputs_log = JsonlAppender(folder / OUTPUTS, outputs_end)
+
+    def request(self, record: dict[str, Any]) -> None:
+        """Append one exchange attempt."""
+        self.requests_log.write(record)
+
+    def outputs(self, records: list[dict[str, Any]]) -> None:
+        """Append one job's decoder outputs."""
+        for record in records:
+            self.outputs_log.write(record)
+
+    def close(self) -> None:
+        """Flush both logs to disk."""
+        self.requests_log.close()
+        self.outputs_log.close()
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything a run needs besides its folder."""
+
+    suite: Suite
+    backend: Backend
+    limits: Limits
+    price_per_million: float | None = None
+
+
+def default_run_folder(suite: str, model: str, root: Path = Path("runs")) -> Path:
+    """``runs/<suite>-<model>-<UTC time>``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(ch if ch.isalnum() or ch in "-._" else "_" for ch in model)
+    return root / f"{suite}-{safe}-{stamp}"
+
+
+def build_manifest(folder: Path, plan: RunPlan) -> dict[str, Any]:
+    """The manifest written before the first request; it never holds a key."""
+    suite = plan.suite
+    return {
+        "format_version": FORMAT_VERSION,
+        "run_id": folder.name,
+        "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "suite": suite.name,
+        "suite_params": dict(suite.params),
+        "seed": suite.seed,
+        "case_hash": suite.case_hash(),
+        "source_hash": source_hash(),
+        "n_cases": len(suite.cases),
+        "decoders": list(suite.decoders),
+        "conditions": list(suite.conditions),
+        "orders": list(suite.orders),
+        "repeats": suite.repeats,
+        "n_jobs": len(suite.jobs()),
+        "model": {**plan.backend.describe(), "price_usd_per_million_input": plan.price_per_million},
+        "limits": asdict(plan.limits),
+        "versions": {
+            "harness": harness_version(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+    }
+
+
+def create_run_folder(folder: Path, plan: RunPlan) -> dict[str, Any]:
+    """Create a new run folder with its manifest; refuses to reuse an existing run."""
+    if (folder / MANIFEST).exists():
+        raise RunFolderError(
+            f"{folder} already holds a run; continue it with: numericjev resume {folder}"
+        )
+    if folder.exists() and any(folder.iterdir()):
+        raise RunFolderError(f"{folder} exists and is not empty; choose another --run folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = build_manifest(folder, plan)
+    write_manifest(folder, manifest)
+    return manifest
+
+
+def suite_of(manifest: dict[str, Any]) -> Suite:
+    """Rebuild the suite a manifest names."""
+    params = {k: str(v) for k, v in (manifest.get("suite_params") or {}).items()}
+    return load_suite(
+        str(manifest["suite"]),
+        seed=int(manifest["seed"]),
+        params=params,
+        decoders=tuple(manifest["decoders"]),
+    )
+
+
+def verify(manifest: dict[str, Any], suite: Suite, allow_mismatch: bool) -> list[str]:
+    """Compare the manifest's hashes with this code and these cases; refuse unless allowed."""
+    problems = []
+    if manifest["case_hash"] != suite.case_hash():
+        problems.append("the case set differs from the one the run started with")
+    if manifest["source_hash"] != source_hash():
+        problems.append("the harness or suite source changed since the run started")
+    if problems and not allow_mismatch:
+        raise ManifestMismatch(
+            "; ".join(problems) + ": resuming would mix two versions in one run. Start a new run, "
+            "or pass --allow-mismatch to continue anyway (recorded in the log)"
+        )
+    return problems
+
+
+def shuffled_specs(suite: Suite) -> list[Any]:
+    """Jobs in an order shuffled with the suite seed (the paper fixes the job order)."""
+    specs = suite.jobs()
+    random.Random(suite.seed).shuffle(specs)
+    return specs
+
+
+def job_queue(suite: Suite, state: LogState, model: str) -> tuple[Iterator[Job], int]:
+    """Unfinished jobs, built lazily and replayed from the log; and how many there are."""
+    specs = [s for s in shuffled_specs(suite) if s.id not in state.finished]
+
+    def generate() -> Iterator[Job]:
+        for spec in specs:
+            job = Job(spec, suite.decoders)
+            replay(job, state.answered.get(spec.id, {}), model)
+            yield job
+
+    return generate(), len(specs)
+
+
+def execute(
+    folder: Path,
+    plan: RunPlan,
+    state: LogState,
+    *,
+    progress: bool = True,
+    gate: Gate | None = None,
+) -> tuple[Outcome, Counters]:
+    """Run every unfinished job of the folder; the caller holds the lock."""
+    suite = plan.suite
+    jobs, pending = job_queue(suite, state, plan.backend.name)
+    counters = state.counters
+    counters.jobs_total = len(suite.jobs())
+    counters.jobs_done = len(state.finished)
+    display: Progress = NoProgress()
+    if progress and pending:
+        label = f"{suite.name} · {plan.backend.name}"
+        if getattr(plan.backend, "simulated", False):
+            label += " (simulated)"
+        display = TqdmProgress(counters.jobs_total, counters.jobs_done, label)
+    writer = RunWriter(folder, state.requests_end, state.outputs_end)
+    gate = gate or SimpleGate(plan.limits.concurrency, plan.limits.rps)
+    scheduler = Scheduler(
+        plan.backend,
+        gate,
+        writer,
+        plan.limits,
+        counters,
+        display,
+        price_per_million=plan.price_per_million,
+    )
+
+    async def main() -> Outcome:
+        try:
+            return await scheduler.run(jobs)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await plan.backend.aclose()
+
+    try:
+        outcome = anyio.run(main)
+    finally:
+        writer.close()
+        display.close()
+    return outcome, counters
+
+
+def start_run(folder: Path, plan: RunPlan, *, progress: bool = True) -> tuple[Outcome, Counters]:
+    """Create the run folder and run it."""
+    create_run_folder(folder, plan)
+    with RunLock(folder):
+        return execute(folder, plan, LogState(), progress=progress)
+
+
+def open_for_resume(folder: Path, allow_mismatch: bool) -> tuple[dict[str, Any], Suite, list[str]]:
+    """Read and verify a run folder's manifest before resuming it."""
+    manifest = read_manifest(folder)
+    suite = suite_of(manifest)
+    problems = verify(manifest, suite, allow_mismatch)
+    return manifest, suite, problems
+
+
+def summary_lines(
+    folder: Path, suite: Suite, counters: Counters, simulated: bool, outcome: Outcome | None
+) -> list[str]:
+    """What a person needs to read after a run or resume."""
+    pending = counters.jobs_total - counters.jobs_done - counters.jobs_failed
+    cost = (
+        f"USD {counters.cost_usd:.6f}" if counters.cost_known else "cost unknown for some requests"
+    )
+    lines = [
+        f"run folder: {folder}",
+        f"jobs: {counters.jobs_done:,} of {counters.jobs_total:,} done, {counters.jobs_failed:,} failed, "
+        f"{max(pending, 0):,} pending",
+        f"requests: {counters.requests:,} answered, {counters.errors:,} failed attempts; "
+        f"tokens in {counters.input_tokens:,} out {counters.output_tokens:,}; {cost}",
+    ]
+    if simulated:
+        lines.append("model: SIMULATED (results describe the built-in simulator, not a real model)")
+    if outcome and outcome.stopped:
+        lines.append(f"stopped early: {outcome.stopped}; continue with: make resume RUN={folder}")
+    elif counters.jobs_failed or pending > 0:
+        lines.append(f"some jobs are unfinished; retry them with: make resume RUN={folder}")
+    lines.append(f"analyse it: make analyze RUN={folder}   (figures: make report RUN={folder})")
+    return lines
+
+
+def echo(lines: list[str]) -> None:
+    """Print summary lines to stdout."""
+    for line in lines:
+        print(line, file=sys.stdout)

@@ -1,0 +1,323 @@
+"""The anyio scheduler: many jobs advance at once, one batched request per job per round.
+
+Workers (one per allowed request in flight) take jobs from a seeded, shuffled queue and run
+each to its end; jobs are built lazily, so memory grows with the concurrency, not the suite.
+Records go to one ``RunWriter`` whose methods are synchronous: in a single-threaded event
+loop a synchronous write cannot interleave with another task's, and no answered exchange can
+be stranded in a buffer when the run is cancelled.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+
+from harness.answers import parse_answers
+from harness.backends.base import Backend, Reply
+from harness.errors import AuthError, BackendError
+from harness.jobs import Job
+from harness.progress import Counters, Progress
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What bounds a run: requests in flight, pace, and caps that stop it resumably."""
+
+    concurrency: int = 64
+    rps: float | None = None
+    max_requests: int | None = None  # requests sent by this invocation
+    max_cost_usd: float | None = None  # the run's total recorded cost, all sessions included
+
+
+class Gate(Protocol):
+    """Admits one request at a time into flight (concurrency, pace, run-wide back-off)."""
+
+    def slot(self) -> AbstractAsyncContextManager[None]:
+        """Hold a place for one request."""
+        ...
+
+
+class Writer(Protocol):
+    """Where the scheduler's records go (``harness.run.RunWriter``)."""
+
+    def request(self, record: dict[str, Any]) -> None:
+        """One exchange attempt."""
+        ...
+
+    def outputs(self, records: list[dict[str, Any]]) -> None:
+        """A finished (or failed) job's decoder outputs."""
+        ...
+
+
+@dataclass
+class Outcome:
+    """How the scheduler stopped."""
+
+    stopped: str | None = None  # None: every job ran; else why it stopped early
+    fatal: str | None = None  # an error that makes every request fail (bad key)
+
+
+class Scheduler:
+    """Runs jobs against one backend under ``Limits``."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        gate: Gate,
+        writer: Writer,
+        limits: Limits,
+        counters: Counters,
+        progress: Progress,
+        *,
+        price_per_million: float | None = None,
+    ) -> None:
+        self.backend = backend
+        self.gate = gate
+        self.writer = writer
+        self.limits = limits
+        self.counters = counters
+        self.progress = progress
+        self.price = price_per_million
+        self.outcome = Outcome()
+        self._sent = 0
+        self._reserved = 0.0
+        self._cost_per_byte = 0.0
+
+    async def run(self, jobs: Iterator[Job]) -> Outcome:
+        """Advance every job until done, failed, or a cap/fatal error stops the run."""
+        workers = max(1, self.limits.concurrency)
+        async with anyio.create_task_group() as tg:
+            for _ in range(workers):
+                tg.start_soon(self._worker, jobs)
+        self.progress.update(self.counters)
+        return self.outcome
+
+    async def _worker(self, jobs: Iterator[Job]) -> None:
+        for job in jobs:
+            if self.outcome.stopped:
+                return
+            await self._advance(job)
+
+    def _may_send(self, body_bytes: int) -> float | None:
+        """The cost to reserve for one more request, or None when a cap says stop."""
+        limits = self.limits
+        if limits.max_requests is not None and self._sent >= limits.max_requests:
+            self.outcome.stopped = f"request cap reached ({limits.max_requests:,} requests)"
+            return None
+        reserve = 0.0
+        if limits.max_cost_usd is not None:
+            # Reserve the most a request of this size has cost so far, or the price-table estimate,
+            # so that requests in flight together cannot overshoot the cap.
+            estimate = body_bytes / 3 * (self.price or 0.0) / 1e6
+            reserve = max(estimate, self._cost_per_byte * body_bytes)
+            if self.counters.cost_usd + self._reserved + reserve > limits.max_cost_usd:
+                self.outcome.stopped = f"spend cap reached (USD {limits.max_cost_usd:g})"
+                return None
+        return reserve
+
+    async def _advance(self, job: Job) -> None:
+        model = self.backend.name
+        while not self.outcome.stopped:
+            step = job.next_request(model)
+            if step is None:
+                self._finish(job, failed=None)
+                return
+            body, qmap = step
+            size = len(str(body)) if self.limits.max_cost_usd is not None else 0
+            reserve = self._may_send(size)
+            if reserve is None:
+                return
+            self._sent += 1
+            self._reserved += reserve
+            try:
+                async with self.gate.slot():
+                    started = time.time()
+                    t0 = time.perf_counter()
+                    try:
+                        reply = await self.backend.answer(body)
+                        answers = parse_answers(body["questions"], reply.body)
+                    except BackendError as exc:
+                        latency = (time.perf_counter() - t0) * 1000
+                        self._record_failure(job, body, qmap, exc, started, latency)
+                        if isinstance(exc, AuthError):
+                            self.outcome.fatal = str(exc)
+                            self.outcome.stopped = "the server refused the credentials"
+                            return
+                        self._finish(job, failed=exc.kind)
+                        return
+                    latency = (time.perf_counter() - t0) * 1000
+            finally:
+                self._reserved -= reserve
+            self._record_success(job, body, qmap, reply, started, latency, size)
+            job.apply(qmap, answers)
+
+    def _base(
+        self, job: Job, body: Mapping[str, Any], qmap: dict[str, str], started: float
+    ) -> dict[str, Any]:
+        # "job" comes first: resume filters raw lines on that prefix without parsing them.
+        return {
+            "job": job.id,
+            "round": job.round + 1,
+            "t": round(started, 3),
+            "request": body,
+            "qmap": qmap,
+        }
+
+    def _record_success(
+        self,
+        job: Job,
+        body: Mapping[str, Any],
+        qmap: dict[str, str],
+        reply: Reply,
+        started: float,
+        latency: float,
+        size: int,
+    ) -> None:
+        attempts = list(reply.extra.get("attempts", ()))
+        for number, failed in enumerate(attempts, start=1):
+            self._write_attempt(job, body, qmap, started, number, failed)
+        usage = dict(reply.usage or {})
+        cost = reply.cost_usd
+        if cost is None and self.price is not None:
+            cost = usage.get("input_tokens", 0) * self.price / 1e6
+        record = self._base(job, body, qmap, started)
+        record.update(
+            {
+                "attempt": len(attempts) + 1,
+                "latency_ms": round(latency, 3),
+                "status": reply.status,
+                "response": reply.body,
+                "error": None,
+                "model": reply.model,
+                "usage": usage or None,
+                "cost_usd": cost,
+                "request_id": reply.request_id,
+            }
+        )
+        self.writer.request(record)
+        c = self.counters
+        c.requests += 1
+        c.input_tokens += int(usage.get("input_tokens", 0))
+        c.output_tokens += int(usage.get("output_tokens", 0))
+        if cost is None:
+            c.cost_known = False
+        else:
+            c.cost_usd += cost
+            if size:
+                self._cost_per_byte = max(self._cost_per_byte, cost / size)
+        self.progress.update(c)
+
+    def _write_attempt(
+        self,
+        job: Job,
+        body: Mapping[str, Any],
+        qmap: dict[str, str],
+        started: float,
+        number: int,
+        failed: Mapping[str, Any],
+    ) -> None:
+        record = self._base(job, body, qmap, started)
+        record.update(
+            {
+                "attempt": number,
+                "latency_ms": failed.get("latency_ms"),
+                "status": failed.get("status"),
+                "response": failed.get("body"),
+                "error": {
+                    "kind": failed.get("kind", "error"),
+                    "message": failed.get("message", ""),
+                },
+                "model": None,
+                "usage": None,
+                "cost_usd": None,
+                "request_id": failed.get("request_id"),
+            }
+        )
+        self.writer.request(record)
+        self.counters.errors += 1
+        kind = str(failed.get("kind", "error"))
+        self.counters.error_kinds[kind] = self.counters.error_kinds.get(kind, 0) + 1
+
+    def _record_failure(
+        self,
+        job: Job,
+        body: Mapping[str, Any],
+        qmap: dict[str, str],
+        exc: BackendError,
+        started: float,
+        latency: float,
+    ) -> None:
+        attempts = list(getattr(exc, "attempts", ()))
+        for number, failed in enumerate(attempts[:-1], start=1):
+            self._write_attempt(job, body, qmap, started, number, failed)
+        record = self._base(job, body, qmap, started)
+        record.update(
+            {
+                "attempt": max(1, len(attempts)),
+                "latency_ms": round(latency, 3),
+                "status": exc.status,
+                "response": getattr(exc, "body", None),
+                "error": {"kind": exc.kind, "message": str(exc)},
+                "model": None,
+                "usage": None,
+                "cost_usd": None,
+                "request_id": getattr(exc, "request_id", None),
+            }
+        )
+        self.writer.request(record)
+        c = self.counters
+        c.errors += 1
+        c.error_kinds[exc.kind] = c.error_kinds.get(exc.kind, 0) + 1
+        self.progress.update(c)
+
+    def _finish(self, job: Job, failed: str | None) -> None:
+        simulated = bool(getattr(self.backend, "simulated", False))
+        records = job.outputs(simulated)
+        if failed is not None:
+            for record in records:
+                if record["status"] != "ok":
+                    record["error"] = failed
+        self.writer.outputs(records)
+        c = self.counters
+        if failed is None:
+            c.jobs_done += 1
+        else:
+            c.jobs_failed += 1
+        c.rounds = max(c.rounds, job.round)
+        self.progress.update(c)
+
+
+class SimpleGate:
+    """Bounds requests in flight and, optionally, paces them to ``rps`` per second."""
+
+    def __init__(self, concurrency: int, rps: float | None = None) -> None:
+        self.limiter = anyio.CapacityLimiter(max(1, concurrency))
+        self.interval = 1.0 / rps if rps else 0.0
+        self._next = -math.inf
+
+    def slot(self) -> AbstractAsyncContextManager[None]:
+        """Hold a place for one request."""
+        return _Slot(self)
+
+
+class _Slot:
+    def __init__(self, gate: SimpleGate) -> None:
+        self.gate = gate
+
+    async def __aenter__(self) -> None:
+        await self.gate.limiter.acquire()
+        if self.gate.interval:
+            now = anyio.current_time()
+            start = max(now, self.gate._next)
+            self.gate._next = start + self.gate.interval
+            if start > now:
+                await anyio.sleep(start - now)
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.gate.limiter.release()
