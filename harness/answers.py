@@ -13,14 +13,11 @@ from harness.decoders import Answer
 from harness.errors import BackendError
 
 
-def _probabilities(raw: Any) -> dict[str, float] | None:
-    if not isinstance(raw, Mapping):
-        return None
-    out: dict[str, float] = {}
-    for label, p in raw.items():
-        if isinstance(p, int | float) and not isinstance(p, bool):
-            out[str(label)] = float(p)
-    return out
+def _probabilities(raw: Any) -> Mapping[str, float] | None:
+    # Kept as sent (labels to numbers); decoders that use probabilities read them with
+    # ``answer_probability``, which tolerates missing labels. Converting all 100 entries of
+    # every direct-choice answer up front cost more than the rest of the parsing.
+    return raw if isinstance(raw, Mapping) else None
 
 
 def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
+from functools import lru_cache
 
 from harness.errors import GridError
 
@@ -96,6 +97,10 @@ class Grid:
         """The lower bound of cell ``index`` (also valid for index == N and beyond)."""
         return self.lo + self.eps * index
 
+    def bound_text(self, index: int) -> str:
+        """``fmt(bound(index))``, memoised: decoders write the same bounds over and over."""
+        return _bound_text(self, index)
+
     def value_text(self, index: int) -> str:
         """A cell's lower endpoint written with the grid's places: 11.00 at eps 0.01."""
         return format(self.bound(index).quantize(Decimal(1).scaleb(-self.places)), "f")
@@ -104,6 +109,11 @@ class Grid:
         """The index of the cell holding ``x`` (may lie outside ``[0, N)``)."""
         q = (x - Fraction(self.lo)) / Fraction(self.eps)
         return q.numerator // q.denominator
+
+
+@lru_cache(maxsize=1 << 16)
+def _bound_text(grid: Grid, index: int) -> str:
+    return fmt(grid.bound(index))
 
 
 def partition(a: int, b: int, k_max: int) -> list[int]:

@@ -60,29 +60,12 @@ class Job:
 
     def outputs(self, simulated: bool) -> list[dict[str, Any]]:
         """One output record per decoder (the ``outputs.jsonl`` contract)."""
-        spec, case = self.spec, self.spec.case
-        grid = case.grid
-        common = {
-            "job": spec.id,
-            "suite": spec.suite,
-            "case": case.id,
-            "family": case.family,
-            "domain": case.domain,
-            "condition": spec.condition,
-            "order": spec.order,
-            "repeat": spec.repeat,
-        }
+        places = self.spec.case.grid.places
         records = []
         for name, decoder in self.decoders.items():
-            record: dict[str, Any] = {
-                **common,
-                "decoder": name,
-                "target": fmt(to_decimal(case.target)),
-            }
-            record.update({"L": fmt(grid.lo), "eps": fmt(grid.eps), "N": grid.n})
+            record = output_identity(self.spec, name)
             if decoder.done:
                 result = decoder.result()
-                places = grid.places
                 record["value"] = format(result.value.quantize(to_decimal(1).scaleb(-places)), "f")
                 record["cell"] = [fmt(result.cell[0]), fmt(result.cell[1])]
                 record["rounds"] = result.rounds
@@ -97,3 +80,23 @@ class Job:
             record["simulated"] = simulated
             records.append(record)
         return records
+
+
+def output_identity(spec: JobSpec, decoder: str) -> dict[str, Any]:
+    """The fields that say which job, case and decoder an output line belongs to."""
+    case, grid = spec.case, spec.case.grid
+    return {
+        "job": spec.id,
+        "suite": spec.suite,
+        "case": case.id,
+        "family": case.family,
+        "domain": case.domain,
+        "condition": spec.condition,
+        "order": spec.order,
+        "repeat": spec.repeat,
+        "decoder": decoder,
+        "target": fmt(to_decimal(case.target)),
+        "L": fmt(grid.lo),
+        "eps": fmt(grid.eps),
+        "N": grid.n,
+    }

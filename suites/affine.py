@@ -82,9 +82,15 @@ def transformed(expression: str, domain: Domain) -> str:
 
 
 def build(
-    seed: int = SEED, per_operator: int = 16, cells: int = 100, decoders: tuple[str, ...] = DECODERS
+    seed: int = SEED,
+    per_operator: int = 16,
+    cells: int = 100,
+    repeats: int = 1,
+    decoders: tuple[str, ...] = DECODERS,
 ) -> Suite:
-    """The affine suite; every target is verified with the exact evaluator."""
+    """The affine suite; ``repeats`` > 1 re-asks every job (the scale benchmark uses 100)."""
+    if repeats < 1:
+        raise ConfigError(f"repeats must be >= 1; got {repeats}")
     if per_operator < 1:
         raise ConfigError(f"per_operator must be >= 1; got {per_operator}")
     if cells < 100:
@@ -113,8 +119,9 @@ def build(
         seed,
         tuple(cases),
         decoders,
-        params={"per_operator": per_operator, "cells": cells},
+        repeats=repeats,
+        params={"per_operator": per_operator, "cells": cells, "repeats": repeats},
     )
 
 
-PARAMS: dict[str, Callable[[str], object]] = {"per_operator": int, "cells": int}
+PARAMS: dict[str, Callable[[str], object]] = {"per_operator": int, "cells": int, "repeats": int}

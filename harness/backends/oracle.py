@@ -17,6 +17,7 @@ class Oracle:
 
     name = "oracle"
     simulated = True
+    price_per_million = 0.0  # runs in process: nothing is billed
 
     def __init__(self, known: Mapping[str, Fraction] | None = None) -> None:
         self.known = dict(known or {})

@@ -70,8 +70,9 @@ def usage_of(body: Mapping[str, Any]) -> dict[str, int]:
 
 def choice_answer(label: str, labels: list[str], confidence: float) -> dict[str, Any]:
     """A wire choice answer: ``confidence`` on ``label``, the rest spread evenly."""
-    rest = (1.0 - confidence) / max(1, len(labels) - 1)
-    probabilities = {lab: round(confidence if lab == label else rest, 2) for lab in labels}
+    rest = round((1.0 - confidence) / max(1, len(labels) - 1), 2)
+    probabilities = dict.fromkeys(labels, rest)
+    probabilities[label] = round(confidence, 2)
     return {
         "type": "choice",
         "choice": label,

@@ -79,6 +79,7 @@ class SimModel:
 
     name = "sim"
     simulated = True
+    price_per_million = 0.0  # runs in process: nothing is billed
 
     def __init__(
         self, params: SimParams | None = None, known: Mapping[str, Fraction] | None = None
@@ -102,36 +103,68 @@ class SimModel:
             return x * (0.5 + d[1]) + (1 if d[2] < 0.5 else -1) * 10 * d[3]
         return x * (1.0 + noise * d.gauss(1, 2))
 
-    def _choose(self, question: Mapping[str, Any], meaning: Meaning, seen: float | None) -> str:
+    def _choose(
+        self, question: Mapping[str, Any], meaning: Meaning, seen: Fraction | None
+    ) -> tuple[str, float]:
+        """The label the sim picks, and the confidence it reports for it."""
         p = self.params
         criteria = question["criteria"]
         listed = list(criteria)
-        d = Draws("answer", p.seed, question.get("instructions"), list(criteria.items()))
-        if seen is None or not math.isfinite(seen):
-            return listed[int(d[0] * len(listed))]
-        label = exact_label(meaning, Fraction(seen))
-        if meaning.kind in ("digit", "bit"):
-            slip = p.slip_digit if meaning.kind == "digit" else p.slip_bit
+        # The instructions and the first and last criteria identify a question (a tree level's
+        # intervals show in its end descriptions) and its option order, at a fraction of the
+        # cost of hashing all 100 criteria of a direct-choice question.
+        first, last = listed[0], listed[-1]
+        key = (
+            question.get("instructions"),
+            len(listed),
+            first,
+            criteria[first],
+            last,
+            criteria[last],
+        )
+        d = Draws("answer", p.seed, key)
+        confidence = 0.55 + 0.44 * d[3]
+        if seen is None:
+            return listed[int(d[0] * len(listed))], confidence
+        label = exact_label(meaning, seen)
+        if meaning.kind == "threshold":
+            # P("x <= z") falls off smoothly (logistic, scale 0.5% of the magnitude) as z drops
+            # below the perceived value; at z == seen it is 1 - slip_interval, like an interval.
+            # A standard-normal jitter of the logit per question, and a lapse (chance
+            # slip_interval) to a uniform probability, let thresholds disagree with their
+            # neighbours, as the paper's raw answers do (25 of 48 groups decrease somewhere).
+            s, z = float(seen), float(meaning.at)
+            scale = 0.005 * max(abs(s), abs(z)) or 1e-9
+            slip = min(max(p.slip_interval, 1e-9), 1 - 1e-9)
+            t = Draws("threshold", p.seed, question.get("instructions"), s)
+            logit = (z - s) / scale + math.log((1 - slip) / slip) + t.gauss(0, 1)
+            yes = 1.0 / (1.0 + math.exp(-min(max(logit, -60.0), 60.0)))
+            yes = t[3] if t[2] < slip else yes
+            other = next(lab for lab in listed if lab != meaning.at_most)
+            return (meaning.at_most, yes) if yes >= 0.5 else (other, 1.0 - yes)
+        if meaning.kind in ("digit", "bit", "value_digit", "value_bit", "set"):
+            # Digits of x slip like index digits; a bit of x or an explicit set like an index bit.
+            slip = p.slip_digit if meaning.kind in ("digit", "value_digit") else p.slip_bit
             if d[0] < slip:
                 others = [lab for lab in listed if lab != label]
-                return others[int(d[1] * len(others))] if others else label
-            return label
+                return (others[int(d[1] * len(others))] if others else label), confidence
+            return label, confidence
         if d[0] < p.slip_interval:
             ranked = [lab for _, lab in meaning.ranked]
             i = ranked.index(label)
             toward_first = ranked.index(listed[0]) < i
             step = -1 if toward_first == (d[1] < p.order_bias) else 1
-            return ranked[min(max(i + step, 0), len(ranked) - 1)]
-        return label
+            return ranked[min(max(i + step, 0), len(ranked) - 1)], confidence
+        return label, confidence
 
     def respond(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The response body for ``body`` (sync: also used by the loopback server)."""
-        seen = self.perceive(body.get("state"))
+        perceived = self.perceive(body.get("state"))
+        seen = Fraction(perceived) if perceived is not None and math.isfinite(perceived) else None
         answers = {}
         for qid, meaning in meanings(body).items():
             question = body["questions"][qid]
-            label = self._choose(question, meaning, seen)
-            confidence = 0.55 + 0.44 * Draws("conf", self.params.seed, qid, label)[0]
+            label, confidence = self._choose(question, meaning, seen)
             answers[qid] = choice_answer(label, list(question["criteria"]), confidence)
         return {"model": "sim", "answers": answers, "usage": usage_of(body)}
 

@@ -12,4 +12,5 @@ COMMANDS = (
     "resume",
     "status",
     "check",
+    "import_predictions",
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 from harness.decoders.base import Answer, Decoded, Question
 from harness.grid import Grid, GridError, fmt
@@ -62,6 +63,20 @@ class DigitsDecoder:
         return Decoded(cell[0], cell, self.count, trace, {"index": q})
 
 
+@cache
+def bit_questions(grid: Grid, subject: str) -> tuple[Question, ...]:
+    """The independent bit questions of a grid, weight high to low (the same for every job)."""
+    weights = [1 << i for i in reversed(range(max(1, (grid.n - 1).bit_length())))]
+    return tuple(
+        Question(
+            f"b{w}",
+            bits_instruction(subject, grid, weights, w),
+            tuple((str(bit), bit_criterion(w, bit)) for bit in (0, 1)),
+        )
+        for w in weights
+    )
+
+
 @dataclass
 class BitsDecoder:
     """The grid index q as independent binary bits, all asked in one round."""
@@ -78,13 +93,7 @@ class BitsDecoder:
     def ready(self) -> list[Question]:
         """Every unanswered bit's question (they are independent)."""
         return [
-            Question(
-                f"b{w}",
-                bits_instruction(self.subject, self.grid, self.weights, w),
-                tuple((str(bit), bit_criterion(w, bit)) for bit in (0, 1)),
-            )
-            for w in self.weights
-            if w not in self.bits
+            q for q in bit_questions(self.grid, self.subject) if int(q.key[1:]) not in self.bits
         ]
 
     def give(self, key: str, answer: Answer) -> None:

@@ -7,7 +7,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from harness.decoders.base import Answer, Decoded, Question
-from harness.grid import Grid, check_options, fmt, partition
+from harness.grid import Grid, check_options, partition
 from harness.prompts import TREE, interval_text
 
 
@@ -16,7 +16,7 @@ def interval_criteria(grid: Grid, a: int, b: int, k: int) -> tuple[tuple[str, st
     """Label ``j`` -> ``lower <= x < upper`` for Algorithm 1's partition of ``[a, b)``."""
     cuts = partition(a, b, k)
     return tuple(
-        (str(j), interval_text(grid.bound(cuts[j]), grid.bound(cuts[j + 1])))
+        (str(j), interval_text(grid.bound_text(cuts[j]), grid.bound_text(cuts[j + 1])))
         for j in range(len(cuts) - 1)
     )
 
@@ -58,8 +58,8 @@ class TreeDecoder:
             {
                 "round": len(self.trace) + 1,
                 "choice": answer.choice,
-                "interval": [fmt(g.bound(cuts[j])), fmt(g.bound(cuts[j + 1]))],
-                "parent": [fmt(g.bound(self.a)), fmt(g.bound(self.b))],
+                "interval": [g.bound_text(cuts[j]), g.bound_text(cuts[j + 1])],
+                "parent": [g.bound_text(self.a), g.bound_text(self.b)],
                 "k": len(cuts) - 1,
             }
         )

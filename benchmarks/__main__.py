@@ -1,0 +1,144 @@
+"""``make bench``: the harness's performance figures; the last line is one JSON object.
+
+Sections: the affine suite on the in-process sim (per-request overhead), through serve-sim
+on loopback with added latency (against the ideal wall time), resume start-up on a finished
+run, scale at 1x and 100x jobs (wall time and peak RSS, each in a fresh process), and the
+analysis timings. ``--quick`` skips the 100x run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def _child(code: str) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter; it prints one JSON object last."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
+    return orjson.loads(done.stdout.strip().splitlines()[-1])
+
+
+_RUN = """
+import resource, time, orjson
+from pathlib import Path
+from harness.backends.sim import SimModel
+from harness.run import RunPlan, start_run
+from harness.scheduler import Limits
+from suites import load_suite
+suite = load_suite("affine", params={params!r})
+t0, c0 = time.perf_counter(), time.process_time()
+outcome, c = start_run(Path({folder!r}), RunPlan(suite, SimModel(), Limits(concurrency={concurrency})), progress=False)
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(orjson.dumps({{"jobs": c.jobs_done, "requests": c.requests, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": rss}}).decode())
+"""
+
+_RESUME = """
+import time, orjson
+from pathlib import Path
+from harness.replay import read_logs
+from harness.run import job_queue, open_for_resume
+t0 = time.perf_counter()
+manifest, suite, _ = open_for_resume(Path({folder!r}), False)
+state = read_logs(Path({folder!r}), suite.decoders)
+jobs, pending = job_queue(suite, state, "sim")
+first = next(jobs, None)  # the moment the first request could be sent
+print(orjson.dumps({{"startup_s": time.perf_counter() - t0, "pending": pending}}).decode())
+"""
+
+
+def bench_inprocess(tmp: Path) -> dict[str, Any]:
+    """The whole affine suite on the in-process sim (no latency)."""
+    result = _child(_RUN.format(params={}, folder=str(tmp / "x1"), concurrency=64))
+    per_request = result["wall_s"] / result["requests"] * 1e6
+    return {
+        "inprocess_requests": result["requests"],
+        "inprocess_wall_s": round(result["wall_s"], 3),
+        "inprocess_requests_per_s": round(result["requests"] / result["wall_s"], 1),
+        "inprocess_us_per_request": round(per_request, 1),
+        # CPU time is less sensitive than wall time to whatever else the machine is doing.
+        "inprocess_cpu_us_per_request": round(result["cpu_s"] / result["requests"] * 1e6, 1),
+    }
+
+
+def bench_resume(tmp: Path, name: str = "x1") -> dict[str, Any]:
+    """Seconds from start to the point where the first request could be sent."""
+    result = _child(_RESUME.format(folder=str(tmp / name)))
+    return {
+        f"resume_startup_s_{name}": round(result["startup_s"], 3),
+        f"resume_pending_{name}": result["pending"],
+    }
+
+
+def bench_scale(tmp: Path) -> dict[str, Any]:
+    """1x and 100x (102,400 jobs) on the in-process sim: wall time and peak RSS."""
+    one = _child(_RUN.format(params={}, folder=str(tmp / "s1"), concurrency=64))
+    hundred = _child(
+        _RUN.format(params={"repeats": "100"}, folder=str(tmp / "x100"), concurrency=64)
+    )
+    out = {
+        "scale_1x_jobs": one["jobs"],
+        "scale_1x_wall_s": round(one["wall_s"], 2),
+        "scale_1x_peak_rss_mb": round(one["peak_rss_mb"], 1),
+        "scale_100x_jobs": hundred["jobs"],
+        "scale_100x_wall_s": round(hundred["wall_s"], 2),
+        "scale_100x_peak_rss_mb": round(hundred["peak_rss_mb"], 1),
+        "scale_time_ratio_100x_over_1x": round(hundred["wall_s"] / one["wall_s"], 1),
+        "scale_100x_log_mb": round((tmp / "x100" / "requests.jsonl").stat().st_size / 2**20, 1),
+    }
+    out.update(bench_resume(tmp, "x100"))
+    return out
+
+
+def bench_http(tmp: Path) -> dict[str, Any]:
+    """The affine suite through serve-sim on loopback with 50 ms latency at concurrency 256."""
+    try:
+        module = importlib.import_module("benchmarks.bench_http")
+    except ImportError as exc:
+        return {"http_skipped": f"benchmarks.bench_http unavailable: {exc}"}
+    return module.run(tmp)
+
+
+def bench_analysis() -> dict[str, Any]:
+    """Full affine analysis and a diff (synthetic run folders)."""
+    try:
+        module = importlib.import_module("benchmarks.bench_analysis")
+    except ImportError as exc:
+        return {"analysis_skipped": f"benchmarks.bench_analysis unavailable: {exc}"}
+    return module.run()
+
+
+def main() -> None:
+    """Run every section and print the figures, then one JSON line."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="skip the 100x scale run")
+    args = parser.parse_args()
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="nj-bench-") as name:
+        tmp = Path(name)
+        sections = [
+            ("in-process sim", lambda: bench_inprocess(tmp)),
+            ("resume", lambda: bench_resume(tmp)),
+        ]
+        sections.append(("loopback HTTP", lambda: bench_http(tmp)))
+        if not args.quick:
+            sections.append(("scale 1x/100x", lambda: bench_scale(tmp)))
+        sections.append(("analysis", bench_analysis))
+        for title, section in sections:
+            t0 = time.perf_counter()
+            result = section()
+            print(f"{title}: {result}  ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+            figures.update(result)
+    print(orjson.dumps(figures).decode())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""``numericjev import-predictions``: external numerical predictions as one more decoder.
+
+Each input line names a case and a condition (and optionally an order and a repeat) and
+gives a value, e.g. the paper's continuous-head baselines. The predictions are appended to
+``outputs.jsonl`` as a decoder of the given name, so every table, figure and diff treats them
+like the others. A prediction without an order applies to every order of its case and
+condition (an external model has no options to permute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import sys
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``import-predictions`` parser."""
+    parser = sub.add_parser(
+        "import-predictions",
+        help="add external numerical predictions to a run folder as a named decoder",
+        description=(
+            "Append predictions from a JSONL file to RUN/outputs.jsonl as decoder NAME. Each line: "
+            '{"case": "f17/x0.01", "condition": "arithmetic", "value": 0.36} with optional '
+            '"order" and "repeat". Every (case, condition) of the run must be covered once.'
+        ),
+    )
+    parser.add_argument("run_folder", type=Path, metavar="RUN", help="the run folder")
+    parser.add_argument("predictions", type=Path, metavar="FILE", help="JSONL of predictions")
+    parser.add_argument(
+        "--name", required=True, help="decoder name for these predictions, e.g. spline4b"
+    )
+    parser.add_argument(
+        "--allow-partial", action="store_true", help="accept predictions for only some cases"
+    )
+    parser.set_defaults(func=run)
+
+
+def _fail(message: str) -> Exception:
+    from harness.errors import ConfigError
+
+    return ConfigError(message)
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise _fail(f"{path} is not a file; pass a JSONL file of predictions")
+    rows = []
+    for number, line in enumerate(path.read_bytes().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise _fail(f"{path}: line {number} is not JSON ({exc})") from exc
+        if (
+            not isinstance(row, dict)
+            or "case" not in row
+            or "condition" not in row
+            or "value" not in row
+        ):
+            raise _fail(f'{path}: line {number} needs "case", "condition" and "value"')
+        try:
+            value = Decimal(str(row["value"]))
+        except InvalidOperation as exc:
+            raise _fail(f"{path}: line {number}: value {row['value']!r} is not a number") from exc
+        if not value.is_finite():
+            raise _fail(f"{path}: line {number}: value {row['value']!r} is not finite")
+        row["value"] = value
+        rows.append(row)
+    if not rows:
+        raise _fail(f"{path} holds no predictions")
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate every prediction against the run's jobs, then append them in one go."""
+    from harness.jobs import output_identity
+    from harness.run import suite_of
+    from harness.runlog import OUTPUTS, JsonlAppender, RunLock, read_manifest
+
+    folder: Path = args.run_folder
+    manifest = read_manifest(folder)
+    name = args.name
+    if not _NAME.match(name):
+        raise _fail(
+            f"--name {name!r}: use lowercase letters, digits, '_', '-', '.' (start with a letter)"
+        )
+    if name in manifest["decoders"]:
+        raise _fail(f"--name {name!r} is one of the run's own decoders; choose another name")
+    suite = suite_of(manifest)
+    rows = _read(args.predictions)
+    specs = {spec.id: spec for spec in suite.jobs()}
+    cases = {case.id for case in suite.cases}
+    chosen: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        case, condition = str(row["case"]), str(row["condition"])
+        if case not in cases:
+            raise _fail(
+                f"case {case!r} is not in suite {suite.name} (cases look like {suite.cases[0].id!r})"
+            )
+        if condition not in suite.conditions:
+            raise _fail(f"condition {condition!r} is not one of {', '.join(suite.conditions)}")
+        orders = [str(row["order"])] if "order" in row else list(suite.orders)
+        repeats = [int(row["repeat"])] if "repeat" in row else list(range(suite.repeats))
+        for order in orders:
+            for repeat in repeats:
+                job = f"{suite.name}/{case}/{condition}/{order}/r{repeat}"
+                if job not in specs:
+                    raise _fail(f"no job {job} in this run (order {order!r}, repeat {repeat})")
+                if job in chosen:
+                    raise _fail(f"two predictions for {job}; give each case and condition once")
+                chosen[job] = row
+    missing = len(specs) - len(chosen)
+    if missing and not args.allow_partial:
+        raise _fail(
+            f"{missing} of {len(specs)} jobs have no prediction; pass --allow-partial to accept that"
+        )
+    digest = hashlib.sha256(args.predictions.read_bytes()).hexdigest()
+    simulated = bool(manifest["model"].get("simulated"))
+    with RunLock(folder):
+        log = JsonlAppender(folder / OUTPUTS)
+        try:
+            for job_id, row in chosen.items():
+                base = output_identity(specs[job_id], name)
+                value: Decimal = row["value"]
+                base.update(
+                    {
+                        "value": format(value, "f"),
+                        "cell": None,
+                        "rounds": None,
+                        "trace": [],
+                        "status": "ok",
+                        "simulated": simulated,
+                        "imported": {"file": args.predictions.name, "sha256": digest},
+                    }
+                )
+                log.write(base)
+        finally:
+            log.close()
+    print(
+        f"imported {len(chosen):,} predictions as decoder {name!r} into {folder}/{OUTPUTS}",
+        file=sys.stdout,
+    )
+    return 0

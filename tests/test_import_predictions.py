@@ -1,0 +1,68 @@
+"""External predictions become one more decoder of a run folder, or nothing is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.runhelpers import SMALL, cli, records
+
+
+@pytest.fixture()
+def run_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "run"
+    assert cli("run", *SMALL, "--run", str(folder), "--no-progress") == 0
+    return folder
+
+
+def write_predictions(path: Path, rows: list[dict]) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    return path
+
+
+def every_case(folder: Path) -> list[dict]:
+    seen = {(r["case"], r["condition"], r["target"]) for r in records(folder / "outputs.jsonl")}
+    return [{"case": c, "condition": k, "value": float(t) * 1.1} for c, k, t in sorted(seen)]
+
+
+def test_import_adds_a_decoder_for_every_job(run_folder: Path, tmp_path: Path) -> None:
+    rows = every_case(run_folder)
+    path = write_predictions(tmp_path / "p.jsonl", rows)
+    before = len(records(run_folder / "outputs.jsonl"))
+    assert cli("import-predictions", str(run_folder), str(path), "--name", "spline4b") == 0
+    added = [r for r in records(run_folder / "outputs.jsonl") if r["decoder"] == "spline4b"]
+    assert len(added) == len(rows) * 2  # no order given: both orders get the prediction
+    assert len(records(run_folder / "outputs.jsonl")) == before + len(added)
+    assert all(r["status"] == "ok" and r["imported"]["file"] == "p.jsonl" for r in added)
+    # The run itself is untouched: resume still has nothing to send.
+    size = (run_folder / "requests.jsonl").stat().st_size
+    assert cli("resume", str(run_folder), "--no-progress") == 0
+    assert (run_folder / "requests.jsonl").stat().st_size == size
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda rows: [{**rows[0], "case": "f999/int"}, *rows[1:]], "is not in suite"),
+        (lambda rows: [{**rows[0], "condition": "telepathy"}, *rows[1:]], "condition"),
+        (lambda rows: [*rows, rows[0]], "two predictions"),
+        (lambda rows: rows[1:], "--allow-partial"),
+        (lambda rows: [{**rows[0], "value": "abc"}, *rows[1:]], "not a number"),
+    ],
+)
+def test_bad_predictions_write_nothing(
+    run_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], mutate, message: str
+) -> None:
+    path = write_predictions(tmp_path / "bad.jsonl", mutate(every_case(run_folder)))
+    before = (run_folder / "outputs.jsonl").read_bytes()
+    assert cli("import-predictions", str(run_folder), str(path), "--name", "head") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert (run_folder / "outputs.jsonl").read_bytes() == before
+
+
+def test_name_must_not_shadow_a_decoder(run_folder: Path, tmp_path: Path) -> None:
+    path = write_predictions(tmp_path / "p.jsonl", every_case(run_folder))
+    assert cli("import-predictions", str(run_folder), str(path), "--name", "tree10") == 2
