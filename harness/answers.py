@@ -32,7 +32,11 @@ def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
             raise BackendError("malformed", f"response has no answer for question {qid!r}")
         labels = question["criteria"]
         choice = raw.get("choice")
-        if raw.get("type") == "noul" and isinstance(raw.get("noul"), int | float):
+        if (
+            question.get("type") == "noul"
+            and raw.get("type") == "noul"
+            and isinstance(raw.get("noul"), int | float)
+        ):
             p = float(raw["noul"])
             choice = "true" if p >= 0.5 else "false"
             parsed[qid] = Answer(choice, {"true": p, "false": 1.0 - p})

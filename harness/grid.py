@@ -37,8 +37,11 @@ def to_decimal(value: Decimal | int | str | Fraction) -> Decimal:
 
 def fmt(value: Decimal) -> str:
     """Plain decimal text with no exponent and no trailing zeros: 110000, 0.11, -50."""
+    if value == 0:
+        return "0"  # never "-0" or "0E+2"
     if value == value.to_integral_value():
-        return str(value.quantize(Decimal(1)))
+        # format(..., "f") rather than quantize: quantize fails past the context precision.
+        return format(value.to_integral_value(), "f")
     return format(value.normalize(), "f")
 
 
@@ -70,7 +73,7 @@ class Grid:
         cls, lo: Decimal | str | int, hi: Decimal | str | int, eps: Decimal | str | int
     ) -> Grid:
         """Build the grid on ``[lo, hi)``; refuses when ``(hi - lo) / eps`` is not whole."""
-        lo_d, hi_d, eps_d = Decimal(lo), Decimal(hi), Decimal(eps)
+        lo_d, hi_d, eps_d = _number(lo, "L"), _number(hi, "U"), _number(eps, "eps")
         if eps_d <= 0:
             raise GridError(f"eps must be a positive number; got eps={eps_d}")
         if hi_d <= lo_d:
@@ -78,7 +81,7 @@ class Grid:
         n = (Fraction(hi_d) - Fraction(lo_d)) / Fraction(eps_d)
         if n.denominator != 1:
             raise GridError(
-                f"N = (U-L)/eps must be a whole number; got {float(n):g} from "
+                f"N = (U-L)/eps must be a whole number; got {_approx(n)} from "
                 f"L={fmt(lo_d)}, U={fmt(hi_d)}, eps={fmt(eps_d)}: pick eps that divides U-L"
             )
         return cls(lo_d, eps_d, n.numerator)
@@ -109,6 +112,26 @@ class Grid:
         """The index of the cell holding ``x`` (may lie outside ``[0, N)``)."""
         q = (x - Fraction(self.lo)) / Fraction(self.eps)
         return q.numerator // q.denominator
+
+
+def _number(value: Decimal | str | int, name: str) -> Decimal:
+    """A finite decimal, or a GridError naming the bad input."""
+    try:
+        number = value if isinstance(value, Decimal) else Decimal(str(value).strip())
+    except ArithmeticError:
+        number = Decimal("NaN")
+    if not number.is_finite():
+        raise GridError(f"{name} must be a finite decimal number; got {value!r}")
+    return number
+
+
+def _approx(q: Fraction) -> str:
+    """A short approximate rendering that cannot overflow, for error messages."""
+    whole, rest = divmod(q.numerator, q.denominator)
+    text = str(whole)
+    if len(text) > 15:
+        return f"about {text[0]}.{text[1:4]}e{len(text) - 1}"
+    return f"{whole + rest / q.denominator:g}"
 
 
 @lru_cache(maxsize=1 << 16)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
@@ -24,6 +25,7 @@ _BINARY: dict[type[ast.operator], Callable[[Fraction, Fraction], Fraction]] = {
 }
 # Long inputs are refused before parsing: Python's parser has its own recursion limits.
 _MAX_LENGTH = 2000
+_DECIMAL = re.compile(r"\d+(\.\d*)?([eE][+-]?\d{1,3})?|\.\d+([eE][+-]?\d{1,3})?")
 
 
 class ArithmeticError_(ConfigError):
@@ -41,17 +43,22 @@ def evaluate(text: str) -> Fraction:
         )
     try:
         tree = ast.parse(normalised, mode="eval")
-    except SyntaxError as exc:
-        raise ArithmeticError_(f"not an arithmetic expression: {text!r}") from exc
-    return _walk(tree.body, normalised)
+        return _walk(tree.body, normalised)
+    except (SyntaxError, MemoryError) as exc:
+        raise ArithmeticError_(f"not an arithmetic expression: {text[:80]!r}") from exc
+    except RecursionError as exc:
+        raise ArithmeticError_(f"expression nests too deeply: {text[:80]!r}...") from exc
 
 
 def _walk(node: ast.expr, source: str) -> Fraction:
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         # The source text, not the float, so 0.01 stays exactly 1/100.
-        literal = ast.get_source_segment(source, node)
-        assert literal is not None
-        return Fraction(literal.replace("_", ""))
+        literal = (ast.get_source_segment(source, node) or "").replace("_", "")
+        # Plain decimals only: hex/binary literals are not arithmetic text, and a huge
+        # exponent (1e99999999) would expand to an integer of that many digits.
+        if not _DECIMAL.fullmatch(literal):
+            raise ArithmeticError_(f"{literal!r} is not a plain decimal number (in {source!r})")
+        return Fraction(literal)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         value = _walk(node.operand, source)
         return -value if isinstance(node.op, ast.USub) else value

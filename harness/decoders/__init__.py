@@ -3,28 +3,56 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from harness.decoders.actual_bits import ActualBitsDecoder
+from harness.decoders.actual_digits import ActualDigitsDecoder
 from harness.decoders.base import Answer, Decoded, Decoder, Question
 from harness.decoders.direct import DirectDecoder
 from harness.decoders.index import BitsDecoder, DigitsDecoder
+from harness.decoders.sets import SetsDecoder
+from harness.decoders.thresholds import (
+    AdaptiveThresholdDecoder,
+    ParallelThresholdDecoder,
+    ThresholdCdfDecoder,
+)
 from harness.decoders.tree import TreeDecoder
 from harness.errors import ConfigError
 from harness.grid import Grid
 
 __all__ = [
+    "ActualBitsDecoder",
+    "ActualDigitsDecoder",
+    "AdaptiveThresholdDecoder",
     "Answer",
     "BitsDecoder",
     "Decoded",
     "Decoder",
     "DigitsDecoder",
     "DirectDecoder",
+    "ParallelThresholdDecoder",
     "Question",
+    "SetsDecoder",
+    "ThresholdCdfDecoder",
     "TreeDecoder",
     "make_decoder",
 ]
 
-KNOWN = "direct, treeK (K >= 2, e.g. tree10), digits, bits"
-_TREE = re.compile(r"^tree(\d+)$")
+KNOWN = (
+    "direct, treeK (K >= 2, e.g. tree10), digits, bits, and on small grids sets, "
+    "actual_digits, bits4, adaptive_thresholds, parallel_thresholds, threshold_cdf"
+)
+# The exploratory suite's decoders (paper, Appendix "Exploratory Records") and the threshold
+# CDF read-out (Appendix "CDF Construction"); each checks that the grid suits it.
+_EXPLORATORY: dict[str, Callable[[Grid, str], Decoder]] = {
+    "sets": SetsDecoder,
+    "actual_digits": ActualDigitsDecoder,
+    "bits4": ActualBitsDecoder,
+    "adaptive_thresholds": AdaptiveThresholdDecoder,
+    "parallel_thresholds": ParallelThresholdDecoder,
+    "threshold_cdf": ThresholdCdfDecoder,
+}
+_TREE = re.compile(r"^tree([1-9]\d*|0)$")
 
 
 def make_decoder(name: str, grid: Grid, subject: str) -> Decoder:
@@ -35,6 +63,8 @@ def make_decoder(name: str, grid: Grid, subject: str) -> Decoder:
         return DigitsDecoder(grid, subject)
     if name == "bits":
         return BitsDecoder(grid, subject)
+    if name in _EXPLORATORY:
+        return _EXPLORATORY[name](grid, subject)
     match = _TREE.match(name)
     if match:
         k = int(match.group(1))
