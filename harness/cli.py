@@ -50,6 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NumericJevError as exc:
         print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly, as Unix tools do.
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(
             f"numericjev {args.command}: interrupted; resume with numericjev resume",

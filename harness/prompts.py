@@ -9,9 +9,12 @@ real model sees, the wire body.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 
 from harness.grid import Grid, fmt
 
@@ -37,9 +40,9 @@ def number_word(n: int) -> str:
     return _NUMBER_WORDS[n] if n < len(_NUMBER_WORDS) else str(n)
 
 
-def interval_text(lo: Decimal, hi: Decimal) -> str:
-    """A tree criterion: ``lower <= x < upper`` in plain decimals."""
-    return f"{fmt(lo)} <= x < {fmt(hi)}"
+def interval_text(lo: str, hi: str) -> str:
+    """A tree criterion, ``lower <= x < upper``, from bounds already written by ``fmt``."""
+    return f"{lo} <= x < {hi}"
 
 
 def _signed(value: Decimal) -> str:
@@ -83,7 +86,111 @@ def bit_criterion(weight: int, bit: int) -> str:
     return f"the bit of weight {weight} is {bit}"
 
 
+# ---- exploratory prompts (paper, Appendix "Exploratory Records and Distinct Protocols") --
+
+SETS = "Select the set of values that contains x. Labels identify sets, not numerical answers."
+SET_LABELS = ("A", "B")  # letters, not 0/1, so the question never asks for a binary code
+_THRESHOLD = "Is x less than or equal to {z}?"
+THRESHOLD_LABELS = ("yes", "no")
+FRACTION_PLACES = ("tenths", "hundredths", "thousandths", "ten-thousandths",
+                   "hundred-thousandths", "millionths")  # fmt: skip
+_VALUE_BITS = "Write x as {count} unsigned binary bits with weights {weights}."
+_VALUE_BIT = (
+    "Select the bit of x with weight {w}, which equals floor({expr}) modulo 2. "
+    "Labels are the literal bit values 0 and 1, not option positions."
+)
+
+
+def set_criterion(values: list[Decimal]) -> str:
+    """An explicit-set option: ``x is one of 1, 3, 5``."""
+    return "x is one of " + ", ".join(fmt(v) for v in values)
+
+
+def threshold_instruction(subject: str, z: Decimal) -> str:
+    """A threshold comparison ``x <= z`` (paper: P(Y <= z)); ``z`` is an exact decimal."""
+    return f"{subject} {_THRESHOLD.format(z=fmt(z))}"
+
+
+def threshold_criteria(z: Decimal) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The yes/no pair of a threshold question, lower region first."""
+    yes, no = THRESHOLD_LABELS
+    return (yes, f"x <= {fmt(z)}"), (no, f"x > {fmt(z)}")
+
+
+def place_name(power: int) -> str:
+    """The digit place of ``10**power``: units, tens, ... or tenths, hundredths, ..."""
+    return PLACES[power] if power >= 0 else FRACTION_PLACES[-power - 1]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{number_word(n)} {noun}{'' if n == 1 else 's'}"
+
+
+def actual_digits_instruction(
+    subject: str, whole: int, frac: int, known: list[tuple[int, int]], power: int
+) -> str:
+    """A question for one decimal digit of x itself (not of a grid index).
+
+    ``whole`` and ``frac`` count the digits before and after the decimal point; ``known``
+    holds ``(power, digit)`` pairs already selected, highest place first.
+    """
+    form = ("D" * whole or "0") + ("." + "D" * frac if frac else "")
+    if not frac:
+        layout = f"with exactly {_count(whole, 'digit')}, including a leading zero if needed"
+    elif not whole:
+        layout = (
+            f"with exactly {_count(frac, 'digit')} after the decimal point, "
+            "including trailing zeros if needed"
+        )
+    else:
+        layout = (
+            f"with exactly {_count(whole, 'digit')} before the decimal point, including leading "
+            f"zeros if needed, and exactly {number_word(frac)} after it, including trailing "
+            "zeros if needed"
+        )
+    parts = [subject, f"Write x in decimal in the form {form}, {layout}."]
+    parts += [f"The {place_name(p)} digit of x is {d}." for p, d in known]
+    parts.append(f"Select the {place_name(power)} digit of x.")
+    return " ".join(parts)
+
+
+def actual_digit_criterion(power: int, digit: int) -> str:
+    """The description of one option of an actual-digit question."""
+    return f"the {place_name(power)} digit of x is {digit}"
+
+
+def weight_text(weight: Fraction) -> str:
+    """A binary weight as written in the prompt: ``8`` or ``1/4``."""
+    return str(weight.numerator) if weight.denominator == 1 else f"1/{weight.denominator}"
+
+
+def value_bits_instruction(subject: str, weights: list[Fraction], weight: Fraction) -> str:
+    """An independent question for the bit of x (not of a grid index) of ``weight``."""
+    listed = ", ".join(weight_text(w) for w in weights)
+    # floor(x / 4) for an integer weight, floor(x * 4) for the weight 1/4, floor(x) for 1.
+    if weight == 1:
+        expr = "x"
+    elif weight.denominator == 1:
+        expr = f"x / {weight.numerator}"
+    else:
+        expr = f"x * {weight.denominator}"
+    return " ".join(
+        [
+            subject,
+            _VALUE_BITS.format(count=number_word(len(weights)), weights=listed),
+            _VALUE_BIT.format(w=weight_text(weight), expr=expr),
+        ]
+    )
+
+
+def value_bit_criterion(weight: Fraction, bit: int) -> str:
+    """The description of one option of a bit-of-x question."""
+    return f"the bit of x with weight {weight_text(weight)} is {bit}"
+
+
 # ---- reading questions back (oracle and sim) -------------------------------------------
+
+EXPLORATORY_KINDS = frozenset({"set", "threshold", "value_digit", "value_bit"})
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _INTERVAL_RE = re.compile(rf"^({_NUM}) <= x < ({_NUM})$")
@@ -100,7 +207,10 @@ class Meaning:
     """What a question asks, exactly: ``kind`` plus, per label, the exact thing it names.
 
     kinds: ``interval`` (label -> [lo, hi)), ``value`` (label -> value),
-    ``digit`` (q's digit at ``power``), ``bit`` (q's bit of ``power``).
+    ``digit`` (q's digit at ``power``), ``bit`` (q's bit of ``power``); and for the
+    exploratory decoders ``set`` (label -> its listed ``members``; options hold their
+    smallest and largest), ``threshold`` (``x <= at``, answered by label ``at_most``),
+    ``value_digit`` / ``value_bit`` (the digit or bit of x itself at ``place``).
     """
 
     kind: str
@@ -109,14 +219,33 @@ class Meaning:
     eps: Fraction = Fraction(1)
     last: int = 0
     power: int = 1
+    members: dict[str, frozenset[Fraction]] = field(default_factory=dict)
+    at: Fraction = Fraction(0)
+    at_most: str = ""
+    place: Fraction = Fraction(1)
+    # Labels sorted by their lower bound, for bisection (interval and value kinds).
+    ranked: tuple[tuple[Fraction, str], ...] = ()
+    lows: tuple[Fraction, ...] = ()
+
+    @classmethod
+    def ordered(cls, kind: str, options: dict[str, tuple[Fraction, Fraction]]) -> Meaning:
+        """An interval or value meaning with its labels ranked by lower bound."""
+        ranked = tuple(sorted((bounds[0], label) for label, bounds in options.items()))
+        return cls(kind, options, ranked=ranked, lows=tuple(lo for lo, _ in ranked))
 
 
-def interpret(instructions: str, criteria: dict[str, str | None]) -> Meaning | None:
+def interpret(instructions: str, criteria: Mapping[str, str | None]) -> Meaning | None:
     """Read a question produced by this module; None when it is none of ours."""
-    texts = {label: (text or "").strip() for label, text in criteria.items()}
+    return _interpret(instructions, tuple((label, text or "") for label, text in criteria.items()))
+
+
+# A run asks the same few thousand distinct questions over and over: parse each once.
+@lru_cache(maxsize=65536)
+def _interpret(instructions: str, items: tuple[tuple[str, str], ...]) -> Meaning | None:
+    texts = {label: text.strip() for label, text in items}
     intervals = {lab: _INTERVAL_RE.match(t) for lab, t in texts.items()}
     if texts and all(intervals.values()):
-        return Meaning(
+        return Meaning.ordered(
             "interval",
             {
                 lab: (Fraction(m.group(1)), Fraction(m.group(2)))
@@ -125,10 +254,11 @@ def interpret(instructions: str, criteria: dict[str, str | None]) -> Meaning | N
             },
         )
     if texts and all(_VALUE_RE.match(t) for t in texts.values()):
-        return Meaning("value", {lab: (Fraction(t), Fraction(t)) for lab, t in texts.items()})
+        values = {lab: (Fraction(t), Fraction(t)) for lab, t in texts.items()}
+        return Meaning.ordered("value", values)
     index = _INDEX_RE.search(instructions)
     if index is None:
-        return None
+        return _interpret_exploratory(instructions, texts)
     lo, eps, last = Fraction(index.group(1)), Fraction(index.group(2)), int(index.group(3))
     options = {lab: (Fraction(int(lab)), Fraction(int(lab))) for lab in texts if lab.isdigit()}
     digit = _DIGIT_RE.search(instructions)
@@ -141,20 +271,77 @@ def interpret(instructions: str, criteria: dict[str, str | None]) -> Meaning | N
     return None
 
 
+_SET_RE = re.compile(rf"^x is one of ({_NUM}(?:, {_NUM})*)$")
+_AT_MOST_RE = re.compile(rf"^x <= ({_NUM})$")
+_ABOVE_RE = re.compile(rf"^x > ({_NUM})$")
+_VALUE_DIGIT_RE = re.compile(r"Select the ([a-z-]+) digit of x\.")
+_VALUE_BIT_RE = re.compile(r"Select the bit of x with weight (\d+(?:/\d+)?),")
+
+
+def _interpret_exploratory(instructions: str, texts: dict[str, str]) -> Meaning | None:
+    """Read the exploratory questions: explicit sets, thresholds, digits and bits of x."""
+    sets = {lab: _SET_RE.match(t) for lab, t in texts.items()}
+    if texts and all(sets.values()):
+        members = {
+            lab: frozenset(Fraction(v) for v in m.group(1).split(", "))
+            for lab, m in sets.items()
+            if m is not None
+        }
+        options = {lab: (min(vs), max(vs)) for lab, vs in members.items()}
+        return Meaning("set", options, members=members)
+    if len(texts) == 2:
+        at_most = {lab: m for lab, t in texts.items() if (m := _AT_MOST_RE.match(t))}
+        above = {lab: m for lab, t in texts.items() if (m := _ABOVE_RE.match(t))}
+        if len(at_most) == 1 and len(above) == 1:
+            (low, m_low), (_, m_high) = next(iter(at_most.items())), next(iter(above.items()))
+            z = Fraction(m_low.group(1))
+            if z == Fraction(m_high.group(1)):
+                return Meaning("threshold", {lab: (z, z) for lab in texts}, at=z, at_most=low)
+    options = {lab: (Fraction(int(lab)), Fraction(int(lab))) for lab in texts if lab.isdigit()}
+    digit = _VALUE_DIGIT_RE.search(instructions)
+    if digit is not None:
+        name = digit.group(1)
+        if name in PLACES:
+            return Meaning("value_digit", options, place=Fraction(10) ** PLACES.index(name))
+        if name in FRACTION_PLACES:
+            power = -FRACTION_PLACES.index(name) - 1
+            return Meaning("value_digit", options, place=Fraction(10) ** power)
+    bit = _VALUE_BIT_RE.search(instructions)
+    if bit is not None:
+        return Meaning("value_bit", options, place=Fraction(bit.group(1)))
+    return None
+
+
+def _exact_exploratory(meaning: Meaning, x: Fraction) -> str:
+    """``exact_label`` for the exploratory kinds."""
+    if meaning.kind == "set":
+        # As for value options: the largest listed value not above x (cells are [v, v+eps)).
+        pairs = [(v, lab) for lab, vs in meaning.members.items() for v in vs]
+        below = [pair for pair in pairs if pair[0] <= x]
+        return max(below)[1] if below else min(pairs)[1]
+    if meaning.kind == "threshold":
+        if x <= meaning.at:
+            return meaning.at_most
+        return next(lab for lab in meaning.options if lab != meaning.at_most)
+    base = 10 if meaning.kind == "value_digit" else 2
+    q = x / meaning.place
+    return str(q.numerator // q.denominator % base)
+
+
 def exact_label(meaning: Meaning, x: Fraction) -> str:
     """The label an exact reader picks for target ``x`` (clamped into the offered range)."""
+    if meaning.kind in EXPLORATORY_KINDS:
+        return _exact_exploratory(meaning, x)
     opts = meaning.options
-    if meaning.kind == "interval":
-        for label, (lo, hi) in opts.items():
-            if lo <= x < hi:
-                return label
+    if meaning.kind in ("interval", "value"):
+        ranked = meaning.ranked
+        i = bisect_right(meaning.lows, x) - 1
+        if meaning.kind == "value":
+            return ranked[max(i, 0)][1]
+        if i >= 0 and x < opts[ranked[i][1]][1]:
+            return ranked[i][1]
         # Out of range: the nearest interval, as a reader forced to choose would.
         return min(opts, key=lambda lab: min(abs(x - opts[lab][0]), abs(x - opts[lab][1])))
-    if meaning.kind == "value":
-        below = [lab for lab, (v, _) in opts.items() if v <= x]
-        if below:
-            return max(below, key=lambda lab: opts[lab][0])
-        return min(opts, key=lambda lab: opts[lab][0])
     q = (x - meaning.lo) / meaning.eps
     index = min(max(q.numerator // q.denominator, 0), meaning.last)
     if meaning.kind == "digit":

@@ -7,7 +7,7 @@ from typing import Any
 
 from harness.decoders import make_decoder
 from harness.errors import ConfigError
-from suites import affine
+from suites import affine, exploratory, historical
 from suites.base import Case, JobSpec, Suite
 
 __all__ = ["SUITES", "Case", "JobSpec", "Suite", "load_suite"]
@@ -15,6 +15,9 @@ __all__ = ["SUITES", "Case", "JobSpec", "Suite", "load_suite"]
 # name -> (builder, parameter parsers); builders take seed, the parsed params and decoders.
 SUITES: dict[str, tuple[Callable[..., Suite], Mapping[str, Callable[[str], object]]]] = {
     "affine": (affine.build, affine.PARAMS),
+    "exploratory": (exploratory.build, exploratory.PARAMS),
+    "historical": (historical.build, historical.PARAMS),
+    "historical_binary": (historical.build_binary, historical.PARAMS),
 }
 
 

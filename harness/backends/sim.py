@@ -104,7 +104,7 @@ class SimModel:
         return x * (1.0 + noise * d.gauss(1, 2))
 
     def _choose(
-        self, question: Mapping[str, Any], meaning: Meaning, seen: Fraction | None
+        self, state: str, question: Mapping[str, Any], meaning: Meaning, seen: Fraction | None
     ) -> tuple[str, float]:
         """The label the sim picks, and the confidence it reports for it."""
         p = self.params
@@ -115,6 +115,7 @@ class SimModel:
         # cost of hashing all 100 criteria of a direct-choice question.
         first, last = listed[0], listed[-1]
         key = (
+            state,
             question.get("instructions"),
             len(listed),
             first,
@@ -128,15 +129,15 @@ class SimModel:
             return listed[int(d[0] * len(listed))], confidence
         label = exact_label(meaning, seen)
         if meaning.kind == "threshold":
-            # P("x <= z") falls off smoothly (logistic, scale 0.5% of the magnitude) as z drops
+            # P("x <= z") falls off smoothly (logistic, scale 3% of the magnitude) as z drops
             # below the perceived value; at z == seen it is 1 - slip_interval, like an interval.
             # A standard-normal jitter of the logit per question, and a lapse (chance
             # slip_interval) to a uniform probability, let thresholds disagree with their
             # neighbours, as the paper's raw answers do (25 of 48 groups decrease somewhere).
             s, z = float(seen), float(meaning.at)
-            scale = 0.005 * max(abs(s), abs(z)) or 1e-9
+            scale = 0.03 * max(abs(s), abs(z)) or 1e-9
             slip = min(max(p.slip_interval, 1e-9), 1 - 1e-9)
-            t = Draws("threshold", p.seed, question.get("instructions"), s)
+            t = Draws("threshold", p.seed, state, question.get("instructions"), s)
             logit = (z - s) / scale + math.log((1 - slip) / slip) + t.gauss(0, 1)
             yes = 1.0 / (1.0 + math.exp(-min(max(logit, -60.0), 60.0)))
             yes = t[3] if t[2] < slip else yes
@@ -159,12 +160,16 @@ class SimModel:
 
     def respond(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The response body for ``body`` (sync: also used by the loopback server)."""
-        perceived = self.perceive(body.get("state"))
+        state = body.get("state")
+        perceived = self.perceive(state)
         seen = Fraction(perceived) if perceived is not None and math.isfinite(perceived) else None
+        # Every draw depends on the state too: otherwise all cases that share a question text
+        # (the expression lives in the state) would slip, or guess, together.
+        key = state_key(state)
         answers = {}
         for qid, meaning in meanings(body).items():
             question = body["questions"][qid]
-            label, confidence = self._choose(question, meaning, seen)
+            label, confidence = self._choose(key, question, meaning, seen)
             answers[qid] = choice_answer(label, list(question["criteria"]), confidence)
         return {"model": "sim", "answers": answers, "usage": usage_of(body)}
 

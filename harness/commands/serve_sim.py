@@ -1,0 +1,191 @@
+"""``numericjev serve-sim``: the sim (or oracle) model on a loopback ``/v1/systemone`` server."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from harness.errors import ConfigError
+
+if TYPE_CHECKING:  # the server is imported only when it runs, so --help stays fast
+    from harness.serve import ServerConfig
+
+FAULTS_HELP = """\
+fault injection (--faults SPEC):
+  SPEC is KIND=P[,KIND=P...], P the probability that a request is failed that way:
+    429        429 with Retry-After and retry-after-ms (--retry-after seconds)
+    500        500 with a FastAPI-style {"detail": {...}} body
+    503        503 with an OpenAI-style {"error": {...}} body
+    529        529 overloaded
+    reset      connection reset (TCP RST) after the request is read
+    truncated  200 whose JSON body is cut in half
+    malformed  200 whose body is not JSON
+    badlabel   200 naming a label outside the question's criteria
+    missing    200 lacking one question's answer
+    html       502 HTML error page, as from a proxy
+    slow       the right answer, but only after --slow-seconds (past the client timeout)
+  mixed=P spreads P evenly over every kind; entries add up and may not exceed 1.
+  e.g. --faults 429=0.03,500=0.01,reset=0.01,badlabel=0.01   or   --faults mixed=0.10
+
+  Faults never turn a right answer into another valid one: they only make an exchange
+  fail detectably, so a client that retries gets the same outputs as against a clean
+  server. Which request fails, and how, is a pure function of --fault-seed, the request
+  body and how often that body has already failed; a body fails at most
+  --max-faults-per-request times in a row, so retries always get through.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``serve-sim`` parser."""
+    parser = sub.add_parser(
+        "serve-sim",
+        help="serve the sim (or oracle) model on loopback /v1/systemone",
+        description=(
+            "Serve the built-in sim (or oracle) model over HTTP at POST /v1/systemone, in\n"
+            "the wire format of TypeSafe's hosted Jev, giving the same answers as the\n"
+            "in-process model (answers are simulated); GET /healthz reports liveness.\n"
+            "Point a run at it with --base-url http://127.0.0.1:PORT. Ctrl-C stops it."
+        ),
+        epilog=FAULTS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_options(parser)
+    parser.set_defaults(func=run)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The serve-sim options (shared with ``python -m harness.commands.serve_sim``)."""
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; loopback only unless --allow-remote)",
+    )
+    parser.add_argument(
+        "--port", type=int, default=8377, help="TCP port (default 8377; 0 picks a free one)"
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --host (the server has no authentication)",
+    )
+    parser.add_argument(
+        "--model",
+        choices=("sim", "oracle"),
+        default="sim",
+        help="sim: the seeded fallible model (default); oracle: exact labels",
+    )
+    parser.add_argument(
+        "--latency-ms",
+        type=float,
+        default=0.0,
+        help="added delay before every reply, in milliseconds (default 0)",
+    )
+    parser.add_argument(
+        "--sim-seed", type=int, default=None, help="the sim model's seed (default: its own, 0)"
+    )
+    parser.add_argument(
+        "--sim-param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a sim knob, repeatable, e.g. noise_arithmetic=0.05 (see harness/backends/sim.py)",
+    )
+    parser.add_argument(
+        "--faults",
+        default="",
+        metavar="SPEC",
+        help="inject faults; see 'fault injection' below (default: none)",
+    )
+    parser.add_argument(
+        "--fault-seed", type=int, default=0, help="seed of the fault pattern (default 0)"
+    )
+    parser.add_argument(
+        "--slow-seconds",
+        type=float,
+        default=35.0,
+        help="how long a 'slow' fault delays its reply (default 35: past the client's 30 s)",
+    )
+    parser.add_argument(
+        "--retry-after",
+        type=float,
+        default=0.05,
+        help="seconds an injected 429 asks the client to wait (default 0.05)",
+    )
+    parser.add_argument(
+        "--max-faults-per-request",
+        type=int,
+        default=3,
+        help="most faults in a row for one request body before it is answered (default 3)",
+    )
+
+
+def config_from(args: argparse.Namespace) -> ServerConfig:
+    """The server configuration the options describe."""
+    from harness.backends.sim import SimParams
+    from harness.commands.common import parse_pairs
+    from harness.serve import FaultSpec, ServerConfig
+
+    knobs = parse_pairs(args.sim_param, "--sim-param")
+    if args.sim_seed is not None:
+        knobs["seed"] = str(args.sim_seed)
+    if args.max_faults_per_request < 0:
+        raise ConfigError("--max-faults-per-request must be 0 or more")
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must lie in 0..65535; got {args.port}")
+    return ServerConfig(
+        host=args.host,
+        port=args.port,
+        model=args.model,
+        latency_ms=args.latency_ms,
+        sim=SimParams.parse(knobs),
+        faults=FaultSpec.parse(args.faults),
+        fault_seed=args.fault_seed,
+        slow_s=args.slow_seconds,
+        retry_after_s=args.retry_after,
+        max_faults_per_body=args.max_faults_per_request,
+        allow_remote=args.allow_remote,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted (Ctrl-C or SIGTERM)."""
+    import signal
+    from functools import partial
+
+    import anyio
+
+    from harness.serve import check_host, serve_forever
+
+    config = config_from(args)
+    check_host(config.host, config.allow_remote)
+
+    try:
+        anyio.run(partial(serve_forever, config, stop_signals=(signal.SIGTERM,)))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:  # e.g. the port is taken
+        reason = exc.strerror or exc
+        raise ConfigError(f"cannot listen on {config.host}:{config.port}: {reason}") from exc
+    print("serve-sim: stopped", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m harness.commands.serve_sim``: usable before the CLI lists the command."""
+    from harness.errors import NumericJevError
+
+    parser = argparse.ArgumentParser(prog="numericjev")
+    sub = parser.add_subparsers(dest="command", required=True)
+    register(sub)
+    args = parser.parse_args(["serve-sim", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return int(args.func(args))
+    except NumericJevError as exc:
+        print(f"numericjev serve-sim: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

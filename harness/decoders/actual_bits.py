@@ -1,0 +1,79 @@
+"""Independent binary bits of the actual result x (not of a grid index).
+
+Paper, Appendix "Exploratory Records": "The independent bits represent four-bit integers or
+four-bit binary fractions." The weights run from ``eps * 2**(count-1)`` down to ``eps``:
+8, 4, 2, 1 on the integer grid 0..15 and 1/2, 1/4, 1/8, 1/16 on the sixteenths of [0, 1).
+The grid must start at 0 and step by a power of two, so that its values are exactly the
+numbers these bits can write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from harness.decoders.base import Answer, Decoded, Question
+from harness.grid import Grid, GridError, fmt, to_decimal
+from harness.prompts import value_bit_criterion, value_bits_instruction
+
+
+def _is_power_of_two(x: Fraction) -> bool:
+    """True for 2**k with any integer k (1/16, 1, 8)."""
+    num, den = x.numerator, x.denominator
+    return num > 0 and (num & (num - 1)) == 0 and (den & (den - 1)) == 0 and (num == 1 or den == 1)
+
+
+@dataclass
+class ActualBitsDecoder:
+    """``count`` independent questions, one per bit of x, all in one round."""
+
+    grid: Grid
+    subject: str
+    count: int = 4
+    name: str = ""
+    bits: dict[Fraction, int] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        g = self.grid
+        self.name = self.name or f"bits{self.count}"
+        eps = Fraction(g.eps)
+        if g.lo != 0 or not _is_power_of_two(eps) or g.n > 2**self.count:
+            raise GridError(
+                f"{self.name} writes x as {self.count} binary bits, which needs L=0, eps a power "
+                f"of two and N <= {2**self.count}; got L={fmt(g.lo)}, eps={fmt(g.eps)}, N={g.n}"
+            )
+        self.weights = [eps * 2**i for i in reversed(range(self.count))]
+
+    def ready(self) -> list[Question]:
+        """Every unanswered bit's question (they are independent)."""
+        return [
+            Question(
+                f"b{i}",
+                value_bits_instruction(self.subject, self.weights, w),
+                tuple((str(bit), value_bit_criterion(w, bit)) for bit in (0, 1)),
+            )
+            for i, w in enumerate(self.weights)
+            if w not in self.bits
+        ]
+
+    def give(self, key: str, answer: Answer) -> None:
+        """Take one bit; ``key`` is ``b<position>``, position 0 the heaviest."""
+        self.bits[self.weights[int(key[1:])]] = int(answer.choice)
+
+    @property
+    def done(self) -> bool:
+        """Finished when every bit is in."""
+        return len(self.bits) == len(self.weights)
+
+    def depths(self) -> tuple[int, int]:
+        """One round: the bits do not depend on each other."""
+        return 1, 1
+
+    def result(self) -> Decoded:
+        """The sum of the selected weights; codes above the grid's top are kept."""
+        value = sum((w for w, bit in self.bits.items() if bit), Fraction(0))
+        q = int(value / Fraction(self.grid.eps))
+        cell = (self.grid.bound(q), self.grid.bound(q + 1))
+        assert to_decimal(value) == cell[0]
+        trace = ({"round": 1, "choice": "".join(str(self.bits[w]) for w in self.weights)},)
+        return Decoded(cell[0], cell, 1, trace, {"index": q})

@@ -1,0 +1,65 @@
+"""Historical recall of three S&P 500 closes (paper, Section 4, Section 5.6 and its follow-up).
+
+The S&P 500 price index's official closing level on the last trading day of 2019, 2020 and
+2023, with the references of the paper's source audit. Ten-way decoding on [0, 10000) at
+0.01 points (N = 1,000,000) in the ``recall`` condition (the state holds only the
+question) and the matched ``provided`` control (the state adds the reference close), two
+orders and two repeats per date.
+
+The follow-up changed both the prompt and the branching factor to two. It is a separate
+protocol and a separate suite, ``historical_binary``: never pool it with ``historical``.
+This is a recall diagnostic, not forecasting: the sim model knows no history and guesses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+
+from harness.grid import Grid
+from suites.base import Case, Suite
+
+SEED = 20260923  # orders the scheduler's shuffle only; the cases are fixed
+CONDITIONS = ("recall", "provided")
+REPEATS = 2
+GRID = Grid.from_range(0, 10000, "0.01")
+
+# (date, reference close); the last trading day of 2023 was Friday 2023-12-29.
+CLOSES = (
+    ("2019-12-31", Fraction("3230.78")),
+    ("2020-12-31", Fraction("3756.07")),
+    ("2023-12-29", Fraction("4769.83")),
+)
+# Neither subject names a number: in the recall condition the state holds only the question.
+SUBJECT = "Determine the numerical value x asked for in state."
+SUBJECT_BINARY = "Recall the number x that the question in state asks for."
+
+
+def question(date: str) -> str:
+    """The state's question for one trading day."""
+    year = date[:4]
+    return (
+        f"the S&P 500 price index official closing level on the last trading day of {year} ({date})"
+    )
+
+
+def _cases(subject: str) -> tuple[Case, ...]:
+    return tuple(
+        Case(f"f{family}/{date}", family, date, {"question": question(date)}, close, GRID, subject)
+        for family, (date, close) in enumerate(CLOSES)
+    )
+
+
+def build(seed: int = SEED, decoders: tuple[str, ...] = ("tree10",)) -> Suite:
+    """The ten-way historical readout of Section 5.6."""
+    return Suite("historical", seed, _cases(SUBJECT), decoders, CONDITIONS, repeats=REPEATS)
+
+
+def build_binary(seed: int = SEED, decoders: tuple[str, ...] = ("tree2",)) -> Suite:
+    """The follow-up: a binary tree and a changed subject sentence (reported on its own)."""
+    return Suite(
+        "historical_binary", seed, _cases(SUBJECT_BINARY), decoders, CONDITIONS, repeats=REPEATS
+    )
+
+
+PARAMS: dict[str, Callable[[str], object]] = {}
