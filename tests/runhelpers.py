@@ -41,7 +41,8 @@ def records(path: Path) -> list[dict[str, Any]]:
 def final_outputs(folder: Path) -> dict[tuple[str, str], tuple[Any, str]]:
     """(job, decoder) -> (value, status), last line wins."""
     return {
-        (r["job"], r["decoder"]): (r["value"], r["status"]) for r in records(folder / "outputs.jsonl")
+        (r["job"], r["decoder"]): (r["value"], r["status"])
+        for r in records(folder / "outputs.jsonl")
     }
 
 

@@ -131,7 +131,19 @@ def test_spend_cap_holds_across_restarts(tmp_path: Path) -> None:
     folder = tmp_path / "capped"
     price = ["--price-per-million", "10"]  # make the free sim cost something
     cap = 0.5
-    assert cli("run", *MEDIUM, *price, "--run", str(folder), "--no-progress", "--max-cost-usd", str(cap)) == 1
+    assert (
+        cli(
+            "run",
+            *MEDIUM,
+            *price,
+            "--run",
+            str(folder),
+            "--no-progress",
+            "--max-cost-usd",
+            str(cap),
+        )
+        == 1
+    )
     assert cli("resume", str(folder), "--no-progress") == 1  # the cap is kept in the manifest
     assert cli("resume", str(folder), "--no-progress", "--max-cost-usd", str(cap)) == 1
     costs = [r["cost_usd"] for r in records(folder / "requests.jsonl") if r["error"] is None]

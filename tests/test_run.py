@@ -36,9 +36,7 @@ def test_full_affine_run_writes_the_contract(full_run: Path) -> None:
 
 
 def test_each_round_batches_every_ready_question(full_run: Path) -> None:
-    rounds_of = {
-        (r["job"], r["decoder"]): r["rounds"] for r in records(full_run / "outputs.jsonl")
-    }
+    rounds_of = {(r["job"], r["decoder"]): r["rounds"] for r in records(full_run / "outputs.jsonl")}
     per_job: dict[str, list[dict]] = {}
     for r in records(full_run / "requests.jsonl"):
         per_job.setdefault(r["job"], []).append(r)

@@ -37,6 +37,8 @@ class SimParams:
     slip_digit: float = 0.10  # chance of a wrong index digit
     slip_bit: float = 0.06  # chance of a flipped index bit
     order_bias: float = 0.7  # share of slips that move toward the first-listed option
+    threshold_lapse_arithmetic: float = 0.08  # chance a threshold answer is a uniform guess
+    threshold_lapse_provided: float = 0.0
 
     @classmethod
     def parse(cls, items: Mapping[str, str]) -> SimParams:
@@ -104,7 +106,12 @@ class SimModel:
         return x * (1.0 + noise * d.gauss(1, 2))
 
     def _choose(
-        self, state: str, question: Mapping[str, Any], meaning: Meaning, seen: Fraction | None
+        self,
+        state: str,
+        provided: bool,
+        question: Mapping[str, Any],
+        meaning: Meaning,
+        seen: Fraction | None,
     ) -> tuple[str, float]:
         """The label the sim picks, and the confidence it reports for it."""
         p = self.params
@@ -129,18 +136,19 @@ class SimModel:
             return listed[int(d[0] * len(listed))], confidence
         label = exact_label(meaning, seen)
         if meaning.kind == "threshold":
-            # P("x <= z") falls off smoothly (logistic, scale 3% of the magnitude) as z drops
+            # P("x <= z") falls off smoothly (logistic, scale 0.5% of the magnitude) as z drops
             # below the perceived value; at z == seen it is 1 - slip_interval, like an interval.
-            # A standard-normal jitter of the logit per question, and a lapse (chance
-            # slip_interval) to a uniform probability, let thresholds disagree with their
+            # A standard-normal jitter of the logit per question, and a lapse to a uniform
+            # probability (arithmetic condition), let thresholds disagree with their
             # neighbours, as the paper's raw answers do (25 of 48 groups decrease somewhere).
             s, z = float(seen), float(meaning.at)
-            scale = 0.03 * max(abs(s), abs(z)) or 1e-9
+            scale = 0.005 * max(abs(s), abs(z)) or 1e-9
             slip = min(max(p.slip_interval, 1e-9), 1 - 1e-9)
+            lapse = p.threshold_lapse_provided if provided else p.threshold_lapse_arithmetic
             t = Draws("threshold", p.seed, state, question.get("instructions"), s)
             logit = (z - s) / scale + math.log((1 - slip) / slip) + t.gauss(0, 1)
             yes = 1.0 / (1.0 + math.exp(-min(max(logit, -60.0), 60.0)))
-            yes = t[3] if t[2] < slip else yes
+            yes = t[3] if t[2] < lapse else yes
             other = next(lab for lab in listed if lab != meaning.at_most)
             return (meaning.at_most, yes) if yes >= 0.5 else (other, 1.0 - yes)
         if meaning.kind in ("digit", "bit", "value_digit", "value_bit", "set"):
@@ -166,10 +174,11 @@ class SimModel:
         # Every draw depends on the state too: otherwise all cases that share a question text
         # (the expression lives in the state) would slip, or guess, together.
         key = state_key(state)
+        provided = isinstance(state, Mapping) and "result" in state
         answers = {}
         for qid, meaning in meanings(body).items():
             question = body["questions"][qid]
-            label, confidence = self._choose(key, question, meaning, seen)
+            label, confidence = self._choose(key, provided, question, meaning, seen)
             answers[qid] = choice_answer(label, list(question["criteria"]), confidence)
         return {"model": "sim", "answers": answers, "usage": usage_of(body)}
 
