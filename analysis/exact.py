@@ -40,7 +40,7 @@ def output_errors(
     """Return (APE %, 100·|ŷ−y|/(U−L), grid index (ŷ−L)/eps, within-5% flag) for one output.
 
     Errors are formed in exact decimal arithmetic and only then rounded to float64, so the
-    5% boundary is decided exactly: ŷ=0.21 for y=0.2 has APE exactly 5 (in float64 it is
+    5% boundary is decided exactly: ŷ=0.63 for y=0.6 has APE exactly 5 (in float64 it is
     5.000000000000004 and would fall outside). APE and the flag are NaN when y=0, where
     relative error is undefined (the paper's affine suite excludes zero targets).
     """

@@ -74,7 +74,9 @@ def load_manifest(run_dir: Path) -> Manifest:
         raise RunFolderError(f"{run_dir} is a file, not a run folder; {_FIX_HINT}")
     path = run_dir / "manifest.json"
     if not path.is_file():
-        raise RunFolderError(f"{run_dir} has no manifest.json, so it is not a run folder; {_FIX_HINT}")
+        raise RunFolderError(
+            f"{run_dir} has no manifest.json, so it is not a run folder; {_FIX_HINT}"
+        )
     try:
         raw = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:

@@ -170,6 +170,7 @@ class RunLock:
     def release(self) -> None:
         """Drop the lock."""
         if self._fd is not None:
+            os.ftruncate(self._fd, 0)  # no stale pid for people to wonder about
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None

@@ -33,7 +33,7 @@ class SimParams:
     noise_provided: float = 0.0
     blunder_arithmetic: float = 0.08  # chance of perceiving a wrong value altogether
     blunder_provided: float = 0.0
-    slip_interval: float = 0.02  # chance of an adjacent interval or value
+    slip_interval: float = 0.02  # x10 = chance of crossing a boundary within 10% of it
     slip_digit: float = 0.10  # chance of a wrong index digit
     slip_bit: float = 0.06  # chance of a flipped index bit
     order_bias: float = 0.7  # share of slips that move toward the first-listed option
@@ -158,13 +158,28 @@ class SimModel:
                 others = [lab for lab in listed if lab != label]
                 return (others[int(d[1] * len(others))] if others else label), confidence
             return label, confidence
-        if d[0] < p.slip_interval:
-            ranked = [lab for _, lab in meaning.ranked]
-            i = ranked.index(label)
-            toward_first = ranked.index(listed[0]) < i
-            step = -1 if toward_first == (d[1] < p.order_bias) else 1
-            return ranked[min(max(i + step, 0), len(ranked) - 1)], confidence
-        return label, confidence
+        ranked = [lab for _, lab in meaning.ranked]
+        i = ranked.index(label)
+        lo, hi = meaning.options[label]
+        if meaning.kind == "value" and i + 1 < len(ranked):
+            # A value question is answered with the nearest value, not the one below.
+            hi = meaning.options[ranked[i + 1]][0]
+            if seen - lo > (hi - lo) / 2:
+                i, lo, hi = i + 1, hi, hi + (hi - lo)
+        width = hi - lo
+        if width > 0 and d[0] < p.slip_interval * 10:
+            # Misreads happen near a boundary: within 10% of the width of either edge the sim
+            # may cross it, more readily toward the first-listed option (order bias).
+            rel = (seen - lo) / width
+            # A value exactly on a lower bound (a provided result) is unambiguous: no slip.
+            step = -1 if 0 < rel < Fraction(1, 10) else 1 if rel > Fraction(9, 10) else 0
+            j = i + step
+            if step and 0 <= j < len(ranked):
+                toward_first = (ranked.index(listed[0]) - i) * step > 0
+                weight = (1 + p.order_bias) if toward_first else (1 - p.order_bias)
+                if d[1] < 0.5 * weight:
+                    i = j
+        return ranked[i], confidence
 
     def respond(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The response body for ``body`` (sync: also used by the loopback server)."""

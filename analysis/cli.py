@@ -1,0 +1,146 @@
+"""``numericjev analyze | report | diff``: the analysis half of the command line.
+
+The harness CLI hands these subcommands to ``main`` verbatim. Input problems print one
+line, ``numericjev <command>: error: <what is wrong and how to fix it>``, on stderr and
+return 2 without writing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+import orjson
+
+from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
+from .diff import diff_runs
+from .diff_tables import diff_markdown, diff_to_dict
+from .errors import AnalysisError
+from .report import analysis_markdown, select_path, write_report
+from .run import load_run
+from .summary import analysis_to_dict, analyze_run
+
+__all__ = ["main"]
+
+PROG = "numericjev"
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Analyse NumericJev run folders.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def bootstrap_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--bootstrap",
+            type=_count,
+            default=DEFAULT_REPLICATES,
+            metavar="N",
+            help=f"family-bootstrap replicates (default {DEFAULT_REPLICATES}; 0: none)",
+        )
+        p.add_argument(
+            "--seed",
+            type=int,
+            default=DEFAULT_SEED,
+            metavar="S",
+            help=f"bootstrap seed (default {DEFAULT_SEED})",
+        )
+
+    p = sub.add_parser("analyze", help="print the paper's tables for a run folder")
+    p.add_argument("run", metavar="RUN", help="run folder, e.g. runs/<run-id>")
+    p.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
+    bootstrap_options(p)
+
+    p = sub.add_parser("report", help="write report.md and figures (SVG, PNG) for a run")
+    p.add_argument("run", metavar="RUN", help="run folder, e.g. runs/<run-id>")
+    p.add_argument("--out", metavar="DIR", help="output folder (default RUN/report)")
+    p.add_argument("--job", metavar="JOB_ID", help="job whose decision path is drawn")
+    p.add_argument("--decoder", default="tree10", help="tree decoder to draw (default tree10)")
+    bootstrap_options(p)
+
+    p = sub.add_parser("diff", help="compare run B with run A (same suite and case set)")
+    p.add_argument("a", metavar="A", help="baseline run folder")
+    p.add_argument("b", metavar="B", help="run folder compared with A")
+    p.add_argument(
+        "--top",
+        type=_count,
+        default=10,
+        metavar="N",
+        help="list the N largest changes by |ΔAPE| (default 10)",
+    )
+    p.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
+    bootstrap_options(p)
+    return parser
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    analysis = analyze_run(load_run(args.run), args.bootstrap, args.seed)
+    if args.json:
+        sys.stdout.buffer.write(
+            orjson.dumps(analysis_to_dict(analysis), option=orjson.OPT_INDENT_2)
+        )
+        sys.stdout.buffer.write(b"\n")
+    else:
+        print(analysis_markdown(analysis))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    run = load_run(args.run)
+    path = select_path(run, args.job, args.decoder)  # before anything is written
+    analysis = analyze_run(run, args.bootstrap, args.seed)
+    out_dir = Path(args.out) if args.out else Path(args.run) / "report"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise AnalysisError(f"--out {out_dir} is a file; pass a folder path")
+    files = write_report(analysis, path, out_dir)
+    print(f"wrote {files[0]} and {len(files) - 1} figure files in {out_dir}")
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    result = diff_runs(load_run(args.a), load_run(args.b), args.bootstrap, args.seed, args.top)
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps(diff_to_dict(result), option=orjson.OPT_INDENT_2))
+        sys.stdout.buffer.write(b"\n")
+    else:
+        print(diff_markdown(result), end="")
+    return 0
+
+
+_COMMANDS = {"analyze": _analyze, "report": _report, "diff": _diff}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``analyze``, ``report`` or ``diff`` with ``argv`` (without the program name)."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed usage and its error (or help)
+        return int(exc.code or 0)
+    try:
+        return _COMMANDS[args.command](args)
+    except AnalysisError as exc:
+        message = " ".join(str(exc).split())  # always exactly one line
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as the Python docs advise.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as exc:  # unreadable run files, unwritable --out
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"{PROG} {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,191 @@
+"""Two runs of one suite compared: metric changes with paired family-bootstrap intervals
+and the outputs whose values changed (no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from .bootstrap import (
+    DEFAULT_LEVEL,
+    DEFAULT_REPLICATES,
+    DEFAULT_SEED,
+    percentile_interval,
+    ratio_replicates,
+    resample_weights,
+)
+from .errors import DiffRefusedError
+from .facts import RunFacts, run_facts
+from .metrics import compute_metrics, family_totals
+from .outputs import Outputs, family_sort_key
+from .run import Design, Run, design_of
+
+__all__ = ["ChangedOutput", "RunDiff", "check_comparable", "diff_runs"]
+
+
+@dataclass(frozen=True)
+class ChangedOutput:
+    """One (job, decoder) whose decoded value differs between run A and run B."""
+
+    job: str
+    decoder: str
+    condition: str
+    domain: str
+    target: str
+    value_a: str
+    value_b: str
+    ape_a: float
+    ape_b: float
+
+    @property
+    def delta_ape(self) -> float:
+        """APE in B minus APE in A (percentage points)."""
+        return self.ape_b - self.ape_a
+
+
+@dataclass(frozen=True, eq=False)
+class RunDiff:
+    """B − A per decoder × condition for every statistic, shape (statistics, D, C)."""
+
+    facts_a: RunFacts
+    facts_b: RunFacts
+    design: Design
+    n_boot: int
+    seed: int
+    level: float
+    n_families: int
+    point_a: np.ndarray
+    point_b: np.ndarray
+    delta_lo: np.ndarray
+    delta_hi: np.ndarray
+    n_compared: np.ndarray  # (D, C): (job, decoder) ok in both runs
+    n_changed: np.ndarray  # (D, C): of those, value differs
+    n_status_changed: np.ndarray  # (D, C): ok in one run, failed or absent in the other
+    top: tuple[ChangedOutput, ...]
+
+    @property
+    def delta(self) -> np.ndarray:
+        """Point differences B − A."""
+        return self.point_b - self.point_a
+
+
+def check_comparable(a: Run, b: Run) -> None:
+    """Raise DiffRefusedError unless both runs have the same suite and case set."""
+    ma, mb = a.manifest, b.manifest
+    if ma.suite != mb.suite:
+        raise DiffRefusedError(
+            f"A is suite {ma.suite!r} but B is suite {mb.suite!r}; diff compares two runs of "
+            "the same suite — pick two runs made with the same --suite"
+        )
+    if ma.case_hash != mb.case_hash:
+        raise DiffRefusedError(
+            f"the case sets differ (case_hash {str(ma.case_hash)[:12]} in A, "
+            f"{str(mb.case_hash)[:12]} in B), so per-case changes would compare different "
+            "questions — re-run B with the same suite parameters and seed as A"
+        )
+
+
+def _row_keys(outputs: Outputs) -> dict[tuple[str, str], int]:
+    names = outputs.decoder_names
+    pairs = zip(outputs.job, outputs.decoder.tolist(), strict=True)
+    return {(job, names[d]): i for i, (job, d) in enumerate(pairs)}
+
+
+def _same_value(a: str | None, b: str | None) -> bool:
+    # Equal text is equal value; otherwise compare exactly ("0.40" equals "0.4").
+    return a == b or (a is not None and b is not None and Decimal(a) == Decimal(b))
+
+
+def _changes(a: Outputs, b: Outputs, design: Design, top: int) -> tuple[Any, ...]:
+    n_d, n_c = len(design.decoders), len(design.conditions)
+    compared = np.zeros((n_d, n_c), np.int64)
+    changed = np.zeros_like(compared)
+    status = np.zeros_like(compared)
+    keys_a, keys_b = _row_keys(a), _row_keys(b)
+    found: list[ChangedOutput] = []
+    for key in keys_a.keys() | keys_b.keys():
+        i, j = keys_a.get(key), keys_b.get(key)
+        side, row = (a, i) if i is not None else (b, j)
+        d = design.decoders.index(key[1])
+        c = design.conditions.index(side.condition_names[side.condition[row]])
+        if i is None or j is None or a.ok[i] != b.ok[j]:
+            status[d, c] += 1
+            continue
+        if not a.ok[i]:
+            continue
+        compared[d, c] += 1
+        if _same_value(a.value_text[i], b.value_text[j]):
+            continue
+        changed[d, c] += 1
+        found.append(
+            ChangedOutput(
+                job=key[0],
+                decoder=key[1],
+                condition=design.conditions[c],
+                domain=a.domain_names[a.domain[i]],
+                target=a.target_text[i],
+                value_a=str(a.value_text[i]),
+                value_b=str(b.value_text[j]),
+                ape_a=float(a.ape[i]),
+                ape_b=float(b.ape[j]),
+            )
+        )
+    # Largest |ΔAPE| first (undefined APE, target 0, last); job id then decoder break ties
+    # so the list does not depend on the order in which the logs were written.
+    found.sort(key=lambda o: (np.isnan(o.delta_ape), -abs(o.delta_ape), o.job, o.decoder))
+    return compared, changed, status, tuple(found[:top])
+
+
+def diff_runs(
+    a: Run,
+    b: Run,
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    top: int = 10,
+    level: float = DEFAULT_LEVEL,
+) -> RunDiff:
+    """Compare run B with run A (same suite and case set, else DiffRefusedError)."""
+    check_comparable(a, b)
+    design = design_of(a.manifest, a.outputs, b.outputs)
+    families = tuple(
+        sorted(set(a.outputs.family_names) | set(b.outputs.family_names), key=family_sort_key)
+    )
+    totals_a = family_totals(a.outputs, design, families)
+    totals_b = family_totals(b.outputs, design, families)
+    point_a, point_b = totals_a.point(), totals_b.point()
+    shape = point_a.shape
+    if n_boot > 0 and families:
+        # One weight matrix for both runs: the same families are drawn for A and for B.
+        weights = resample_weights(len(families), n_boot, seed)
+        f = len(families)
+        reps_a = ratio_replicates(
+            totals_a.sums.reshape(f, -1), totals_a.counts.reshape(f, -1), weights
+        )
+        reps_b = ratio_replicates(
+            totals_b.sums.reshape(f, -1), totals_b.counts.reshape(f, -1), weights
+        )
+        lo, hi = percentile_interval(reps_b - reps_a, level)
+        lo, hi = lo.reshape(shape), hi.reshape(shape)
+    else:
+        lo = hi = np.full(shape, np.nan)
+    compared, changed, status, found = _changes(a.outputs, b.outputs, design, top)
+    return RunDiff(
+        facts_a=run_facts(a, compute_metrics(a.outputs, design)),
+        facts_b=run_facts(b, compute_metrics(b.outputs, design)),
+        design=design,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        n_families=len(families),
+        point_a=point_a,
+        point_b=point_b,
+        delta_lo=lo,
+        delta_hi=hi,
+        n_compared=compared,
+        n_changed=changed,
+        n_status_changed=status,
+        top=found,
+    )

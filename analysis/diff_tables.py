@@ -1,0 +1,187 @@
+"""Markdown tables and the JSON object for ``numericjev diff``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from .diff import RunDiff
+from .facts import SIMULATED_NOTICE, RunFacts
+from .markdown import Table, fmt, fmt_interval
+from .metrics import STATISTICS
+from .names import condition_label, decoder_label, domain_label
+from .summary import number
+
+__all__ = ["diff_markdown", "diff_tables", "diff_title", "diff_to_dict"]
+
+_SHOWN = ("mape", "nmae")
+
+
+def _mark(d: RunDiff) -> str:
+    sides = [s for s, f in (("A", d.facts_a), ("B", d.facts_b)) if f.simulated]
+    if not sides:
+        return ""
+    return f" — {SIMULATED_NOTICE} ({' and '.join(sides)})"
+
+
+def diff_title(d: RunDiff) -> str:
+    """``B vs A`` heading naming both runs, their models and the suite."""
+    a, b = d.facts_a, d.facts_b
+    return (
+        f"Diff B − A: {b.run_id} (model {b.model}) vs {a.run_id} (model {a.model}) · "
+        f"suite {a.suite}{_mark(d)}"
+    )
+
+
+def _served(f: RunFacts) -> str:
+    return ", ".join(f"{name} ×{n}" for name, n in f.served_models) or "none reported"
+
+
+def diff_tables(d: RunDiff) -> list[Table]:
+    """Metric changes per decoder × condition, the largest output changes, the two runs."""
+    rows = []
+    for i, decoder in enumerate(d.design.decoders):
+        for c, condition in enumerate(d.design.conditions):
+            row = [decoder_label(decoder), condition_label(condition)]
+            for name in _SHOWN:
+                s = STATISTICS.index(name)
+                row += [
+                    fmt(d.point_a[s, i, c]),
+                    fmt(d.point_b[s, i, c]),
+                    fmt_interval(d.delta[s, i, c], d.delta_lo[s, i, c], d.delta_hi[s, i, c]),
+                ]
+            row.append(f"{d.n_changed[i, c]}/{d.n_compared[i, c]}")
+            row.append(str(d.n_status_changed[i, c]))
+            rows.append(tuple(row))
+    header = (
+        "Decoder",
+        "Condition",
+        "MAPE A",
+        "MAPE B",
+        "ΔMAPE",
+        "NMAE A",
+        "NMAE B",
+        "ΔNMAE",
+        "Changed",
+        "Status changed",
+    )
+    notes = [
+        "MAPE and NMAE in %; Δ = B − A in percentage points (negative: B is better).",
+        "Changed: outputs (ok in both runs) whose decoded value differs / outputs compared. "
+        "Status changed: ok in one run, failed or absent in the other.",
+    ]
+    if d.n_boot > 0:
+        notes.append(
+            f"Brackets: {d.level:.0%} paired family-bootstrap intervals ({d.n_boot:,} replicates, "
+            f"seed {d.seed}, the same {d.n_families} resampled families applied to both runs)."
+        )
+    title = f"Changes per decoder and condition (B − A){_mark(d)}"
+    tables = [Table(title, header, tuple(rows), tuple(notes), left=2)]
+    top_rows = tuple(
+        (
+            o.job,
+            decoder_label(o.decoder),
+            domain_label(o.domain),
+            o.target,
+            o.value_a,
+            o.value_b,
+            fmt(o.ape_a),
+            fmt(o.ape_b),
+            fmt(o.delta_ape),
+        )
+        for o in d.top
+    )
+    if top_rows:
+        tables.append(
+            Table(
+                f"Largest changes (top {len(top_rows)} by |ΔAPE|){_mark(d)}",
+                (
+                    "Job",
+                    "Decoder",
+                    "Domain",
+                    "Target",
+                    "Value A",
+                    "Value B",
+                    "APE A",
+                    "APE B",
+                    "ΔAPE",
+                ),
+                top_rows,
+                left=3,
+            )
+        )
+    sides = tuple(
+        (
+            side,
+            f.run_id,
+            f.model,
+            _served(f),
+            "yes" if f.simulated else "no",
+            f"{f.outputs_ok}/{f.outputs_failed}/{f.outputs_missing}",
+        )
+        for side, f in (("A", d.facts_a), ("B", d.facts_b))
+    )
+    tables.append(
+        Table(
+            "Runs compared" + _mark(d),
+            ("Side", "Run", "Model", "Served model(s)", "Simulated", "ok/failed/missing"),
+            sides,
+            left=5,
+        )
+    )
+    return tables
+
+
+def diff_markdown(d: RunDiff) -> str:
+    """The full Markdown printed by ``numericjev diff``."""
+    return "\n\n".join([f"# {diff_title(d)}", *(t.to_markdown() for t in diff_tables(d))]) + "\n"
+
+
+def diff_to_dict(d: RunDiff) -> dict[str, Any]:
+    """The numbers of ``diff`` as one JSON-ready object (NaN written as null)."""
+    cells = []
+    for i, decoder in enumerate(d.design.decoders):
+        for c, condition in enumerate(d.design.conditions):
+            cell: dict[str, Any] = {"decoder": decoder, "condition": condition}
+            for s, name in enumerate(STATISTICS):
+                cell[name] = {
+                    "a": number(d.point_a[s, i, c]),
+                    "b": number(d.point_b[s, i, c]),
+                    "delta": number(d.delta[s, i, c]),
+                    "lo": number(d.delta_lo[s, i, c]),
+                    "hi": number(d.delta_hi[s, i, c]),
+                }
+            cell["n_compared"] = int(d.n_compared[i, c])
+            cell["n_changed"] = int(d.n_changed[i, c])
+            cell["n_status_changed"] = int(d.n_status_changed[i, c])
+            cells.append(cell)
+
+    def side(f: RunFacts) -> dict[str, Any]:
+        out = asdict(f)
+        out["notice"] = SIMULATED_NOTICE if f.simulated else None
+        out["served_models"] = dict(f.served_models)
+        out["errors_by_kind"] = dict(f.errors_by_kind)
+        return out
+
+    return {
+        "a": side(d.facts_a),
+        "b": side(d.facts_b),
+        "bootstrap": {
+            "replicates": d.n_boot,
+            "seed": d.seed,
+            "level": d.level,
+            "method": "percentile",
+            "paired": "same resampled families applied to A and B",
+            "n_families": d.n_families,
+        },
+        "cells": cells,
+        "top_changes": [
+            {
+                **asdict(o),
+                "ape_a": number(o.ape_a),
+                "ape_b": number(o.ape_b),
+                "delta_ape": number(o.delta_ape),
+            }
+            for o in d.top
+        ],
+    }

@@ -1,0 +1,111 @@
+"""Run facts: who served the run, what it cost, how it failed (no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .metrics import Metrics
+from .run import Run
+
+__all__ = ["SIMULATED_NOTICE", "RunFacts", "is_simulated", "run_facts"]
+
+SIMULATED_NOTICE = "SIMULATED MODEL — not a measurement of any real model"
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """Provenance, accounting and failure counts of one run."""
+
+    run_id: str
+    suite: str
+    model: str
+    backend: str | None
+    simulated: bool
+    created_utc: str | None
+    seed: int | None
+    case_hash: str | None
+    n_jobs: int | None
+    served_models: tuple[tuple[str, int], ...]  # model reported per request line, with counts
+    requests: int
+    jobs_with_requests: int
+    retries: int
+    errors_by_kind: tuple[tuple[str, int], ...]
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    requests_without_cost: int
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    outputs_ok: int
+    outputs_failed: int
+    outputs_missing: int
+    duplicate_outputs: int
+    torn_lines: int
+    requests_log_present: bool
+
+    @property
+    def errors(self) -> int:
+        """Request attempts that carried an error."""
+        return sum(n for _, n in self.errors_by_kind)
+
+
+def is_simulated(run: Run) -> bool:
+    """True when the manifest or any output line says the model was simulated."""
+    return run.manifest.model.simulated or run.outputs.n_simulated > 0
+
+
+def _counts(codes: np.ndarray, names: tuple[str, ...]) -> list[tuple[str, int]]:
+    tally = np.bincount(codes[codes >= 0], minlength=len(names))
+    return sorted(
+        ((n, int(k)) for n, k in zip(names, tally, strict=True) if k), key=lambda t: -t[1]
+    )
+
+
+def _total(values: np.ndarray) -> int | None:
+    known = values[np.isfinite(values)]
+    return int(known.sum()) if len(known) else None
+
+
+def run_facts(run: Run, metrics: Metrics) -> RunFacts:
+    """Collect the facts printed under the tables of ``analyze``."""
+    req = run.requests
+    served = _counts(req.served_model, req.served_model_names)
+    unreported = int(np.count_nonzero((req.served_model < 0) & ~req.failed))
+    if unreported:
+        served.append(("(not reported)", unreported))
+    latency = req.latency_ms[np.isfinite(req.latency_ms)]
+    p50, p95 = (
+        (float(v) for v in np.percentile(latency, [50, 95])) if len(latency) else (None, None)
+    )
+    cost_known = req.cost_usd[np.isfinite(req.cost_usd)]
+    manifest = run.manifest
+    return RunFacts(
+        run_id=manifest.run_id,
+        suite=manifest.suite,
+        model=manifest.model.name,
+        backend=manifest.model.backend,
+        simulated=is_simulated(run),
+        created_utc=manifest.created_utc,
+        seed=manifest.seed,
+        case_hash=manifest.case_hash,
+        n_jobs=manifest.n_jobs,
+        served_models=tuple(served),
+        requests=len(req),
+        jobs_with_requests=req.n_jobs,
+        retries=int(np.count_nonzero(req.attempt > 1)),
+        errors_by_kind=tuple(_counts(req.error_kind, req.error_kind_names)),
+        input_tokens=_total(req.input_tokens),
+        output_tokens=_total(req.output_tokens),
+        cost_usd=float(cost_known.sum()) if len(cost_known) else None,
+        requests_without_cost=len(req) - len(cost_known),
+        latency_p50_ms=p50,
+        latency_p95_ms=p95,
+        outputs_ok=int(metrics.n_ok.sum()),
+        outputs_failed=int(metrics.n_failed.sum()),
+        outputs_missing=int(metrics.n_missing.sum()),
+        duplicate_outputs=run.outputs.stats.duplicates,
+        torn_lines=run.outputs.stats.torn_last_line + req.stats.torn_last_line,
+        requests_log_present=req.stats.present,
+    )

@@ -1,0 +1,95 @@
+"""Display order and labels for decoders, conditions and domains (the paper's first)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = [
+    "condition_label",
+    "decoder_label",
+    "domain_label",
+    "order_conditions",
+    "order_decoders",
+    "order_domains",
+    "tree_branching",
+]
+
+_TREE = re.compile(r"tree(\d+)")
+# Paper order: Table "Fixed affine-grid evaluation", then the exploratory decoders.
+_DECODER_RANK = {
+    "direct": 0,
+    "digits": 2,
+    "bits": 3,
+    "sets": 4,
+    "adaptive_thresholds": 5,
+    "parallel_thresholds": 6,
+}
+_DECODER_LABEL = {
+    "direct": "Direct values",
+    "digits": "Index digits",
+    "bits": "Index bits",
+    "sets": "Explicit sets",
+    "adaptive_thresholds": "Adaptive thresholds",
+    "parallel_thresholds": "Parallel thresholds",
+}
+_CONDITIONS = ("arithmetic", "provided")
+_DOMAINS = ("int", "x0.01", "minus50", "x10000")
+_DOMAIN_LABEL = {"int": "Integer", "x0.01": "×0.01", "minus50": "−50", "x10000": "×10⁴"}
+
+
+def tree_branching(decoder: str) -> int | None:
+    """Return K for an interval-tree decoder name ``treeK`` (K >= 2), else None."""
+    match = _TREE.fullmatch(decoder)
+    if match is None or int(match.group(1)) < 2:
+        return None
+    return int(match.group(1))
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def order_decoders(names: Iterable[str]) -> tuple[str, ...]:
+    """Known decoders in the paper's order (trees by K), then any others as first seen."""
+
+    def key(name: str) -> tuple[int, int]:
+        k = tree_branching(name)
+        if k is not None:
+            return (1, k)
+        return (_DECODER_RANK.get(name, 7), 0)
+
+    return tuple(sorted(_unique(names), key=key))  # sorted() is stable for unknown names
+
+
+def _known_first(names: Iterable[str], known: tuple[str, ...]) -> tuple[str, ...]:
+    unique = _unique(names)
+    return tuple([n for n in known if n in unique] + [n for n in unique if n not in known])
+
+
+def order_conditions(names: Iterable[str]) -> tuple[str, ...]:
+    """Arithmetic, provided, then any other condition as first seen."""
+    return _known_first(names, _CONDITIONS)
+
+
+def order_domains(names: Iterable[str]) -> tuple[str, ...]:
+    """The affine domains in the paper's column order, then others as first seen."""
+    return _known_first(names, _DOMAINS)
+
+
+def decoder_label(name: str) -> str:
+    """Row label used in tables and figures, e.g. ``tree10`` -> ``Tree (K=10)``."""
+    k = tree_branching(name)
+    if k is not None:
+        return f"Tree (K={k})"
+    return _DECODER_LABEL.get(name, name)
+
+
+def condition_label(name: str) -> str:
+    """Column label for an input condition (``arithmetic`` -> ``Arithmetic``)."""
+    return name[:1].upper() + name[1:]
+
+
+def domain_label(name: str) -> str:
+    """Column label for an affine domain (``x10000`` -> ``×10⁴``)."""
+    return _DOMAIN_LABEL.get(name, name)

@@ -1,0 +1,102 @@
+"""The Markdown document of ``analyze`` and the report folder of ``report``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import SelectionError
+from .facts import SIMULATED_NOTICE
+from .names import tree_branching
+from .outputs import find_output
+from .paths import DecisionPath, decision_path
+from .run import REFERENCE_DOMAIN, Run
+from .summary import Analysis
+from .tables import build_tables, facts_table
+
+__all__ = ["analysis_markdown", "select_path", "write_report"]
+
+
+def _header(a: Analysis) -> list[str]:
+    f = a.facts
+    lines = [f"# NumericJev analysis — run {f.run_id} · suite {f.suite} · model {f.model}", ""]
+    if f.simulated:
+        lines += [f"> **{SIMULATED_NOTICE}**", ""]
+    return lines
+
+
+def analysis_markdown(a: Analysis, figures: list[tuple[str, str]] | None = None) -> str:
+    """The full Markdown of one analysed run: header, optional figures, tables, facts."""
+    parts = _header(a)
+    for caption, file in figures or []:
+        parts += [f"![{caption}]({file})", "", f"*{caption}*", ""]
+    for table in [*build_tables(a), facts_table(a)]:
+        parts += [table.to_markdown(), ""]
+    return "\n".join(parts)
+
+
+def _first_job(run: Run, decoder: str) -> str:
+    out = run.outputs
+    rows = np.flatnonzero(out.ok & (out.decoder == out.decoder_names.index(decoder)))
+    if REFERENCE_DOMAIN in out.domain_names:
+        # Paper Figure 2 shows a non-integer target, where the path's decimals matter.
+        transformed = rows[out.domain[rows] != out.domain_names.index(REFERENCE_DOMAIN)]
+        rows = transformed if len(transformed) else rows
+    if not len(rows):
+        raise SelectionError(f"run has no ok {decoder} output to draw; pass --job JOB_ID")
+    return out.job[int(rows[0])]
+
+
+def select_path(run: Run, job: str | None, decoder: str) -> DecisionPath:
+    """The decision path to draw: ``job`` (default: first ok non-int-domain job) for ``decoder``."""
+    trees = [d for d in run.outputs.decoder_names if tree_branching(d) is not None]
+    if tree_branching(decoder) is None or decoder not in run.outputs.decoder_names:
+        raise SelectionError(
+            f"--decoder {decoder} is not a tree decoder with outputs in this run; "
+            f"choose one of: {', '.join(trees) or 'none (the run has no treeK decoder)'}"
+        )
+    job = job if job is not None else _first_job(run, decoder)
+    record: dict[str, Any] | None = find_output(
+        run.manifest.run_dir / "outputs.jsonl", job, decoder
+    )
+    if record is None:
+        raise SelectionError(
+            f"job {job!r} has no {decoder} output in {run.manifest.run_dir}; pass a job id from "
+            f"outputs.jsonl, e.g. {_first_job(run, decoder)}"
+        )
+    return decision_path(record)
+
+
+def write_report(a: Analysis, path: DecisionPath, out_dir: Path) -> list[Path]:
+    """Write report.md and the three figures (SVG and PNG) into ``out_dir``; return the files."""
+    # Imported here so that `analyze` does not pay matplotlib's import time.
+    from .figures import decision_path_figure, nmae_figure, save_figure, within5_figure
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    f = a.facts
+    figures = [
+        (
+            "share_within5",
+            "Share of outputs within 5% APE, with family-bootstrap intervals",
+            within5_figure(a),
+        ),
+        (
+            "nmae",
+            "NMAE (% of range) per decoder and condition, with family-bootstrap intervals",
+            nmae_figure(a),
+        ),
+        (
+            "decision_path",
+            f"Decision path of {path.decoder} for job {path.job}",
+            decision_path_figure(path, f.model, f.suite, f.simulated),
+        ),
+    ]
+    written: list[Path] = []
+    for stem, _, fig in figures:
+        written += save_figure(fig, out_dir, stem)
+    markdown = analysis_markdown(a, [(caption, f"{stem}.svg") for stem, caption, _ in figures])
+    report = out_dir / "report.md"
+    report.write_text(markdown.replace("# NumericJev analysis", "# NumericJev report", 1) + "\n")
+    return [report, *written]

@@ -1,0 +1,119 @@
+"""One run analysed: metrics, bootstrap intervals and facts, and their JSON form."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, BootstrapResult, family_bootstrap
+from .facts import SIMULATED_NOTICE, RunFacts, run_facts
+from .metrics import STATISTICS, Metrics, compute_metrics
+from .run import Design, Run, design_of
+
+__all__ = ["Analysis", "analysis_to_dict", "analyze_run", "number"]
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """Everything ``analyze`` prints for one run."""
+
+    run: Run
+    design: Design
+    metrics: Metrics
+    bootstrap: BootstrapResult
+    facts: RunFacts
+
+
+def analyze_run(run: Run, n_boot: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED) -> Analysis:
+    """Compute the paper's metrics, family-bootstrap intervals and run facts for ``run``."""
+    design = design_of(run.manifest, run.outputs)
+    metrics = compute_metrics(run.outputs, design)
+    boot = family_bootstrap(metrics.totals, design.decoders, design.reference_decoder, n_boot, seed)
+    return Analysis(run, design, metrics, boot, run_facts(run, metrics))
+
+
+def number(value: float) -> float | None:
+    """A float for JSON: NaN (no data) becomes None, written as null."""
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
+    """The numbers of ``analyze`` as one JSON-ready object (NaN written as null)."""
+    design, metrics, boot = analysis.design, analysis.metrics, analysis.bootstrap
+    cells = []
+    for d, decoder in enumerate(design.decoders):
+        for c, condition in enumerate(design.conditions):
+            cell: dict[str, Any] = {
+                "decoder": decoder,
+                "condition": condition,
+                "n_ok": int(metrics.n_ok[d, c]),
+                "n_failed": int(metrics.n_failed[d, c]),
+                "n_missing": int(metrics.n_missing[d, c]),
+                "n_expected": design.expected(decoder, condition),
+            }
+            for s, stat in enumerate(STATISTICS):
+                cell[stat] = {
+                    "value": number(metrics.point[s, d, c]),
+                    "lo": number(boot.lo[s, d, c]),
+                    "hi": number(boot.hi[s, d, c]),
+                    "n": int(metrics.totals.counts[:, s, d, c].sum()),
+                }
+            cell["mape_by_domain"] = {
+                dom: number(metrics.mape_by_domain[d, c, m]) for m, dom in enumerate(design.domains)
+            }
+            if boot.reference is not None and decoder != boot.reference:
+                cell[f"vs_{boot.reference}"] = {
+                    stat: {
+                        "diff": number(boot.diff[s, d, c]),
+                        "lo": number(boot.diff_lo[s, d, c]),
+                        "hi": number(boot.diff_hi[s, d, c]),
+                    }
+                    for s, stat in enumerate(STATISTICS)
+                }
+            cells.append(cell)
+    facts = asdict(analysis.facts)
+    facts["errors"] = analysis.facts.errors
+    facts["served_models"] = dict(analysis.facts.served_models)
+    facts["errors_by_kind"] = dict(analysis.facts.errors_by_kind)
+    manifest = analysis.run.manifest
+    return {
+        "run": {
+            "run_id": manifest.run_id,
+            "run_dir": str(manifest.run_dir),
+            "suite": manifest.suite,
+            "model": manifest.model.name,
+            "simulated": analysis.facts.simulated,
+            "notice": SIMULATED_NOTICE if analysis.facts.simulated else None,
+            "case_hash": manifest.case_hash,
+            "decoders": list(design.decoders),
+            "conditions": list(design.conditions),
+            "orders": list(design.orders),
+            "domains": list(design.domains),
+        },
+        "units": {
+            "mape": "%",
+            "nmae": "% of U-L",
+            "within5": "% of outputs",
+            "ordering_gap": "% of U-L",
+            "affine_gap": "% of N cells",
+        },
+        "bootstrap": {
+            "replicates": boot.n_boot,
+            "seed": boot.seed,
+            "level": boot.level,
+            "method": "percentile",
+            "resampled_unit": "family",
+            "n_families": boot.n_families,
+            "paired_reference": boot.reference,
+        },
+        "cells": cells,
+        "rounds": {
+            decoder: {"min": int(metrics.rounds_min[d]), "max": int(metrics.rounds_max[d])}
+            if metrics.rounds_min[d] >= 0
+            else None
+            for d, decoder in enumerate(design.decoders)
+        },
+        "facts": facts,
+    }

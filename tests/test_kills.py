@@ -1,0 +1,70 @@
+"""Repeated SIGKILLs at random moments, each followed by resume, change nothing."""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.runhelpers import answered, cli, final_outputs, spawn
+
+SUITE = ["--param", "per_operator=4"]
+
+
+def lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def kill_repeatedly(folder: Path, kills: int, seed: int) -> int:
+    """Start, then SIGKILL and resume ``kills`` times at random log positions; returns kills done."""
+    rng = random.Random(seed)
+    done = 0
+    log = folder / "requests.jsonl"
+    while done < kills:
+        args = ["resume", str(folder)] if (folder / "manifest.json").exists() else ["run", *SUITE]
+        if args[0] == "run":
+            args += ["--run", str(folder)]
+        start = lines(log)
+        child = spawn(*args, "--no-progress")
+        target = start + rng.randint(5, 120)
+        deadline = time.monotonic() + 60
+        while child.poll() is None and lines(log) < target and time.monotonic() < deadline:
+            time.sleep(0.002)  # noqa: TID251 - polling a child process
+        if child.poll() is not None:
+            break  # it finished before the kill: nothing left to interrupt
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        done += 1
+    return done
+
+
+def check_against_reference(folder: Path, reference: Path) -> None:
+    assert cli("resume", str(folder), "--no-progress") == 0
+    assert final_outputs(folder) == final_outputs(reference)
+    counts = answered(folder)
+    assert max(counts.values()) == 1, "an answered request was sent again"
+    assert sum(counts.values()) == sum(answered(reference).values())
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("ref") / "run"
+    assert cli("run", *SUITE, "--run", str(folder), "--no-progress") == 0
+    return folder
+
+
+def test_three_kills_then_resume(tmp_path: Path, reference: Path) -> None:
+    folder = tmp_path / "killed"
+    assert kill_repeatedly(folder, kills=3, seed=1) == 3
+    check_against_reference(folder, reference)
+
+
+@pytest.mark.soak
+def test_twenty_kills_then_resume(tmp_path: Path, reference: Path) -> None:
+    folder = tmp_path / "killed20"
+    kills = kill_repeatedly(folder, kills=20, seed=20260923)
+    assert kills >= 15  # a late kill may find the run already finished
+    check_against_reference(folder, reference)
