@@ -19,7 +19,7 @@ def add_suite_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="suite parameter, repeatable (affine: per_operator=16, cells=100)",
+        help="suite parameter, repeatable (affine: per_operator=16, cells=100, repeats=1)",
     )
     parser.add_argument(
         "--decoders",
