@@ -26,7 +26,17 @@ from .errors import (
 )
 from .exact import output_errors, parse_decimal
 from .exchanges import RequestLog, load_requests
+
+# The suite modules register their tables and JSON sections when imported; importing them
+# here makes the registrations happen before any `analysis` submodule is used.
+from .exploratory import (
+    ThresholdDecreases,
+    exploratory_tables,
+    threshold_decreases,
+    threshold_table,
+)
 from .facts import SIMULATED_NOTICE, RunFacts, run_facts
+from .historical import HistoryReadout, history_readouts, history_tables
 from .manifest import Manifest, ModelSpec, load_manifest
 from .markdown import Table
 from .metrics import (
@@ -43,7 +53,7 @@ from .outputs import LogStats, Outputs, find_output, load_outputs
 from .paths import DecisionPath, PathLevel, decision_path
 from .report import analysis_markdown, select_path, write_report
 from .run import Design, Run, design_of, load_run
-from .summary import Analysis, analysis_to_dict, analyze_run
+from .summary import Analysis, analysis_to_dict, analyze_run, register_numbers
 from .tables import TableBuilder, build_tables, register_tables
 
 __all__ = [
@@ -60,6 +70,7 @@ __all__ = [
     "Design",
     "DiffRefusedError",
     "FamilyTotals",
+    "HistoryReadout",
     "LogFormatError",
     "LogStats",
     "Manifest",
@@ -75,6 +86,7 @@ __all__ = [
     "SelectionError",
     "Table",
     "TableBuilder",
+    "ThresholdDecreases",
     "affine_pairs",
     "analysis_markdown",
     "analysis_to_dict",
@@ -89,9 +101,12 @@ __all__ = [
     "diff_runs",
     "diff_tables",
     "diff_to_dict",
+    "exploratory_tables",
     "family_bootstrap",
     "family_totals",
     "find_output",
+    "history_readouts",
+    "history_tables",
     "load_manifest",
     "load_outputs",
     "load_requests",
@@ -102,9 +117,12 @@ __all__ = [
     "parse_decimal",
     "percentile_interval",
     "ratio_replicates",
+    "register_numbers",
     "register_tables",
     "resample_weights",
     "run_facts",
     "select_path",
+    "threshold_decreases",
+    "threshold_table",
     "write_report",
 ]

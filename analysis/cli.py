@@ -67,7 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("run", metavar="RUN", help="run folder, e.g. runs/<run-id>")
     p.add_argument("--out", metavar="DIR", help="output folder (default RUN/report)")
     p.add_argument("--job", metavar="JOB_ID", help="job whose decision path is drawn")
-    p.add_argument("--decoder", default="tree10", help="tree decoder to draw (default tree10)")
+    p.add_argument(
+        "--decoder",
+        default=None,
+        help="tree decoder to draw (default: tree10, or the run's widest tree without one)",
+    )
     bootstrap_options(p)
 
     p = sub.add_parser("diff", help="compare run B with run A (same suite and case set)")

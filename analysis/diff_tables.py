@@ -42,7 +42,7 @@ def diff_tables(d: RunDiff) -> list[Table]:
     rows = []
     for i, decoder in enumerate(d.design.decoders):
         for c, condition in enumerate(d.design.conditions):
-            row = [decoder_label(decoder), condition_label(condition)]
+            row = [decoder_label(decoder, d.facts_a.suite), condition_label(condition)]
             for name in _SHOWN:
                 s = STATISTICS.index(name)
                 row += [
@@ -80,7 +80,7 @@ def diff_tables(d: RunDiff) -> list[Table]:
     top_rows = tuple(
         (
             o.job,
-            decoder_label(o.decoder),
+            decoder_label(o.decoder, d.facts_a.suite),
             domain_label(o.domain),
             o.target,
             o.value_a,

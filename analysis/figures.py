@@ -90,7 +90,7 @@ def within5_figure(a: Analysis) -> Figure:
         for px, value, y in zip(pos, point, top, strict=True):
             label = fmt(value, 1) if not np.isnan(value) else "no data"
             ax.text(px, np.nan_to_num(y) + 1.5, label, ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, [decoder_label(d) for d in decoders])
+    ax.set_xticks(x, [decoder_label(d, a.facts.suite) for d in decoders])
     ax.set_ylim(0, 112)  # bars start at zero; headroom for the value labels
     ax.set_yticks(np.arange(0, 101, 20))
     ax.set_ylabel("Outputs with APE ≤ 5% (%)")
@@ -144,7 +144,7 @@ def nmae_figure(a: Analysis) -> Figure:
                     va="center",
                     fontsize=8,
                 )
-    ax.set_yticks(y, [decoder_label(d) for d in decoders])
+    ax.set_yticks(y, [decoder_label(d, a.facts.suite) for d in decoders])
     ax.set_xlim(left=0)  # an error measure: the axis starts at zero, never truncated
     ax.margins(x=0.12)
     ax.set_xlabel(f"NMAE (% of range U−L)\nmarkers: means · {_interval_note(a, 'bars')}")
@@ -236,7 +236,7 @@ def decision_path_figure(path: DecisionPath, model: str, suite: str, simulated: 
         fontweight="bold",
     )
     ax.set_title(
-        f"Decision path of {decoder_label(path.decoder)} for job {path.job}\n"
+        f"Decision path of {decoder_label(path.decoder, suite)} for job {path.job}\n"
         f"{figure_subtitle(model, suite, simulated)}\n"
         "thick edges: selected path · … (n): n further alternatives not drawn",
         fontsize=10,

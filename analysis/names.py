@@ -32,10 +32,36 @@ _DECODER_LABEL = {
     "sets": "Explicit sets",
     "adaptive_thresholds": "Adaptive thresholds",
     "parallel_thresholds": "Parallel thresholds",
+    # These names exist only in the exploratory suite, so one label serves everywhere.
+    "actual_digits": "Decimal digits",
+    "bits4": "Independent bits",
+    "threshold_cdf": "Threshold CDF",
 }
-_CONDITIONS = ("arithmetic", "provided")
-_DOMAINS = ("int", "x0.01", "minus50", "x10000")
-_DOMAIN_LABEL = {"int": "Integer", "x0.01": "×0.01", "minus50": "−50", "x10000": "×10⁴"}
+# Suites whose paper table has its own rows: (decoder, label) in the table's row order.
+# The same decoder name can be a different protocol there (the exploratory `direct` picks
+# one of 16 values; `tree4` is labelled by what it asks, "four-way intervals"), so labels
+# and order are looked up per suite before the global ones.
+_SUITE_DECODERS: dict[str, tuple[tuple[str, str], ...]] = {
+    "exploratory": (
+        ("direct", "Direct 16-value"),
+        ("tree4", "Four-way intervals"),
+        ("sets", "Explicit sets"),
+        ("actual_digits", "Decimal digits"),
+        ("adaptive_thresholds", "Adaptive thresholds"),
+        ("parallel_thresholds", "Parallel thresholds"),
+        ("bits4", "Independent bits"),
+        ("threshold_cdf", "Threshold CDF"),
+    ),
+}
+_CONDITIONS = ("arithmetic", "recall", "provided")
+_DOMAINS = ("int", "fraction", "x0.01", "minus50", "x10000")
+_DOMAIN_LABEL = {
+    "int": "Integer",
+    "fraction": "Fraction",
+    "x0.01": "×0.01",
+    "minus50": "−50",
+    "x10000": "×10⁴",
+}
 
 
 def tree_branching(decoder: str) -> int | None:
@@ -50,8 +76,13 @@ def _unique(names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def order_decoders(names: Iterable[str]) -> tuple[str, ...]:
-    """Known decoders in the paper's order (trees by K), then any others as first seen."""
+def order_decoders(names: Iterable[str], suite: str | None = None) -> tuple[str, ...]:
+    """Known decoders in the paper's order (trees by K), then any others as first seen.
+
+    A suite with its own paper table (``exploratory``) uses that table's row order.
+    """
+    if suite in _SUITE_DECODERS:
+        return _known_first(names, tuple(name for name, _ in _SUITE_DECODERS[suite]))
 
     def key(name: str) -> tuple[int, int]:
         k = tree_branching(name)
@@ -68,17 +99,25 @@ def _known_first(names: Iterable[str], known: tuple[str, ...]) -> tuple[str, ...
 
 
 def order_conditions(names: Iterable[str]) -> tuple[str, ...]:
-    """Arithmetic, provided, then any other condition as first seen."""
+    """Arithmetic, recall, provided, then any other condition as first seen."""
     return _known_first(names, _CONDITIONS)
 
 
 def order_domains(names: Iterable[str]) -> tuple[str, ...]:
-    """The affine domains in the paper's column order, then others as first seen."""
+    """Integer, fraction, the affine domains in the paper's order, then others as first seen."""
     return _known_first(names, _DOMAINS)
 
 
-def decoder_label(name: str) -> str:
-    """Row label used in tables and figures, e.g. ``tree10`` -> ``Tree (K=10)``."""
+def decoder_label(name: str, suite: str | None = None) -> str:
+    """Row label used in tables and figures, e.g. ``tree10`` -> ``Tree (K=10)``.
+
+    With ``suite``, that suite's paper labels come first (exploratory ``direct`` ->
+    ``Direct 16-value``); without it, or for other suites, the affine labels apply.
+    """
+    if suite in _SUITE_DECODERS:
+        label = dict(_SUITE_DECODERS[suite]).get(name)
+        if label is not None:
+            return label
     k = tree_branching(name)
     if k is not None:
         return f"Tree (K={k})"
@@ -91,5 +130,5 @@ def condition_label(name: str) -> str:
 
 
 def domain_label(name: str) -> str:
-    """Column label for an affine domain (``x10000`` -> ``×10⁴``)."""
+    """Column label for a domain (``x10000`` -> ``×10⁴``, ``fraction`` -> ``Fraction``)."""
     return _DOMAIN_LABEL.get(name, name)

@@ -62,6 +62,7 @@ class Outputs:
     rounds: np.ndarray  # -1 where not recorded
     target_text: tuple[str, ...]
     value_text: tuple[str | None, ...]
+    decreased: np.ndarray  # extra.decreased of threshold decoders: 1 true, 0 false, -1 absent
     n_simulated: int
     stats: LogStats
 
@@ -144,6 +145,12 @@ def _parse_row(
         cache[key] = numbers
     rounds = record.get("rounds")
     case = str(record.get("case", job))
+    # Threshold decoders record whether the raw CDF answers decreased before projection
+    # (paper, "Numerical distributions need a separate validation"); only a JSON boolean
+    # counts, anything else reads as "not recorded".
+    extra = record.get("extra")
+    flag = extra.get("decreased") if isinstance(extra, dict) else None
+    decreased = int(flag) if isinstance(flag, bool) else -1
     return (
         job,
         codes["decoder"].code(str(decoder)),
@@ -159,6 +166,7 @@ def _parse_row(
         rounds if isinstance(rounds, int) and not isinstance(rounds, bool) else -1,
         str(target),
         str(key[1]) if ok else None,
+        decreased,
         record.get("simulated") is True,
     )
 
@@ -189,7 +197,7 @@ def load_outputs(path: Path) -> Outputs:
             else:  # the harness wrote this (job, decoder) twice: keep the last
                 duplicates += 1
                 rows[at] = row
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 20
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 21
     # Family codes are re-numbered in sorted order so that bootstrap resamples do not
     # depend on the (shuffled, resumable) order in which jobs were written.
     family_names = sorted(codes["family"].names, key=family_sort_key)
@@ -228,7 +236,8 @@ def load_outputs(path: Path) -> Outputs:
         rounds=ints(16),
         target_text=tuple(columns[17]),
         value_text=tuple(columns[18]),
-        n_simulated=sum(columns[19]) if rows else 0,
+        decreased=ints(19),
+        n_simulated=sum(columns[20]) if rows else 0,
         stats=LogStats(path.is_file(), counter.records, counter.torn_last_line, duplicates),
     )
 

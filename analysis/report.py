@@ -49,9 +49,22 @@ def _first_job(run: Run, decoder: str) -> str:
     return out.job[int(rows[0])]
 
 
-def select_path(run: Run, job: str | None, decoder: str) -> DecisionPath:
-    """The decision path to draw: ``job`` (default: first ok non-int-domain job) for ``decoder``."""
+def _default_tree(trees: list[str]) -> str | None:
+    """tree10 (paper Figure 2) when the run has it, else its widest tree, else None."""
+    if "tree10" in trees:
+        return "tree10"
+    return max(trees, key=lambda name: tree_branching(name) or 0, default=None)
+
+
+def select_path(run: Run, job: str | None, decoder: str | None = None) -> DecisionPath:
+    """The decision path to draw: ``job`` (default: first ok non-int-domain job) for ``decoder``.
+
+    Without ``decoder``, tree10 is drawn when the run has it, otherwise its widest tree
+    (the exploratory suite has only tree4, the binary historical follow-up only tree2).
+    """
     trees = [d for d in run.outputs.decoder_names if tree_branching(d) is not None]
+    if decoder is None:
+        decoder = _default_tree(trees) or "tree10"  # no tree at all: the error below says so
     if tree_branching(decoder) is None or decoder not in run.outputs.decoder_names:
         raise SelectionError(
             f"--decoder {decoder} is not a tree decoder with outputs in this run; "

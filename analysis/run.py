@@ -56,7 +56,7 @@ def design_of(manifest: Manifest, outputs: Outputs, other: Outputs | None = None
     """Combine the manifest's declared design with what the outputs contain (and ``other``'s)."""
     present = [outputs] if other is None else [outputs, other]
     decoders = order_decoders(
-        list(manifest.decoders) + [n for o in present for n in o.decoder_names]
+        list(manifest.decoders) + [n for o in present for n in o.decoder_names], manifest.suite
     )
     conditions = order_conditions(
         list(manifest.conditions) + [n for o in present for n in o.condition_names]

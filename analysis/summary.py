@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -11,7 +12,14 @@ from .facts import SIMULATED_NOTICE, RunFacts, run_facts
 from .metrics import STATISTICS, Metrics, compute_metrics
 from .run import Design, Run, design_of
 
-__all__ = ["Analysis", "analysis_to_dict", "analyze_run", "number"]
+__all__ = [
+    "Analysis",
+    "NumbersBuilder",
+    "analysis_to_dict",
+    "analyze_run",
+    "number",
+    "register_numbers",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,8 +47,25 @@ def number(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
+NumbersBuilder = Callable[[Analysis], dict[str, Any]]
+_NUMBERS: dict[str, dict[str, NumbersBuilder]] = {}
+
+
+def register_numbers(suite: str, **sections: NumbersBuilder) -> None:
+    """Set the suite-specific JSON sections of ``analyze --json`` for ``suite``.
+
+    Each keyword names one section under ``"suite_tables"``; its builder returns the
+    numbers of that suite's own table (later registrations replace earlier).
+    """
+    _NUMBERS[suite] = dict(sections)
+
+
 def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
-    """The numbers of ``analyze`` as one JSON-ready object (NaN written as null)."""
+    """The numbers of ``analyze`` as one JSON-ready object (NaN written as null).
+
+    ``"suite_tables"`` holds the registered suite-specific sections (empty for a suite
+    without any), so the keys of the object are the same for every suite.
+    """
     design, metrics, boot = analysis.design, analysis.metrics, analysis.bootstrap
     cells = []
     for d, decoder in enumerate(design.decoders):
@@ -114,6 +139,9 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
             if metrics.rounds_min[d] >= 0
             else None
             for d, decoder in enumerate(design.decoders)
+        },
+        "suite_tables": {
+            name: build(analysis) for name, build in _NUMBERS.get(analysis.facts.suite, {}).items()
         },
         "facts": facts,
     }

@@ -22,6 +22,8 @@ __all__ = [
     "paired_table",
     "register_tables",
     "sensitivity_table",
+    "standard_notes",
+    "table_suffix",
     "title_suffix",
     "within5_table",
 ]
@@ -38,7 +40,8 @@ def title_suffix(model: str, suite: str, simulated: bool) -> str:
     return text + (f" — {SIMULATED_NOTICE}" if simulated else "")
 
 
-def _suffix(a: Analysis) -> str:
+def table_suffix(a: Analysis) -> str:
+    """The title suffix for a table of ``a``: model, suite and the simulated mark."""
     return title_suffix(a.facts.model, a.facts.suite, a.facts.simulated)
 
 
@@ -60,7 +63,8 @@ def _count_header(a: Analysis, conditions: range) -> list[str]:
     return [f"n {a.design.conditions[c]} ok/failed/missing" for c in conditions]
 
 
-def _notes(a: Analysis, bootstrap: bool) -> list[str]:
+def standard_notes(a: Analysis, bootstrap: bool) -> list[str]:
+    """The notes under a metric table: units, failures, bootstrap intervals, APE at 0."""
     notes = [
         "All numbers in %; means over ok outputs (failed and missing outputs are counted, "
         "never imputed)."
@@ -87,19 +91,19 @@ def main_table(a: Analysis, title: str = "Evaluation") -> list[Table]:
     header += ["Rounds", *_count_header(a, conds)]
     rows = []
     for d, decoder in enumerate(a.design.decoders):
-        row = [decoder_label(decoder)]
+        row = [decoder_label(decoder, a.facts.suite)]
         row += [
             fmt_interval(m.point[_MAPE, d, c], b.lo[_MAPE, d, c], b.hi[_MAPE, d, c]) for c in conds
         ]
         row += [fmt(m.point[_NMAE, d, c]) for c in conds]
         row += [fmt_range(int(m.rounds_min[d]), int(m.rounds_max[d])), *_count_cells(a, d, conds)]
         rows.append(tuple(row))
-    notes = _notes(a, bootstrap=True)
+    notes = standard_notes(a, bootstrap=True)
     notes.append(
         "NMAE divides absolute error by the range width U−L. Rounds: sequential "
         "dependencies used (min–max), independent questions batched."
     )
-    return [Table(title + _suffix(a), tuple(header), tuple(rows), tuple(notes))]
+    return [Table(title + table_suffix(a), tuple(header), tuple(rows), tuple(notes))]
 
 
 def within5_table(a: Analysis) -> list[Table]:
@@ -112,7 +116,7 @@ def within5_table(a: Analysis) -> list[Table]:
     )
     rows = tuple(
         (
-            decoder_label(decoder),
+            decoder_label(decoder, a.facts.suite),
             *(
                 fmt_interval(m.point[_WITHIN5, d, c], b.lo[_WITHIN5, d, c], b.hi[_WITHIN5, d, c])
                 for c in conds
@@ -121,8 +125,8 @@ def within5_table(a: Analysis) -> list[Table]:
         )
         for d, decoder in enumerate(a.design.decoders)
     )
-    title = "Outputs within 5% APE (%)" + _suffix(a)
-    return [Table(title, header, rows, tuple(_notes(a, bootstrap=True)))]
+    title = "Outputs within 5% APE (%)" + table_suffix(a)
+    return [Table(title, header, rows, tuple(standard_notes(a, bootstrap=True)))]
 
 
 def domain_tables(a: Analysis, label: str = "MAPE by domain (%)") -> list[Table]:
@@ -138,13 +142,13 @@ def domain_tables(a: Analysis, label: str = "MAPE by domain (%)") -> list[Table]
         )
         rows = tuple(
             (
-                decoder_label(decoder),
+                decoder_label(decoder, a.facts.suite),
                 *(fmt(v) for v in a.metrics.mape_by_domain[d, c]),
                 *_count_cells(a, d, range(c, c + 1)),
             )
             for d, decoder in enumerate(a.design.decoders)
         )
-        title = f"{condition_label(condition)} {label}" + _suffix(a)
+        title = f"{condition_label(condition)} {label}" + table_suffix(a)
         notes = [
             "Each entry averages families and orders within one domain; the domains "
             "transform the same base results, so columns are not independent datasets."
@@ -159,7 +163,9 @@ def sensitivity_table(a: Analysis) -> list[Table]:
     columns = []
     if len(a.design.orders) >= 2:
         columns.append((_ORDER, "Ordering gap"))
-    if a.design.reference_domain is not None and len(a.design.domains) > 1:
+    # Only when some output has an untransformed partner: the exploratory suite has an
+    # "int" domain too, but its fraction questions are other families, not transforms.
+    if a.design.reference_domain is not None and a.metrics.units("affine_gap").sum() > 0:
         columns.append((_AFFINE, "Affine gap"))
     if not columns:
         return []
@@ -169,18 +175,19 @@ def sensitivity_table(a: Analysis) -> list[Table]:
     ]
     rows = tuple(
         (
-            decoder_label(decoder),
+            decoder_label(decoder, a.facts.suite),
             *(fmt(a.metrics.point[s, d, c]) for s, _ in columns for c in conds),
             *_count_cells(a, d, conds),
         )
         for d, decoder in enumerate(a.design.decoders)
     )
-    notes = [
-        "Ordering gap: mean over cases of 100·|ŷ_asc − ŷ_rev|/(U−L). Affine gap: mean of "
-        "100·|idx_t − idx_int|/N, idx = (ŷ−L)/eps, against the untransformed (int) output of the "
-        "same family, order and condition. These measure disagreement, not error."
-    ]
-    title = "Sensitivity as a percentage of the numerical range" + _suffix(a)
+    explained = {
+        _ORDER: "Ordering gap: mean over cases of 100·|ŷ_asc − ŷ_rev|/(U−L).",
+        _AFFINE: "Affine gap: mean of 100·|idx_t − idx_int|/N, idx = (ŷ−L)/eps, against the "
+        "untransformed (int) output of the same family, order and condition.",
+    }
+    notes = [" ".join(explained[s] for s, _ in columns) + " These measure disagreement, not error."]
+    title = "Sensitivity as a percentage of the numerical range" + table_suffix(a)
     return [Table(title, (*header, *_count_header(a, conds)), rows, tuple(notes))]
 
 
@@ -194,7 +201,7 @@ def paired_table(a: Analysis) -> list[Table]:
     header += [f"ΔNMAE {condition_label(a.design.conditions[c])}" for c in conds]
     rows = tuple(
         (
-            decoder_label(decoder),
+            decoder_label(decoder, a.facts.suite),
             *(
                 fmt_interval(b.diff[s, d, c], b.diff_lo[s, d, c], b.diff_hi[s, d, c])
                 for s in (_MAPE, _NMAE)
@@ -208,8 +215,8 @@ def paired_table(a: Analysis) -> list[Table]:
     header += _count_header(a, conds)
     title = f"Paired differences vs {b.reference} (percentage points)"
     notes = [f"Decoder minus {b.reference}, same resampled families; negative is better."]
-    notes += _notes(a, bootstrap=True)[1:]
-    return [Table(title + _suffix(a), tuple(header), rows, tuple(notes))]
+    notes += standard_notes(a, bootstrap=True)[1:]
+    return [Table(title + table_suffix(a), tuple(header), rows, tuple(notes))]
 
 
 def facts_table(a: Analysis) -> Table:
@@ -265,7 +272,7 @@ def facts_table(a: Analysis) -> Table:
                 f"kept), {f.torn_lines} torn last line(s) skipped",
             )
         )
-    return Table("Run facts" + _suffix(a), ("Item", "Value"), tuple(rows), left=2)
+    return Table("Run facts" + table_suffix(a), ("Item", "Value"), tuple(rows), left=2)
 
 
 def register_tables(suite: str, *builders: TableBuilder) -> None:

@@ -44,9 +44,11 @@ def exact(family: int, domain: str, condition: str, order: str, decoder: str) ->
     return true_index(family)
 
 
-def tree_trace(index: int, k_max: int, lower: Decimal, eps: Decimal) -> list[dict[str, Any]]:
-    """Algorithm 1's path to ``index`` as the harness records it."""
-    a, b, steps = 0, N, []
+def tree_trace(
+    index: int, k_max: int, lower: Decimal, eps: Decimal, n_cells: int = N
+) -> list[dict[str, Any]]:
+    """Algorithm 1's path to ``index`` on a grid of ``n_cells`` as the harness records it."""
+    a, b, steps = 0, n_cells, []
     while b - a > 1:
         k = min(k_max, b - a)
         cuts = [a + (b - a) * j // k for j in range(k + 1)]
@@ -111,6 +113,62 @@ def output_line(
         rounds=len(trace) if k else (2 if decoder == "digits" else 1),
         trace=trace,
     )
+    return record
+
+
+def grid_line(
+    suite: str,
+    family: int,
+    domain: str,
+    condition: str,
+    order: str,
+    repeat: int,
+    decoder: str,
+    target: str,
+    value: str | None,
+    *,
+    lower: str = "0",
+    eps: str = "1",
+    n_cells: int = 16,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One outputs.jsonl record on any grid (exploratory, historical); ``value`` None: failed.
+
+    Job ids follow the harness (``suite/f<family>/<domain>/<condition>/<order>/r<repeat>``),
+    so repeats are separate jobs. A tree decoder with an on-grid value gets a full trace.
+    """
+    low, step = Decimal(lower), Decimal(eps)
+    record: dict[str, Any] = {
+        "job": f"{suite}/f{family}/{domain}/{condition}/{order}/r{repeat}",
+        "suite": suite,
+        "case": f"f{family}/{domain}",
+        "family": family,
+        "domain": domain,
+        "condition": condition,
+        "order": order,
+        "repeat": repeat,
+        "decoder": decoder,
+        "target": target,
+        "L": lower,
+        "eps": eps,
+        "N": n_cells,
+        "value": value,
+        "status": "ok" if value is not None else "failed",
+        "simulated": True,
+        "trace": [],
+    }
+    if extra is not None:
+        record["extra"] = extra
+    if value is None:
+        return record
+    index = (Decimal(value) - low) / step
+    k = int(decoder[4:]) if decoder.startswith("tree") else 0
+    on_grid = index == index.to_integral_value() and 0 <= index < n_cells
+    if k and on_grid:
+        record["trace"] = tree_trace(int(index), k, low, step, n_cells)
+    else:
+        record["trace"] = [{"round": 1, "choice": "0"}]
+    record["rounds"] = len(record["trace"])
     return record
 
 

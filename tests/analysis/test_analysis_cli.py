@@ -183,8 +183,8 @@ def test_registry_selects_tables_per_suite(runs: RunFactory) -> None:
     a = analyze_run(load_run(runs.affine(families=range(1), suite="custom-suite")), n_boot=0)
     assert [t.title for t in build_tables(a)] == ["Custom custom-suite"]
     # An unregistered suite gets the generic tables.
-    generic = analyze_run(load_run(runs.affine("g", families=range(1), suite="historical")), 0)
-    assert build_tables(generic)[0].title.startswith("Evaluation — model sim · suite historical")
+    generic = analyze_run(load_run(runs.affine("g", families=range(1), suite="unregistered")), 0)
+    assert build_tables(generic)[0].title.startswith("Evaluation — model sim · suite unregistered")
 
 
 def test_zero_targets_are_noted(runs: RunFactory, capsys: pytest.CaptureFixture) -> None:

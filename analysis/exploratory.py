@@ -1,0 +1,232 @@
+"""The exploratory suite's own tables (paper, Appendix "Exploratory Records").
+
+MAPE per decoder on the integer and fraction questions and overall, laid out like the
+paper's "Exploratory arithmetic MAPE (%)", and how many threshold query groups had
+decreasing raw answers before projection (paper, "Numerical distributions need a separate
+validation"). Importing this module registers both for the ``exploratory`` suite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from .markdown import Table, fmt, fmt_interval
+from .metrics import STATISTICS
+from .names import decoder_label, domain_label
+from .outputs import Outputs
+from .summary import Analysis, number, register_numbers
+from .tables import (
+    main_table,
+    paired_table,
+    register_tables,
+    sensitivity_table,
+    standard_notes,
+    table_suffix,
+    within5_table,
+)
+
+__all__ = [
+    "ThresholdDecreases",
+    "exploratory_numbers",
+    "exploratory_tables",
+    "threshold_decreases",
+    "threshold_numbers",
+    "threshold_table",
+]
+
+SUITE = "exploratory"
+_MAPE = STATISTICS.index("mape")
+
+
+@dataclass(frozen=True)
+class ThresholdDecreases:
+    """Query groups (jobs) of one threshold decoder whose raw CDF answers decreased.
+
+    A query group is one job (question × option order × repeat): its threshold questions
+    are asked together, so the job is the unit the paper counts ("25 of 48").
+    """
+
+    decoder: str
+    decreased: int  # distinct jobs with extra.decreased true
+    groups: int  # distinct jobs with the flag recorded (the "of n")
+    unrecorded: int  # distinct jobs with an output of this decoder but no flag (failed)
+
+
+def threshold_decreases(
+    outputs: Outputs, decoders: tuple[str, ...]
+) -> tuple[ThresholdDecreases, ...]:
+    """``k of n`` per decoder of ``decoders`` (in that order) that records ``extra.decreased``.
+
+    Decoders without any recorded flag (every non-threshold decoder) are left out.
+    """
+    found = []
+    for decoder in decoders:
+        if decoder not in outputs.decoder_names:
+            continue
+        rows = np.flatnonzero(outputs.decoder == outputs.decoder_names.index(decoder))
+        flags = outputs.decreased[rows]
+        if not np.any(flags >= 0):
+            continue
+
+        def jobs(keep: np.ndarray, rows: np.ndarray = rows) -> set[str]:
+            # Distinct job ids: the loader keeps one row per (job, decoder) already, but
+            # counting ids states the unit and would stay right if that ever changed.
+            return {outputs.job[i] for i in rows[keep]}
+
+        recorded = jobs(flags >= 0)
+        everything = jobs(np.ones(len(rows), dtype=bool))
+        found.append(
+            ThresholdDecreases(
+                decoder=decoder,
+                decreased=len(jobs(flags == 1)),
+                groups=len(recorded),
+                unrecorded=len(everything - recorded),
+            )
+        )
+    return tuple(found)
+
+
+def _has_gaps(a: Analysis) -> bool:
+    return bool(np.any(a.metrics.n_failed) or np.any(a.metrics.n_missing))
+
+
+def _bracket_note(a: Analysis) -> list[str]:
+    b = a.bootstrap
+    if b.n_boot <= 0:
+        return []
+    return [
+        f"Overall brackets: {b.level:.0%} percentile family-bootstrap intervals "
+        f"({b.n_boot:,} replicates, seed {b.seed}, {b.n_families} questions resampled with "
+        "their option orders and repeats)."
+    ]
+
+
+def exploratory_tables(a: Analysis) -> list[Table]:
+    """Paper "Exploratory arithmetic MAPE (%)": MAPE per domain, overall [interval], n."""
+    m, b = a.metrics, a.bootstrap
+    gaps = _has_gaps(a)
+    tables = []
+    for c, condition in enumerate(a.design.conditions):
+        header = (
+            "Decoder",
+            *(domain_label(name) for name in a.design.domains),
+            "Overall",
+            "n ok/failed/missing" if gaps else "n",
+        )
+        rows = tuple(
+            (
+                decoder_label(decoder, a.facts.suite),
+                *(fmt(v) for v in m.mape_by_domain[d, c]),
+                fmt_interval(m.point[_MAPE, d, c], b.lo[_MAPE, d, c], b.hi[_MAPE, d, c]),
+                f"{m.n_ok[d, c]}/{m.n_failed[d, c]}/{m.n_missing[d, c]}"
+                if gaps
+                else str(m.n_ok[d, c]),
+            )
+            for d, decoder in enumerate(a.design.decoders)
+        )
+        notes = standard_notes(a, bootstrap=False)
+        notes.append(
+            "Domain columns average the ok outputs of that domain's questions; Overall "
+            "averages all of the decoder's ok outputs. n counts outputs: every question × "
+            "option order × repeat is one output (repeats are never collapsed)."
+        )
+        notes += _bracket_note(a)
+        title = f"Exploratory {condition} MAPE (%)" + table_suffix(a)
+        tables.append(Table(title, header, rows, tuple(notes)))
+    return tables
+
+
+def threshold_table(a: Analysis) -> list[Table]:
+    """Per threshold decoder: query groups that decreased before projection, ``k of n``."""
+    found = threshold_decreases(a.run.outputs, a.design.decoders)
+    if not found:
+        return []
+    rows = tuple(
+        (
+            decoder_label(t.decoder, a.facts.suite),
+            f"{t.decreased} of {t.groups}",
+            fmt(100.0 * t.decreased / t.groups) if t.groups else "n/a",
+        )
+        for t in found
+    )
+    notes = [
+        "A query group is one job (question × option order × repeat), whose threshold "
+        "questions are asked together; it counts when some raw P(Y ≤ z) is below the answer "
+        "at a smaller threshold, i.e. before the equal-weight isotonic projection.",
+        "Repeats send identical requests, so a model may repeat the same answers: the "
+        "groups are not independent observations.",
+    ]
+    if len(found) > 1:
+        notes.append(
+            "The threshold decoders ask the same comparisons and differ in the read-out, "
+            "so their counts are not independent of each other either."
+        )
+    missing = [t for t in found if t.unrecorded]
+    if missing:
+        notes.append(
+            "Not counted (no recorded flag, e.g. failed): "
+            + ", ".join(
+                f"{decoder_label(t.decoder, a.facts.suite)} {t.unrecorded}" for t in missing
+            )
+            + " job(s)."
+        )
+    title = "Threshold query groups that decreased before projection" + table_suffix(a)
+    return [Table(title, ("Decoder", "Decreased", "Share (%)"), rows, tuple(notes))]
+
+
+def exploratory_numbers(a: Analysis) -> dict[str, Any]:
+    """The numbers of :func:`exploratory_tables` for ``analyze --json`` (MAPE in %)."""
+    m, b = a.metrics, a.bootstrap
+    return {
+        condition: [
+            {
+                "decoder": decoder,
+                "label": decoder_label(decoder, a.facts.suite),
+                "mape_by_domain": {
+                    name: number(m.mape_by_domain[d, c, k])
+                    for k, name in enumerate(a.design.domains)
+                },
+                "mape": {
+                    "value": number(m.point[_MAPE, d, c]),
+                    "lo": number(b.lo[_MAPE, d, c]),
+                    "hi": number(b.hi[_MAPE, d, c]),
+                },
+                "n_ok": int(m.n_ok[d, c]),
+                "n_failed": int(m.n_failed[d, c]),
+                "n_missing": int(m.n_missing[d, c]),
+            }
+            for d, decoder in enumerate(a.design.decoders)
+        ]
+        for c, condition in enumerate(a.design.conditions)
+    }
+
+
+def threshold_numbers(a: Analysis) -> dict[str, Any]:
+    """The counts of :func:`threshold_table` for ``analyze --json``."""
+    return {
+        t.decoder: {
+            "label": decoder_label(t.decoder, a.facts.suite),
+            "decreased": t.decreased,
+            "groups": t.groups,
+            "unrecorded": t.unrecorded,
+        }
+        for t in threshold_decreases(a.run.outputs, a.design.decoders)
+    }
+
+
+# The paper's table comes first; the generic tables add NMAE, rounds and sensitivity. The
+# generic by-domain table is left out: the exploratory table already has its columns.
+register_tables(
+    SUITE,
+    exploratory_tables,
+    threshold_table,
+    partial(main_table, title="Exploratory evaluation"),
+    within5_table,
+    sensitivity_table,
+    paired_table,
+)
+register_numbers(SUITE, exploratory_mape=exploratory_numbers, threshold_decreases=threshold_numbers)
