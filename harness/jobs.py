@@ -26,6 +26,7 @@ class Job:
         }
         self.state = case.state_for(spec.condition)
         self.round = 0
+        self.served: set[str] = set()  # models that answered, as the server named them
 
     @property
     def id(self) -> str:

@@ -23,6 +23,7 @@ class Counters:
     cost_known: bool = True
     rounds: int = 0
     error_kinds: dict[str, int] = field(default_factory=dict)
+    models: dict[str, int] = field(default_factory=dict)  # served model -> answered requests
 
 
 class Progress(Protocol):

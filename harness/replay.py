@@ -28,7 +28,6 @@ class LogState:
     failed: set[str] = field(default_factory=set)
     answered: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
-    models: dict[str, int] = field(default_factory=dict)
     outputs_end: int = 0
     requests_end: int = 0
     torn: list[str] = field(default_factory=list)
@@ -76,7 +75,7 @@ def read_logs(folder: Path, decoders: tuple[str, ...]) -> LogState:
             c.cost_usd += float(cost)
         model = record.get("model")
         if model:
-            state.models[model] = state.models.get(model, 0) + 1
+            c.models[model] = c.models.get(model, 0) + 1
         if job in finished:
             continue
         rounds = state.answered.setdefault(job, {})
@@ -111,5 +110,7 @@ def replay(job: Job, recorded: dict[int, dict[str, Any]], model: str) -> int:
         except BackendError:
             break  # an answer we cannot use is asked again, never guessed
         job.apply(qmap, answers)
+        if record.get("model"):
+            job.served.add(str(record["model"]))
         replayed += 1
     return replayed

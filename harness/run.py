@@ -30,7 +30,7 @@ from harness.runlog import (
     read_manifest,
     write_manifest,
 )
-from harness.scheduler import Gate, Limits, Outcome, Scheduler, SimpleGate
+from harness.scheduler import SIMULATED_MODELS, Gate, Limits, Outcome, Scheduler, SimpleGate
 from suites import Suite, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,7 +203,8 @@ def execute(
             label += " (simulated)"
         display = TqdmProgress(counters.jobs_total, counters.jobs_done, label)
     writer = RunWriter(folder, state.requests_end, state.outputs_end)
-    gate = gate or SimpleGate(plan.limits.concurrency, plan.limits.rps)
+    inner = getattr(plan.backend, "rate", None)  # an HTTP backend's run-wide AIMD window
+    gate = gate or SimpleGate(plan.limits.concurrency, plan.limits.rps, inner)
     scheduler = Scheduler(
         plan.backend,
         gate,
@@ -259,7 +260,10 @@ def summary_lines(
         f"requests: {counters.requests:,} answered, {counters.errors:,} failed attempts; "
         f"tokens in {counters.input_tokens:,} out {counters.output_tokens:,}; {cost}",
     ]
-    if simulated:
+    served = ", ".join(f"{name} ({n:,})" for name, n in sorted(counters.models.items()))
+    if served:
+        lines.append(f"served models: {served}")
+    if simulated or set(counters.models) & SIMULATED_MODELS:
         lines.append("model: SIMULATED (results describe the built-in simulator, not a real model)")
     if outcome and outcome.stopped:
         lines.append(f"stopped early: {outcome.stopped}; continue with: make resume RUN={folder}")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,6 +23,10 @@ from harness.backends.base import Backend, Reply
 from harness.errors import AuthError, BackendError
 from harness.jobs import Job
 from harness.progress import Counters, Progress
+
+SIMULATED_MODELS = frozenset({"sim", "oracle"})  # what serve-sim names itself
+# Failed requests (each after its retries) with none answered yet before the run gives up.
+EARLY_FAILURE_LIMIT = 8
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,7 @@ class Limits:
 class Gate(Protocol):
     """Admits one request at a time into flight (concurrency, pace, run-wide back-off)."""
 
-    def slot(self) -> AbstractAsyncContextManager[None]:
+    def slot(self) -> AbstractAsyncContextManager[object]:
         """Hold a place for one request."""
         ...
 
@@ -88,6 +92,8 @@ class Scheduler:
         self._sent = 0
         self._reserved = 0.0
         self._cost_per_byte = 0.0
+        self._answered_any = False
+        self._early_failures = 0
 
     async def run(self, jobs: Iterator[Job]) -> Outcome:
         """Advance every job until done, failed, or a cap/fatal error stops the run."""
@@ -149,11 +155,22 @@ class Scheduler:
                             self.outcome.fatal = str(exc)
                             self.outcome.stopped = "the server refused the credentials"
                             return
+                        if not self._answered_any:
+                            self._early_failures += 1
+                            if self._early_failures >= EARLY_FAILURE_LIMIT:
+                                # Nothing has worked yet: a wrong URL or model, not bad luck.
+                                self.outcome.fatal = (
+                                    f"the first {self._early_failures} requests all failed "
+                                    f"after retries, the last with {exc.kind}: {exc}; check "
+                                    "--model and --base-url (resume once the server answers)"
+                                )
+                                self.outcome.stopped = "no request has succeeded"
                         self._finish(job, failed=exc.kind)
                         return
                     latency = (time.perf_counter() - t0) * 1000
             finally:
                 self._reserved -= reserve
+            self._answered_any = True
             self._record_success(job, body, qmap, reply, started, latency, size)
             job.apply(qmap, answers)
 
@@ -179,7 +196,7 @@ class Scheduler:
         latency: float,
         size: int,
     ) -> None:
-        attempts = list(reply.extra.get("attempts", ()))
+        attempts = list(reply.extra.get("retries", ()))  # failed attempts before this one
         for number, failed in enumerate(attempts, start=1):
             self._write_attempt(job, body, qmap, started, number, failed)
         usage = dict(reply.usage or {})
@@ -202,6 +219,9 @@ class Scheduler:
         )
         self.writer.request(record)
         c = self.counters
+        if reply.model:
+            job.served.add(reply.model)
+            c.models[reply.model] = c.models.get(reply.model, 0) + 1
         c.requests += 1
         c.input_tokens += int(usage.get("input_tokens", 0))
         c.output_tokens += int(usage.get("output_tokens", 0))
@@ -277,7 +297,11 @@ class Scheduler:
         self.progress.update(c)
 
     def _finish(self, job: Job, failed: str | None) -> None:
-        simulated = bool(getattr(self.backend, "simulated", False))
+        # A System One server may itself be the simulator (numericjev serve-sim): trust the
+        # served model's name as well as the backend's own label.
+        simulated = bool(getattr(self.backend, "simulated", False)) or bool(
+            job.served & SIMULATED_MODELS
+        )
         records = job.outputs(simulated)
         if failed is not None:
             for record in records:
@@ -294,30 +318,28 @@ class Scheduler:
 
 
 class SimpleGate:
-    """Bounds requests in flight and, optionally, paces them to ``rps`` per second."""
+    """Bounds requests in flight (or defers to ``inner``'s slots) and paces them to ``rps``.
 
-    def __init__(self, concurrency: int, rps: float | None = None) -> None:
+    With an HTTP backend ``inner`` is its ``RateController``, so the AIMD window that 429s
+    shrink bounds the whole run, not each job's retries separately.
+    """
+
+    def __init__(
+        self, concurrency: int, rps: float | None = None, inner: Gate | None = None
+    ) -> None:
+        self.inner = inner
         self.limiter = anyio.CapacityLimiter(max(1, concurrency))
         self.interval = 1.0 / rps if rps else 0.0
         self._next = -math.inf
 
-    def slot(self) -> AbstractAsyncContextManager[None]:
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
         """Hold a place for one request."""
-        return _Slot(self)
-
-
-class _Slot:
-    def __init__(self, gate: SimpleGate) -> None:
-        self.gate = gate
-
-    async def __aenter__(self) -> None:
-        await self.gate.limiter.acquire()
-        if self.gate.interval:
-            now = anyio.current_time()
-            start = max(now, self.gate._next)
-            self.gate._next = start + self.gate.interval
-            if start > now:
-                await anyio.sleep(start - now)
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.gate.limiter.release()
+        async with self.inner.slot() if self.inner is not None else self.limiter:
+            if self.interval:
+                now = anyio.current_time()
+                start = max(now, self._next)
+                self._next = start + self.interval
+                if start > now:
+                    await anyio.sleep(start - now)
+            yield

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-PACKAGES = ("harness.decoders", "harness.backends", "suites")
+PACKAGES = ("harness.decoders", "harness.backends", "harness.serve", "suites")
 
 
 def own_public_names(package: ModuleType) -> set[str]:

@@ -3,6 +3,8 @@
 - ``classify(status, exc, headers)`` turns an HTTP status or a transport exception into a
   frozen ``Decision`` (retry? which log ``kind``? wait how long? stop the run?), following
   the table in ``docs/wire.md``. It does no I/O and reads no clock unless asked.
+  ``error_excerpt`` says in one line what an error body says (FastAPI, OpenAI-style, HTML
+  or plain text).
 - ``build_retrying(settings, ...)`` is the only place a tenacity ``AsyncRetrying`` is built.
   Its predicate matches ``TransientError`` and nothing else, so cancellation, ``AuthError``
   and programming errors are never retried.
@@ -16,9 +18,11 @@ from __future__ import annotations
 import email.utils
 import math
 import random
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,6 +156,60 @@ def classify(
     return _status_decision(status, headers, now)
 
 
+# What a failed response says, in one line for the log and the exception message.
+
+EXCERPT_CHARS = 300  # wire.md: keep the first few hundred characters of an error body
+
+
+def _html_title(text: str) -> str | None:
+    match = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+    return " ".join(match.group(1).split())[:100] if match else None
+
+
+def _detail_text(detail: Any) -> str:
+    if isinstance(detail, str):
+        return detail
+    if isinstance(detail, Mapping):  # TypeSafe: {"error_type": ..., "message": ...}
+        kind = detail.get("error_type") or detail.get("type") or detail.get("code")
+        message = detail.get("message") or detail.get("msg")
+        if message is not None:
+            return f"{kind}: {message}" if kind else str(message)
+    if isinstance(detail, list):  # FastAPI validation list
+        parts = []
+        for item in detail[:5]:
+            if isinstance(item, Mapping):
+                loc = ".".join(str(p) for p in item.get("loc") or ())
+                parts.append(f"{loc}: {item.get('msg')}" if loc else str(item.get("msg")))
+            else:
+                parts.append(str(item))
+        return "; ".join(parts)
+    return orjson.dumps(detail).decode()
+
+
+def error_excerpt(status: int, content_type: str, text: str) -> str:
+    """A one-line summary of an error body: FastAPI, OpenAI-style, HTML or plain text."""
+    stripped = text.strip()
+    head = stripped[:200].lower()
+    if "html" in content_type.lower() or head.startswith(("<!doctype html", "<html")):
+        title = _html_title(stripped)
+        return f"HTML error page (status {status})" + (f": {title}" if title else "")
+    summary: str | None = None
+    try:
+        parsed = orjson.loads(stripped) if stripped else None
+    except orjson.JSONDecodeError:
+        parsed = None
+    if isinstance(parsed, Mapping):
+        if "detail" in parsed:
+            summary = _detail_text(parsed["detail"])
+        elif "error" in parsed:
+            error = parsed["error"]
+            summary = _detail_text(error if not isinstance(error, Mapping) else dict(error))
+    if summary is None:
+        summary = stripped or "(empty body)"
+    summary = " ".join(summary.split())
+    return summary if len(summary) <= EXCERPT_CHARS else summary[: EXCERPT_CHARS - 3] + "..."
+
+
 @dataclass(frozen=True)
 class RetrySettings:
     """How patient one call is. Defaults are more patient than the SDK's (2 retries, 30 s)
@@ -281,12 +339,38 @@ class RateController:
             # Lowering total_tokens revokes nothing in flight; raising it wakes waiters.
             self._limiter.total_tokens = self.limit
 
+    async def _wait_pause(self) -> None:
+        # Sleep again only if a new 429 moved the pause while we slept; this also keeps an
+        # injected no-op sleep (tests) from spinning until the real clock catches up.
+        seen = None
+        while (delay := self.pause_remaining()) > 0 and self.not_before != seen:
+            seen = self.not_before
+            await self._sleep(delay)
+
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[int]:
-        """Hold one of ``limit`` slots, after any run-wide pause; yields the generation."""
+        """Hold one of ``limit`` slots, after any run-wide pause; yields the generation.
+
+        Re-entrant within a task: when the scheduler uses this controller as its gate and
+        the backend asks again for the same request, the inner call only waits out any
+        pause, so one request never holds two slots (or deadlocks at a limit of 1).
+        """
+        held = _HELD.get()
+        if self in held:
+            await self._wait_pause()
+            yield self._generation
+            return
         if self._limiter is None:  # created lazily: anyio primitives want a running loop
             self._limiter = anyio.CapacityLimiter(self.limit)
         async with self._limiter:
-            while (delay := self.pause_remaining()) > 0:
-                await self._sleep(delay)
-            yield self._generation
+            token = _HELD.set(held | {self})
+            try:
+                await self._wait_pause()
+                yield self._generation
+            finally:
+                _HELD.reset(token)
+
+
+# The controllers whose slot the current task holds (a task-local set, as anyio tasks copy
+# the context when they start).
+_HELD: ContextVar[frozenset[RateController]] = ContextVar("rate_slots_held", default=frozenset())

@@ -22,7 +22,7 @@ import os
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import anyio
@@ -40,13 +40,13 @@ from harness.backends.retry import (
     TransientError,
     build_retrying,
     classify,
+    error_excerpt,
 )
 from harness.errors import AuthError, BackendError, ConfigError
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-latest"
 ENDPOINT = "/v1/systemone"
-EXCERPT_CHARS = 300  # wire.md: keep the first few hundred characters of an error body
 ERROR_BODY_CHARS = 1000  # what an attempt record keeps of a failed response's raw body
 
 
@@ -62,7 +62,7 @@ class Attempt:
     message: str | None
     retryable: bool
     request_id: str | None
-    error_body: str | None  # the failed response's body, truncated
+    body: str | None  # a failed response's body, truncated (the log's "response")
     model: str | None = None
     usage: Mapping[str, int] | None = None
 
@@ -72,55 +72,6 @@ class Attempt:
 
 
 OnAttempt = Callable[[Attempt], Awaitable[None] | None]
-
-
-def _html_title(text: str) -> str | None:
-    match = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
-    return " ".join(match.group(1).split())[:100] if match else None
-
-
-def _detail_text(detail: Any) -> str:
-    if isinstance(detail, str):
-        return detail
-    if isinstance(detail, Mapping):  # TypeSafe: {"error_type": ..., "message": ...}
-        kind = detail.get("error_type") or detail.get("type") or detail.get("code")
-        message = detail.get("message") or detail.get("msg")
-        if message is not None:
-            return f"{kind}: {message}" if kind else str(message)
-    if isinstance(detail, list):  # FastAPI validation list
-        parts = []
-        for item in detail[:5]:
-            if isinstance(item, Mapping):
-                loc = ".".join(str(p) for p in item.get("loc") or ())
-                parts.append(f"{loc}: {item.get('msg')}" if loc else str(item.get("msg")))
-            else:
-                parts.append(str(item))
-        return "; ".join(parts)
-    return orjson.dumps(detail).decode()
-
-
-def error_excerpt(status: int, content_type: str, text: str) -> str:
-    """A one-line summary of an error body: FastAPI, OpenAI-style, HTML or plain text."""
-    stripped = text.strip()
-    head = stripped[:200].lower()
-    if "html" in content_type.lower() or head.startswith(("<!doctype html", "<html")):
-        title = _html_title(stripped)
-        return f"HTML error page (status {status})" + (f": {title}" if title else "")
-    summary: str | None = None
-    try:
-        parsed = orjson.loads(stripped) if stripped else None
-    except orjson.JSONDecodeError:
-        parsed = None
-    if isinstance(parsed, Mapping):
-        if "detail" in parsed:
-            summary = _detail_text(parsed["detail"])
-        elif "error" in parsed:
-            error = parsed["error"]
-            summary = _detail_text(error if not isinstance(error, Mapping) else dict(error))
-    if summary is None:
-        summary = stripped or "(empty body)"
-    summary = " ".join(summary.split())
-    return summary if len(summary) <= EXCERPT_CHARS else summary[: EXCERPT_CHARS - 3] + "..."
 
 
 def normalise_base_url(url: str) -> str:
@@ -169,7 +120,9 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         shards = max(1, -(-concurrency // shard_size))
         per = -(-concurrency // shards)
         limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
-        self._shards = [httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)]
+        # One TLS context for all shards: loading the CA bundle costs ~70 ms a time.
+        tls = httpx.create_ssl_context()
+        self._shards = [httpx.AsyncHTTPTransport(verify=tls, limits=limits) for _ in range(shards)]
         self._load = [0] * shards
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -217,6 +170,7 @@ class SystemOneBackend:
         timeout_s: float = 30.0,
         connect_timeout_s: float = 10.0,
         retry: RetrySettings | None = None,
+        max_attempts: int | None = None,
         price_per_million: float | None = None,
         on_attempt: OnAttempt | None = None,
         rate: RateController | None = None,
@@ -226,7 +180,9 @@ class SystemOneBackend:
     ) -> None:
         """None for ``model``, ``base_url`` or ``api_key`` reads ``TYPESAFE_DEFAULT_MODEL``,
         ``TYPESAFE_BASE_URL`` or ``TYPESAFE_API_KEY`` from ``env`` (default ``os.environ``);
-        ``api_key=""`` sends no key. ``transport`` and ``sleep`` are for tests."""
+        ``api_key=""`` sends no key. ``max_attempts`` overrides ``retry.max_attempts``.
+        ``rate`` may be shared with the scheduler (see ``RateController.slot``);
+        ``transport`` and ``sleep`` are for tests."""
         environ = os.environ if env is None else env
         self.model = model or environ.get("TYPESAFE_DEFAULT_MODEL") or DEFAULT_MODEL
         self.name = self.model
@@ -234,14 +190,18 @@ class SystemOneBackend:
             base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
         )
         self.__key = (environ.get("TYPESAFE_API_KEY", "") if api_key is None else api_key).strip()
-        if concurrency < 1 or timeout_s <= 0:
+        if concurrency < 1 or not timeout_s > 0:
             raise ConfigError(
-                f"concurrency must be >= 1 and timeout > 0; got {concurrency}, {timeout_s}"
+                f"concurrency must be >= 1 and the timeout > 0; got {concurrency}, {timeout_s}"
             )
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.connect_timeout_s = min(connect_timeout_s, timeout_s)
         self.retry = retry or RetrySettings()
+        if max_attempts is not None:
+            if max_attempts < 1:
+                raise ConfigError(f"max attempts must be at least 1; got {max_attempts}")
+            self.retry = replace(self.retry, max_attempts=max_attempts)
         self.price_per_million = price_per_million
         self.on_attempt = on_attempt
         self.rate = rate or RateController(concurrency, sleep=sleep)
@@ -269,6 +229,13 @@ class SystemOneBackend:
     def describe(self) -> dict[str, Any]:
         """The manifest's model spec: endpoint, timeouts, retries and price, never the key."""
         price = price_for(self.model, self.price_per_million)
+        priced = None
+        if price is not None:
+            priced = {
+                "input_usd_per_million": price.input_per_million,
+                "output_usd_per_million": price.output_per_million,
+                "source": "override" if self.price_per_million is not None else "table",
+            }
         return {
             "name": self.model,
             "backend": "systemone",
@@ -279,13 +246,7 @@ class SystemOneBackend:
                 "connect_timeout_s": self.connect_timeout_s,
                 "concurrency": self.concurrency,
                 "retries": asdict(self.retry),
-                "price": None
-                if price is None
-                else {
-                    "input_usd_per_million": price.input_per_million,
-                    "output_usd_per_million": price.output_per_million,
-                    "source": "override" if self.price_per_million is not None else "table",
-                },
+                "price": priced,
                 "api_key_set": bool(self.__key),
             },
         }
@@ -295,38 +256,32 @@ class SystemOneBackend:
     ) -> Reply:
         """POST ``body`` with retries; ``on_attempt`` (else the constructor's) hears each try.
 
-        Raises ``AuthError`` on 401/403, ``BackendError`` with the log kind otherwise.
+        Raises ``AuthError`` on 401/403 and ``BackendError`` (its ``kind`` for the log)
+        otherwise. A raised error also carries ``attempts`` (every attempt as a dict, the
+        last one included), ``body`` (the last error body, truncated) and ``request_id``.
         """
         try:
             content = orjson.dumps(body, default=_to_json)
         except TypeError as exc:
             raise BackendError("bad_body", f"request body is not JSON: {exc}") from exc
         notify = on_attempt or self.on_attempt
-        failed: list[Attempt] = []
-        async for attempt in build_retrying(self.retry, sleep=self._sleep):
-            with attempt:
-                number = attempt.retry_state.attempt_number
-                reply = await self._attempt(body, content, number, notify, failed)
+        tried: list[Attempt] = []
+        try:
+            async for attempt in build_retrying(self.retry, sleep=self._sleep):
+                with attempt:
+                    reply = await self._attempt(body, content, len(tried) + 1, notify, tried)
+        except BackendError as exc:
+            last = tried[-1] if tried else None
+            exc.attempts = [a.as_dict() for a in tried]  # type: ignore[attr-defined]
+            exc.body = last.body if last else None  # type: ignore[attr-defined]
+            exc.request_id = last.request_id if last else None  # type: ignore[attr-defined]
+            raise
         extra = {
-            "attempts": len(failed) + 1,
-            "retries": [f.as_dict() for f in failed],
-            "latency_ms": reply.extra["latency_ms"],
+            "attempts": len(tried),
+            "retries": [a.as_dict() for a in tried[:-1]],
+            "latency_ms": tried[-1].latency_ms,
         }
-        return Reply(
-            reply.body,
-            reply.status,
-            reply.model,
-            reply.usage,
-            reply.cost_usd,
-            reply.request_id,
-            extra,
-        )
-
-    async def _report(self, notify: OnAttempt | None, record: Attempt) -> None:
-        if notify is not None:
-            result = notify(record)
-            if inspect.isawaitable(result):
-                await result
+        return replace(reply, extra=extra)
 
     async def _attempt(
         self,
@@ -334,37 +289,10 @@ class SystemOneBackend:
         content: bytes,
         number: int,
         notify: OnAttempt | None,
-        failed: list[Attempt],
+        tried: list[Attempt],
     ) -> Reply:
-        """One POST, classified; raises TransientError for what the policy should retry."""
-
-        async def fail(
-            decision: Decision,
-            message: str,
-            status: int | None = None,
-            request_id: str | None = None,
-            raw: str | None = None,
-        ) -> BackendError:
-            message = self._scrub(message)
-            record = Attempt(
-                number,
-                started_at,
-                (time.perf_counter() - started) * 1000.0,
-                status,
-                decision.kind,
-                message,
-                decision.retry,
-                request_id,
-                None if raw is None else self._scrub(raw[:ERROR_BODY_CHARS]),
-            )
-            failed.append(record)
-            await self._report(notify, record)
-            if decision.fatal:
-                return AuthError("auth", message, status=status)
-            if decision.retry:
-                return TransientError(decision, message, status=status)
-            return BackendError(decision.kind, message, status=status)
-
+        """One POST, classified and reported; raises TransientError for what may be retried."""
+        unchained: BackendError | None = None
         async with self.rate.slot() as generation:
             started_at, started = time.time(), time.perf_counter()
             try:
@@ -374,11 +302,18 @@ class SystemOneBackend:
             except (httpx.TransportError, TimeoutError) as exc:
                 decision = classify(None, exc)
                 what = str(exc) or type(exc).__name__
-                raise await fail(decision, f"{decision.kind} at {self._url}: {what}") from exc
+                message = f"{decision.kind} at {self._url}: {what}"
+                record = self._record(number, started_at, started, decision, message)
+                error = await self._failed(decision, record, notify, tried)
+                if self._scrub(what) == what:
+                    raise error from exc
+                unchained = error  # its cause names the key: raise it outside, unchained
+        if unchained is not None:
+            raise unchained
         status = response.status_code
         request_id = response.headers.get("x-typesafe-request-id")
-        text = response.text if status != 200 else ""
         if not 200 <= status < 300:
+            text = response.text
             decision = classify(status, None, response.headers)
             if decision.kind == "rate_limited":
                 self.rate.on_rate_limited(generation, decision.wait_s)
@@ -391,7 +326,10 @@ class SystemOneBackend:
                 )
             else:
                 message = f"HTTP {status} from {self._url}: {excerpt}"
-            raise await fail(decision, message, status, request_id, text)
+            record = self._record(
+                number, started_at, started, decision, message, status, request_id, text
+            )
+            raise await self._failed(decision, record, notify, tried)
         try:
             parsed = orjson.loads(response.content)
             if not isinstance(parsed, dict):
@@ -399,31 +337,59 @@ class SystemOneBackend:
             parse_answers(body.get("questions") or {}, parsed)
         except (orjson.JSONDecodeError, BackendError) as exc:
             decision = classify(None, BackendError("malformed", str(exc)))
-            raw = response.text
             message = f"malformed response (status {status}) from {self._url}: {exc}"
-            raise await fail(decision, message, status, request_id, raw) from exc
+            record = self._record(
+                number, started_at, started, decision, message, status, request_id, response.text
+            )
+            raise await self._failed(decision, record, notify, tried) from exc
         self.rate.on_success()
         usage = parsed.get("usage") if isinstance(parsed.get("usage"), Mapping) else None
         served = parsed.get("model") if isinstance(parsed.get("model"), str) else None
         cost = cost_usd((served, self.model), usage, response.headers, self.price_per_million)
         latency_ms = (time.perf_counter() - started) * 1000.0
-        await self._report(
-            notify,
-            Attempt(
-                number,
-                started_at,
-                latency_ms,
-                status,
-                None,
-                None,
-                False,
-                request_id,
-                None,
-                served,
-                usage,
-            ),
-        )
-        return Reply(parsed, status, served, usage, cost, request_id, {"latency_ms": latency_ms})
+        record = Attempt(
+            number, started_at, latency_ms, status, None, None, False, request_id, None,
+            served, usage,
+        )  # fmt: skip
+        tried.append(record)
+        await _notify(notify, record)
+        return Reply(parsed, status, served, usage, cost, request_id)
+
+    def _record(
+        self,
+        number: int,
+        started_at: float,
+        started: float,
+        decision: Decision,
+        message: str,
+        status: int | None = None,
+        request_id: str | None = None,
+        raw: str | None = None,
+    ) -> Attempt:
+        """A failed attempt's record, scrubbed of the key."""
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        body = None if raw is None else self._scrub(raw[:ERROR_BODY_CHARS])
+        return Attempt(
+            number, started_at, latency_ms, status, decision.kind, self._scrub(message),
+            decision.retry, request_id, body,
+        )  # fmt: skip
+
+    async def _failed(
+        self,
+        decision: Decision,
+        record: Attempt,
+        notify: OnAttempt | None,
+        tried: list[Attempt],
+    ) -> BackendError:
+        """Report a failed attempt and build the error the retry policy will see."""
+        tried.append(record)
+        await _notify(notify, record)
+        message = record.message or decision.kind
+        if decision.fatal:
+            return AuthError("auth", message, status=record.status)
+        if decision.retry:
+            return TransientError(decision, message, status=record.status)
+        return BackendError(decision.kind, message, status=record.status)
 
     async def aclose(self) -> None:
         """Close the connection pool."""
@@ -434,3 +400,10 @@ class SystemOneBackend:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+async def _notify(notify: OnAttempt | None, record: Attempt) -> None:
+    if notify is not None:
+        result = notify(record)
+        if inspect.isawaitable(result):
+            await result

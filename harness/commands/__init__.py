@@ -13,4 +13,5 @@ COMMANDS = (
     "status",
     "check",
     "import_predictions",
+    "serve_sim",
 )

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     model = manifest["model"]
     simulated = " (SIMULATED)" if model.get("simulated") else ""
     cost = f"USD {c.cost_usd:.6f}" if c.cost_known else f"USD {c.cost_usd:.6f} + unknown"
-    served = ", ".join(f"{name} ({n:,})" for name, n in sorted(state.models.items())) or "none yet"
+    served = ", ".join(f"{name} ({n:,})" for name, n in sorted(c.models.items())) or "none yet"
     print(
         f"run {folder}: suite {manifest['suite']} (cases {str(manifest['case_hash'])[:12]}), "
         f"model {model.get('name')}{simulated}"

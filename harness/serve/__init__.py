@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.serve.app import Outcome, ServerConfig, SimApp, validation_errors
-from harness.serve.faults import KINDS, SPEC_HELP, FaultPlan, FaultSpec
+from harness.serve.faults import FaultPlan, FaultSpec
 from harness.serve.server import (
     SimServer,
     base_url,
@@ -14,8 +14,6 @@ from harness.serve.server import (
 )
 
 __all__ = [
-    "KINDS",
-    "SPEC_HELP",
     "FaultPlan",
     "FaultSpec",
     "Outcome",

@@ -292,13 +292,15 @@ class SimApp:
         if fault == "malformed":  # Python-repr-looking text, as a buggy proxy might send
             return Outcome(200, full.replace(b'"', b"'"), delay_s=delay)
         answers = dict(response["answers"])
-        qid = next(iter(request["questions"]))
-        if fault == "missing":
-            answers.pop(qid, None)
-        else:  # badlabel: a label no criteria list holds
-            criteria = request["questions"][qid].get("criteria") or {}
+        questions = request["questions"]
+        # A wrong label is only detectable on a choice question; else drop an answer.
+        choice = next((q for q in questions if questions[q].get("type") == "choice"), None)
+        if fault == "badlabel" and choice is not None:
+            criteria = questions[choice].get("criteria") or {}
             label = "-1"
             while label in criteria:
                 label += "x"
-            answers[qid] = {**answers[qid], "choice": label}
+            answers[choice] = {**answers[choice], "choice": label}
+        else:  # missing
+            answers.pop(next(iter(questions)), None)
         return _json(200, {**response, "answers": answers}, delay_s=delay)

@@ -85,7 +85,7 @@ class FaultSpec:
 
     def describe(self) -> str:
         """``429=0.03,reset=0.01`` form, or ``none``."""
-        return ",".join(f"{k}={p:g}" for k, p in self.rates) or "none"
+        return ",".join(f"{k}={p:.4g}" for k, p in self.rates) or "none"
 
 
 def _uniform(seed: int, digest: bytes, n: int) -> float:

@@ -12,6 +12,7 @@ import socket
 import struct
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
+from http import HTTPStatus
 
 import anyio
 import anyio.from_thread
@@ -23,6 +24,7 @@ from harness.errors import ConfigError
 from harness.serve.app import Outcome, ServerConfig, SimApp
 
 SERVER_HEADER = b"numericjev-serve-sim"
+_REASONS = {s.value: s.phrase.encode() for s in HTTPStatus} | {529: b"Site Overloaded"}
 READ_CHUNK = 65536
 
 
@@ -66,6 +68,9 @@ class SimServer:
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
+                if conn.they_are_waiting_for_100_continue:  # curl does, for large bodies
+                    continue_ = h11.InformationalResponse(status_code=100, headers=[])
+                    await stream.send(conn.send(continue_) or b"")
                 try:
                     data = await stream.receive(READ_CHUNK)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
@@ -84,7 +89,9 @@ class SimServer:
             else:  # ConnectionClosed or PAUSED: the client is gone or misbehaving
                 return None
 
-    async def _send(self, conn: h11.Connection, stream: SocketStream, out: Outcome) -> None:
+    async def _send(
+        self, conn: h11.Connection, stream: SocketStream, out: Outcome, head: bool = False
+    ) -> None:
         headers = [
             (b"content-type", out.content_type.encode()),
             (b"content-length", str(len(out.body)).encode()),
@@ -92,8 +99,10 @@ class SimServer:
             (b"server", SERVER_HEADER),
         ]
         headers.extend((k.encode(), v.encode()) for k, v in out.headers)
-        data = conn.send(h11.Response(status_code=out.status, headers=headers))
-        data += conn.send(h11.Data(data=out.body)) or b""
+        reason = _REASONS.get(out.status, b"")
+        data = conn.send(h11.Response(status_code=out.status, headers=headers, reason=reason))
+        if not head:  # a reply to HEAD has the headers of the GET reply and no body
+            data += conn.send(h11.Data(data=out.body)) or b""
         data += conn.send(h11.EndOfMessage()) or b""
         await stream.send(data)
 
@@ -120,7 +129,7 @@ class SimServer:
                 if out.reset:
                     _reset(stream)
                     return
-                await self._send(conn, stream, out)
+                await self._send(conn, stream, out, head=request.method == b"HEAD")
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     return  # the client asked to close, or left part of a request unread
                 conn.start_next_cycle()
@@ -138,10 +147,19 @@ class SimServer:
             local_host=self.config.host, local_port=self.config.port
         )
 
+    async def serve(self, listener: MultiListener[SocketStream]) -> None:
+        """Accept connections until cancelled, then close the listening sockets."""
+        try:
+            async with anyio.create_task_group() as tg:
+                await listener.serve(self.handle_connection, tg)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await listener.aclose()
+
     async def listen(self, task_group: TaskGroup) -> int:
         """Start accepting connections in ``task_group``; returns the bound port."""
         listener = await self.bind()
-        task_group.start_soon(listener.serve, self.handle_connection)
+        task_group.start_soon(self.serve, listener)
         return listener.extra(SocketAttribute.local_port)
 
 
@@ -186,7 +204,7 @@ async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...] =
     listener = await server.bind()
     port = listener.extra(SocketAttribute.local_port)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, server.handle_connection)
+        tg.start_soon(server.serve, listener)
         faults = config.faults.describe()
         print(
             f"serve-sim: {config.model} model (simulated) on "

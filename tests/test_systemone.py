@@ -1,0 +1,531 @@
+"""The System One HTTP backend against httpx.MockTransport and the real loopback serve-sim."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import anyio
+import httpx
+import orjson
+import pytest
+from typesafe_sdk._schemas.models import SystemOneRequest, SystemOneResponse
+
+from harness.answers import parse_answers
+from harness.backends.oracle import Oracle
+from harness.backends.pricing import JEV_INPUT_USD_PER_MILLION, cost_usd, price_for
+from harness.backends.retry import RateController, RetrySettings, error_excerpt
+from harness.backends.sim import SimModel
+from harness.backends.systemone import (
+    Attempt,
+    SystemOneBackend,
+    normalise_base_url,
+)
+from harness.errors import AuthError, BackendError, ConfigError
+from harness.jobs import Job
+from harness.serve import ServerConfig, serve_sim_in_background
+from suites import load_suite
+
+KEY = "sk-planted-0123456789abcdef"
+BASE = "http://sim.test"
+
+
+@functools.cache
+def real_bodies(model: str = "jev-latest") -> tuple[dict[str, Any], ...]:
+    """Request bodies of the affine suite: every round of a few jobs, answered by the oracle."""
+    suite = load_suite("affine")
+    oracle = Oracle()
+    bodies = []
+    for spec in suite.jobs()[::97][:8]:
+        job = Job(spec, suite.decoders)
+        while (step := job.next_request(model)) is not None:
+            body, qmap = step
+            bodies.append(body)
+            job.apply(qmap, parse_answers(body["questions"], oracle.respond(body)))
+    return tuple(bodies)
+
+
+BODY = real_bodies()[0]
+
+
+class FakeSleep:
+    """Records retry waits instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await anyio.lowlevel.checkpoint()
+
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def ok_response(request: httpx.Request, **headers: str) -> httpx.Response:
+    """What a well-behaved server says: the sim's answers, validated on the way in and out."""
+    body = orjson.loads(request.content)
+    SystemOneRequest.model_validate(body)
+    response = SimModel().respond(body) | {"model": "jev-1.13.0"}
+    SystemOneResponse.model_validate(response)
+    return httpx.Response(
+        200, json=response, headers={"x-typesafe-request-id": "req-ok", **headers}
+    )
+
+
+def scripted(*steps: Handler | httpx.Response | Exception) -> Handler:
+    """A handler replaying ``steps`` in order; fails loudly when the script runs out."""
+    queue = list(steps)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert queue, "the server was asked more often than scripted"
+        step = queue.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        if isinstance(step, httpx.Response):
+            return step
+        return step(request)
+
+    return handler
+
+
+def backend(handler: Handler, *, key: str = KEY, **kw: Any) -> SystemOneBackend:
+    kw.setdefault("sleep", FakeSleep())
+    return SystemOneBackend(
+        "jev-latest", base_url=BASE, api_key=key, transport=httpx.MockTransport(handler), **kw
+    )
+
+
+def error(status: int, body: Any = None, text: str | None = None, **headers: str):
+    headers = {"x-typesafe-request-id": f"req-{status}", **headers}
+    if text is not None:
+        return httpx.Response(status, text=text, headers=headers)
+    return httpx.Response(status, json=body, headers=headers)
+
+
+async def test_sends_the_body_exactly_with_the_key_and_reads_the_reply() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return ok_response(request)
+
+    records: list[Attempt] = []
+    async with backend(handler, on_attempt=records.append) as b:
+        reply = await b.answer(BODY)
+    (request,) = seen
+    assert request.url == f"{BASE}/v1/systemone"
+    assert request.method == "POST"
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert request.headers["content-type"] == "application/json"
+    assert request.content == orjson.dumps(BODY)
+    sent = orjson.loads(request.content)
+    for qid, question in BODY["questions"].items():  # criteria order kept end to end
+        assert list(sent["questions"][qid]["criteria"]) == list(question["criteria"])
+    assert reply.status == 200
+    assert reply.model == "jev-1.13.0"
+    assert reply.request_id == "req-ok"
+    assert reply.usage == reply.body["usage"]
+    assert reply.cost_usd == pytest.approx(
+        reply.usage["input_tokens"] * JEV_INPUT_USD_PER_MILLION / 1e6
+    )
+    assert reply.extra["attempts"] == 1 and reply.extra["retries"] == []
+    assert [r.kind for r in records] == [None]
+    assert records[0].request_id == "req-ok" and records[0].status == 200
+
+
+async def test_no_authorization_header_without_a_key() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return ok_response(request)
+
+    async with backend(handler, key="") as b:
+        await b.answer(BODY)
+    assert "authorization" not in seen[0].headers
+
+
+def test_settings_come_from_the_environment() -> None:
+    env = {
+        "TYPESAFE_API_KEY": KEY,
+        "TYPESAFE_BASE_URL": "http://127.0.0.1:9/v1/",
+        "TYPESAFE_DEFAULT_MODEL": "jev-1.13.0",
+    }
+    b = SystemOneBackend(env=env)
+    assert (b.name, b.base_url) == ("jev-1.13.0", "http://127.0.0.1:9")
+    assert b.describe()["params"]["api_key_set"] is True
+    b = SystemOneBackend(env={})
+    assert (b.name, b.base_url) == ("jev-latest", "https://api.typesafe.ai")
+    assert b.describe()["params"]["api_key_set"] is False
+    b = SystemOneBackend("typesafe/jev-1.13", base_url="https://openrouter.ai/api", env=env)
+    assert b._url == "https://openrouter.ai/api/v1/systemone"
+
+
+def test_base_url_is_normalised_or_refused() -> None:
+    assert normalise_base_url("http://h:1/v1/systemone/") == "http://h:1"
+    assert normalise_base_url(" https://h/api/v1 ") == "https://h/api"
+    with pytest.raises(ConfigError, match="http:// or https://"):
+        normalise_base_url("api.typesafe.ai")
+    with pytest.raises(ConfigError, match="max attempts"):
+        SystemOneBackend(env={}, max_attempts=0)
+
+
+def test_describe_is_the_manifest_spec() -> None:
+    b = SystemOneBackend(
+        "jev-latest", base_url="http://user:pw@127.0.0.1:1", env={}, max_attempts=9
+    )
+    spec = b.describe()
+    assert spec["name"] == "jev-latest"
+    assert (spec["backend"], spec["simulated"]) == ("systemone", False)
+    assert spec["base_url"] == "http://***@127.0.0.1:1"
+    assert spec["params"]["retries"]["max_attempts"] == 9
+    assert spec["params"]["timeout_s"] == 30.0
+    assert spec["params"]["price"]["input_usd_per_million"] == 0.042
+    assert SystemOneBackend("llama", env={}).describe()["params"]["price"] is None
+    overridden = SystemOneBackend("llama", env={}, price_per_million=1.5).describe()
+    assert overridden["params"]["price"]["source"] == "override"
+
+
+def test_price_table() -> None:
+    usage = {"input_tokens": 1_000_000, "output_tokens": 500}
+    for model in ("jev-latest", "jev-1.13.0", "typesafe/jev-1.13"):
+        assert price_for(model).cost(usage) == pytest.approx(0.042)
+    assert price_for("gpt-4o") is None
+    assert price_for("gpt-4o", 2.0).cost(usage) == pytest.approx(2.0)
+    assert cost_usd(("unknown",), usage, {}) is None  # unknown, not zero
+    assert cost_usd(("jev-latest",), {**usage, "cost": 0.5}, {}) == 0.5  # OpenRouter
+    litellm = {"x-litellm-response-cost": "0.25"}
+    assert cost_usd(("unknown",), usage, litellm) == 0.25
+    assert cost_usd(("sim", "jev-latest"), usage, {}) == pytest.approx(0.042)
+    assert cost_usd(("jev-latest",), None, {}) is None
+
+
+async def test_reported_costs_win() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return ok_response(request, **{"x-litellm-response-cost": "0.125"})
+
+    async with backend(handler) as b:
+        assert (await b.answer(BODY)).cost_usd == 0.125
+
+
+async def test_429_then_success_honours_retry_after_and_halves_the_window() -> None:
+    sleep = FakeSleep()
+    records: list[Attempt] = []
+    handler = scripted(error(429, {"detail": "slow down"}, **{"Retry-After": "2"}), ok_response)
+    async with backend(handler, sleep=sleep, concurrency=8) as b:
+        reply = await b.answer(BODY, on_attempt=records.append)
+        assert b.rate.limit == 4 + 1  # halved by the 429, then one success added back
+    assert 2.0 in sleep.waits  # the retry wait (the run-wide pause may also use it)
+    assert reply.extra["attempts"] == 2
+    (retry,) = reply.extra["retries"]
+    assert (retry["kind"], retry["status"], retry["request_id"]) == ("rate_limited", 429, "req-429")
+    assert [(r.attempt, r.kind) for r in records] == [(1, "rate_limited"), (2, None)]
+    assert records[0].retryable and "slow down" in (records[0].message or "")
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(408, "timeout"), (500, "server_error"), (502, "server_error"), (503, "overloaded"),
+     (529, "overloaded")],
+)  # fmt: skip
+async def test_transient_statuses_are_retried(status: int, kind: str) -> None:
+    sleep = FakeSleep()
+    async with backend(scripted(error(status, {"detail": "x"}), ok_response), sleep=sleep) as b:
+        reply = await b.answer(BODY)
+    assert reply.extra["retries"][0]["kind"] == kind
+    assert len(sleep.waits) == 1 and 0.375 <= sleep.waits[0] <= 0.625
+
+
+async def test_gives_up_after_max_attempts_with_every_attempt_attached() -> None:
+    handler = scripted(*[error(503, {"error": {"message": "busy"}}) for _ in range(3)])
+    async with backend(handler, max_attempts=3) as b:
+        with pytest.raises(BackendError) as caught:
+            await b.answer(BODY)
+    exc = caught.value
+    assert exc.kind == "overloaded" and exc.status == 503
+    assert "HTTP 503" in str(exc) and "busy" in str(exc)
+    assert [a["attempt"] for a in exc.attempts] == [1, 2, 3]
+    assert exc.request_id == "req-503"
+    assert "busy" in exc.body
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        (error(400, {"detail": {"error_type": "max_tokens_exceeded", "message": "too long"}}),
+         "HTTP 400 from http://sim.test/v1/systemone: max_tokens_exceeded: too long"),
+        (error(404, {"detail": "Not Found"}), "Not Found"),
+        (error(413, text="request entity too large"), "request entity too large"),
+        (error(422, {"detail": [{"loc": ["body", "state"], "msg": "Field required",
+                                 "type": "missing"}]}), "body.state: Field required"),
+        (error(400, {"error": {"message": "unknown model", "type": "invalid_request"}}),
+         "invalid_request: unknown model"),
+        (error(402, {"error": "no credit"}), "no credit"),
+        (error(400, text="<!DOCTYPE html><html><head><title>Oops</title></head>"
+                         "<body><script>x()</script></body></html>"),
+         "HTML error page (status 400): Oops"),
+    ],
+)  # fmt: skip
+async def test_client_errors_raise_at_once_with_a_readable_excerpt(
+    response: httpx.Response, expected: str
+) -> None:
+    sleep = FakeSleep()
+    async with backend(scripted(response), sleep=sleep) as b:
+        with pytest.raises(BackendError) as caught:
+            await b.answer(BODY)
+    assert caught.value.kind == "http_4xx"
+    assert expected in str(caught.value)
+    assert "<" not in str(caught.value)  # never markup
+    assert sleep.waits == []
+
+
+def test_error_excerpt_is_short_and_one_line() -> None:
+    text = "line one\n" + "x" * 5000
+    excerpt = error_excerpt(500, "text/plain", text)
+    assert len(excerpt) <= 300 and "\n" not in excerpt and excerpt.endswith("...")
+    assert error_excerpt(502, "text/html", "<h1>bad</h1>") == "HTML error page (status 502)"
+    assert error_excerpt(500, "application/json", "") == "(empty body)"
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_auth_failure_is_fatal_and_clear(status: int) -> None:
+    sleep = FakeSleep()
+    async with backend(scripted(error(status, {"detail": "Invalid API key"})), sleep=sleep) as b:
+        with pytest.raises(AuthError) as caught:
+            await b.answer(BODY)
+    message = str(caught.value)
+    assert message.startswith(
+        f"the server refused the API key ({status}): set TYPESAFE_API_KEY to a valid key"
+    )
+    assert caught.value.kind == "auth" and sleep.waits == []
+
+
+async def test_auth_failure_without_a_key_says_so() -> None:
+    async with backend(scripted(error(401, {"detail": "missing key"})), key="") as b:
+        with pytest.raises(AuthError, match=r"requires an API key \(401\)"):
+            await b.answer(BODY)
+
+
+def good_then(mutate: Callable[[dict[str, Any]], Any]) -> Handler:
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = orjson.loads(ok_response(request).content)
+        mutate(body)
+        return httpx.Response(200, json=body)
+
+    return handler
+
+
+def bad_label(body: dict[str, Any]) -> None:
+    body["answers"]["q1"]["choice"] = "not-a-label"
+
+
+def missing(body: dict[str, Any]) -> None:
+    del body["answers"]["q1"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        httpx.Response(200, text="{'model': 'x'"),
+        httpx.Response(200, text='{"model": "jev", "answ'),
+        httpx.Response(200, json=["not", "an", "object"]),
+        httpx.Response(200, json={"model": "jev"}),
+        good_then(bad_label),
+        good_then(missing),
+    ],
+)
+async def test_malformed_200_is_retried_then_raised(bad: httpx.Response | Handler) -> None:
+    # Documented choice: the backend checks a 200 against the request (parse_answers), so
+    # a bad label or a missing answer is a retryable "malformed" attempt, not a Reply.
+    async with backend(scripted(bad, ok_response)) as b:
+        reply = await b.answer(BODY)
+    assert reply.extra["retries"][0]["kind"] == "malformed"
+    assert parse_answers(BODY["questions"], reply.body)
+    async with backend(scripted(bad), max_attempts=1) as b:
+        with pytest.raises(BackendError) as caught:
+            await b.answer(BODY)
+    assert caught.value.kind == "malformed"
+
+
+async def test_connection_errors_and_timeouts_are_retried() -> None:
+    request = httpx.Request("POST", BASE)
+    handler = scripted(
+        httpx.ConnectError("connection refused", request=request),
+        httpx.ReadTimeout("timed out", request=request),
+        httpx.RemoteProtocolError("server disconnected", request=request),
+        ok_response,
+    )
+    async with backend(handler) as b:
+        reply = await b.answer(BODY)
+    kinds = [r["kind"] for r in reply.extra["retries"]]
+    assert kinds == ["connection", "timeout", "connection"]
+
+
+async def test_the_whole_attempt_is_bounded_by_the_timeout() -> None:
+    async def stalls(request: httpx.Request) -> httpx.Response:
+        await anyio.sleep(10)
+        raise AssertionError("not reached")
+
+    async with backend(stalls, timeout_s=0.05, max_attempts=1) as b:  # type: ignore[arg-type]
+        with anyio.fail_after(5), pytest.raises(BackendError) as caught:
+            await b.answer(BODY)
+    assert caught.value.kind == "timeout"
+
+
+async def test_async_callbacks_are_awaited() -> None:
+    seen: list[int] = []
+
+    async def note(record: Attempt) -> None:
+        await anyio.lowlevel.checkpoint()
+        seen.append(record.attempt)
+
+    async with backend(scripted(error(500, {"detail": "x"}), ok_response), on_attempt=note) as b:
+        await b.answer(BODY)
+    assert seen == [1, 2]
+
+
+async def test_an_unserialisable_body_is_refused_before_sending() -> None:
+    async with backend(scripted()) as b:
+        with pytest.raises(BackendError) as caught:
+            await b.answer({"model": "jev", "state": object(), "questions": {}})
+    assert caught.value.kind == "bad_body"
+
+
+async def test_a_shared_rate_controller_can_also_be_the_schedulers_gate() -> None:
+    rate = RateController(1)
+    async with backend(scripted(ok_response), rate=rate) as b, rate.slot():
+        with anyio.fail_after(5):
+            await b.answer(BODY)
+
+
+# --- the key never leaks -------------------------------------------------------------
+
+
+def echo_key(status: int, content_type: str = "application/json") -> Handler:
+    """A careless server that repeats the Authorization header in its error body."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        auth = request.headers.get("authorization", "")
+        text = orjson.dumps({"detail": f"bad key {auth} / {KEY}"}).decode()
+        if "html" in content_type:
+            text = f"<html><title>{KEY}</title><body>{auth}</body></html>"
+        return httpx.Response(status, text=text, headers={"content-type": content_type})
+
+    return handler
+
+
+def raise_with_key(exc_type: type[Exception]) -> Handler:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exc_type(f"failed with {request.headers['authorization']}", request=request)
+
+    return handler
+
+
+LEAKY: list[Handler] = [
+    *(echo_key(s) for s in (400, 401, 403, 404, 408, 413, 422, 429, 500, 503, 529)),
+    echo_key(502, "text/html"),
+    echo_key(200, "text/plain"),
+    raise_with_key(httpx.ConnectError),
+    raise_with_key(httpx.ReadTimeout),
+    raise_with_key(httpx.RemoteProtocolError),
+]
+
+
+def leaks(*things: Any) -> Iterator[str]:
+    for thing in things:
+        text = thing if isinstance(thing, str) else repr(thing)
+        if KEY in text or KEY[-10:] in text:
+            yield text
+
+
+@pytest.mark.parametrize("handler", LEAKY)
+async def test_the_planted_key_never_leaks(handler: Handler) -> None:
+    records: list[Attempt] = []
+    async with backend(handler, max_attempts=2, on_attempt=records.append) as b:
+        with pytest.raises(BackendError) as caught:
+            await b.answer(BODY)
+        exc = caught.value
+        assert records
+        chain = []
+        link: BaseException | None = exc
+        while link is not None:
+            chain.extend([str(link), repr(link)])
+            link = link.__cause__ or link.__context__
+        found = list(
+            leaks(
+                *chain, exc.args, exc.attempts, exc.body, b, b.describe(),
+                orjson.dumps(b.describe()).decode(), b.__dict__.get("_client"),
+                *(r.as_dict() for r in records),
+                *(orjson.dumps(r.as_dict()).decode() for r in records),
+            )
+        )  # fmt: skip
+        assert found == []
+
+
+async def test_the_key_is_sent_but_never_shown() -> None:
+    async with backend(ok_response) as b:
+        await b.answer(BODY)
+        assert list(leaks(repr(b), b.describe(), b._client.headers)) == []
+
+
+# --- against the real loopback serve-sim ---------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["sim", "oracle"])
+async def test_loopback_serve_sim_gives_the_in_process_answers(model: str) -> None:
+    local = SimModel() if model == "sim" else Oracle()
+    config = ServerConfig(port=0, model=model)
+    records: list[Attempt] = []
+    async with (
+        serve_sim_in_background(config) as url,
+        SystemOneBackend(model, base_url=url, api_key=KEY, on_attempt=records.append) as b,
+    ):
+        for body in real_bodies():
+            SystemOneRequest.model_validate(body)
+            reply = await b.answer(body)
+            SystemOneResponse.model_validate(reply.body)
+            assert reply.body == local.respond(body)
+            assert reply.model == model and reply.request_id.startswith("sim-")
+    assert len(records) == len(real_bodies())
+    assert len({r.request_id for r in records}) == len(records)
+
+
+async def test_loopback_refusals_are_not_retried() -> None:
+    sleep = FakeSleep()
+    async with (
+        serve_sim_in_background(ServerConfig(port=0)) as url,
+        SystemOneBackend("sim", base_url=url, api_key="", sleep=sleep) as b,
+    ):
+        with pytest.raises(BackendError) as caught:
+            await b.answer({"model": "sim", "state": {}, "questions": {}})
+        assert (caught.value.kind, caught.value.status) == ("http_4xx", 422)
+        assert "body.questions" in str(caught.value)
+        body = {**BODY, "questions": {"q1": {"type": "choice", "instructions": "Pick one.",
+                                             "criteria": {"a": "A", "b": "B"}}}}  # fmt: skip
+        with pytest.raises(BackendError, match="not one this model can read"):
+            await b.answer(body)
+    assert sleep.waits == []
+
+
+async def test_connection_refused_is_a_connection_error() -> None:
+    with anyio.fail_after(10):
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        await listener.aclose()  # nothing listens there now
+        async with SystemOneBackend(
+            "sim", base_url=f"http://127.0.0.1:{port}", api_key=KEY, max_attempts=2,
+            sleep=FakeSleep(),
+        ) as b:  # fmt: skip
+            with pytest.raises(BackendError) as caught:
+                await b.answer(BODY)
+    assert caught.value.kind == "connection"
+    assert KEY not in str(caught.value)
+    assert len(caught.value.attempts) == 2
+
+
+def test_retry_settings_are_reported() -> None:
+    settings = RetrySettings(max_attempts=4, budget_s=60.0)
+    b = SystemOneBackend("jev-latest", env={}, retry=settings)
+    assert b.describe()["params"]["retries"]["budget_s"] == 60.0
