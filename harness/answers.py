@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from harness.backends.reading import is_mapping
 from harness.decoders import Answer
 from harness.errors import BackendError
 
@@ -17,18 +18,18 @@ def _probabilities(raw: Any) -> Mapping[str, float] | None:
     # Kept as sent (labels to numbers); decoders that use probabilities read them with
     # ``answer_probability``, which tolerates missing labels. Converting all 100 entries of
     # every direct-choice answer up front cost more than the rest of the parsing.
-    return raw if isinstance(raw, Mapping) else None
+    return raw if is_mapping(raw) else None
 
 
 def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
     """The answer to every question of the request, validated; raises BackendError("malformed")."""
-    if not isinstance(body, Mapping) or not isinstance(body.get("answers"), Mapping):
+    if not is_mapping(body) or not is_mapping(body.get("answers")):
         raise BackendError("malformed", "response has no 'answers' object")
     answers = body["answers"]
     parsed: dict[str, Answer] = {}
     for qid, question in questions.items():
         raw = answers.get(qid)
-        if not isinstance(raw, Mapping):
+        if not is_mapping(raw):
             raise BackendError("malformed", f"response has no answer for question {qid!r}")
         labels = question["criteria"]
         choice = raw.get("choice")

@@ -226,23 +226,43 @@ class Meaning:
     # Labels sorted by their lower bound, for bisection (interval and value kinds).
     ranked: tuple[tuple[Fraction, str], ...] = ()
     lows: tuple[Fraction, ...] = ()
+    # The same ranking for the sim's fuzzy reading: label order, rank of a label, float bounds.
+    labels: tuple[str, ...] = ()
+    rank: dict[str, int] = field(default_factory=dict)
+    lows_f: tuple[float, ...] = ()
+    highs_f: tuple[float, ...] = ()
 
     @classmethod
     def ordered(cls, kind: str, options: dict[str, tuple[Fraction, Fraction]]) -> Meaning:
         """An interval or value meaning with its labels ranked by lower bound."""
         ranked = tuple(sorted((bounds[0], label) for label, bounds in options.items()))
-        return cls(kind, options, ranked=ranked, lows=tuple(lo for lo, _ in ranked))
+        labels = tuple(label for _, label in ranked)
+        return cls(
+            kind,
+            options,
+            ranked=ranked,
+            lows=tuple(lo for lo, _ in ranked),
+            labels=labels,
+            rank={label: i for i, label in enumerate(labels)},
+            lows_f=tuple(float(options[label][0]) for label in labels),
+            highs_f=tuple(float(options[label][1]) for label in labels),
+        )
 
 
 def interpret(instructions: str, criteria: Mapping[str, str | None]) -> Meaning | None:
     """Read a question produced by this module; None when it is none of ours."""
-    return _interpret(instructions, tuple((label, text or "") for label, text in criteria.items()))
+    # The cache key is built at C speed; None descriptions are handled on a miss only.
+    items = tuple(criteria.items())
+    try:
+        return _interpret(instructions, items)
+    except TypeError:  # an object or list description (allowed on the wire) is not hashable
+        return _interpret(instructions, tuple((k, str(v)) for k, v in items))
 
 
 # A run asks the same few thousand distinct questions over and over: parse each once.
 @lru_cache(maxsize=65536)
-def _interpret(instructions: str, items: tuple[tuple[str, str], ...]) -> Meaning | None:
-    texts = {label: text.strip() for label, text in items}
+def _interpret(instructions: str, items: tuple[tuple[str, str | None], ...]) -> Meaning | None:
+    texts = {label: (text or "").strip() for label, text in items}
     intervals = {lab: _INTERVAL_RE.match(t) for lab, t in texts.items()}
     if texts and all(intervals.values()):
         return Meaning.ordered(
@@ -328,22 +348,32 @@ def _exact_exploratory(meaning: Meaning, x: Fraction) -> str:
     return str(q.numerator // q.denominator % base)
 
 
+@lru_cache(maxsize=4096)
+def _grid_index(x: Fraction, lo: Fraction, eps: Fraction, last: int) -> int:
+    """``floor((x - L) / eps)`` clamped to ``[0, last]``; a request asks it once per bit."""
+    q = (x - lo) / eps
+    return min(max(q.numerator // q.denominator, 0), last)
+
+
 def exact_label(meaning: Meaning, x: Fraction) -> str:
     """The label an exact reader picks for target ``x`` (clamped into the offered range)."""
     if meaning.kind in EXPLORATORY_KINDS:
         return _exact_exploratory(meaning, x)
     opts = meaning.options
     if meaning.kind in ("interval", "value"):
-        ranked = meaning.ranked
-        i = bisect_right(meaning.lows, x) - 1
+        ranked, lows = meaning.ranked, meaning.lows
+        # Bisect on floats, then confirm with two exact comparisons; redo it exactly only
+        # when rounding put x on the wrong side of a bound.
+        i = bisect_right(meaning.lows_f, float(x)) - 1
+        if (i >= 0 and x < lows[i]) or (i + 1 < len(lows) and x >= lows[i + 1]):
+            i = bisect_right(lows, x) - 1
         if meaning.kind == "value":
             return ranked[max(i, 0)][1]
         if i >= 0 and x < opts[ranked[i][1]][1]:
             return ranked[i][1]
         # Out of range: the nearest interval, as a reader forced to choose would.
         return min(opts, key=lambda lab: min(abs(x - opts[lab][0]), abs(x - opts[lab][1])))
-    q = (x - meaning.lo) / meaning.eps
-    index = min(max(q.numerator // q.denominator, 0), meaning.last)
+    index = _grid_index(x, meaning.lo, meaning.eps, meaning.last)
     if meaning.kind == "digit":
         return str(index // meaning.power % 10)
     return str(index // meaning.power % 2)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -332,14 +332,34 @@ class SimpleGate:
         self.interval = 1.0 / rps if rps else 0.0
         self._next = -math.inf
 
-    @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    def slot(self) -> AbstractAsyncContextManager[object]:
         """Hold a place for one request."""
-        async with self.inner.slot() if self.inner is not None else self.limiter:
-            if self.interval:
-                now = anyio.current_time()
-                start = max(now, self._next)
-                self._next = start + self.interval
-                if start > now:
-                    await anyio.sleep(start - now)
-            yield
+        return _Slot(self)
+
+
+class _Slot:
+    """One request's place (a class, not @asynccontextmanager: this runs once per request)."""
+
+    def __init__(self, gate: SimpleGate) -> None:
+        self.gate = gate
+        self.inner: AbstractAsyncContextManager[object] | None = None
+
+    async def __aenter__(self) -> None:
+        gate = self.gate
+        if gate.inner is not None:
+            self.inner = gate.inner.slot()
+            await self.inner.__aenter__()
+        else:
+            await gate.limiter.acquire()
+        if gate.interval:
+            now = anyio.current_time()
+            start = max(now, gate._next)
+            gate._next = start + gate.interval
+            if start > now:
+                await anyio.sleep(start - now)
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self.inner is not None:
+            await self.inner.__aexit__(*exc)
+        else:
+            self.gate.limiter.release()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -18,15 +19,20 @@ def state_key(state: Any) -> str:
     return orjson.dumps(state, option=orjson.OPT_SORT_KEYS).decode()
 
 
+@lru_cache(maxsize=16384)
+def _decimal_fraction(text: str) -> Fraction | None:
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
 def target_of(state: Any, known: Mapping[str, Fraction] | None = None) -> Fraction | None:
     """The exact target of a state: its ``result``, a known table entry, or its expression."""
     if not isinstance(state, Mapping):
         return None
     if "result" in state:
-        try:
-            return Fraction(str(state["result"]))
-        except ValueError:
-            return None
+        return _decimal_fraction(str(state["result"]))
     if known:
         base = {k: v for k, v in state.items() if k != "result"}
         hit = known.get(state_key(base))
@@ -41,17 +47,23 @@ def target_of(state: Any, known: Mapping[str, Fraction] | None = None) -> Fracti
     return None
 
 
+def is_mapping(value: object) -> bool:
+    """``isinstance(value, Mapping)``, with the common case (a dict) checked first: the ABC
+    check costs about a microsecond, and a request has hundreds of objects to check."""
+    return isinstance(value, (dict, Mapping))
+
+
 def meanings(body: Mapping[str, Any]) -> dict[str, Meaning]:
     """Each question's meaning; raises BackendError("bad_request") for a question we cannot read."""
     questions = body.get("questions")
-    if not isinstance(questions, Mapping) or not questions:
+    if not is_mapping(questions) or not questions:
         raise BackendError("bad_request", "request has no questions", status=422)
     out = {}
     for qid, question in questions.items():
-        criteria = question.get("criteria") if isinstance(question, Mapping) else None
-        if not isinstance(criteria, Mapping) or not criteria:
+        criteria = question.get("criteria") if is_mapping(question) else None
+        if not is_mapping(criteria) or not criteria:
             raise BackendError("bad_request", f"question {qid!r} has no criteria", status=422)
-        meaning = interpret(str(question.get("instructions") or ""), dict(criteria))
+        meaning = interpret(str(question.get("instructions") or ""), criteria)
         if meaning is None:
             raise BackendError(
                 "bad_request", f"question {qid!r} is not one this model can read", status=400

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from fractions import Fraction
@@ -57,6 +58,10 @@ class SimParams:
         return cls(**values)
 
 
+_FOUR_WORDS = struct.Struct(">4Q").unpack
+_TWO_TO_MINUS_64 = 2.0**-64
+
+
 class Draws:
     """Uniform numbers in [0, 1) derived from a hash of ``parts``: deterministic and cheap.
 
@@ -66,7 +71,7 @@ class Draws:
 
     def __init__(self, *parts: object) -> None:
         digest = hashlib.blake2b(orjson.dumps(parts), digest_size=32).digest()
-        self._values = [int.from_bytes(digest[i : i + 8], "big") / 2.0**64 for i in range(0, 32, 8)]
+        self._values = [v * _TWO_TO_MINUS_64 for v in _FOUR_WORDS(digest)]
 
     def __getitem__(self, i: int) -> float:
         return self._values[i]
@@ -90,8 +95,12 @@ class SimModel:
         # ``known`` stays empty for runs: the sim knows no history, so recall questions are guesses.
         self.known = dict(known or {})
 
-    def perceive(self, state: Any) -> float | None:
-        """The value the sim believes the state describes, fixed for the whole job."""
+    def perceive(self, state: Any, key: str | None = None) -> Fraction | None:
+        """The value the sim believes the state describes, fixed for the whole job.
+
+        Exact when there is no noise: ``Fraction(float(0.15))`` lies just below 0.15 and
+        would put a provided result in the interval below it.
+        """
         target = target_of(state, self.known)
         if target is None:
             return None
@@ -99,11 +108,15 @@ class SimModel:
         provided = isinstance(state, Mapping) and "result" in state
         noise = p.noise_provided if provided else p.noise_arithmetic
         blunder = p.blunder_provided if provided else p.blunder_arithmetic
-        d = Draws("perceive", p.seed, state_key(state))
+        d = Draws("perceive", p.seed, key if key is not None else state_key(state))
         x = float(target)
         if d[0] < blunder:
-            return x * (0.5 + d[1]) + (1 if d[2] < 0.5 else -1) * 10 * d[3]
-        return x * (1.0 + noise * d.gauss(1, 2))
+            seen = x * (0.5 + d[1]) + (1 if d[2] < 0.5 else -1) * 10 * d[3]
+        elif noise:
+            seen = x * (1.0 + noise * d.gauss(1, 2))
+        else:
+            return target
+        return Fraction(seen) if math.isfinite(seen) else None
 
     def _choose(
         self,
@@ -158,24 +171,27 @@ class SimModel:
                 others = [lab for lab in listed if lab != label]
                 return (others[int(d[1] * len(others))] if others else label), confidence
             return label, confidence
-        ranked = [lab for _, lab in meaning.ranked]
-        i = ranked.index(label)
-        lo, hi = meaning.options[label]
+        i = meaning.rank[label]
+        ranked = meaning.labels
+        # Floats from here on: this is the sim's fuzzy reading, and Fraction arithmetic here
+        # cost more than the rest of an answer. ``label`` above was chosen exactly.
+        lo, hi = meaning.lows_f[i], meaning.highs_f[i]
+        at = float(seen)
         if meaning.kind == "value" and i + 1 < len(ranked):
             # A value question is answered with the nearest value, not the one below.
-            hi = meaning.options[ranked[i + 1]][0]
-            if seen - lo > (hi - lo) / 2:
+            hi = meaning.lows_f[i + 1]
+            if at - lo > (hi - lo) / 2:
                 i, lo, hi = i + 1, hi, hi + (hi - lo)
         width = hi - lo
         if width > 0 and d[0] < p.slip_interval * 10:
             # Misreads happen near a boundary: within 10% of the width of either edge the sim
             # may cross it, more readily toward the first-listed option (order bias).
-            rel = (seen - lo) / width
+            rel = (at - lo) / width
             # A value exactly on a lower bound (a provided result) is unambiguous: no slip.
-            step = -1 if 0 < rel < Fraction(1, 10) else 1 if rel > Fraction(9, 10) else 0
+            step = -1 if 0 < rel < 0.1 else 1 if rel > 0.9 else 0
             j = i + step
             if step and 0 <= j < len(ranked):
-                toward_first = (ranked.index(listed[0]) - i) * step > 0
+                toward_first = (meaning.rank[listed[0]] - i) * step > 0
                 weight = (1 + p.order_bias) if toward_first else (1 - p.order_bias)
                 if d[1] < 0.5 * weight:
                     i = j
@@ -184,11 +200,10 @@ class SimModel:
     def respond(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The response body for ``body`` (sync: also used by the loopback server)."""
         state = body.get("state")
-        perceived = self.perceive(state)
-        seen = Fraction(perceived) if perceived is not None and math.isfinite(perceived) else None
         # Every draw depends on the state too: otherwise all cases that share a question text
         # (the expression lives in the state) would slip, or guess, together.
         key = state_key(state)
+        seen = self.perceive(state, key)
         provided = isinstance(state, Mapping) and "result" in state
         answers = {}
         for qid, meaning in meanings(body).items():

@@ -21,6 +21,11 @@ class Question:
     key: str
     instructions: str
     criteria: tuple[tuple[str, str], ...]
+    # Both wire forms, built once: decoders hand out cached questions to every job, and a
+    # direct-choice question has 100 criteria to copy. Shared dicts are never mutated.
+    _wire: dict[bool, dict[str, Any]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         check_options(len(self.criteria), f"question {self.key!r}")
@@ -31,8 +36,12 @@ class Question:
 
     def wire(self, reverse: bool) -> dict[str, Any]:
         """The question as sent; ``reverse`` flips only the insertion order of criteria."""
-        pairs = reversed(self.criteria) if reverse else iter(self.criteria)
-        return {"type": "choice", "instructions": self.instructions, "criteria": dict(pairs)}
+        wire = self._wire.get(reverse)
+        if wire is None:
+            pairs = reversed(self.criteria) if reverse else iter(self.criteria)
+            wire = {"type": "choice", "instructions": self.instructions, "criteria": dict(pairs)}
+            self._wire[reverse] = wire
+        return wire
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,12 @@ def value_criteria(grid: Grid) -> tuple[tuple[str, str], ...]:
     return tuple((str(i), fmt(grid.bound(i))) for i in range(grid.n))
 
 
+@cache
+def direct_question(grid: Grid, subject: str) -> Question:
+    """The one direct-choice question of a grid (the same for every job on it)."""
+    return Question("1", f"{subject} {DIRECT}", value_criteria(grid))
+
+
 @dataclass
 class DirectDecoder:
     """Select the value among all N grid values in one round."""
@@ -32,7 +38,7 @@ class DirectDecoder:
         """The single question, until answered."""
         if self._choice is not None:
             return []
-        return [Question("1", f"{self.subject} {DIRECT}", value_criteria(self.grid))]
+        return [direct_question(self.grid, self.subject)]
 
     def give(self, key: str, answer: Answer) -> None:
         """Take the selected grid index."""

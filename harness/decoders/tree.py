@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import Any
 
 from harness.decoders.base import Answer, Decoded, Question
 from harness.grid import Grid, check_options, partition
@@ -21,6 +20,12 @@ def interval_criteria(grid: Grid, a: int, b: int, k: int) -> tuple[tuple[str, st
     )
 
 
+@lru_cache(maxsize=65536)
+def tree_question(grid: Grid, subject: str, a: int, b: int, k: int, step: int) -> Question:
+    """The question that partitions ``[a, b)`` at ``step`` (shared by every job that gets there)."""
+    return Question(str(step), f"{subject} {TREE}", interval_criteria(grid, a, b, k))
+
+
 @dataclass
 class TreeDecoder:
     """Refine ``[a, b)`` into ``min(K, b-a)`` balanced parts until one cell is left."""
@@ -31,7 +36,8 @@ class TreeDecoder:
     name: str = ""
     a: int = field(default=0, init=False)
     b: int = field(default=0, init=False)
-    trace: list[dict[str, Any]] = field(default_factory=list, init=False)
+    # (choice, chosen lo, chosen hi, parent a, parent b, k) per decision, as cell indices.
+    trace: list[tuple[str, int, int, int, int, int]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         check_options(self.k, f"a {self.k}-way tree")
@@ -46,23 +52,14 @@ class TreeDecoder:
         """The next partition of the current interval, or nothing once one cell is left."""
         if self.done:
             return []
-        criteria = interval_criteria(self.grid, self.a, self.b, self.k)
-        return [Question(str(len(self.trace) + 1), f"{self.subject} {TREE}", criteria)]
+        return [tree_question(self.grid, self.subject, self.a, self.b, self.k, len(self.trace) + 1)]
 
     def give(self, key: str, answer: Answer) -> None:
         """Move into the chosen part."""
         cuts = self._cuts()
         j = int(answer.choice)
-        g = self.grid
-        self.trace.append(
-            {
-                "round": len(self.trace) + 1,
-                "choice": answer.choice,
-                "interval": [g.bound_text(cuts[j]), g.bound_text(cuts[j + 1])],
-                "parent": [g.bound_text(self.a), g.bound_text(self.b)],
-                "k": len(cuts) - 1,
-            }
-        )
+        # Indices now, text in result(): most jobs never need the trace before they finish.
+        self.trace.append((answer.choice, cuts[j], cuts[j + 1], self.a, self.b, len(cuts) - 1))
         self.a, self.b = cuts[j], cuts[j + 1]
 
     @property
@@ -78,7 +75,17 @@ class TreeDecoder:
         """The final cell's lower endpoint (paper: the returned value)."""
         g = self.grid
         cell = (g.bound(self.a), g.bound(self.a + 1))
-        return Decoded(cell[0], cell, len(self.trace), tuple(self.trace))
+        trace = tuple(
+            {
+                "round": step,
+                "choice": choice,
+                "interval": [g.bound_text(lo), g.bound_text(hi)],
+                "parent": [g.bound_text(a), g.bound_text(b)],
+                "k": k,
+            }
+            for step, (choice, lo, hi, a, b, k) in enumerate(self.trace, start=1)
+        )
+        return Decoded(cell[0], cell, len(trace), trace)
 
 
 @cache
