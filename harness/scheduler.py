@@ -174,17 +174,48 @@ class Scheduler:
             self._record_success(job, body, qmap, reply, started, latency, size)
             job.apply(qmap, answers)
 
-    def _base(
-        self, job: Job, body: Mapping[str, Any], qmap: dict[str, str], started: float
-    ) -> dict[str, Any]:
+    def _write_exchange(
+        self,
+        job: Job,
+        body: Mapping[str, Any],
+        qmap: dict[str, str],
+        started: float,
+        **fields: Any,
+    ) -> None:
+        """Write one ``requests.jsonl`` line; ``fields`` fills in what the attempt returned."""
         # "job" comes first: resume filters raw lines on that prefix without parsing them.
-        return {
-            "job": job.id,
-            "round": job.round + 1,
-            "t": round(started, 3),
-            "request": body,
-            "qmap": qmap,
-        }
+        record = {"job": job.id, "round": job.round + 1, "t": round(started, 3)}
+        record.update({"request": body, "qmap": qmap, "attempt": 1, "latency_ms": None})
+        record.update({"status": None, "response": None, "error": None, "model": None})
+        record.update({"usage": None, "cost_usd": None, "request_id": None})
+        record.update(fields)
+        self.writer.request(record)
+
+    def _write_failed(
+        self,
+        job: Job,
+        body: Mapping[str, Any],
+        qmap: dict[str, str],
+        started: float,
+        failed: Mapping[str, Any],
+    ) -> None:
+        """Write a failed attempt (``failed`` as the backend reports attempts) and count it."""
+        kind = str(failed.get("kind") or "error")
+        self._write_exchange(
+            job,
+            body,
+            qmap,
+            started,
+            attempt=failed.get("attempt", 1),
+            latency_ms=failed.get("latency_ms"),
+            status=failed.get("status"),
+            response=failed.get("body"),
+            error={"kind": kind, "message": failed.get("message") or ""},
+            request_id=failed.get("request_id"),
+        )
+        c = self.counters
+        c.errors += 1
+        c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
 
     def _record_success(
         self,
@@ -196,28 +227,27 @@ class Scheduler:
         latency: float,
         size: int,
     ) -> None:
-        attempts = list(reply.extra.get("retries", ()))  # failed attempts before this one
-        for number, failed in enumerate(attempts, start=1):
-            self._write_attempt(job, body, qmap, started, number, failed)
+        retries = list(reply.extra.get("retries", ()))  # failed attempts before this one
+        for number, failed in enumerate(retries, start=1):
+            self._write_failed(job, body, qmap, started, {"attempt": number, **failed})
         usage = dict(reply.usage or {})
         cost = reply.cost_usd
         if cost is None and self.price is not None:
             cost = usage.get("input_tokens", 0) * self.price / 1e6
-        record = self._base(job, body, qmap, started)
-        record.update(
-            {
-                "attempt": len(attempts) + 1,
-                "latency_ms": round(latency, 3),
-                "status": reply.status,
-                "response": reply.body,
-                "error": None,
-                "model": reply.model,
-                "usage": usage or None,
-                "cost_usd": cost,
-                "request_id": reply.request_id,
-            }
+        self._write_exchange(
+            job,
+            body,
+            qmap,
+            started,
+            attempt=len(retries) + 1,
+            latency_ms=round(latency, 3),
+            status=reply.status,
+            response=reply.body,
+            model=reply.model,
+            usage=usage or None,
+            cost_usd=cost,
+            request_id=reply.request_id,
         )
-        self.writer.request(record)
         c = self.counters
         if reply.model:
             job.served.add(reply.model)
@@ -233,37 +263,6 @@ class Scheduler:
                 self._cost_per_byte = max(self._cost_per_byte, cost / size)
         self.progress.update(c)
 
-    def _write_attempt(
-        self,
-        job: Job,
-        body: Mapping[str, Any],
-        qmap: dict[str, str],
-        started: float,
-        number: int,
-        failed: Mapping[str, Any],
-    ) -> None:
-        record = self._base(job, body, qmap, started)
-        record.update(
-            {
-                "attempt": number,
-                "latency_ms": failed.get("latency_ms"),
-                "status": failed.get("status"),
-                "response": failed.get("body"),
-                "error": {
-                    "kind": failed.get("kind", "error"),
-                    "message": failed.get("message", ""),
-                },
-                "model": None,
-                "usage": None,
-                "cost_usd": None,
-                "request_id": failed.get("request_id"),
-            }
-        )
-        self.writer.request(record)
-        self.counters.errors += 1
-        kind = str(failed.get("kind", "error"))
-        self.counters.error_kinds[kind] = self.counters.error_kinds.get(kind, 0) + 1
-
     def _record_failure(
         self,
         job: Job,
@@ -275,26 +274,18 @@ class Scheduler:
     ) -> None:
         attempts = list(getattr(exc, "attempts", ()))
         for number, failed in enumerate(attempts[:-1], start=1):
-            self._write_attempt(job, body, qmap, started, number, failed)
-        record = self._base(job, body, qmap, started)
-        record.update(
-            {
-                "attempt": max(1, len(attempts)),
-                "latency_ms": round(latency, 3),
-                "status": exc.status,
-                "response": getattr(exc, "body", None),
-                "error": {"kind": exc.kind, "message": str(exc)},
-                "model": None,
-                "usage": None,
-                "cost_usd": None,
-                "request_id": getattr(exc, "request_id", None),
-            }
-        )
-        self.writer.request(record)
-        c = self.counters
-        c.errors += 1
-        c.error_kinds[exc.kind] = c.error_kinds.get(exc.kind, 0) + 1
-        self.progress.update(c)
+            self._write_failed(job, body, qmap, started, {"attempt": number, **failed})
+        last = {
+            "attempt": max(1, len(attempts)),
+            "latency_ms": round(latency, 3),
+            "status": exc.status,
+            "body": getattr(exc, "body", None),
+            "kind": exc.kind,
+            "message": str(exc),
+            "request_id": getattr(exc, "request_id", None),
+        }
+        self._write_failed(job, body, qmap, started, last)
+        self.progress.update(self.counters)
 
     def _finish(self, job: Job, failed: str | None) -> None:
         # A System One server may itself be the simulator (numericjev serve-sim): trust the

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from harness.grid import Grid, fmt, to_decimal
+from suites.arith import evaluate
 
 SUBJECT = "Determine the numerical result x of the expression in state."
 ORDERS = ("ascending", "reversed")
@@ -48,6 +49,14 @@ class Case:
             "N": self.grid.n,
             "subject": self.subject,
         }
+
+
+def expression_case(family: int, domain: str, text: str, expected: Fraction, grid: Grid) -> Case:
+    """A case asking for the value of ``text``, verified with the exact evaluator."""
+    target = evaluate(text)
+    if target != expected:
+        raise AssertionError(f"{text} evaluates to {target}, expected {expected}")
+    return Case(f"f{family}/{domain}", family, domain, {"expression": text}, target, grid)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from harness.grid import Grid
-from suites.arith import evaluate
-from suites.base import Case, Suite
+from suites.base import Case, Suite, expression_case
 
 SEED = 20260923  # the paper's seed; here it only orders the scheduler's shuffle
 DECODERS = (
@@ -74,24 +73,12 @@ def build(seed: int = SEED, decoders: tuple[str, ...] = DECODERS) -> Suite:
     cases: list[Case] = []
     for domain in DOMAINS:
         for text, expected in domain.expressions:
-            target = evaluate(text)
-            if target != expected:
-                raise AssertionError(f"{text} evaluates to {target}, expected {expected}")
-            grid = domain.grid
+            case = expression_case(len(cases), domain.name, text, expected, domain.grid)
+            grid, target = case.grid, case.target
             on_grid = grid.index_of(target)
             if target == 0 or not 0 <= on_grid < grid.n or Fraction(grid.bound(on_grid)) != target:
                 raise AssertionError(f"{text} = {target} is not a nonzero value of its grid")
-            family = len(cases)
-            cases.append(
-                Case(
-                    f"f{family}/{domain.name}",
-                    family,
-                    domain.name,
-                    {"expression": text},
-                    target,
-                    grid,
-                )
-            )
+            cases.append(case)
     return Suite(
         "exploratory",
         seed,

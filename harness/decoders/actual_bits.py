@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from harness.decoders.base import Answer, Decoded, Question
+from harness.decoders.base import Answer, Decoded, OneRoundBits, Question
 from harness.grid import Grid, GridError, fmt, to_decimal
 from harness.prompts import value_bit_criterion, value_bits_instruction
 
@@ -24,7 +24,7 @@ def _is_power_of_two(x: Fraction) -> bool:
 
 
 @dataclass
-class ActualBitsDecoder:
+class ActualBitsDecoder(OneRoundBits):
     """``count`` independent questions, one per bit of x, all in one round."""
 
     grid: Grid
@@ -60,20 +60,10 @@ class ActualBitsDecoder:
         """Take one bit; ``key`` is ``b<position>``, position 0 the heaviest."""
         self.bits[self.weights[int(key[1:])]] = int(answer.choice)
 
-    @property
-    def done(self) -> bool:
-        """Finished when every bit is in."""
-        return len(self.bits) == len(self.weights)
-
-    def depths(self) -> tuple[int, int]:
-        """One round: the bits do not depend on each other."""
-        return 1, 1
-
     def result(self) -> Decoded:
         """The sum of the selected weights; codes above the grid's top are kept."""
-        value = sum((w for w, bit in self.bits.items() if bit), Fraction(0))
+        value = sum(self.set_weights(), Fraction(0))
         q = int(value / Fraction(self.grid.eps))
-        cell = (self.grid.bound(q), self.grid.bound(q + 1))
-        assert to_decimal(value) == cell[0]
-        trace = ({"round": 1, "choice": "".join(str(self.bits[w]) for w in self.weights)},)
-        return Decoded(cell[0], cell, 1, trace, {"index": q})
+        assert to_decimal(value) == self.grid.bound(q)
+        choice = "".join(str(self.bits[w]) for w in self.weights)
+        return self.decoded(q, choice, {"index": q})

@@ -91,6 +91,35 @@ class Decoder(Protocol):
         ...
 
 
+class OneRoundBits:
+    """Shared by decoders that ask one independent question per weight, all in one round.
+
+    Subclasses set ``weights`` (heaviest first) and fill ``bits`` (weight -> 0 or 1).
+    """
+
+    weights: list[Any]
+    bits: dict[Any, int]
+    grid: Grid
+
+    @property
+    def done(self) -> bool:
+        """Finished when every weight has its answer."""
+        return len(self.bits) == len(self.weights)
+
+    def depths(self) -> tuple[int, int]:
+        """One round: the questions do not depend on each other."""
+        return 1, 1
+
+    def set_weights(self) -> list[Any]:
+        """The weights whose bit was selected."""
+        return [w for w, bit in self.bits.items() if bit]
+
+    def decoded(self, q: int, choice: str, extra: Mapping[str, Any]) -> Decoded:
+        """Cell ``q`` of the grid as the read-out; codes above N-1 are kept, not clipped."""
+        cell = (self.grid.bound(q), self.grid.bound(q + 1))
+        return Decoded(cell[0], cell, 1, ({"round": 1, "choice": choice},), extra)
+
+
 def answer_probability(answer: Answer, label: str) -> float | None:
     """The probability the model gave ``label``, if it gave probabilities."""
     if answer.probabilities is None:

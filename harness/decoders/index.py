@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-from harness.decoders.base import Answer, Decoded, Question
+from harness.decoders.base import Answer, Decoded, OneRoundBits, Question
 from harness.grid import Grid, GridError, fmt
 from harness.prompts import (
     PLACES,
@@ -78,7 +78,7 @@ def bit_questions(grid: Grid, subject: str) -> tuple[Question, ...]:
 
 
 @dataclass
-class BitsDecoder:
+class BitsDecoder(OneRoundBits):
     """The grid index q as independent binary bits, all asked in one round."""
 
     grid: Grid
@@ -100,18 +100,8 @@ class BitsDecoder:
         """Take one bit; ``key`` is ``b<weight>``."""
         self.bits[int(key[1:])] = int(answer.choice)
 
-    @property
-    def done(self) -> bool:
-        """Finished when every bit is in."""
-        return len(self.bits) == len(self.weights)
-
-    def depths(self) -> tuple[int, int]:
-        """One round: the bits do not depend on each other."""
-        return 1, 1
-
     def result(self) -> Decoded:
         """``L + eps*q``; codes above N-1 are kept, as the paper keeps them."""
-        q = sum(w for w, bit in self.bits.items() if bit)
-        trace = ({"round": 1, "choice": "".join(str(self.bits[w]) for w in self.weights)},)
-        cell = (self.grid.bound(q), self.grid.bound(q + 1))
-        return Decoded(cell[0], cell, 1, trace, {"index": q, "value": fmt(cell[0])})
+        q = sum(self.set_weights())
+        choice = "".join(str(self.bits[w]) for w in self.weights)
+        return self.decoded(q, choice, {"index": q, "value": fmt(self.grid.bound(q))})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.decoders.base import Answer, Decoded, Question
+from harness.decoders.base import Answer, Decoded, OneRoundBits, Question
 from harness.grid import MAX_OPTIONS, Grid, GridError, fmt
 from harness.prompts import SET_LABELS, SETS, set_criterion
 
@@ -20,7 +20,7 @@ MAX_VALUES = MAX_OPTIONS + 1
 
 
 @dataclass
-class SetsDecoder:
+class SetsDecoder(OneRoundBits):
     """One independent two-set question per index bit, all in one round."""
 
     grid: Grid
@@ -53,19 +53,8 @@ class SetsDecoder:
         """Take one set; ``key`` is ``s<weight>``, label B means the bit is set."""
         self.bits[int(key[1:])] = SET_LABELS.index(answer.choice)
 
-    @property
-    def done(self) -> bool:
-        """Finished when every set question is in."""
-        return len(self.bits) == len(self.weights)
-
-    def depths(self) -> tuple[int, int]:
-        """One round: the questions do not depend on each other."""
-        return 1, 1
-
     def result(self) -> Decoded:
         """``L + eps*q`` from the selected sets; codes above N-1 are kept, not clipped."""
-        q = sum(w for w, bit in self.bits.items() if bit)
+        q = sum(self.set_weights())
         choice = "".join(SET_LABELS[self.bits[w]] for w in self.weights)
-        cell = (self.grid.bound(q), self.grid.bound(q + 1))
-        trace = ({"round": 1, "choice": choice},)
-        return Decoded(cell[0], cell, 1, trace, {"index": q, "value": fmt(cell[0])})
+        return self.decoded(q, choice, {"index": q, "value": fmt(self.grid.bound(q))})
