@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from harness.backends.base import Backend
-from harness.errors import ManifestMismatch, RunFolderError
+from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters, NoProgress, Progress, TqdmProgress
 from harness.replay import LogState, replay
@@ -240,7 +240,13 @@ def start_run(folder: Path, plan: RunPlan, *, progress: bool = True) -> tuple[Ou
 def open_for_resume(folder: Path, allow_mismatch: bool) -> tuple[dict[str, Any], Suite, list[str]]:
     """Read and verify a run folder's manifest before resuming it."""
     manifest = read_manifest(folder)
-    suite = suite_of(manifest)
+    try:
+        suite = suite_of(manifest)
+    except ConfigError as exc:
+        raise RunFolderError(
+            f"{folder}/manifest.json names a suite this code cannot rebuild ({exc}); "
+            "the manifest was edited or comes from other code"
+        ) from exc
     problems = verify(manifest, suite, allow_mismatch)
     return manifest, suite, problems
 

@@ -75,3 +75,21 @@ def test_unreachable_server_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert status == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "connection" in err[0]
+
+
+@pytest.mark.soak
+def test_full_affine_suite_through_ten_percent_faults(tmp_path: Path) -> None:
+    reference = tmp_path / "inproc"
+    assert cli("run", "--run", str(reference), "--no-progress") == 0
+    config = ServerConfig(port=0, faults=FaultSpec.parse("mixed=0.10"), fault_seed=11, slow_s=2.0)
+    folder = tmp_path / "faulty"
+    with serve_sim_in_thread(config) as url:
+        status = cli(
+            "run", "--model", "jev-sim", "--base-url", url, "--run", str(folder),
+            "--no-progress", "--timeout", "1", "--concurrency", "128",
+        )  # fmt: skip
+    assert status == 0
+    assert final_outputs(folder) == final_outputs(reference)
+    counts = answered(folder)
+    assert max(counts.values()) == 1
+    assert sum(counts.values()) == sum(answered(reference).values())

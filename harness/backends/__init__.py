@@ -43,7 +43,18 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
         from harness.backends.oracle import Oracle
 
         return Oracle(known)
-    from harness.backends.systemone import SystemOneBackend
+    import os
+
+    from harness.backends.systemone import DEFAULT_BASE_URL, SystemOneBackend, normalise_base_url
+
+    base = spec.base_url or os.environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
+    hosted = normalise_base_url(base) == normalise_base_url(DEFAULT_BASE_URL)
+    if hosted and not os.environ.get("TYPESAFE_API_KEY", "").strip():
+        # Fail before a run folder exists: every request to the hosted API would be a 401.
+        raise ConfigError(
+            f"model {spec.name!r} is served by the hosted TypeSafe API, which needs a key: "
+            "set TYPESAFE_API_KEY, or pass --base-url for another server, or use --model sim"
+        )
 
     kwargs: dict[str, Any] = {
         "model": spec.name,

@@ -130,15 +130,15 @@ def run(args: argparse.Namespace) -> int:
     check_limits(args)
     suite = suite_from(args)
     spec = model_spec(args, args.concurrency)
+    if args.dry_run:  # sends nothing, so it needs no key and builds no client
+        from harness.dryrun import describe, dry_run_price
+
+        echo(describe(suite, spec.name, dry_run_price(spec.name, args.price_per_million)))
+        return 0
     backend = make_backend(spec)
     price = args.price_per_million
     if price is None:
         price = getattr(backend, "price_per_million", None)
-    if args.dry_run:
-        from harness.dryrun import describe
-
-        echo(describe(suite, backend.name, price))
-        return 0
     limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
     folder = args.run or default_run_folder(suite.name, backend.name)
     plan = RunPlan(suite, backend, limits, price)
