@@ -9,12 +9,13 @@ resume refuses rather than mixing two versions' questions in one job.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.answers import parse_answers
-from harness.errors import BackendError, ManifestMismatch
+from harness.errors import BackendError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters
 from harness.runlog import OUTPUTS, REQUESTS, JsonlReader
@@ -34,12 +35,23 @@ class LogState:
     duplicates: int = 0
 
 
-def read_logs(folder: Path, decoders: tuple[str, ...]) -> LogState:
+def _own(records: JsonlReader, run_id: str) -> Iterator[dict[str, Any]]:
+    """The records of ``records``, refusing any line stamped with another run (or none)."""
+    for number, record in enumerate(records, start=1):
+        if record.get("run") != run_id:
+            raise RunFolderError(
+                f"{records.path}: record {number} belongs to run {record.get('run')!r}, not "
+                f"{run_id!r}: a line was copied in from another run; remove it to continue"
+            )
+        yield record
+
+
+def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     """Scan both logs once, streaming; keeps recorded answers only for unfinished jobs."""
     state = LogState()
     last_status: dict[tuple[str, str], str] = {}
     outputs = JsonlReader(folder / OUTPUTS)
-    for record in outputs:
+    for record in _own(outputs, run_id):
         key = (str(record.get("job")), str(record.get("decoder")))
         last_status[key] = str(record.get("status"))
     per_job: dict[str, dict[str, str]] = defaultdict(dict)
@@ -57,7 +69,7 @@ def read_logs(folder: Path, decoders: tuple[str, ...]) -> LogState:
     finished = state.finished
     c = state.counters
     requests = JsonlReader(folder / REQUESTS)
-    for record in requests:
+    for record in _own(requests, run_id):
         job = str(record.get("job"))
         if record.get("error"):
             c.errors += 1

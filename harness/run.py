@@ -58,17 +58,20 @@ def harness_version() -> str:
 class RunWriter:
     """Owns the two append-only logs of a run folder."""
 
-    def __init__(self, folder: Path, requests_end: int, outputs_end: int) -> None:
+    def __init__(self, folder: Path, run_id: str, requests_end: int, outputs_end: int) -> None:
+        self.run_id = run_id
         self.requests_log = JsonlAppender(folder / REQUESTS, requests_end)
         self.outputs_log = JsonlAppender(folder / OUTPUTS, outputs_end)
 
     def request(self, record: dict[str, Any]) -> None:
-        """Append one exchange attempt."""
+        """Append one exchange attempt, stamped with the run it belongs to."""
+        record["run"] = self.run_id
         self.requests_log.write(record)
 
     def outputs(self, records: list[dict[str, Any]]) -> None:
-        """Append one job's decoder outputs."""
+        """Append one job's decoder outputs, stamped with the run."""
         for record in records:
+            record["run"] = self.run_id
             self.outputs_log.write(record)
 
     def close(self) -> None:
@@ -184,6 +187,7 @@ def job_queue(suite: Suite, state: LogState, model: str) -> tuple[Iterator[Job],
 
 def execute(
     folder: Path,
+    run_id: str,
     plan: RunPlan,
     state: LogState,
     *,
@@ -202,7 +206,7 @@ def execute(
         if getattr(plan.backend, "simulated", False):
             label += " (simulated)"
         display = TqdmProgress(counters.jobs_total, counters.jobs_done, label)
-    writer = RunWriter(folder, state.requests_end, state.outputs_end)
+    writer = RunWriter(folder, run_id, state.requests_end, state.outputs_end)
     inner = getattr(plan.backend, "rate", None)  # an HTTP backend's run-wide AIMD window
     gate = gate or SimpleGate(plan.limits.concurrency, plan.limits.rps, inner)
     scheduler = Scheduler(
@@ -232,9 +236,9 @@ def execute(
 
 def start_run(folder: Path, plan: RunPlan, *, progress: bool = True) -> tuple[Outcome, Counters]:
     """Create the run folder and run it."""
-    create_run_folder(folder, plan)
+    manifest = create_run_folder(folder, plan)
     with RunLock(folder):
-        return execute(folder, plan, LogState(), progress=progress)
+        return execute(folder, manifest["run_id"], plan, LogState(), progress=progress)
 
 
 def open_for_resume(folder: Path, allow_mismatch: bool) -> tuple[dict[str, Any], Suite, list[str]]:

@@ -159,3 +159,20 @@ def test_request_cap_stops_cleanly_and_resume_finishes(tmp_path: Path, reference
     assert len(records(folder / "requests.jsonl")) == 100
     assert cli("resume", str(folder), "--no-progress") == 0
     assert final_outputs(folder) == final_outputs(reference)
+
+
+def test_a_line_from_another_run_stops_resume(
+    tmp_path: Path, reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "foreign"
+    assert cli("run", *MEDIUM, "--run", str(folder), "--no-progress", "--max-requests", "100") == 1
+    # A whole, valid line of the same suite and job, but from another run folder.
+    ours = records(folder / "requests.jsonl")
+    theirs = [r for r in records(reference / "requests.jsonl") if r["job"] == ours[-1]["job"]]
+    log = folder / "requests.jsonl"
+    log.write_bytes(log.read_bytes() + orjson.dumps(theirs[-1]) + b"\n")
+    before = log.read_bytes()
+    assert cli("resume", str(folder), "--no-progress") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "another run" in err[0]
+    assert log.read_bytes() == before

@@ -140,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
                         "trace": [],
                         "status": "ok",
                         "simulated": simulated,
+                        "run": manifest["run_id"],
                         "imported": {"file": args.predictions.name, "sha256": digest},
                     }
                 )

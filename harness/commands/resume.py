@@ -76,14 +76,16 @@ def run(args: argparse.Namespace) -> int:
         raise RunFolderError(f"{folder}/manifest.json names an unknown backend {backend_kind!r}")
     backend = make_backend(spec, oracle_for(suite).known if backend_kind == "oracle" else None)
     with RunLock(folder):
-        state = read_logs(folder, suite.decoders)
+        state = read_logs(folder, suite.decoders, str(manifest["run_id"]))
         for name in state.torn:
             print(
                 f"numericjev resume: note: cut a torn last line from {name} (a crash mid-write)",
                 file=sys.stderr,
             )
         plan = RunPlan(suite, backend, limits, spec.price_per_million)
-        outcome, counters = execute(folder, plan, state, progress=not args.no_progress)
+        outcome, counters = execute(
+            folder, str(manifest["run_id"]), plan, state, progress=not args.no_progress
+        )
     echo(summary_lines(folder, suite, counters, bool(backend.simulated), outcome))
     if outcome.fatal:
         print(f"numericjev resume: error: {outcome.fatal}", file=sys.stderr)

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     folder: Path = args.run_folder
     manifest = read_manifest(folder)
     decoders = tuple(manifest["decoders"])
-    state = read_logs(folder, decoders)
+    state = read_logs(folder, decoders, str(manifest.get("run_id")))
     c = state.counters
     total = int(manifest.get("n_jobs") or 0)
     done, failed = len(state.finished), len(state.failed)
