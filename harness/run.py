@@ -208,7 +208,8 @@ def execute(
         display = TqdmProgress(counters.jobs_total, counters.jobs_done, label)
     writer = RunWriter(folder, run_id, state.requests_end, state.outputs_end)
     inner = getattr(plan.backend, "rate", None)  # an HTTP backend's run-wide AIMD window
-    gate = gate or SimpleGate(plan.limits.concurrency, plan.limits.rps, inner)
+    # The scheduler runs one worker per allowed request in flight (Scheduler.run).
+    gate = gate or SimpleGate(plan.limits.concurrency, plan.limits.rps, inner, workers_bound=True)
     scheduler = Scheduler(
         plan.backend,
         gate,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
 
 from harness.answers import parse_answers
 from harness.backends.base import Backend, Reply
@@ -109,6 +110,9 @@ class Scheduler:
             if self.outcome.stopped:
                 return
             await self._advance(job)
+            # A place where cancellation lands and other workers get a turn, even when the
+            # backend answers in process and never yields.
+            await anyio.lowlevel.checkpoint()
 
     def _may_send(self, body_bytes: int) -> float | None:
         """The cost to reserve for one more request, or None when a cap says stop."""
@@ -316,12 +320,20 @@ class SimpleGate:
     """
 
     def __init__(
-        self, concurrency: int, rps: float | None = None, inner: Gate | None = None
+        self,
+        concurrency: int,
+        rps: float | None = None,
+        inner: Gate | None = None,
+        *,
+        workers_bound: bool = False,
     ) -> None:
         self.inner = inner
         self.limiter = anyio.CapacityLimiter(max(1, concurrency))
         self.interval = 1.0 / rps if rps else 0.0
         self._next = -math.inf
+        # With no pace and no backend window the workers (one per allowed request) already
+        # bound what is in flight; skipping the limiter saves two event-loop turns a request.
+        self.free = inner is None and not self.interval and workers_bound
 
     def slot(self) -> AbstractAsyncContextManager[object]:
         """Hold a place for one request."""
@@ -337,6 +349,8 @@ class _Slot:
 
     async def __aenter__(self) -> None:
         gate = self.gate
+        if gate.free:
+            return
         if gate.inner is not None:
             self.inner = gate.inner.slot()
             await self.inner.__aenter__()
@@ -350,6 +364,8 @@ class _Slot:
                 await anyio.sleep(start - now)
 
     async def __aexit__(self, *exc: Any) -> None:
+        if self.gate.free:
+            return
         if self.inner is not None:
             await self.inner.__aexit__(*exc)
         else:
