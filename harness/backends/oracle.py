@@ -38,7 +38,7 @@ class Oracle:
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Answer in process."""
         response = self.respond(body)
-        return Reply(response, model="oracle", usage=response["usage"], cost_usd=0.0)
+        return Reply(response, model="oracle", usage=response["usage"])
 
     def describe(self) -> dict[str, Any]:
         """The manifest's model spec."""

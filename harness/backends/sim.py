@@ -215,7 +215,8 @@ class SimModel:
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Answer in process."""
         response = self.respond(body)
-        return Reply(response, model="sim", usage=response["usage"], cost_usd=0.0)
+        # No cost of its own: the run prices its tokens (free unless --price-per-million).
+        return Reply(response, model="sim", usage=response["usage"])
 
     def describe(self) -> dict[str, Any]:
         """The manifest's model spec."""
