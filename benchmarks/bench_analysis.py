@@ -16,12 +16,14 @@ import tempfile
 import time
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import orjson
 
 from analysis.cli import main
+
+# The same synthetic tree path the analysis tests write (run from the repository root).
+from tests.analysis.analysis_runs import tree_trace
 
 __all__ = ["run", "write_affine_run"]
 
@@ -34,26 +36,6 @@ DOMAINS = {  # name: (L, eps); N = 100 everywhere, so U - L = 100 * eps
 }
 N = 100
 ORDERS = ("ascending", "reversed")
-
-
-def _tree_trace(index: int, k_max: int, lower: Decimal, eps: Decimal) -> list[dict[str, Any]]:
-    """Algorithm 1's path to ``index``: each round picks the child interval that contains it."""
-    a, b, steps = 0, N, []
-    while b - a > 1:
-        k = min(k_max, b - a)
-        cuts = [a + (b - a) * j // k for j in range(k + 1)]
-        j = next(j for j in range(k) if cuts[j] <= index < cuts[j + 1])
-        steps.append(
-            {
-                "round": len(steps) + 1,
-                "choice": str(j),
-                "interval": [str(lower + eps * cuts[j]), str(lower + eps * cuts[j + 1])],
-                "parent": [str(lower + eps * a), str(lower + eps * b)],
-                "k": k,
-            }
-        )
-        a, b = cuts[j], cuts[j + 1]
-    return steps
 
 
 def _decode(rng: np.random.Generator, z: int, decoder: str, provided: bool) -> int:
@@ -134,7 +116,7 @@ def write_affine_run(root: Path, seed: int, run_id: str = "bench") -> Path:
             for decoder in DECODERS:
                 idx = _decode(rng, z, decoder, condition == "provided")
                 k = int(decoder[4:]) if decoder.startswith("tree") else 0
-                trace = _tree_trace(idx, k, lower, eps) if k else [{"round": 1, "choice": str(idx)}]
+                trace = tree_trace(idx, k, lower, eps) if k else [{"round": 1, "choice": str(idx)}]
                 rounds = len(trace) if k else (2 if decoder == "digits" else 1)
                 depth = max(depth, rounds)
                 value = lower + eps * idx
