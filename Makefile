@@ -24,11 +24,13 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not soak"
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

@@ -72,7 +72,7 @@ def decision_path(record: dict[str, Any], max_siblings: int = 3) -> DecisionPath
     n_cells = int(record["N"])
     a, b = 0, n_cells
     steps = sorted(record.get("trace") or [], key=lambda s: s.get("round", 0))
-    levels = []
+    levels: list[PathLevel] = []
     for step in steps:
         where = f"job {job} {decoder} round {step.get('round')}"
         if "interval" not in step:

@@ -29,7 +29,14 @@ from typing import Any
 import anyio
 import httpx
 import orjson
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_any,
+)
+from tenacity.stop import stop_base
 
 from harness.errors import BackendError
 
@@ -261,13 +268,14 @@ def build_retrying(
         decision = exc.decision if isinstance(exc, TransientError) else None
         return settings.wait_for(decision, state.attempt_number, rand)
 
-    def over_budget(state: RetryCallState) -> bool:
-        # Stop BEFORE a wait that would end past the budget, measured on the injected clock.
-        return clock() - start + (state.upcoming_sleep or 0.0) >= settings.budget_s
+    class OverBudget(stop_base):
+        def __call__(self, state: RetryCallState) -> bool:
+            # Stop BEFORE a wait that would end past the budget, measured on the injected clock.
+            return clock() - start + (state.upcoming_sleep or 0.0) >= settings.budget_s
 
     return AsyncRetrying(
         sleep=sleep,
-        stop=stop_after_attempt(settings.max_attempts) | over_budget,
+        stop=stop_any(stop_after_attempt(settings.max_attempts), OverBudget()),
         wait=wait,
         retry=retry_if_exception_type(TransientError),
         reraise=True,

@@ -8,6 +8,7 @@ send. Hundreds of keep-alive connections cost one small task each.
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
 import struct
 from collections.abc import AsyncIterator, Iterator
@@ -213,7 +214,8 @@ async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...] =
             flush=True,
         )
         if stop_signals:
-            with anyio.open_signal_receiver(*stop_signals) as received:
+            signals = [signal.Signals(number) for number in stop_signals]
+            with anyio.open_signal_receiver(*signals) as received:
                 async for _ in received:
                     break
             tg.cancel_scope.cancel()
