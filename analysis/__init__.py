@@ -2,10 +2,41 @@
 intervals, tables, figures and run-to-run diffs.
 
 The run folder (manifest.json, outputs.jsonl, requests.jsonl) is the only contract with
-the harness: nothing here imports ``harness`` or ``suites``.
+the harness: nothing here imports ``harness`` or ``suites``. The flow runs one way::
+
+    loading/     run folder -> Manifest, Outputs, RequestLog, Run, Design (names, exact parsing)
+    statistics/  -> Metrics, BootstrapResult, RunFacts, Analysis, RunDiff, suite computations
+    rendering/   -> Markdown tables, JSON objects, figures, the report folder
+    cli.py       analyze | report | diff
+
+Each layer imports only the layers above it in this list (and ``errors``).
 """
 
-from .bootstrap import (
+from .errors import (
+    AnalysisError,
+    DiffRefusedError,
+    LogFormatError,
+    RunFolderError,
+    SelectionError,
+)
+from .loading.exact import output_errors, parse_decimal
+from .loading.exchanges import RequestLog, load_requests
+from .loading.manifest import Manifest, ModelSpec, load_manifest
+from .loading.names import decoder_label, order_decoders
+from .loading.outputs import LogStats, Outputs, find_output, load_outputs
+from .loading.paths import DecisionPath, PathLevel, decision_path
+from .loading.run import Design, Run, design_of, load_run
+from .rendering.diff_tables import diff_markdown, diff_tables, diff_to_dict
+
+# The suite modules register their tables and JSON sections when imported; importing them
+# here makes the registrations happen before any `analysis` submodule is used.
+from .rendering.exploratory import exploratory_tables, threshold_table
+from .rendering.historical import history_tables
+from .rendering.json_numbers import analysis_to_dict, register_numbers
+from .rendering.markdown import Table
+from .rendering.report import analysis_markdown, select_path, write_report
+from .rendering.tables import TableBuilder, build_tables, register_tables
+from .statistics.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_REPLICATES,
     DEFAULT_SEED,
@@ -15,31 +46,11 @@ from .bootstrap import (
     ratio_replicates,
     resample_weights,
 )
-from .diff import ChangedOutput, RunDiff, check_comparable, diff_runs
-from .diff_tables import diff_markdown, diff_tables, diff_to_dict
-from .errors import (
-    AnalysisError,
-    DiffRefusedError,
-    LogFormatError,
-    RunFolderError,
-    SelectionError,
-)
-from .exact import output_errors, parse_decimal
-from .exchanges import RequestLog, load_requests
-
-# The suite modules register their tables and JSON sections when imported; importing them
-# here makes the registrations happen before any `analysis` submodule is used.
-from .exploratory import (
-    ThresholdDecreases,
-    exploratory_tables,
-    threshold_decreases,
-    threshold_table,
-)
-from .facts import SIMULATED_NOTICE, RunFacts, run_facts
-from .historical import HistoryReadout, history_readouts, history_tables
-from .manifest import Manifest, ModelSpec, load_manifest
-from .markdown import Table
-from .metrics import (
+from .statistics.diff import ChangedOutput, RunDiff, check_comparable, diff_runs
+from .statistics.exploratory import ThresholdDecreases, threshold_decreases
+from .statistics.facts import SIMULATED_NOTICE, RunFacts, run_facts
+from .statistics.historical import HistoryReadout, history_readouts
+from .statistics.metrics import (
     STATISTICS,
     FamilyTotals,
     Metrics,
@@ -48,13 +59,7 @@ from .metrics import (
     family_totals,
     ordering_pairs,
 )
-from .names import decoder_label, order_decoders
-from .outputs import LogStats, Outputs, find_output, load_outputs
-from .paths import DecisionPath, PathLevel, decision_path
-from .report import analysis_markdown, select_path, write_report
-from .run import Design, Run, design_of, load_run
-from .summary import Analysis, analysis_to_dict, analyze_run, register_numbers
-from .tables import TableBuilder, build_tables, register_tables
+from .statistics.summary import Analysis, analyze_run
 
 __all__ = [
     "DEFAULT_LEVEL",

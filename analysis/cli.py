@@ -15,13 +15,14 @@ from pathlib import Path
 
 import orjson
 
-from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
-from .diff import diff_runs
-from .diff_tables import diff_markdown, diff_to_dict
 from .errors import AnalysisError
-from .report import analysis_markdown, select_path, write_report
-from .run import load_run
-from .summary import analysis_to_dict, analyze_run
+from .loading.run import load_run
+from .rendering.diff_tables import diff_markdown, diff_to_dict
+from .rendering.json_numbers import analysis_to_dict
+from .rendering.report import analysis_markdown, select_path, write_report
+from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
+from .statistics.diff import diff_runs
+from .statistics.summary import analyze_run
 
 __all__ = ["main"]
 

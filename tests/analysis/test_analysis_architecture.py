@@ -1,4 +1,5 @@
-"""Guards on the package's shape: no harness/suites imports, exported names in sync."""
+"""Guards on the package's shape: no harness/suites imports, layers in order, exported
+names in sync."""
 
 from __future__ import annotations
 
@@ -27,11 +28,64 @@ def test_the_real_package_is_under_test() -> None:
 
 
 def test_analysis_never_imports_harness_or_suites() -> None:
-    files = sorted(PACKAGE.glob("*.py"))
+    files = sorted(PACKAGE.rglob("*.py"))
     assert len(files) > 10
     for path in files:
         bad = _imported_roots(path.read_text()) & FORBIDDEN
         assert not bad, f"{path.name} imports {sorted(bad)}; analysis reads only the run folder"
+
+
+# The flow runs one way: a module may import its own layer or one listed before it.
+LAYERS = ("errors", "loading", "statistics", "rendering", "cli", "__init__")
+
+
+def _module_of(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+
+
+def _layer(module: str) -> int:
+    """Rank of a module inside the package (``analysis.loading.run`` -> loading)."""
+    parts = module.removesuffix(".__init__").split(".")
+    assert parts[0] == "analysis", module
+    return LAYERS.index(parts[1] if len(parts) > 1 else "__init__")
+
+
+def _internal_imports(path: Path) -> set[str]:
+    """The ``analysis.*`` modules that ``path`` imports, relative imports resolved."""
+    package = _module_of(path).rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            name = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                name = ".".join([*base, *([node.module] if node.module else [])])
+            if name.split(".")[0] == "analysis":
+                found.add(name)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "analysis"}
+    return found
+
+
+def test_layers_import_only_downwards() -> None:
+    # errors < loading < statistics < rendering < cli: no import arrow runs back up.
+    seen = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        own = _layer(_module_of(path))
+        seen.add(own)
+        for imported in _internal_imports(path):
+            assert _layer(imported) <= own, (
+                f"{_module_of(path)} imports {imported}, a later layer; move the shared code down"
+            )
+    assert seen == set(range(len(LAYERS)))
+
+
+def test_layer_guard_resolves_imports() -> None:
+    assert "analysis.statistics.bootstrap" in _internal_imports(PACKAGE / "statistics" / "diff.py")
+    assert "analysis.loading.run" in _internal_imports(PACKAGE / "statistics" / "diff.py")
+    assert _layer("analysis.rendering.tables") > _layer("analysis.statistics.metrics")
+    assert _layer("analysis.loading.__init__") == _layer("analysis.loading.run")
 
 
 def test_guard_detects_imports() -> None:
@@ -55,5 +109,5 @@ def test_exported_members() -> None:
 
 
 def test_modules_stay_small() -> None:
-    for path in PACKAGE.glob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         assert len(path.read_text().splitlines()) < 400, f"{path.name} is over 400 lines"

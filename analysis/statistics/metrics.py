@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .outputs import Outputs
-from .run import Design
+from analysis.loading.outputs import Outputs
+from analysis.loading.run import Design
 
 __all__ = [
     "STATISTICS",

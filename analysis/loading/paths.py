@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .errors import SelectionError
+from analysis.errors import SelectionError
+
 from .exact import parse_decimal
 from .names import tree_branching
 

@@ -1,44 +1,17 @@
-"""One run analysed: metrics, bootstrap intervals and facts, and their JSON form."""
+"""The JSON object of ``analyze --json``, and the registry of suite-specific sections."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
-from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, BootstrapResult, family_bootstrap
-from .facts import SIMULATED_NOTICE, RunFacts, run_facts
-from .metrics import STATISTICS, Metrics, compute_metrics
-from .run import Design, Run, design_of
+from analysis.statistics.facts import SIMULATED_NOTICE
+from analysis.statistics.metrics import STATISTICS
+from analysis.statistics.summary import Analysis
 
-__all__ = [
-    "Analysis",
-    "NumbersBuilder",
-    "analysis_to_dict",
-    "analyze_run",
-    "number",
-    "register_numbers",
-]
-
-
-@dataclass(frozen=True, eq=False)
-class Analysis:
-    """Everything ``analyze`` prints for one run."""
-
-    run: Run
-    design: Design
-    metrics: Metrics
-    bootstrap: BootstrapResult
-    facts: RunFacts
-
-
-def analyze_run(run: Run, n_boot: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED) -> Analysis:
-    """Compute the paper's metrics, family-bootstrap intervals and run facts for ``run``."""
-    design = design_of(run.manifest, run.outputs)
-    metrics = compute_metrics(run.outputs, design)
-    boot = family_bootstrap(metrics.totals, design.decoders, design.reference_decoder, n_boot, seed)
-    return Analysis(run, design, metrics, boot, run_facts(run, metrics))
+__all__ = ["NumbersBuilder", "analysis_to_dict", "number", "register_numbers"]
 
 
 def number(value: float) -> float | None:

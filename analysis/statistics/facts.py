@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.loading.run import Run
+
 from .metrics import Metrics
-from .run import Run
 
 __all__ = ["SIMULATED_NOTICE", "RunFacts", "is_simulated", "run_facts"]
 

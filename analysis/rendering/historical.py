@@ -11,114 +11,20 @@ protocols are never pooled.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import numpy as np
+from analysis.loading.names import condition_label, decoder_label
+from analysis.statistics.historical import ApeSummary, history_readouts
+from analysis.statistics.summary import Analysis
 
+from .json_numbers import number, register_numbers
 from .markdown import Table, fmt
-from .names import condition_label, decoder_label
-from .outputs import Outputs
-from .run import Design
-from .summary import Analysis, number, register_numbers
 from .tables import main_table, register_tables, sensitivity_table, table_suffix, within5_table
 
-__all__ = [
-    "HISTORICAL_SUITES",
-    "ApeSummary",
-    "HistoryDate",
-    "HistoryReadout",
-    "ape_range",
-    "history_numbers",
-    "history_readouts",
-    "history_tables",
-]
+__all__ = ["HISTORICAL_SUITES", "ape_range", "history_numbers", "history_tables"]
 
 HISTORICAL_SUITES = ("historical", "historical_binary")
-
-
-@dataclass(frozen=True)
-class ApeSummary:
-    """APE (%) over the ok outputs of one condition (one date, or all dates); NaN if none."""
-
-    n: int  # ok outputs with a defined APE
-    n_failed: int
-    min: float
-    max: float
-    mean: float
-    median: float
-    above: int  # ok outputs whose value is above the reference (the paper notes direction)
-
-
-@dataclass(frozen=True)
-class HistoryDate:
-    """One date's reference close and its APE summary per condition."""
-
-    date: str
-    reference: str
-    conditions: tuple[ApeSummary, ...]  # in HistoryReadout.conditions order
-
-
-@dataclass(frozen=True)
-class HistoryReadout:
-    """The table of one decoder: a row per date and the summary over all its outputs."""
-
-    decoder: str
-    conditions: tuple[str, ...]
-    dates: tuple[HistoryDate, ...]
-    overall: tuple[ApeSummary, ...]
-
-
-def _summary(outputs: Outputs, rows: np.ndarray) -> ApeSummary:
-    ok = rows[outputs.ok[rows]]
-    ape = outputs.ape[ok]
-    defined = np.isfinite(ape)  # APE is undefined at a zero target (never a close)
-    ape, ok = ape[defined], ok[defined]
-    n_failed = int(len(rows) - np.count_nonzero(outputs.ok[rows]))
-    if not len(ape):
-        return ApeSummary(0, n_failed, math.nan, math.nan, math.nan, math.nan, 0)
-    return ApeSummary(
-        n=len(ape),
-        n_failed=n_failed,
-        min=float(ape.min()),
-        max=float(ape.max()),
-        mean=float(ape.mean()),
-        median=float(np.median(ape)),
-        above=int(np.count_nonzero(outputs.value[ok] > outputs.target[ok])),
-    )
-
-
-def history_readouts(outputs: Outputs, design: Design) -> tuple[HistoryReadout, ...]:
-    """One readout per decoder with outputs; dates are the run's domains.
-
-    Every output is one unit (dates × conditions × orders × repeats); repeats are never
-    collapsed. Dates sort by name, which for ISO dates is chronological.
-    """
-    readouts = []
-    for decoder in design.decoders:
-        if decoder not in outputs.decoder_names:
-            continue
-        mine = outputs.decoder == outputs.decoder_names.index(decoder)
-        by_condition = [
-            mine & (outputs.condition == outputs.condition_names.index(c))
-            if c in outputs.condition_names
-            else np.zeros_like(mine)
-            for c in design.conditions
-        ]
-        dates = []
-        for date in sorted(outputs.domain_names):
-            on_date = outputs.domain == outputs.domain_names.index(date)
-            rows = np.flatnonzero(mine & on_date)
-            if not len(rows):
-                continue
-            # One close per date; should a log ever disagree, show every value, not one.
-            references = dict.fromkeys(outputs.target_text[i] for i in rows)
-            summaries = tuple(_summary(outputs, np.flatnonzero(m & on_date)) for m in by_condition)
-            dates.append(HistoryDate(date, " / ".join(references), summaries))
-        overall = tuple(_summary(outputs, np.flatnonzero(m)) for m in by_condition)
-        readouts.append(HistoryReadout(decoder, design.conditions, tuple(dates), overall))
-    return tuple(readouts)
 
 
 def _pct(value: float) -> str:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from .diff import RunDiff
-from .facts import SIMULATED_NOTICE, RunFacts
+from analysis.loading.names import condition_label, decoder_label, domain_label
+from analysis.statistics.diff import RunDiff
+from analysis.statistics.facts import SIMULATED_NOTICE, RunFacts
+from analysis.statistics.metrics import STATISTICS
+
+from .json_numbers import number
 from .markdown import Table, fmt, fmt_interval
-from .metrics import STATISTICS
-from .names import condition_label, decoder_label, domain_label
-from .summary import number
 
 __all__ = ["diff_markdown", "diff_tables", "diff_title", "diff_to_dict"]
 

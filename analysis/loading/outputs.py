@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LogFormatError
+from analysis.errors import LogFormatError
+
 from .exact import output_errors, parse_decimal
 from .jsonl import JsonlCounter, iter_jsonl
 

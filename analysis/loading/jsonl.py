@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from .errors import LogFormatError
+from analysis.errors import LogFormatError
 
 __all__ = ["JsonlCounter", "iter_jsonl"]
 

@@ -7,11 +7,12 @@ from functools import partial
 
 import numpy as np
 
-from .facts import SIMULATED_NOTICE
+from analysis.loading.names import condition_label, decoder_label, domain_label
+from analysis.statistics.facts import SIMULATED_NOTICE
+from analysis.statistics.metrics import STATISTICS
+from analysis.statistics.summary import Analysis
+
 from .markdown import Table, fmt, fmt_interval, fmt_range
-from .metrics import STATISTICS
-from .names import condition_label, decoder_label, domain_label
-from .summary import Analysis
 
 __all__ = [
     "TableBuilder",

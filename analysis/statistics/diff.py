@@ -9,6 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from analysis.errors import DiffRefusedError
+from analysis.loading.outputs import Outputs, family_sort_key
+from analysis.loading.run import Design, Run, design_of
+
 from .bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_REPLICATES,
@@ -17,11 +21,8 @@ from .bootstrap import (
     ratio_replicates,
     resample_weights,
 )
-from .errors import DiffRefusedError
 from .facts import RunFacts, run_facts
 from .metrics import compute_metrics, family_totals
-from .outputs import Outputs, family_sort_key
-from .run import Design, Run, design_of
 
 __all__ = ["ChangedOutput", "RunDiff", "check_comparable", "diff_runs"]
 

@@ -13,11 +13,12 @@ from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from analysis.loading.names import condition_label, decoder_label
+from analysis.loading.paths import DecisionPath
+from analysis.statistics.metrics import STATISTICS
+from analysis.statistics.summary import Analysis
+
 from .markdown import fmt
-from .metrics import STATISTICS
-from .names import condition_label, decoder_label
-from .paths import DecisionPath
-from .summary import Analysis
 
 __all__ = [
     "decision_path_figure",

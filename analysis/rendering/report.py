@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SelectionError
-from .facts import SIMULATED_NOTICE
-from .names import tree_branching
-from .outputs import find_output
-from .paths import DecisionPath, decision_path
-from .run import REFERENCE_DOMAIN, Run
-from .summary import Analysis
+from analysis.errors import SelectionError
+from analysis.loading.names import tree_branching
+from analysis.loading.outputs import find_output
+from analysis.loading.paths import DecisionPath, decision_path
+from analysis.loading.run import REFERENCE_DOMAIN, Run
+from analysis.statistics.facts import SIMULATED_NOTICE
+from analysis.statistics.summary import Analysis
+
 from .tables import build_tables, facts_table
 
 __all__ = ["analysis_markdown", "select_path", "write_report"]

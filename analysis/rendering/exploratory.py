@@ -8,17 +8,18 @@ validation"). Importing this module registers both for the ``exploratory`` suite
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
+from analysis.loading.names import decoder_label, domain_label
+from analysis.statistics.exploratory import threshold_decreases
+from analysis.statistics.metrics import STATISTICS
+from analysis.statistics.summary import Analysis
+
+from .json_numbers import number, register_numbers
 from .markdown import Table, fmt, fmt_interval
-from .metrics import STATISTICS
-from .names import decoder_label, domain_label
-from .outputs import Outputs
-from .summary import Analysis, number, register_numbers
 from .tables import (
     main_table,
     paired_table,
@@ -30,64 +31,14 @@ from .tables import (
 )
 
 __all__ = [
-    "ThresholdDecreases",
     "exploratory_numbers",
     "exploratory_tables",
-    "threshold_decreases",
     "threshold_numbers",
     "threshold_table",
 ]
 
 SUITE = "exploratory"
 _MAPE = STATISTICS.index("mape")
-
-
-@dataclass(frozen=True)
-class ThresholdDecreases:
-    """Query groups (jobs) of one threshold decoder whose raw CDF answers decreased.
-
-    A query group is one job (question × option order × repeat): its threshold questions
-    are asked together, so the job is the unit the paper counts ("25 of 48").
-    """
-
-    decoder: str
-    decreased: int  # distinct jobs with extra.decreased true
-    groups: int  # distinct jobs with the flag recorded (the "of n")
-    unrecorded: int  # distinct jobs with an output of this decoder but no flag (failed)
-
-
-def threshold_decreases(
-    outputs: Outputs, decoders: tuple[str, ...]
-) -> tuple[ThresholdDecreases, ...]:
-    """``k of n`` per decoder of ``decoders`` (in that order) that records ``extra.decreased``.
-
-    Decoders without any recorded flag (every non-threshold decoder) are left out.
-    """
-    found = []
-    for decoder in decoders:
-        if decoder not in outputs.decoder_names:
-            continue
-        rows = np.flatnonzero(outputs.decoder == outputs.decoder_names.index(decoder))
-        flags = outputs.decreased[rows]
-        if not np.any(flags >= 0):
-            continue
-
-        def jobs(keep: np.ndarray, rows: np.ndarray = rows) -> set[str]:
-            # Distinct job ids: the loader keeps one row per (job, decoder) already, but
-            # counting ids states the unit and would stay right if that ever changed.
-            return {outputs.job[i] for i in rows[keep]}
-
-        recorded = jobs(flags >= 0)
-        everything = jobs(np.ones(len(rows), dtype=bool))
-        found.append(
-            ThresholdDecreases(
-                decoder=decoder,
-                decreased=len(jobs(flags == 1)),
-                groups=len(recorded),
-                unrecorded=len(everything - recorded),
-            )
-        )
-    return tuple(found)
 
 
 def _has_gaps(a: Analysis) -> bool:

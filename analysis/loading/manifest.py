@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from .errors import RunFolderError
+from analysis.errors import RunFolderError
 
 __all__ = ["SUPPORTED_FORMAT_VERSION", "Manifest", "ModelSpec", "load_manifest"]
 
