@@ -48,7 +48,7 @@ from harness.replay import read_logs
 from harness.run import job_queue, open_for_resume
 t0 = time.perf_counter()
 manifest, suite, _ = open_for_resume(Path({folder!r}), False)
-state = read_logs(Path({folder!r}), suite.decoders, manifest["run_id"])
+state = read_logs(Path({folder!r}), suite.decoders, manifest.run_id)
 jobs, pending = job_queue(suite, state, "sim")
 first = next(jobs, None)  # the moment the first request could be sent
 print(orjson.dumps({{"startup_s": time.perf_counter() - t0, "pending": pending}}).decode())

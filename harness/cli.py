@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from harness.commands import COMMANDS
-from harness.errors import NumericJevError
+from harness.errors import NumericJevError, RunFolderError
 
 # Delegated whole to analysis.cli, which must not import harness (the run folder is the contract).
 ANALYSIS_COMMANDS = ("analyze", "report", "diff")
@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except NumericJevError as exc:
+    except (NumericJevError, RunFolderError) as exc:  # RunFolderError: see harness.errors
         print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

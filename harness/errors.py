@@ -3,14 +3,33 @@
 NumericJevError
 ├── ConfigError          bad user input: suite, grid, decoder, model, CLI options
 │   └── GridError        a grid that cannot be built (N not whole, eps <= 0, ...)
-├── RunFolderError       a run folder that is missing, foreign, locked or inconsistent
-│   └── ManifestMismatch the manifest's hashes no longer match the code or the cases
 ├── BackendError         one exchange failed; ``kind`` goes into the log
 │   └── AuthError        401/403: every request would fail, so the run stops
 └── BudgetExhausted      a request or spend cap was reached (the run stops resumably)
+
+RunFolderError           (runfolder's own class, re-exported) a run folder that is missing,
+│                        foreign, locked or inconsistent, or a log line that cannot be read
+└── ManifestMismatch     the manifest's hashes no longer match the code or the cases
+
+The run-folder errors come from ``runfolder``, which cannot import this tree; re-exporting
+the one class (not a subclass) means an ``except RunFolderError`` here also catches what the
+format code raises. The command line translates both trees.
 """
 
 from __future__ import annotations
+
+from runfolder import RunFolderError
+
+__all__ = [
+    "AuthError",
+    "BackendError",
+    "BudgetExhausted",
+    "ConfigError",
+    "GridError",
+    "ManifestMismatch",
+    "NumericJevError",
+    "RunFolderError",
+]
 
 
 class NumericJevError(Exception):
@@ -23,10 +42,6 @@ class ConfigError(NumericJevError, ValueError):
 
 class GridError(ConfigError):
     """A numerical grid or question that cannot be built."""
-
-
-class RunFolderError(NumericJevError):
-    """A run folder that cannot be used as asked."""
 
 
 class ManifestMismatch(RunFolderError):

@@ -8,10 +8,11 @@ to the model; ``qmap`` records which decoder and step each id stands for.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from harness.decoders import Answer, Decoder, make_decoder
 from harness.grid import fmt, to_decimal
+from runfolder import ErrorKind, OutputIdentity, OutputRecord, OutputResult, TraceStep
 from suites.base import JobSpec
 
 
@@ -59,31 +60,49 @@ class Job:
             self.decoders[name].give(key, answers[qid])
         self.round += 1
 
-    def outputs(self, simulated: bool) -> list[dict[str, Any]]:
-        """One output record per decoder (the ``outputs.jsonl`` contract)."""
+    def outputs(self, simulated: bool, error: ErrorKind | None = None) -> list[OutputRecord]:
+        """One output record per decoder (the ``outputs.jsonl`` contract).
+
+        ``error`` is the kind of the attempt that failed the job; it is recorded on the
+        decoders that did not finish.
+        """
         places = self.spec.case.grid.places
-        records = []
+        records: list[OutputRecord] = []
         for name, decoder in self.decoders.items():
-            record = output_identity(self.spec, name)
-            if decoder.done:
-                result = decoder.result()
-                record["value"] = format(result.value.quantize(to_decimal(1).scaleb(-places)), "f")
-                record["cell"] = [fmt(result.cell[0]), fmt(result.cell[1])]
-                record["rounds"] = result.rounds
-                record["trace"] = list(result.trace)
-                if result.extra:
-                    record["extra"] = dict(result.extra)
-                record["status"] = "ok"
+            identity = output_identity(self.spec, name)
+            if not decoder.done:
+                failed: OutputResult = {
+                    **identity,
+                    "value": None,
+                    "cell": None,
+                    "rounds": None,
+                    "trace": [],
+                }
+                if error is None:
+                    records.append({**failed, "status": "failed", "simulated": simulated})
+                else:
+                    records.append(
+                        {**failed, "status": "failed", "simulated": simulated, "error": error}
+                    )
+                continue
+            result = decoder.result()
+            done: OutputResult = {
+                **identity,
+                "value": format(result.value.quantize(to_decimal(1).scaleb(-places)), "f"),
+                "cell": [fmt(result.cell[0]), fmt(result.cell[1])],
+                "rounds": result.rounds,
+                # Decoders build their steps as plain dicts; TraceStep names the common keys.
+                "trace": cast(list[TraceStep], list(result.trace)),
+            }
+            if result.extra:
+                extra = dict(result.extra)
+                records.append({**done, "extra": extra, "status": "ok", "simulated": simulated})
             else:
-                record.update(
-                    {"value": None, "cell": None, "rounds": None, "trace": [], "status": "failed"}
-                )
-            record["simulated"] = simulated
-            records.append(record)
+                records.append({**done, "status": "ok", "simulated": simulated})
         return records
 
 
-def output_identity(spec: JobSpec, decoder: str) -> dict[str, Any]:
+def output_identity(spec: JobSpec, decoder: str) -> OutputIdentity:
     """The fields that say which job, case and decoder an output line belongs to."""
     case, grid = spec.case, spec.case.grid
     return {

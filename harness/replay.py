@@ -12,13 +12,15 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from harness.answers import parse_answers
 from harness.errors import BackendError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters
-from harness.runlog import OUTPUTS, REQUESTS, JsonlReader
+from runfolder import OUTPUTS, REQUESTS, JsonlReader, OutputLine, RequestLine
+
+Line = TypeVar("Line", OutputLine, RequestLine)
 
 
 @dataclass
@@ -27,7 +29,7 @@ class LogState:
 
     finished: set[str] = field(default_factory=set)
     failed: set[str] = field(default_factory=set)
-    answered: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    answered: dict[str, dict[int, RequestLine]] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
     outputs_end: int = 0
     requests_end: int = 0
@@ -35,7 +37,7 @@ class LogState:
     duplicates: int = 0
 
 
-def _own(records: JsonlReader, run_id: str) -> Iterator[dict[str, Any]]:
+def _own(records: JsonlReader[Line], run_id: str) -> Iterator[Line]:
     """The records of ``records``, refusing any line stamped with another run (or none)."""
     for number, record in enumerate(records, start=1):
         if record.get("run") != run_id:
@@ -50,10 +52,10 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     """Scan both logs once, streaming; keeps recorded answers only for unfinished jobs."""
     state = LogState()
     last_status: dict[tuple[str, str], str] = {}
-    outputs = JsonlReader(folder / OUTPUTS)
-    for record in _own(outputs, run_id):
-        key = (str(record.get("job")), str(record.get("decoder")))
-        last_status[key] = str(record.get("status"))
+    outputs = JsonlReader[OutputLine](folder / OUTPUTS)
+    for output in _own(outputs, run_id):
+        key = (str(output.get("job")), str(output.get("decoder")))
+        last_status[key] = str(output.get("status"))
     per_job: dict[str, dict[str, str]] = defaultdict(dict)
     for (job, decoder), status in last_status.items():
         per_job[job][decoder] = status
@@ -68,12 +70,13 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
 
     finished = state.finished
     c = state.counters
-    requests = JsonlReader(folder / REQUESTS)
+    requests = JsonlReader[RequestLine](folder / REQUESTS)
     for record in _own(requests, run_id):
         job = str(record.get("job"))
-        if record.get("error"):
+        error = record.get("error")
+        if error:
             c.errors += 1
-            kind = str((record.get("error") or {}).get("kind", "error"))
+            kind = str(error.get("kind", "error")) if isinstance(error, dict) else "error"
             c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
             continue
         c.requests += 1
@@ -102,7 +105,7 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     return state
 
 
-def replay(job: Job, recorded: dict[int, dict[str, Any]], model: str) -> int:
+def replay(job: Job, recorded: dict[int, RequestLine], model: str) -> int:
     """Feed a job its recorded answers round by round; returns how many rounds were replayed."""
     replayed = 0
     while (record := recorded.get(job.round + 1)) is not None:

@@ -1,4 +1,4 @@
-"""Starting and resuming runs: the run folder's manifest, writer, job queue and summary."""
+"""Starting and resuming runs: the run folder's manifest, writer, sessions, job queue and summary."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import platform
 import random
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -20,26 +20,36 @@ from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters, NoProgress, Progress, TqdmProgress
 from harness.replay import LogState, replay
-from harness.runlog import (
-    FORMAT_VERSION,
+from harness.scheduler import SIMULATED_MODELS, Gate, Limits, Outcome, Scheduler, SimpleGate
+from runfolder import (
     MANIFEST,
     OUTPUTS,
     REQUESTS,
+    ExchangeRecord,
+    Fields,
     JsonlAppender,
+    Manifest,
+    ModelInfo,
+    OutputLine,
+    OutputRecord,
+    RequestLine,
     RunLock,
-    read_manifest,
+    SessionCommand,
+    SessionRecord,
+    append_session,
+    encode_manifest,
+    load_manifest,
     write_manifest,
 )
-from harness.scheduler import SIMULATED_MODELS, Gate, Limits, Outcome, Scheduler, SimpleGate
 from suites import Suite, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def source_hash() -> str:
-    """SHA-256 over the harness and suite sources: what produced the requests."""
+    """SHA-256 over the format, harness and suite sources: what produced the requests."""
     digest = hashlib.sha256()
-    for package in ("harness", "suites"):
+    for package in ("runfolder", "harness", "suites"):
         for path in sorted((ROOT / package).rglob("*.py")):
             digest.update(path.relative_to(ROOT).as_posix().encode())
             digest.update(b"\0")
@@ -63,16 +73,16 @@ class RunWriter:
         self.requests_log = JsonlAppender(folder / REQUESTS, requests_end)
         self.outputs_log = JsonlAppender(folder / OUTPUTS, outputs_end)
 
-    def request(self, record: dict[str, Any]) -> None:
+    def request(self, record: ExchangeRecord) -> None:
         """Append one exchange attempt, stamped with the run it belongs to."""
-        record["run"] = self.run_id
-        self.requests_log.write(record)
+        line: RequestLine = {**record, "run": self.run_id}
+        self.requests_log.write(line)
 
-    def outputs(self, records: list[dict[str, Any]]) -> None:
+    def outputs(self, records: list[OutputRecord]) -> None:
         """Append one job's decoder outputs, stamped with the run."""
         for record in records:
-            record["run"] = self.run_id
-            self.outputs_log.write(record)
+            line: OutputLine = {**record, "run": self.run_id}
+            self.outputs_log.write(line)
 
     def close(self) -> None:
         """Flush both logs to disk."""
@@ -97,35 +107,38 @@ def default_run_folder(suite: str, model: str, root: Path = Path("runs")) -> Pat
     return root / f"{suite}-{safe}-{stamp}"
 
 
-def build_manifest(folder: Path, plan: RunPlan) -> dict[str, Any]:
+def build_manifest(folder: Path, plan: RunPlan) -> Manifest:
     """The manifest written before the first request; it never holds a key."""
     suite = plan.suite
-    return {
-        "format_version": FORMAT_VERSION,
-        "run_id": folder.name,
-        "created_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-        "suite": suite.name,
-        "suite_params": dict(suite.params),
-        "seed": suite.seed,
-        "case_hash": suite.case_hash(),
-        "source_hash": source_hash(),
-        "n_cases": len(suite.cases),
-        "decoders": list(suite.decoders),
-        "conditions": list(suite.conditions),
-        "orders": list(suite.orders),
-        "repeats": suite.repeats,
-        "n_jobs": len(suite.jobs()),
-        "model": {**plan.backend.describe(), "price_usd_per_million_input": plan.price_per_million},
-        "limits": asdict(plan.limits),
-        "versions": {
+    described = {
+        **plan.backend.describe(),
+        "price_usd_per_million_input": plan.price_per_million,
+    }
+    return Manifest(
+        run_id=folder.name,
+        created_utc=datetime.now(UTC).isoformat(timespec="seconds"),
+        suite=suite.name,
+        suite_params=dict(suite.params),
+        seed=suite.seed,
+        case_hash=suite.case_hash(),
+        source_hash=source_hash(),
+        n_cases=len(suite.cases),
+        decoders=tuple(suite.decoders),
+        conditions=tuple(suite.conditions),
+        orders=tuple(suite.orders),
+        repeats=suite.repeats,
+        n_jobs=len(suite.jobs()),
+        model=ModelInfo.from_fields(Fields(described, "the backend's description", "model.")),
+        limits=plan.limits.as_record(),
+        versions={
             "harness": harness_version(),
             "python": platform.python_version(),
             "platform": platform.platform(),
         },
-    }
+    )
 
 
-def create_run_folder(folder: Path, plan: RunPlan) -> dict[str, Any]:
+def create_run_folder(folder: Path, plan: RunPlan) -> Manifest:
     """Create a new run folder with its manifest; refuses to reuse an existing run."""
     if (folder / MANIFEST).exists():
         raise RunFolderError(
@@ -133,29 +146,44 @@ def create_run_folder(folder: Path, plan: RunPlan) -> dict[str, Any]:
         )
     if folder.exists() and any(folder.iterdir()):
         raise RunFolderError(f"{folder} exists and is not empty; choose another --run folder")
-    folder.mkdir(parents=True, exist_ok=True)
     manifest = build_manifest(folder, plan)
+    encode_manifest(manifest)  # a value JSON cannot carry is refused before the folder exists
+    folder.mkdir(parents=True, exist_ok=True)
     write_manifest(folder, manifest)
     return manifest
 
 
-def suite_of(manifest: dict[str, Any]) -> Suite:
+def start_session(
+    folder: Path, command: SessionCommand, run_id: str, plan: RunPlan, allowed: list[str]
+) -> None:
+    """Append this invocation to ``sessions.jsonl`` (the caller holds the lock)."""
+    described = plan.backend.describe()
+    record: SessionRecord = {
+        "utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": command,
+        "harness_version": harness_version(),
+        "source_hash": source_hash(),
+        "model": str(described.get("name", plan.backend.name)),
+        "base_url": described.get("base_url"),  # the backend's description is scrubbed
+        "limits": plan.limits.as_record(),
+        "allowed_mismatches": list(allowed),
+        "run": run_id,
+    }
+    append_session(folder, record)
+
+
+def suite_of(manifest: Manifest) -> Suite:
     """Rebuild the suite a manifest names."""
-    params = {k: str(v) for k, v in (manifest.get("suite_params") or {}).items()}
-    return load_suite(
-        str(manifest["suite"]),
-        seed=int(manifest["seed"]),
-        params=params,
-        decoders=tuple(manifest["decoders"]),
-    )
+    params = {k: str(v) for k, v in manifest.suite_params.items()}
+    return load_suite(manifest.suite, seed=manifest.seed, params=params, decoders=manifest.decoders)
 
 
-def verify(manifest: dict[str, Any], suite: Suite, allow_mismatch: bool) -> list[str]:
+def verify(manifest: Manifest, suite: Suite, allow_mismatch: bool) -> list[str]:
     """Compare the manifest's hashes with this code and these cases; refuse unless allowed."""
     problems = []
-    if manifest["case_hash"] != suite.case_hash():
+    if manifest.case_hash != suite.case_hash():
         problems.append("the case set differs from the one the run started with")
-    if manifest["source_hash"] != source_hash():
+    if manifest.source_hash != source_hash():
         problems.append("the harness or suite source changed since the run started")
     if problems and not allow_mismatch:
         raise ManifestMismatch(
@@ -239,12 +267,13 @@ def start_run(folder: Path, plan: RunPlan, *, progress: bool = True) -> tuple[Ou
     """Create the run folder and run it."""
     manifest = create_run_folder(folder, plan)
     with RunLock(folder):
-        return execute(folder, manifest["run_id"], plan, LogState(), progress=progress)
+        start_session(folder, "run", manifest.run_id, plan, [])
+        return execute(folder, manifest.run_id, plan, LogState(), progress=progress)
 
 
-def open_for_resume(folder: Path, allow_mismatch: bool) -> tuple[dict[str, Any], Suite, list[str]]:
+def open_for_resume(folder: Path, allow_mismatch: bool) -> tuple[Manifest, Suite, list[str]]:
     """Read and verify a run folder's manifest before resuming it."""
-    manifest = read_manifest(folder)
+    manifest = load_manifest(folder)
     try:
         suite = suite_of(manifest)
     except ConfigError as exc:

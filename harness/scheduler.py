@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.lowlevel
@@ -24,6 +24,7 @@ from harness.backends.base import Backend, Reply
 from harness.errors import AuthError, BackendError
 from harness.jobs import Job
 from harness.progress import Counters, Progress
+from runfolder import ErrorKind, ExchangeRecord, LimitsRecord, OutputRecord, Usage, error_kind
 
 SIMULATED_MODELS = frozenset({"sim", "oracle"})  # what serve-sim names itself
 # Failed requests (each after its retries) with none answered yet before the run gives up.
@@ -39,6 +40,15 @@ class Limits:
     max_requests: int | None = None  # requests sent by this invocation
     max_cost_usd: float | None = None  # the run's total recorded cost, all sessions included
 
+    def as_record(self) -> LimitsRecord:
+        """The limits as the manifest and sessions.jsonl record them."""
+        return {
+            "concurrency": self.concurrency,
+            "rps": self.rps,
+            "max_requests": self.max_requests,
+            "max_cost_usd": self.max_cost_usd,
+        }
+
 
 class Gate(Protocol):
     """Admits one request at a time into flight (concurrency, pace, run-wide back-off)."""
@@ -51,11 +61,11 @@ class Gate(Protocol):
 class Writer(Protocol):
     """Where the scheduler's records go (``harness.run.RunWriter``)."""
 
-    def request(self, record: dict[str, Any]) -> None:
+    def request(self, record: ExchangeRecord) -> None:
         """One exchange attempt."""
         ...
 
-    def outputs(self, records: list[dict[str, Any]]) -> None:
+    def outputs(self, records: list[OutputRecord]) -> None:
         """A finished (or failed) job's decoder outputs."""
         ...
 
@@ -169,7 +179,7 @@ class Scheduler:
                                     "--model and --base-url (resume once the server answers)"
                                 )
                                 self.outcome.stopped = "no request has succeeded"
-                        self._finish(job, failed=exc.kind)
+                        self._finish(job, failed=error_kind(exc.kind))
                         return
                     latency = (time.perf_counter() - t0) * 1000
             finally:
@@ -177,23 +187,6 @@ class Scheduler:
             self._answered_any = True
             self._record_success(job, body, qmap, reply, started, latency, size)
             job.apply(qmap, answers)
-
-    def _write_exchange(
-        self,
-        job: Job,
-        body: Mapping[str, Any],
-        qmap: dict[str, str],
-        started: float,
-        **fields: Any,
-    ) -> None:
-        """Write one ``requests.jsonl`` line; ``fields`` fills in what the attempt returned."""
-        # "job" comes first: resume filters raw lines on that prefix without parsing them.
-        record = {"job": job.id, "round": job.round + 1, "t": round(started, 3)}
-        record.update({"request": body, "qmap": qmap, "attempt": 1, "latency_ms": None})
-        record.update({"status": None, "response": None, "error": None, "model": None})
-        record.update({"usage": None, "cost_usd": None, "request_id": None})
-        record.update(fields)
-        self.writer.request(record)
 
     def _write_failed(
         self,
@@ -204,19 +197,25 @@ class Scheduler:
         failed: Mapping[str, Any],
     ) -> None:
         """Write a failed attempt (``failed`` as the backend reports attempts) and count it."""
-        kind = str(failed.get("kind") or "error")
-        self._write_exchange(
-            job,
-            body,
-            qmap,
-            started,
-            attempt=failed.get("attempt", 1),
-            latency_ms=failed.get("latency_ms"),
-            status=failed.get("status"),
-            response=failed.get("body"),
-            error={"kind": kind, "message": failed.get("message") or ""},
-            request_id=failed.get("request_id"),
-        )
+        kind = error_kind(str(failed.get("kind") or "error"))
+        # "job" comes first: resume filters raw lines on that prefix without parsing them.
+        record: ExchangeRecord = {
+            "job": job.id,
+            "round": job.round + 1,
+            "t": round(started, 3),
+            "request": body,
+            "qmap": qmap,
+            "attempt": failed.get("attempt", 1),
+            "latency_ms": failed.get("latency_ms"),
+            "status": failed.get("status"),
+            "response": failed.get("body"),
+            "error": {"kind": kind, "message": failed.get("message") or ""},
+            "model": None,
+            "usage": None,
+            "cost_usd": None,
+            "request_id": failed.get("request_id"),
+        }
+        self.writer.request(record)
         c = self.counters
         c.errors += 1
         c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
@@ -234,24 +233,27 @@ class Scheduler:
         retries = list(reply.extra.get("retries", ()))  # failed attempts before this one
         for number, failed in enumerate(retries, start=1):
             self._write_failed(job, body, qmap, started, {"attempt": number, **failed})
-        usage = dict(reply.usage or {})
+        usage = cast(Usage, dict(reply.usage or {}))  # the server's counts, as it sent them
         cost = reply.cost_usd
         if cost is None and self.price is not None:
             cost = usage.get("input_tokens", 0) * self.price / 1e6
-        self._write_exchange(
-            job,
-            body,
-            qmap,
-            started,
-            attempt=len(retries) + 1,
-            latency_ms=round(latency, 3),
-            status=reply.status,
-            response=reply.body,
-            model=reply.model,
-            usage=usage or None,
-            cost_usd=cost,
-            request_id=reply.request_id,
-        )
+        record: ExchangeRecord = {
+            "job": job.id,
+            "round": job.round + 1,
+            "t": round(started, 3),
+            "request": body,
+            "qmap": qmap,
+            "attempt": len(retries) + 1,
+            "latency_ms": round(latency, 3),
+            "status": reply.status,
+            "response": reply.body,
+            "error": None,
+            "model": reply.model,
+            "usage": usage or None,
+            "cost_usd": cost,
+            "request_id": reply.request_id,
+        }
+        self.writer.request(record)
         c = self.counters
         if reply.model:
             job.served.add(reply.model)
@@ -291,17 +293,13 @@ class Scheduler:
         self._write_failed(job, body, qmap, started, last)
         self.progress.update(self.counters)
 
-    def _finish(self, job: Job, failed: str | None) -> None:
+    def _finish(self, job: Job, failed: ErrorKind | None) -> None:
         # A System One server may itself be the simulator (numericjev serve-sim): trust the
         # served model's name as well as the backend's own label.
         simulated = bool(getattr(self.backend, "simulated", False)) or bool(
             job.served & SIMULATED_MODELS
         )
-        records = job.outputs(simulated)
-        if failed is not None:
-            for record in records:
-                if record["status"] != "ok":
-                    record["error"] = failed
+        records = job.outputs(simulated, error=failed)
         self.writer.outputs(records)
         c = self.counters
         if failed is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from harness.runlog import RunLock
+from runfolder import RunLock
 from tests.runhelpers import answered, cli, final_outputs, records, spawn
 
 MEDIUM = ["--param", "per_operator=4"]  # 16 families, 256 jobs
@@ -74,7 +74,7 @@ def test_corrupt_line_in_the_middle_stops_with_a_clear_message(
     before = log.read_bytes()
     assert cli("resume", str(folder), "--no-progress") == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "line 11" in err[0] and "not a JSON record" in err[0]
+    assert len(err) == 1 and "line 11" in err[0] and "not a JSON object" in err[0]
     assert log.read_bytes() == before  # nothing recorded is touched
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from harness.runlog import JsonlAppender, JsonlReader, dumps_line
+from runfolder import JsonlAppender, JsonlReader, dumps_line
 
 _records = st.dictionaries(
     st.sampled_from(["job", "round", "value", "note"]),

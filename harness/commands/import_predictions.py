@@ -85,16 +85,16 @@ def run(args: argparse.Namespace) -> int:
     """Validate every prediction against the run's jobs, then append them in one go."""
     from harness.jobs import output_identity
     from harness.run import suite_of
-    from harness.runlog import OUTPUTS, JsonlAppender, RunLock, read_manifest
+    from runfolder import OUTPUTS, JsonlAppender, OutputLine, RunLock, load_manifest
 
     folder: Path = args.run_folder
-    manifest = read_manifest(folder)
+    manifest = load_manifest(folder)
     name = args.name
     if not _NAME.match(name):
         raise _fail(
             f"--name {name!r}: use lowercase letters, digits, '_', '-', '.' (start with a letter)"
         )
-    if name in manifest["decoders"]:
+    if name in manifest.decoders:
         raise _fail(f"--name {name!r} is one of the run's own decoders; choose another name")
     suite = suite_of(manifest)
     rows = _read(args.predictions)
@@ -125,26 +125,24 @@ def run(args: argparse.Namespace) -> int:
             f"{missing} of {len(specs)} jobs have no prediction; pass --allow-partial to accept that"
         )
     digest = hashlib.sha256(args.predictions.read_bytes()).hexdigest()
-    simulated = bool(manifest["model"].get("simulated"))
+    simulated = manifest.model.simulated
     with RunLock(folder):
         log = JsonlAppender(folder / OUTPUTS)
         try:
             for job_id, row in chosen.items():
-                base = output_identity(specs[job_id], name)
                 value: Decimal = row["value"]
-                base.update(
-                    {
-                        "value": format(value, "f"),
-                        "cell": None,
-                        "rounds": None,
-                        "trace": [],
-                        "status": "ok",
-                        "simulated": simulated,
-                        "run": manifest["run_id"],
-                        "imported": {"file": args.predictions.name, "sha256": digest},
-                    }
-                )
-                log.write(base)
+                line: OutputLine = {
+                    **output_identity(specs[job_id], name),
+                    "value": format(value, "f"),
+                    "cell": None,
+                    "rounds": None,
+                    "trace": [],
+                    "status": "ok",
+                    "simulated": simulated,
+                    "run": manifest.run_id,
+                    "imported": {"file": args.predictions.name, "sha256": digest},
+                }
+                log.write(line)
         finally:
             log.close()
     print(

@@ -40,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from harness.check import oracle_for
     from harness.errors import RunFolderError
     from harness.replay import read_logs
-    from harness.run import RunPlan, echo, execute, open_for_resume, summary_lines
-    from harness.runlog import RunLock
+    from harness.run import RunPlan, echo, execute, open_for_resume, start_session, summary_lines
     from harness.scheduler import Limits
+    from runfolder import RunLock
 
     check_limits(args)
     folder: Path = args.run_folder
@@ -51,40 +51,40 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"numericjev resume: warning: {problem} (continuing: --allow-mismatch)", file=sys.stderr
         )
-    model = manifest["model"]
-    saved = manifest.get("limits") or {}
+    model = manifest.model
+    saved = manifest.limits
     limits = Limits(
-        concurrency=args.concurrency or int(saved.get("concurrency") or 64),
-        rps=args.rps if args.rps is not None else saved.get("rps"),
+        concurrency=args.concurrency or saved["concurrency"] or 64,
+        rps=args.rps if args.rps is not None else saved["rps"],
         max_requests=args.max_requests,
-        max_cost_usd=args.max_cost_usd
-        if args.max_cost_usd is not None
-        else saved.get("max_cost_usd"),
+        max_cost_usd=args.max_cost_usd if args.max_cost_usd is not None else saved["max_cost_usd"],
     )
-    params = model.get("params") or {}
-    backend_kind = model.get("backend")
+    params = model.params
+    backend_kind = model.backend
     spec = ModelSpec(
-        name=str(model["name"]),
-        base_url=args.base_url or model.get("base_url") or os.environ.get("TYPESAFE_BASE_URL"),
+        name=model.name,
+        base_url=args.base_url or model.base_url or os.environ.get("TYPESAFE_BASE_URL"),
         sim={k: str(v) for k, v in params.items()} if backend_kind == "sim" else {},
         concurrency=limits.concurrency,
         timeout_s=float(params.get("timeout_s", 30.0)),
         max_attempts=int(params.get("max_attempts", 6)),
-        price_per_million=model.get("price_usd_per_million_input"),
+        price_per_million=model.price_usd_per_million_input,
     )
     if backend_kind not in ("sim", "oracle", "systemone"):
         raise RunFolderError(f"{folder}/manifest.json names an unknown backend {backend_kind!r}")
     backend = make_backend(spec, oracle_for(suite).known if backend_kind == "oracle" else None)
+    plan = RunPlan(suite, backend, limits, spec.price_per_million)
     with RunLock(folder):
-        state = read_logs(folder, suite.decoders, str(manifest["run_id"]))
+        state = read_logs(folder, suite.decoders, manifest.run_id)
         for name in state.torn:
             print(
                 f"numericjev resume: note: cut a torn last line from {name} (a crash mid-write)",
                 file=sys.stderr,
             )
-        plan = RunPlan(suite, backend, limits, spec.price_per_million)
+        # Recorded once the logs have been read: a resume refused above leaves no trace.
+        start_session(folder, "resume", manifest.run_id, plan, problems)
         outcome, counters = execute(
-            folder, str(manifest["run_id"]), plan, state, progress=not args.no_progress
+            folder, manifest.run_id, plan, state, progress=not args.no_progress
         )
     echo(summary_lines(folder, suite, counters, bool(backend.simulated), outcome))
     if outcome.fatal:

@@ -20,22 +20,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the folder's state."""
     from harness.replay import read_logs
-    from harness.runlog import read_manifest
+    from runfolder import load_manifest, read_sessions
 
     folder: Path = args.run_folder
-    manifest = read_manifest(folder)
-    decoders = tuple(manifest["decoders"])
-    state = read_logs(folder, decoders, str(manifest.get("run_id")))
+    manifest = load_manifest(folder)
+    state = read_logs(folder, manifest.decoders, manifest.run_id)
+    sessions = read_sessions(folder)
     c = state.counters
-    total = int(manifest.get("n_jobs") or 0)
+    total = manifest.n_jobs
     done, failed = len(state.finished), len(state.failed)
-    model = manifest["model"]
-    simulated = " (SIMULATED)" if model.get("simulated") else ""
+    model = manifest.model
+    simulated = " (SIMULATED)" if model.simulated else ""
     cost = f"USD {c.cost_usd:.6f}" if c.cost_known else f"USD {c.cost_usd:.6f} + unknown"
     served = ", ".join(f"{name} ({n:,})" for name, n in sorted(c.models.items())) or "none yet"
     print(
-        f"run {folder}: suite {manifest['suite']} (cases {str(manifest['case_hash'])[:12]}), "
-        f"model {model.get('name')}{simulated}"
+        f"run {folder}: suite {manifest.suite} (cases {manifest.case_hash[:12]}), "
+        f"model {model.name}{simulated}"
     )
     print(
         f"jobs: {done:,} done, {failed:,} failed, {max(total - done - failed, 0):,} pending of {total:,}"
@@ -50,6 +50,13 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"tokens: in {c.input_tokens:,}, out {c.output_tokens:,}; cost {cost}")
     print(f"served models: {served}")
+    if sessions:  # absent in runs made before sessions.jsonl
+        resumes = sum(1 for s in sessions if s.get("command") == "resume")
+        allowed = sum(len(s.get("allowed_mismatches") or ()) for s in sessions)
+        print(
+            f"sessions: {len(sessions)} ({resumes} resumes; last started {sessions[-1].get('utc')})"
+            + (f"; {allowed} mismatches let through by --allow-mismatch" if allowed else "")
+        )
     if state.torn:
         print(f"note: torn last line in {', '.join(state.torn)} (cut off on the next resume)")
     return 0

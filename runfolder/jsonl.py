@@ -1,0 +1,213 @@
+"""The ONE way a JSONL log is written and the ONE way it is read.
+
+Every record is one JSON object on one line, written by ``dumps_line`` as a single write that
+ends with a newline, and flushed as written.
+
+The torn-line rule, the same for every reader (resume, status, analysis):
+
+- A last line WITHOUT its newline is torn, even if it parses. The writer ends every record
+  with a newline in the same write, so a record without one is a write a crash interrupted:
+  its bytes may be a prefix that happens to parse (``{"a":1}`` of ``{"a":1,"b":2}``), and
+  keeping it would let a reader and a later resume disagree about what was recorded. Every
+  reader ignores it (and counts it); ``JsonlAppender`` cuts it off before appending again.
+- Any line WITH its newline must be a JSON object, wherever it is, the last line included:
+  a crash cannot produce one that is not, so the log was edited or damaged, and guessing
+  would be silently wrong. ``LogFormatError`` names the file and the line.
+- Blank lines carry no record and are skipped (an editor may add one; the writer never does).
+
+Before this module the harness cut a parseable last line without a newline while analysis
+kept it: the same folder gave two answers. Under this rule they agree.
+
+Numbers: orjson refuses integers outside [-2**63, 2**64 - 1] and reads such numbers back as
+floats. ``dumps_line`` never lets that become a silent loss or a traceback: it raises
+``RecordError`` naming the field, and nothing is written. Non-finite floats are checked where
+they can enter from the user (the manifest, see ``manifest.py``); log records carry only
+numbers the harness computes from finite inputs or that orjson parsed (which refuses NaN).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO, Generic, TypeVar
+
+import orjson
+
+from runfolder.errors import LogFormatError, RecordError
+
+__all__ = ["JsonlAppender", "JsonlReader", "dumps_line", "find_unwritable", "valid_end"]
+
+R = TypeVar("R")
+
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson writes, and reads back as an integer
+_BLANK = b" \t\r\n"  # first bytes of a line that may be blank
+
+
+def find_unwritable(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The first field of ``value`` that JSON cannot carry exactly, as (field path, problem).
+
+    Walks the whole value, so it is only called after orjson has refused a record (or for
+    the rare manifest and session records). ``path`` is dotted; list items are ``[i]``.
+    """
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
+        if kind is str:
+            try:
+                value.encode()
+            except UnicodeEncodeError:
+                return path, "a string with a lone surrogate (not valid UTF-8)"
+        return None
+    if isinstance(value, int):
+        if _INT_MIN <= value <= _INT_MAX:
+            return None
+        digits = len(str(abs(value)))
+        shown = str(value) if digits <= 30 else f"an integer of {digits} digits"
+        return path, f"{shown}, beyond the 64-bit range JSON readers keep exactly"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path, f"{value}, which JSON cannot hold")
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path}.{key!r}".lstrip("."), "a key that is not a string"
+            found = find_unwritable(item, f"{path}.{key}" if path else key)
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = find_unwritable(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    return path, f"a {kind.__name__}, which JSON cannot hold (write decimals as strings)"
+
+
+def dumps_line(record: Mapping[str, Any], where: str = "a record") -> bytes:
+    """The one place a log record becomes bytes: compact JSON plus a newline.
+
+    Raises ``RecordError`` naming the field when a value cannot be written exactly (an
+    integer beyond 64 bits, a non-string key, a lone surrogate, a Decimal).
+    """
+    try:
+        return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError as exc:  # orjson.JSONEncodeError is a TypeError
+        found = find_unwritable(record) or ("(unknown)", str(exc))
+        raise RecordError(
+            f"{where}: cannot record field {found[0]!r}: it holds {found[1]}; nothing was written"
+        ) from exc
+
+
+class JsonlReader(Generic[R]):
+    """Streams the records of one JSONL file under the torn-line rule (module docstring).
+
+    Iterate for records, or ``numbered()`` for (line number, record). After iterating,
+    ``valid_bytes`` is where the last whole line ends, ``torn_bytes`` the length of a torn
+    tail (0 if none) and ``records`` how many records the file holds. A missing file reads as
+    empty. ``keep`` filters raw lines before parsing, so a resume can skip finished jobs
+    cheaply; a skipped line is still checked to look like one object (``{...}``).
+
+    The type parameter is what the caller expects (``JsonlReader[RequestLine](path)``); the
+    reader checks only that each line is a JSON object.
+    """
+
+    def __init__(self, path: Path, keep: Callable[[bytes], bool] | None = None) -> None:
+        self.path = path
+        self.keep = keep
+        self.valid_bytes = 0
+        self.torn_bytes = 0
+        self.records = 0
+
+    @property
+    def torn(self) -> bool:
+        """True when the file ends in a torn line (ignored, and cut before the next append)."""
+        return self.torn_bytes > 0
+
+    def __iter__(self) -> Iterator[R]:
+        for _, record in self.numbered():
+            yield record
+
+    def numbered(self) -> Iterator[tuple[int, R]]:
+        """Yield (line number, record) for every record (1-based, as an editor counts)."""
+        if not self.path.exists():
+            return
+        keep = self.keep
+        end = 0
+        with self.path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.endswith(b"\n"):
+                    self.torn_bytes = len(line)  # only the last line can lack its newline
+                    return
+                end += len(line)
+                if line[0] in _BLANK and not line.strip():
+                    self.valid_bytes = end
+                    continue
+                wanted = keep is None or keep(line)
+                if not wanted and line.startswith(b"{") and line.endswith(b"}\n"):
+                    self.valid_bytes = end
+                    self.records += 1
+                    continue
+                record = self._parse(line, number)
+                self.valid_bytes = end
+                self.records += 1
+                if wanted:
+                    yield number, record
+
+    def _parse(self, line: bytes, number: int) -> R:
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            reason = str(exc)
+        else:
+            if isinstance(record, dict):
+                return record  # type: ignore[return-value]
+            reason = f"found {type(record).__name__}"
+        raise LogFormatError(
+            f"{self.path} line {number} is not a JSON object ({reason}); only the last line "
+            "may be torn by a crash, and only when it lacks its newline, so the log was edited "
+            f"or damaged: restore the file, or repair or delete line {number}"
+        )
+
+
+def valid_end(path: Path) -> int:
+    """Where the last whole record of ``path`` ends (0 for a missing file)."""
+    reader: JsonlReader[dict[str, Any]] = JsonlReader(path, keep=lambda _line: False)
+    for _ in reader:
+        pass
+    return reader.valid_bytes
+
+
+class JsonlAppender:
+    """Appends records to one JSONL file, first cutting off a torn tail left by a crash.
+
+    ``end`` is where the valid data ends when the caller has just read the file (resume
+    has); otherwise the file is scanned.
+    """
+
+    def __init__(self, path: Path, end: int | None = None) -> None:
+        self.path = path
+        if end is None:
+            end = valid_end(path)
+        self._handle: BinaryIO = path.open("ab")
+        if self._handle.tell() != end:
+            self._handle.truncate(end)
+            self._handle.seek(end)
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Append one record and hand it to the OS at once (a SIGKILL loses nothing written)."""
+        self._handle.write(dumps_line(record, self.path.name))
+        self._handle.flush()
+
+    def close(self) -> None:
+        """Flush to disk and close."""
+        if not self._handle.closed:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+
+    def __enter__(self) -> JsonlAppender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,13 @@
+"""File names of a run folder and the format version the manifest declares."""
+
+from __future__ import annotations
+
+__all__ = ["FORMAT_VERSION", "LOCK", "MANIFEST", "OUTPUTS", "REQUESTS", "SESSIONS"]
+
+FORMAT_VERSION = 1  # sessions.jsonl is an optional addition: older folders stay version 1
+
+MANIFEST = "manifest.json"  # written once, atomically, before the first request
+REQUESTS = "requests.jsonl"  # one line per exchange attempt
+OUTPUTS = "outputs.jsonl"  # one line per (job, decoder); the last line for a pair wins
+SESSIONS = "sessions.jsonl"  # one line per `run` or `resume` invocation (absent in older runs)
+LOCK = ".lock"  # flock'ed by the one process allowed to append

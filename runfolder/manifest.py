@@ -1,0 +1,318 @@
+"""``manifest.json``: a frozen ``Manifest``, its strict loader and its atomic writer.
+
+The loader names the bad field in one line (``runs/x/manifest.json: field 'seed' must be an
+integer; got 'x'``) and ``to_dict()`` gives back exactly the object that was read, key order
+included, so writing and reading round-trip. Fields this code does not know are kept in
+``extra`` rather than dropped.
+
+``Fields`` is the checker the loader uses; ``analysis`` uses the same one to read older or
+partial manifests field by field, so both report a bad field in the same words.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from runfolder.errors import RecordError, RunFolderError
+from runfolder.jsonl import find_unwritable
+from runfolder.layout import FORMAT_VERSION, MANIFEST
+from runfolder.records import LimitsRecord
+
+__all__ = [
+    "Fields",
+    "Manifest",
+    "ModelInfo",
+    "encode_manifest",
+    "load_manifest",
+    "read_manifest_object",
+    "write_manifest",
+]
+
+_HINT = "pass a folder written by `numericjev run` (runs/<run-id>)"
+
+
+class Fields:
+    """Typed access to a JSON object's fields; each check names the field when it fails."""
+
+    def __init__(self, raw: Mapping[str, Any], where: str, prefix: str = "") -> None:
+        self.raw = raw
+        self.where = where
+        self.prefix = prefix
+
+    def _bad(self, key: str, what: str) -> RunFolderError:
+        return RunFolderError(
+            f"{self.where}: field '{self.prefix}{key}' must be {what}; got {self.raw.get(key)!r}"
+        )
+
+    def get(self, key: str) -> Any:
+        """The field's value; refuses a missing field."""
+        if key not in self.raw:
+            raise RunFolderError(
+                f"{self.where}: field '{self.prefix}{key}' is missing; the manifest was edited "
+                "or truncated (restore it, or start a new run)"
+            )
+        return self.raw[key]
+
+    def text(self, key: str) -> str:
+        """A string field."""
+        value = self.get(key)
+        if not isinstance(value, str):
+            raise self._bad(key, "a string")
+        return value
+
+    def optional_text(self, key: str) -> str | None:
+        """A string or null; a missing field reads as null."""
+        value = self.raw.get(key)
+        if value is not None and not isinstance(value, str):
+            raise self._bad(key, "a string or null")
+        return value
+
+    def integer(self, key: str) -> int:
+        """A whole-number field (not a boolean)."""
+        value = self.get(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._bad(key, "an integer")
+        return value
+
+    def optional_integer(self, key: str) -> int | None:
+        """A whole number or null; a missing field reads as null."""
+        value = self.raw.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise self._bad(key, "an integer or null")
+        return value
+
+    def optional_number(self, key: str) -> float | None:
+        """A number or null; a missing field reads as null."""
+        value = self.raw.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise self._bad(key, "a number or null")
+        return value
+
+    def boolean(self, key: str) -> bool:
+        """A true/false field."""
+        value = self.get(key)
+        if not isinstance(value, bool):
+            raise self._bad(key, "true or false")
+        return value
+
+    def names(self, key: str) -> tuple[str, ...]:
+        """A list of strings."""
+        value = self.get(key)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self._bad(key, "a list of names")
+        return tuple(value)
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        """A JSON object field."""
+        value = self.get(key)
+        if not isinstance(value, dict):
+            raise self._bad(key, "an object")
+        return value
+
+    def nested(self, key: str) -> Fields:
+        """The checker for an object field, naming its fields as ``key.name``."""
+        return Fields(self.mapping(key), self.where, f"{self.prefix}{key}.")
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """The manifest's ``model``: what the backend described, plus the price used (never a key)."""
+
+    name: str
+    backend: str
+    simulated: bool
+    base_url: str | None  # scrubbed of credentials
+    params: dict[str, Any]  # the backend's own knobs, as it described them
+    price_usd_per_million_input: float | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_fields(cls, fields: Fields) -> ModelInfo:
+        """Read and check a ``model`` object."""
+        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        return cls(
+            name=fields.text("name"),
+            backend=fields.text("backend"),
+            simulated=fields.boolean("simulated"),
+            base_url=fields.optional_text("base_url"),
+            params=fields.mapping("params"),
+            price_usd_per_million_input=fields.optional_number("price_usd_per_million_input"),
+            extra={k: v for k, v in fields.raw.items() if k not in known},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object, keys in the order the harness writes them."""
+        return {
+            "name": self.name,
+            "backend": self.backend,
+            "simulated": self.simulated,
+            "base_url": self.base_url,
+            "params": self.params,
+            **self.extra,
+            "price_usd_per_million_input": self.price_usd_per_million_input,
+        }
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A run's ``manifest.json``, written once before the first request.
+
+    Field order is the key order on disk. ``extra`` keeps fields this code does not know.
+    """
+
+    run_id: str
+    created_utc: str
+    suite: str
+    suite_params: dict[str, Any]
+    seed: int
+    case_hash: str  # SHA-256 of the case set
+    source_hash: str  # SHA-256 of the code that started the run
+    n_cases: int
+    decoders: tuple[str, ...]
+    conditions: tuple[str, ...]
+    orders: tuple[str, ...]
+    repeats: int
+    n_jobs: int
+    model: ModelInfo
+    limits: LimitsRecord
+    versions: dict[str, str]  # harness, python, platform
+    format_version: int = FORMAT_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], where: str = MANIFEST) -> Manifest:
+        """Check every field of a manifest object; ``where`` names the file in errors."""
+        check_version(raw, where)
+        f = Fields(raw, where)
+        limits = f.nested("limits")
+        known = {name for name in cls.__dataclass_fields__ if name != "extra"}
+        versions = f.mapping("versions")
+        if not all(isinstance(v, str) for v in versions.values()):
+            raise RunFolderError(f"{where}: field 'versions' must map names to strings")
+        return cls(
+            run_id=f.text("run_id"),
+            created_utc=f.text("created_utc"),
+            suite=f.text("suite"),
+            suite_params=f.mapping("suite_params"),
+            seed=f.integer("seed"),
+            case_hash=f.text("case_hash"),
+            source_hash=f.text("source_hash"),
+            n_cases=f.integer("n_cases"),
+            decoders=f.names("decoders"),
+            conditions=f.names("conditions"),
+            orders=f.names("orders"),
+            repeats=f.integer("repeats"),
+            n_jobs=f.integer("n_jobs"),
+            model=ModelInfo.from_fields(f.nested("model")),
+            limits={
+                "concurrency": limits.integer("concurrency"),
+                "rps": limits.optional_number("rps"),
+                "max_requests": limits.optional_integer("max_requests"),
+                "max_cost_usd": limits.optional_number("max_cost_usd"),
+            },
+            versions=versions,
+            format_version=f.integer("format_version"),
+            extra={k: v for k, v in raw.items() if k not in known},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object, keys in the order the harness writes them; ``from_dict`` inverts it."""
+        return {
+            "format_version": self.format_version,
+            "run_id": self.run_id,
+            "created_utc": self.created_utc,
+            "suite": self.suite,
+            "suite_params": self.suite_params,
+            "seed": self.seed,
+            "case_hash": self.case_hash,
+            "source_hash": self.source_hash,
+            "n_cases": self.n_cases,
+            "decoders": list(self.decoders),
+            "conditions": list(self.conditions),
+            "orders": list(self.orders),
+            "repeats": self.repeats,
+            "n_jobs": self.n_jobs,
+            "model": self.model.to_dict(),
+            "limits": dict(self.limits),
+            "versions": self.versions,
+            **self.extra,
+        }
+
+
+def check_version(raw: Mapping[str, Any], where: str) -> None:
+    """Refuse an object that is not a manifest of a format this code reads."""
+    version = raw.get("format_version")
+    if version is None:
+        raise RunFolderError(
+            f"{where} is not a NumericJev manifest of format {FORMAT_VERSION} (field "
+            f"'format_version' is missing); {_HINT}"
+        )
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise RunFolderError(
+            f"{where}: field 'format_version' must be a positive integer; got {version!r}"
+        )
+    if version > FORMAT_VERSION:
+        raise RunFolderError(
+            f"{where} has format_version {version}; this numericjev reads version "
+            f"{FORMAT_VERSION} — upgrade numericjev to read this run"
+        )
+
+
+def read_manifest_object(folder: Path) -> dict[str, Any]:
+    """``folder/manifest.json`` as a JSON object; refuses a folder that is not a run."""
+    if not folder.exists():
+        raise RunFolderError(f"{folder} is not a folder: it does not exist; {_HINT}")
+    if not folder.is_dir():
+        raise RunFolderError(f"{folder} is a file, not a run folder; {_HINT}")
+    path = folder / MANIFEST
+    if not path.is_file():
+        raise RunFolderError(f"{folder} has no {MANIFEST}, so it is not a run folder; {_HINT}")
+    try:
+        raw = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        # The harness writes the manifest atomically, so a broken one was edited or cut short.
+        raise RunFolderError(
+            f"{path} is not valid JSON ({exc}); the harness writes it atomically, so restore "
+            "the original file or start a new run"
+        ) from exc
+    if not isinstance(raw, dict):
+        raise RunFolderError(f"{path} must hold a JSON object; got {type(raw).__name__}")
+    return raw
+
+
+def load_manifest(folder: Path) -> Manifest:
+    """The checked manifest of a run folder."""
+    return Manifest.from_dict(read_manifest_object(folder), str(folder / MANIFEST))
+
+
+def encode_manifest(manifest: Manifest) -> bytes:
+    """The bytes ``write_manifest`` writes; refuses a value JSON cannot carry exactly.
+
+    Unlike log lines the manifest is scanned for NaN and infinities too (orjson would write
+    them as null): its numbers come from the user (limits, prices), and it is written once.
+    """
+    data = manifest.to_dict()
+    found = find_unwritable(data)
+    if found is not None:
+        raise RecordError(
+            f"{MANIFEST}: cannot record field {found[0]!r}: it holds {found[1]}; nothing was "
+            "written"
+        )
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+
+
+def write_manifest(folder: Path, manifest: Manifest) -> None:
+    """Write the manifest atomically (temp file, fsync, rename): it is never half-written."""
+    data = encode_manifest(manifest)
+    tmp = folder / f".{MANIFEST}.tmp"
+    with tmp.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, folder / MANIFEST)
