@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from .errors import AnalysisError
+from .errors import AnalysisError, RunFolderError
 from .loading.run import load_run
 from .rendering.diff_tables import diff_markdown, diff_to_dict
 from .rendering.json_numbers import analysis_to_dict
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return _COMMANDS[args.command](args)
-    except AnalysisError as exc:
+    except (AnalysisError, RunFolderError) as exc:  # RunFolderError: see .errors
         message = " ".join(str(exc).split())  # always exactly one line
         print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
         return 2

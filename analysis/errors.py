@@ -1,17 +1,22 @@
 """Errors that the analysis package reports to its users.
 
-The tree (each message names the bad value and says how to fix it)::
+The trees (each message names the bad value and says how to fix it)::
 
-    AnalysisError            base of every error raised here
-    ├── RunFolderError       the path is not a readable run folder (missing, no or bad manifest)
-    ├── LogFormatError       a JSONL line other than a torn last line cannot be read
+    AnalysisError            base of the errors raised only here
     ├── SelectionError       a requested job or decoder is not in the run (report --job/--decoder)
     └── DiffRefusedError     two runs cannot be compared (different suite or case set)
 
+    RunFolderError           (runfolder's class) the path is not a readable run folder
+    └── LogFormatError       (runfolder's class) a JSONL line other than a torn tail
+
+The run-folder errors are the format package's own classes, re-exported: the one reader
+raises them without knowing this package, and an ``except`` here must catch what it raises.
 The CLI turns any of these into one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
+
+from runfolder import LogFormatError, RunFolderError
 
 __all__ = [
     "AnalysisError",
@@ -24,14 +29,6 @@ __all__ = [
 
 class AnalysisError(Exception):
     """Base class: a problem with the input that the user can fix."""
-
-
-class RunFolderError(AnalysisError):
-    """The path is missing, is not a run folder, or its manifest cannot be used."""
-
-
-class LogFormatError(AnalysisError):
-    """A line of outputs.jsonl or requests.jsonl cannot be read and is not a torn last line."""
 
 
 class SelectionError(AnalysisError):

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .jsonl import JsonlCounter, iter_jsonl
+from runfolder import JsonlReader, RequestLine
+
 from .outputs import LogStats
 
 __all__ = ["RequestLog", "load_requests"]
@@ -55,13 +56,13 @@ def load_requests(path: Path) -> RequestLog:
     kinds: dict[str, int] = {}
     models: dict[str, int] = {}
     jobs: set[str] = set()
-    counter = JsonlCounter()
+    reader = JsonlReader[RequestLine](path)
     if path.is_file():
-        for _, record in iter_jsonl(path, counter):
-            usage = record.get("usage")
-            usage = usage if isinstance(usage, dict) else {}
+        for record in reader:
+            found = record.get("usage")
+            usage = found if isinstance(found, dict) else {}
             error = record.get("error")
-            kind = error.get("kind", "unknown") if isinstance(error, dict) else None
+            kind: str | None = error.get("kind", "unknown") if isinstance(error, dict) else None
             if error is not None and kind is None:
                 kind = "unknown"
             jobs.add(str(record.get("job")))
@@ -99,5 +100,5 @@ def load_requests(path: Path) -> RequestLog:
         served_model=ints(8),
         served_model_names=tuple(models),
         n_jobs=len(jobs),
-        stats=LogStats(path.is_file(), counter.records, counter.torn_last_line),
+        stats=LogStats(path.is_file(), reader.records, int(reader.torn)),
     )

@@ -1,4 +1,4 @@
-"""The run folder's manifest.json, read into a frozen dataclass."""
+"""The run folder's manifest.json, read into analysis's frozen view of it."""
 
 from __future__ import annotations
 
@@ -6,14 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from analysis.errors import RunFolderError
+from runfolder import FORMAT_VERSION, MANIFEST, Fields, read_manifest_object
 
 __all__ = ["SUPPORTED_FORMAT_VERSION", "Manifest", "ModelSpec", "load_manifest"]
 
 # The newest run-folder format this package knows how to read.
-SUPPORTED_FORMAT_VERSION = 1
+SUPPORTED_FORMAT_VERSION = FORMAT_VERSION
 
 _FIX_HINT = "pass a folder written by `numericjev run` (runs/<run-id>)"
 
@@ -50,43 +49,16 @@ class Manifest:
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
-def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise RunFolderError(f"{path}: '{key}' must be a list of names; got {value!r}")
-    return tuple(value)
-
-
-def _optional_int(value: Any, key: str, path: Path) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RunFolderError(f"{path}: '{key}' must be a whole number; got {value!r}")
-    return value
-
-
 def load_manifest(run_dir: Path) -> Manifest:
-    """Read and check ``run_dir/manifest.json``; raise RunFolderError saying what to fix."""
-    if not run_dir.exists():
-        raise RunFolderError(f"{run_dir} does not exist; {_FIX_HINT}")
-    if not run_dir.is_dir():
-        raise RunFolderError(f"{run_dir} is a file, not a run folder; {_FIX_HINT}")
-    path = run_dir / "manifest.json"
-    if not path.is_file():
-        raise RunFolderError(
-            f"{run_dir} has no manifest.json, so it is not a run folder; {_FIX_HINT}"
-        )
-    try:
-        raw = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        # The harness writes the manifest atomically, so a broken one was edited or cut short.
-        raise RunFolderError(
-            f"{path} is not valid JSON ({exc}); the harness writes it atomically, so restore "
-            "the original file or re-run the suite"
-        ) from exc
-    if not isinstance(raw, dict):
-        raise RunFolderError(f"{path} must hold a JSON object; got {type(raw).__name__}")
+    """Read and check ``run_dir/manifest.json``; raise RunFolderError saying what to fix.
+
+    The file is read and each field checked by ``runfolder`` (the same words as the harness
+    uses). Unlike ``runfolder.load_manifest``, which requires every field the harness writes,
+    only ``suite``, ``decoders`` and ``model.name`` are required here: older or hand-made
+    manifests without the rest still analyse, with those facts shown as unknown.
+    """
+    raw = read_manifest_object(run_dir)
+    path = run_dir / MANIFEST
     version = raw.get("format_version", 1)
     if not isinstance(version, int) or version > SUPPORTED_FORMAT_VERSION:
         raise RunFolderError(
@@ -98,32 +70,31 @@ def load_manifest(run_dir: Path) -> Manifest:
             raise RunFolderError(
                 f"{path} lacks '{key}', so it was not written by `numericjev run`; {_FIX_HINT}"
             )
-    suite = raw["suite"]
-    if not isinstance(suite, str) or not suite:
-        raise RunFolderError(f"{path}: 'suite' must be a non-empty name; got {suite!r}")
-    model = raw["model"]
-    if not isinstance(model, dict) or not isinstance(model.get("name"), str):
-        raise RunFolderError(f"{path}: 'model' must be an object with a 'name'; got {model!r}")
+    f = Fields(raw, str(path))
+    suite = f.text("suite")
+    if not suite:
+        raise RunFolderError(f"{path}: field 'suite' must be a non-empty name; got ''")
+    model = f.nested("model")
     return Manifest(
         run_dir=run_dir,
         run_id=str(raw.get("run_id") or run_dir.name),
         suite=suite,
-        decoders=_strings(raw["decoders"], "decoders", path),
-        conditions=_strings(raw.get("conditions"), "conditions", path),
-        orders=_strings(raw.get("orders"), "orders", path),
+        decoders=f.names("decoders"),
+        conditions=f.names("conditions") if raw.get("conditions") is not None else (),
+        orders=f.names("orders") if raw.get("orders") is not None else (),
         model=ModelSpec(
-            name=model["name"],
-            backend=model.get("backend"),
-            simulated=bool(model.get("simulated", False)),
-            base_url=model.get("base_url"),
+            name=model.text("name"),
+            backend=model.raw.get("backend"),
+            simulated=bool(model.raw.get("simulated", False)),
+            base_url=model.raw.get("base_url"),
         ),
         format_version=version,
         created_utc=raw.get("created_utc"),
-        seed=_optional_int(raw.get("seed"), "seed", path),
+        seed=f.optional_integer("seed"),
         case_hash=raw.get("case_hash"),
         source_hash=raw.get("source_hash"),
-        n_cases=_optional_int(raw.get("n_cases"), "n_cases", path),
-        n_jobs=_optional_int(raw.get("n_jobs"), "n_jobs", path),
-        repeats=_optional_int(raw.get("repeats"), "repeats", path),
+        n_cases=f.optional_integer("n_cases"),
+        n_jobs=f.optional_integer("n_jobs"),
+        repeats=f.optional_integer("repeats"),
         raw=raw,
     )

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from analysis.errors import LogFormatError
+from runfolder import JsonlReader, OutputLine
 
 from .exact import output_errors, parse_decimal
-from .jsonl import JsonlCounter, iter_jsonl
 
 __all__ = ["LogStats", "Outputs", "family_sort_key", "find_output", "load_outputs"]
 
@@ -114,7 +114,7 @@ def _numbers(target: Any, value: Any, lower: Any, eps: Any, n_cells: Any) -> tup
 
 
 def _parse_row(
-    record: dict[str, Any],
+    record: OutputLine,
     codes: dict[str, _Codes],
     cache: dict[tuple[Any, ...], tuple[float, ...]],
 ) -> tuple[Any, ...]:
@@ -180,9 +180,9 @@ def load_outputs(path: Path) -> Outputs:
     rows: list[tuple[Any, ...]] = []
     where: dict[tuple[str, str], int] = {}
     duplicates = 0
-    counter = JsonlCounter()
+    reader = JsonlReader[OutputLine](path)
     if path.is_file():
-        for lineno, record in iter_jsonl(path, counter):
+        for lineno, record in reader.numbered():
             try:
                 row = _parse_row(record, codes, cache)
             except (ValueError, TypeError) as exc:
@@ -239,7 +239,7 @@ def load_outputs(path: Path) -> Outputs:
         value_text=tuple(columns[18]),
         decreased=ints(19),
         n_simulated=sum(columns[20]) if rows else 0,
-        stats=LogStats(path.is_file(), counter.records, counter.torn_last_line, duplicates),
+        stats=LogStats(path.is_file(), reader.records, int(reader.torn), duplicates),
     )
 
 
@@ -247,7 +247,7 @@ def find_output(path: Path, job: str, decoder: str) -> dict[str, Any] | None:
     """Return the last outputs.jsonl record for (job, decoder), trace included, or None."""
     found = None
     if path.is_file():
-        for _, record in iter_jsonl(path, JsonlCounter()):
+        for record in JsonlReader[dict[str, Any]](path):
             if record.get("job") == job and record.get("decoder") == decoder:
                 found = record
     return found

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from runfolder import SessionRecord, read_sessions
+
 from .exchanges import RequestLog, load_requests
 from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
@@ -20,11 +22,12 @@ REFERENCE_DOMAIN = "int"
 
 @dataclass(frozen=True, eq=False)
 class Run:
-    """A run folder: its manifest, outputs and request log."""
+    """A run folder: its manifest, outputs, request log and sessions (none in older runs)."""
 
     manifest: Manifest
     outputs: Outputs
     requests: RequestLog
+    sessions: tuple[SessionRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,12 @@ def design_of(manifest: Manifest, outputs: Outputs, other: Outputs | None = None
 
 
 def load_run(path: Path | str) -> Run:
-    """Load manifest.json, outputs.jsonl and requests.jsonl of one run folder."""
+    """Load manifest.json, outputs.jsonl, requests.jsonl and sessions.jsonl of one run folder."""
     run_dir = Path(path)
     manifest = load_manifest(run_dir)
     return Run(
         manifest=manifest,
         outputs=load_outputs(run_dir / "outputs.jsonl"),
         requests=load_requests(run_dir / "requests.jsonl"),
+        sessions=tuple(read_sessions(run_dir)),  # absent before sessions.jsonl: ()
     )

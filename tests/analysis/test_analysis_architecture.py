@@ -4,12 +4,17 @@ names in sync."""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import analysis
+import runfolder
 
 PACKAGE = Path(analysis.__file__).parent
 FORBIDDEN = {"harness", "suites", "scipy"}  # the run folder is the only contract; scipy: tests only
+FORMAT = Path(runfolder.__file__).parent
+# The format package sits below both harness and analysis: the standard library and orjson only.
+FORMAT_ALLOWED = set(sys.stdlib_module_names) | {"__future__", "orjson", "runfolder"}
 
 
 def _imported_roots(source: str) -> set[str]:
@@ -86,6 +91,20 @@ def test_layer_guard_resolves_imports() -> None:
     assert "analysis.loading.run" in _internal_imports(PACKAGE / "statistics" / "diff.py")
     assert _layer("analysis.rendering.tables") > _layer("analysis.statistics.metrics")
     assert _layer("analysis.loading.__init__") == _layer("analysis.loading.run")
+
+
+def test_analysis_reads_the_folder_through_runfolder() -> None:
+    # analysis may import runfolder (and does: the one reader, the manifest checks).
+    used = set().union(*(_imported_roots(p.read_text()) for p in PACKAGE.rglob("*.py")))
+    assert "runfolder" in used and not used & FORBIDDEN
+
+
+def test_runfolder_imports_neither_harness_nor_analysis() -> None:
+    files = sorted(FORMAT.rglob("*.py"))
+    assert len(files) >= 5
+    for path in files:
+        bad = _imported_roots(path.read_text()) - FORMAT_ALLOWED
+        assert not bad, f"runfolder/{path.name} imports {sorted(bad)}; stdlib and orjson only"
 
 
 def test_guard_detects_imports() -> None:
