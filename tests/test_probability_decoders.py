@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from itertools import accumulate
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -34,6 +35,7 @@ from harness.grid import Grid, partition
 from harness.prompts import interpret
 from suites import load_suite
 from suites.base import SUBJECT
+from tests.runhelpers import cli, final_outputs
 from tests.test_decoders import grids
 
 NEW = ("tree10_mean", "tree4_median", "tree3_beam2", "tree2_beam1", "bisect2", "bisect4")
@@ -439,3 +441,14 @@ def test_same_answers_with_probabilities_give_the_same_questions(
     assert first.result() == second.result()
     shallow, deep = first.depths()
     assert shallow <= first.result().rounds <= deep
+
+
+def test_a_capped_run_of_the_new_decoders_resumes_to_the_same_outputs(tmp_path: Path) -> None:
+    """Resume replays the recorded answers, probabilities included, through fresh decoders."""
+    args = ["--param", "per_operator=2", "--decoders", "tree10_mean,tree4_beam2,bisect4"]
+    whole, capped = tmp_path / "whole", tmp_path / "capped"
+    assert cli("run", *args, "--run", str(whole), "--no-progress") == 0
+    assert cli("run", *args, "--run", str(capped), "--no-progress", "--max-requests", "150") == 1
+    assert cli("resume", str(capped), "--no-progress") == 0
+    assert final_outputs(capped) == final_outputs(whole)
+    assert {status for _, status in final_outputs(whole).values()} == {"ok"}

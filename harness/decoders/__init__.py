@@ -1,4 +1,4 @@
-"""Numerical decoders: pure state machines from selected labels to grid values."""
+"""Numerical decoders: pure state machines from answers (labels, and probabilities) to values."""
 
 from __future__ import annotations
 
