@@ -217,6 +217,38 @@ def test_adaptive_thresholds_keep_a_half_interval(grid: Grid) -> None:
     assert result.trace[-1]["interval"] == [fmt(grid.bound(11)), fmt(grid.bound(12))]
 
 
+@pytest.mark.parametrize("name", ["parallel_thresholds", "threshold_cdf"])
+@pytest.mark.parametrize("grid", [INTEGERS, FRACTIONS], ids=["int", "fraction"])
+def test_threshold_positions_are_pinned(name: str, grid: Grid) -> None:
+    """``x <= L`` ... ``x <= U - 2 eps``: README "Threshold positions" says why.
+
+    The N - 1 comparisons are the CDF at the grid's interior cell boundaries; the bins
+    between them, (z_{i-1}, z_i], are right-closed and each holds exactly one candidate
+    (its right end z_i; the lowest bin holds L, the top bin U - eps). P(Y <= U - eps) = 1
+    for every candidate, so it is the prescribed endpoint f_{m+1} = 1, never asked.
+    """
+    decoder = make_decoder(name, grid, SUBJECT)
+    asked = [dict(q.criteria)["yes"] for q in decoder.ready()]
+    assert asked == [f"x <= {fmt(grid.lo + grid.eps * i)}" for i in range(grid.n - 1)]
+    expected = {
+        INTEGERS: [str(i) for i in range(15)],
+        FRACTIONS: ["0", "0.0625", "0.125", "0.1875", "0.25", "0.3125", "0.375", "0.4375",
+                    "0.5", "0.5625", "0.625", "0.6875", "0.75", "0.8125", "0.875"],
+    }[grid]  # fmt: skip
+    assert asked == [f"x <= {z}" for z in expected]
+    # Every candidate, L and U - eps included, is read back exactly from exact answers.
+    for i in range(grid.n):
+        y = Fraction(grid.bound(i))
+        decoder = make_decoder(name, grid, SUBJECT)
+        for question in decoder.ready():
+            z = Fraction(dict(question.criteria)["yes"].removeprefix("x <= "))
+            p = 1.0 if y <= z else 0.0
+            decoder.give(question.key, Answer("yes" if p else "no", {"yes": p, "no": 1 - p}))
+        masses = decoder.result().extra["masses"]
+        assert masses == [1.0 if j == i else 0.0 for j in range(grid.n)]
+        assert decoder.result().value == grid.bound(i)
+
+
 def test_threshold_decoders_refuse_grids_too_large_to_ask_in_one_round() -> None:
     huge = Grid.from_range(0, 10000, "0.01")
     for name in ("parallel_thresholds", "threshold_cdf"):

@@ -16,6 +16,8 @@ __all__ = [
 ]
 
 _TREE = re.compile(r"tree(\d+)")
+# Probability-aware decoders (harness/decoders/tree_readout.py, beam.py, bisect.py).
+_PROBABILITY_AWARE = re.compile(r"tree(\d+)_(mean|median|beam(\d+))|bisect(\d+)")
 # Paper order: Table "Fixed affine-grid evaluation", then the exploratory decoders.
 _DECODER_RANK = {
     "direct": 0,
@@ -121,6 +123,12 @@ def decoder_label(name: str, suite: str | None = None) -> str:
     k = tree_branching(name)
     if k is not None:
         return f"Tree (K={k})"
+    match = _PROBABILITY_AWARE.fullmatch(name)
+    if match is not None:
+        tree, variant, beam, bisect = match.groups()
+        if bisect is not None:
+            return f"Bisection (K={bisect})"
+        return f"Tree (K={tree}), " + (f"beam {beam}" if beam else variant)
     return _DECODER_LABEL.get(name, name)
 
 

@@ -85,6 +85,13 @@ def exploratory_tables(a: Analysis) -> list[Table]:
             "averages all of the decoder's ok outputs. n counts outputs: every question × "
             "option order × repeat is one output (repeats are never collapsed)."
         )
+        if {"parallel_thresholds", "threshold_cdf"} & set(a.design.decoders):
+            notes.append(
+                "Parallel thresholds ask x ≤ L, L+ε, …, U−2ε (15 comparisons on 16 values): "
+                "the bins between them are right-closed, as in the paper's CDF appendix, and "
+                "each holds one candidate; P(Y ≤ U−ε) = 1 is the fixed endpoint, not asked "
+                '(README, "Threshold positions").'
+            )
         notes += _bracket_note(a)
         title = f"Exploratory {condition} MAPE (%)" + table_suffix(a)
         tables.append(Table(title, header, rows, tuple(notes)))

@@ -5,6 +5,13 @@ provides the result), answers interval and value questions from that perception,
 more often on digit and bit conversions, and has a small bias toward the first-listed
 option. Everything it says comes from hashing the seed with the body, so the in-process
 model and ``numericjev serve-sim`` give identical answers. Its results are simulated.
+
+Probabilities: the selected label gets the sim's confidence draw ``c`` (0.55 to 0.99). On
+interval and value questions the rest, ``1 - c``, follows the sim's belief about x, a
+normal distribution around its perceived value with its own perception noise as s.d.
+(``noise_*`` times the perceived magnitude; none in the provided condition, so all mass on
+the perceived cell), integrated over each option's interval. Other questions spread the
+rest evenly; thresholds answer with their own logistic probability.
 """
 
 from __future__ import annotations
@@ -20,7 +27,15 @@ from typing import Any
 import orjson
 
 from harness.backends.base import Reply
-from harness.backends.reading import choice_answer, meanings, state_key, target_of, usage_of
+from harness.backends.reading import (
+    choice_answer,
+    informed_answer,
+    meanings,
+    perception_masses,
+    state_key,
+    target_of,
+    usage_of,
+)
 from harness.errors import ConfigError
 from harness.prompts import Meaning, exact_label
 
@@ -205,11 +220,25 @@ class SimModel:
         key = state_key(state)
         seen = self.perceive(state, key)
         provided = isinstance(state, Mapping) and "result" in state
+        p = self.params
+        # The sim knows its own perception noise: x ~ Normal(seen, sigma) is its belief.
+        noise = p.noise_provided if provided else p.noise_arithmetic
+        sigma = 0.0 if seen is None else abs(float(seen)) * noise
         answers = {}
         for qid, meaning in meanings(body).items():
             question = body["questions"][qid]
             label, confidence = self._choose(key, provided, question, meaning, seen)
-            answers[qid] = choice_answer(label, list(question["criteria"]), confidence)
+            labels = list(question["criteria"])
+            if seen is not None and meaning.kind in ("interval", "value"):
+                # The choice is made above, exactly as before; the probabilities only add
+                # where the sim believes x lies, so probability-aware decoders have
+                # something to read (the rest of 1 - confidence no longer spreads evenly).
+                belief = perception_masses(
+                    meaning.kind, meaning.labels, meaning.lows_f, float(seen), sigma
+                )
+                answers[qid] = informed_answer(label, labels, confidence, belief)
+            else:
+                answers[qid] = choice_answer(label, labels, confidence)
         return {"model": "sim", "answers": answers, "usage": usage_of(body)}
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:

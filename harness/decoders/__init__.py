@@ -1,4 +1,4 @@
-"""Numerical decoders: pure state machines from selected labels to grid values."""
+"""Numerical decoders: pure state machines from answers (labels, and probabilities) to values."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Callable
 from harness.decoders.actual_bits import ActualBitsDecoder
 from harness.decoders.actual_digits import ActualDigitsDecoder
 from harness.decoders.base import Answer, Decoded, Decoder, Question
+from harness.decoders.beam import BeamTreeDecoder
+from harness.decoders.bisect import BisectionDecoder
 from harness.decoders.direct import DirectDecoder
 from harness.decoders.index import BitsDecoder, DigitsDecoder
 from harness.decoders.sets import SetsDecoder
@@ -17,6 +19,7 @@ from harness.decoders.thresholds import (
     ThresholdCdfDecoder,
 )
 from harness.decoders.tree import TreeDecoder
+from harness.decoders.tree_readout import TreeReadoutDecoder
 from harness.errors import ConfigError
 from harness.grid import Grid
 
@@ -25,6 +28,8 @@ __all__ = [
     "ActualDigitsDecoder",
     "AdaptiveThresholdDecoder",
     "Answer",
+    "BeamTreeDecoder",
+    "BisectionDecoder",
     "BitsDecoder",
     "Decoded",
     "Decoder",
@@ -35,11 +40,13 @@ __all__ = [
     "SetsDecoder",
     "ThresholdCdfDecoder",
     "TreeDecoder",
+    "TreeReadoutDecoder",
     "make_decoder",
 ]
 
 KNOWN = (
-    "direct, treeK (K >= 2, e.g. tree10), digits, bits, and on small grids sets, "
+    "direct, treeK (K >= 2, e.g. tree10), treeK_mean, treeK_median, treeK_beamB (B >= 1, "
+    "e.g. tree4_beam2), bisectK (e.g. bisect4), digits, bits, and on small grids sets, "
     "actual_digits, bits4, adaptive_thresholds, parallel_thresholds, threshold_cdf"
 )
 # The exploratory suite's decoders (paper, Appendix "Exploratory Records") and the threshold
@@ -52,7 +59,9 @@ _EXPLORATORY: dict[str, Callable[[Grid, str], Decoder]] = {
     "parallel_thresholds": ParallelThresholdDecoder,
     "threshold_cdf": ThresholdCdfDecoder,
 }
-_TREE = re.compile(r"^tree([1-9]\d*|0)$")
+_NUMBER = r"([1-9]\d*|0)"  # no leading zeros: one spelling per decoder
+_TREE = re.compile(rf"^tree{_NUMBER}(?:_(mean|median|beam{_NUMBER}))?$")
+_BISECT = re.compile(rf"^bisect{_NUMBER}$")
 
 
 def make_decoder(name: str, grid: Grid, subject: str) -> Decoder:
@@ -70,5 +79,18 @@ def make_decoder(name: str, grid: Grid, subject: str) -> Decoder:
         k = int(match.group(1))
         if k < 2:
             raise ConfigError(f"decoder {name!r}: a tree needs K >= 2, e.g. tree2 or tree10")
-        return TreeDecoder(grid, subject, k)
+        variant, beam = match.group(2), match.group(3)
+        if variant is None:
+            return TreeDecoder(grid, subject, k)
+        if beam is None:
+            return TreeReadoutDecoder(grid, subject, k, name, readout=variant)
+        if int(beam) < 1:
+            raise ConfigError(f"decoder {name!r}: a beam keeps B >= 1 intervals, e.g. tree4_beam2")
+        return BeamTreeDecoder(grid, subject, k, int(beam), name)
+    match = _BISECT.match(name)
+    if match:
+        k = int(match.group(1))
+        if k < 2:
+            raise ConfigError(f"decoder {name!r}: bisection needs K >= 2, e.g. bisect2 or bisect4")
+        return BisectionDecoder(grid, subject, k, name)
     raise ConfigError(f"unknown decoder {name!r}; known decoders: {KNOWN}")

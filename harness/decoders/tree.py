@@ -21,8 +21,12 @@ def interval_criteria(grid: Grid, a: int, b: int, k: int) -> tuple[tuple[str, st
 
 
 @lru_cache(maxsize=65536)
-def tree_question(grid: Grid, subject: str, a: int, b: int, k: int, step: int) -> Question:
-    """The question that partitions ``[a, b)`` at ``step`` (shared by every job that gets there)."""
+def tree_question(grid: Grid, subject: str, a: int, b: int, k: int, step: int | str) -> Question:
+    """The question that partitions ``[a, b)`` at ``step`` (shared by every job that gets there).
+
+    ``step`` becomes the question's key: the round for the greedy tree, ``round.slot`` for
+    the beam, which asks several of these in one round.
+    """
     return Question(str(step), f"{subject} {TREE}", interval_criteria(grid, a, b, k))
 
 
