@@ -15,6 +15,7 @@ from analysis.loading.run import REFERENCE_DOMAIN, Run
 from analysis.statistics.facts import SIMULATED_NOTICE
 from analysis.statistics.summary import Analysis
 
+from .markdown import warning_lines
 from .tables import build_tables, facts_table
 
 __all__ = ["analysis_markdown", "select_path", "write_report"]
@@ -25,7 +26,7 @@ def _header(a: Analysis) -> list[str]:
     lines = [f"# NumericJev analysis — run {f.run_id} · suite {f.suite} · model {f.model}", ""]
     if f.simulated:
         lines += [f"> **{SIMULATED_NOTICE}**", ""]
-    return lines
+    return lines + warning_lines(b.message for b in a.banners)
 
 
 def analysis_markdown(a: Analysis, figures: list[tuple[str, str]] | None = None) -> str:
