@@ -91,17 +91,11 @@ def write_report(a: Analysis, path: DecisionPath, out_dir: Path) -> list[Path]:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     f = a.facts
+    shown = np.isfinite(a.bootstrap.lo).any()
+    bars = "with family-bootstrap intervals" if shown else "without intervals"
     figures = [
-        (
-            "share_within5",
-            "Share of outputs within 5% APE, with family-bootstrap intervals",
-            within5_figure(a),
-        ),
-        (
-            "nmae",
-            "NMAE (% of range) per decoder and condition, with family-bootstrap intervals",
-            nmae_figure(a),
-        ),
+        ("share_within5", f"Share of outputs within 5% APE, {bars}", within5_figure(a)),
+        ("nmae", f"NMAE (% of range) per decoder and condition, {bars}", nmae_figure(a)),
         (
             "decision_path",
             f"Decision path of {path.decoder} for job {path.job}",

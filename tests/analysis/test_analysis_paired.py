@@ -7,6 +7,7 @@ outputs.jsonl records (exact decimals, plain Python), on the units ok on both si
 
 from __future__ import annotations
 
+import tempfile
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -15,7 +16,9 @@ from typing import Any
 import numpy as np
 import orjson
 import pytest
-from analysis_runs import SKIP, RunFactory, exact
+from analysis_runs import CONDITIONS, DECODERS, DOMAINS, ORDERS, SKIP, RunFactory, exact
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analysis import (
     STATISTICS,
@@ -27,7 +30,7 @@ from analysis import (
 )
 from analysis.cli import main
 
-MAPE, NMAE = STATISTICS.index("mape"), STATISTICS.index("nmae")
+MAPE, NMAE, ORDER = (STATISTICS.index(s) for s in ("mape", "nmae", "ordering_gap"))
 FAMILIES = range(8)
 
 
@@ -207,3 +210,53 @@ def test_paired_table_states_n_per_condition(
     # 8 families × 4 domains × 2 orders = 64 jobs per condition; tree2 failed on 4 × 3 × 2 × 2.
     assert [c.strip() for c in row.strip("|").split("|")][-2:] == ["40", "40"]
     assert "n counts the jobs where both the decoder and direct have an ok output" in section
+
+
+OUTPUT_KEYS = st.tuples(
+    st.integers(0, 5),
+    st.sampled_from(tuple(DOMAINS)),
+    st.sampled_from(CONDITIONS),
+    st.sampled_from(ORDERS),
+    st.sampled_from(DECODERS),
+)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sets(OUTPUT_KEYS, max_size=60), st.booleans())
+def test_vs_direct_equals_naive_paired_means_for_any_failures(
+    lost: set[tuple[int, str, str, str, str]], missing: bool
+) -> None:
+    def predict(family: int, domain: str, condition: str, order: str, decoder: str):
+        if (family, domain, condition, order, decoder) in lost:
+            return SKIP if missing else None
+        return noisy(family, domain, condition, order, decoder)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = RunFactory(Path(tmp)).affine("p", families=range(6), predict=predict)
+        a = analyze_run(load_run(run), n_boot=0)
+        ok = ok_by_key(run)
+    b = a.bootstrap
+    for d, decoder in enumerate(a.design.decoders):
+        for c, condition in enumerate(a.design.conditions):
+            both = [
+                job
+                for (job, dec), r in ok.items()
+                if dec == decoder and r["condition"] == condition and (job, "direct") in ok
+            ]
+            assert b.n_paired[NMAE, d, c] == len(both)
+            expected = mean([errors(ok[j, decoder])[1] - errors(ok[j, "direct"])[1] for j in both])
+            assert b.diff[NMAE, d, c] == pytest.approx(expected, abs=1e-9, nan_ok=True)
+            # Ordering gap: a case counts when both orders of it are ok for both decoders.
+            asc = [j for j in both if j.endswith(f"/{condition}/ascending/r0")]
+            pairs = [(j, j.replace("/ascending/", "/reversed/")) for j in asc]
+            pairs = [(i, j) for i, j in pairs if j in both]
+
+            def gap(dec: str, i: str, j: str) -> float:
+                first, second = ok[i, dec], ok[j, dec]
+                width = Decimal(first["eps"]) * first["N"]
+                spread = abs(Decimal(first["value"]) - Decimal(second["value"]))
+                return float(100 * spread / width)
+
+            assert b.n_paired[ORDER, d, c] == len(pairs)
+            expected = mean([gap(decoder, i, j) - gap("direct", i, j) for i, j in pairs])
+            assert b.diff[ORDER, d, c] == pytest.approx(expected, abs=1e-9, nan_ok=True)
