@@ -83,6 +83,9 @@ def _session_changes(manifest: Manifest, record: dict[str, Any]) -> list[str]:
                 f"base_url {_text(manifest.model.base_url)} → {_text(source['base_url'])}"
             )
             break
+    code = record.get("source_hash")  # the code that ran this session
+    if isinstance(code, str) and manifest.source_hash and code != manifest.source_hash:
+        changes.append(f"harness source {manifest.source_hash[:12]} → {code[:12]}")
     limits, recorded = record.get("limits"), manifest.raw.get("limits")
     if isinstance(limits, dict) and isinstance(recorded, dict) and limits != recorded:
         changes += [

@@ -81,7 +81,13 @@ def write_sessions(path: Path, *records: dict[str, Any]) -> None:
 
 def test_resume_with_other_settings_is_marked(runs: RunFactory) -> None:
     path = runs.affine("r", limits={"max_requests": None, "concurrency": 8})
-    same = {"command": "run", "model": "sim", "base_url": None, "limits": {"concurrency": 8}}
+    same = {
+        "command": "run",
+        "model": "sim",
+        "base_url": None,
+        "limits": {"concurrency": 8},
+        "source_hash": "b" * 64,
+    }
     write_sessions(path, {**same, "limits": {"max_requests": None, "concurrency": 8}})
     assert kinds(path) == []  # sessions that match the manifest say nothing
     write_sessions(
@@ -92,6 +98,7 @@ def test_resume_with_other_settings_is_marked(runs: RunFactory) -> None:
             "model": {"name": "sim", "base_url": "http://127.0.0.1:9/v1"},
             "limits": {"max_requests": 500, "concurrency": 8},
             "allowed_mismatches": ["base_url"],
+            "source_hash": "d" * 64,
         },
     )
     (banner,) = analyze_run(load_run(path), n_boot=0).banners
@@ -100,6 +107,7 @@ def test_resume_with_other_settings_is_marked(runs: RunFactory) -> None:
     assert "base_url absent → http://127.0.0.1:9/v1" in banner.message
     assert "max_requests absent → 500" in banner.message
     assert "allowed mismatches: base_url" in banner.message
+    assert "harness source bbbbbbbbbbbb → dddddddddddd" in banner.message
 
 
 def test_a_manifest_list_of_resumptions_is_read_too(runs: RunFactory) -> None:
