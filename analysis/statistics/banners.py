@@ -9,6 +9,7 @@ condition becomes a :class:`Banner` that ``analyze``, ``report`` and ``diff`` pr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,14 +70,14 @@ def _mixed(who: str, f: RunFacts) -> Banner | None:
     )
 
 
-def _session_changes(manifest: Manifest, record: dict[str, Any]) -> list[str]:
+def _session_changes(manifest: Manifest, record: Mapping[str, Any]) -> list[str]:
     """What one run/resume invocation used that differs from the manifest."""
     changes = []
     model = record.get("model")
     name = model.get("name") if isinstance(model, dict) else model
     if isinstance(name, str) and name != manifest.model.name:
         changes.append(f"model {manifest.model.name} → {name}")
-    sources = [record] + ([model] if isinstance(model, dict) else [])
+    sources: list[Mapping[str, Any]] = [record] + ([model] if isinstance(model, dict) else [])
     for source in sources:
         if "base_url" in source and source["base_url"] != manifest.model.base_url:
             changes.append(
@@ -105,7 +106,7 @@ def _resumed(who: str, run: Run) -> list[Banner]:
     records = run.sessions or run.manifest.raw.get("resumptions") or ()
     banners = []
     for number, record in enumerate(records, start=1):
-        if not isinstance(record, dict):
+        if not isinstance(record, Mapping):
             continue
         changes = _session_changes(run.manifest, record)
         if changes:
