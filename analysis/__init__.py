@@ -18,6 +18,7 @@ from .errors import (
     LogFormatError,
     RunFolderError,
     SelectionError,
+    StrictRefusedError,
 )
 from .loading.exact import output_errors, parse_decimal
 from .loading.exchanges import RequestLog, load_requests
@@ -36,12 +37,15 @@ from .rendering.json_numbers import analysis_to_dict, register_numbers
 from .rendering.markdown import Table
 from .rendering.report import analysis_markdown, select_path, write_report
 from .rendering.tables import TableBuilder, build_tables, register_tables
+from .statistics.banners import Banner, diff_banners, run_banners
 from .statistics.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_REPLICATES,
     DEFAULT_SEED,
+    MIN_FAMILIES,
     BootstrapResult,
     family_bootstrap,
+    paired_replicates,
     percentile_interval,
     ratio_replicates,
     resample_weights,
@@ -59,16 +63,19 @@ from .statistics.metrics import (
     family_totals,
     ordering_pairs,
 )
+from .statistics.paired import PairedTotals, common_outputs, common_with_reference
 from .statistics.summary import Analysis, analyze_run
 
 __all__ = [
     "DEFAULT_LEVEL",
     "DEFAULT_REPLICATES",
     "DEFAULT_SEED",
+    "MIN_FAMILIES",
     "SIMULATED_NOTICE",
     "STATISTICS",
     "Analysis",
     "AnalysisError",
+    "Banner",
     "BootstrapResult",
     "ChangedOutput",
     "DecisionPath",
@@ -82,6 +89,7 @@ __all__ = [
     "Metrics",
     "ModelSpec",
     "Outputs",
+    "PairedTotals",
     "PathLevel",
     "RequestLog",
     "Run",
@@ -89,6 +97,7 @@ __all__ = [
     "RunFacts",
     "RunFolderError",
     "SelectionError",
+    "StrictRefusedError",
     "Table",
     "TableBuilder",
     "ThresholdDecreases",
@@ -98,10 +107,13 @@ __all__ = [
     "analyze_run",
     "build_tables",
     "check_comparable",
+    "common_outputs",
+    "common_with_reference",
     "compute_metrics",
     "decision_path",
     "decoder_label",
     "design_of",
+    "diff_banners",
     "diff_markdown",
     "diff_runs",
     "diff_tables",
@@ -119,12 +131,14 @@ __all__ = [
     "order_decoders",
     "ordering_pairs",
     "output_errors",
+    "paired_replicates",
     "parse_decimal",
     "percentile_interval",
     "ratio_replicates",
     "register_numbers",
     "register_tables",
     "resample_weights",
+    "run_banners",
     "run_facts",
     "select_path",
     "threshold_decreases",

@@ -2,7 +2,7 @@
 
 The harness CLI hands these subcommands to ``main`` verbatim. Input problems print one
 line, ``numericjev <command>: error: <what is wrong and how to fix it>``, on stderr and
-return 2 without writing anything.
+return 2 without writing anything; so does any warning banner under ``--strict``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from pathlib import Path
 
 import orjson
 
-from .errors import AnalysisError, RunFolderError
+from .errors import AnalysisError, RunFolderError, StrictRefusedError
 from .loading.run import load_run
 from .rendering.diff_tables import diff_markdown, diff_to_dict
 from .rendering.json_numbers import analysis_to_dict
 from .rendering.report import analysis_markdown, select_path, write_report
+from .statistics.banners import Banner
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
 from .statistics.diff import diff_runs
 from .statistics.summary import analyze_run
@@ -44,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def bootstrap_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--strict",
+            action="store_true",
+            help="refuse (exit 2, nothing written) instead of printing a warning banner: "
+            "incomplete or mixed runs, diffs of runs that differ in more than the model",
+        )
         p.add_argument(
             "--bootstrap",
             type=_count,
@@ -90,8 +97,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _refuse_if_strict(args: argparse.Namespace, banners: tuple[Banner, ...]) -> None:
+    """Under ``--strict``, any banner is a refusal: one line naming every reason."""
+    if args.strict and banners:
+        reasons = "; ".join(b.message for b in banners)
+        raise StrictRefusedError(
+            f"refused by --strict: {reasons} — drop --strict to print the tables with warnings"
+        )
+
+
 def _analyze(args: argparse.Namespace) -> int:
     analysis = analyze_run(load_run(args.run), args.bootstrap, args.seed)
+    _refuse_if_strict(args, analysis.banners)
     if args.json:
         sys.stdout.buffer.write(
             orjson.dumps(analysis_to_dict(analysis), option=orjson.OPT_INDENT_2)
@@ -106,16 +123,20 @@ def _report(args: argparse.Namespace) -> int:
     run = load_run(args.run)
     path = select_path(run, args.job, args.decoder)  # before anything is written
     analysis = analyze_run(run, args.bootstrap, args.seed)
+    _refuse_if_strict(args, analysis.banners)
     out_dir = Path(args.out) if args.out else Path(args.run) / "report"
     if out_dir.exists() and not out_dir.is_dir():
         raise AnalysisError(f"--out {out_dir} is a file; pass a folder path")
     files = write_report(analysis, path, out_dir)
+    for banner in analysis.banners:  # report.md opens with them too
+        print(f"{PROG} report: warning: {banner.message}", file=sys.stderr)
     print(f"wrote {files[0]} and {len(files) - 1} figure files in {out_dir}")
     return 0
 
 
 def _diff(args: argparse.Namespace) -> int:
     result = diff_runs(load_run(args.a), load_run(args.b), args.bootstrap, args.seed, args.top)
+    _refuse_if_strict(args, result.banners)
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(diff_to_dict(result), option=orjson.OPT_INDENT_2))
         sys.stdout.buffer.write(b"\n")

@@ -4,7 +4,8 @@ The trees (each message names the bad value and says how to fix it)::
 
     AnalysisError            base of the errors raised only here
     ├── SelectionError       a requested job or decoder is not in the run (report --job/--decoder)
-    └── DiffRefusedError     two runs cannot be compared (different suite or case set)
+    ├── DiffRefusedError     two runs cannot be compared (different suite or case set)
+    └── StrictRefusedError   --strict was given and a warning banner applies
 
     RunFolderError           (runfolder's class) the path is not a readable run folder
     └── LogFormatError       (runfolder's class) a JSONL line other than a torn tail
@@ -24,6 +25,7 @@ __all__ = [
     "LogFormatError",
     "RunFolderError",
     "SelectionError",
+    "StrictRefusedError",
 ]
 
 
@@ -37,3 +39,7 @@ class SelectionError(AnalysisError):
 
 class DiffRefusedError(AnalysisError):
     """Two runs do not share a suite and case set, so their metrics are not comparable."""
+
+
+class StrictRefusedError(AnalysisError):
+    """``--strict`` was given and the run (or the pair of runs) has a warning banner."""

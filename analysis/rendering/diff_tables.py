@@ -10,12 +10,12 @@ from analysis.statistics.diff import RunDiff
 from analysis.statistics.facts import SIMULATED_NOTICE, RunFacts
 from analysis.statistics.metrics import STATISTICS
 
-from .json_numbers import number
-from .markdown import Table, fmt, fmt_interval
+from .json_numbers import banners_to_list, number
+from .markdown import Table, fmt, fmt_interval, warning_lines
 
 __all__ = ["diff_markdown", "diff_tables", "diff_title", "diff_to_dict"]
 
-_SHOWN = ("mape", "nmae")
+_MAPE, _NMAE = STATISTICS.index("mape"), STATISTICS.index("nmae")
 
 
 def _mark(d: RunDiff) -> str:
@@ -38,25 +38,67 @@ def _served(f: RunFacts) -> str:
     return ", ".join(f"{name} ×{n}" for name, n in f.served_models) or "none reported"
 
 
+def _unpaired_table(d: RunDiff) -> list[Table]:
+    """Each run's means over its own ok outputs, when those are not all common units."""
+    if not d.n_status_changed.any():
+        return []
+    suite = d.facts_a.suite
+    rows = []
+    for i, decoder in enumerate(d.design.decoders):
+        for c, condition in enumerate(d.design.conditions):
+            rows.append(
+                (
+                    decoder_label(decoder, suite),
+                    condition_label(condition),
+                    *(
+                        fmt(x[s, i, c])
+                        for s in (_MAPE, _NMAE)
+                        for x in (d.unpaired_a, d.unpaired_b)
+                    ),
+                    str(int(d.n_own_a[i, c])),
+                    str(int(d.n_own_b[i, c])),
+                )
+            )
+    header = (
+        "Decoder",
+        "Condition",
+        "MAPE A",
+        "MAPE B",
+        "NMAE A",
+        "NMAE B",
+        "n ok A",
+        "n ok B",
+    )
+    notes = [
+        "Unpaired: each run averaged over its own ok outputs, so A and B cover different "
+        "outputs wherever a status changed. Shown for reference only; compare the paired "
+        "table above, never these columns with each other."
+    ]
+    title = f"Unpaired means, each run over its own ok outputs{_mark(d)}"
+    return [Table(title, header, tuple(rows), tuple(notes), left=2)]
+
+
 def diff_tables(d: RunDiff) -> list[Table]:
-    """Metric changes per decoder × condition, the largest output changes, the two runs."""
+    """Paired metric changes per decoder × condition, the unpaired means when the runs cover
+    different outputs, the largest output changes, and the two runs."""
     rows = []
     for i, decoder in enumerate(d.design.decoders):
         for c, condition in enumerate(d.design.conditions):
             row = [decoder_label(decoder, d.facts_a.suite), condition_label(condition)]
-            for name in _SHOWN:
-                s = STATISTICS.index(name)
+            row.append(str(int(d.n_compared[i, c])))
+            for s in (_MAPE, _NMAE):
                 row += [
                     fmt(d.point_a[s, i, c]),
                     fmt(d.point_b[s, i, c]),
                     fmt_interval(d.delta[s, i, c], d.delta_lo[s, i, c], d.delta_hi[s, i, c]),
                 ]
-            row.append(f"{d.n_changed[i, c]}/{d.n_compared[i, c]}")
+            row.append(str(d.n_changed[i, c]))
             row.append(str(d.n_status_changed[i, c]))
             rows.append(tuple(row))
     header = (
         "Decoder",
         "Condition",
+        "n",
         "MAPE A",
         "MAPE B",
         "ΔMAPE",
@@ -67,17 +109,22 @@ def diff_tables(d: RunDiff) -> list[Table]:
         "Status changed",
     )
     notes = [
-        "MAPE and NMAE in %; Δ = B − A in percentage points (negative: B is better).",
-        "Changed: outputs (ok in both runs) whose decoded value differs / outputs compared. "
-        "Status changed: ok in one run, failed or absent in the other.",
+        "Paired: n counts the outputs (job, decoder) ok in both runs; MAPE, NMAE and Δ are "
+        "over those n outputs only, in both runs. MAPE and NMAE in %; Δ = B − A in "
+        "percentage points (negative: B is better).",
+        "Changed: of the n, outputs whose decoded value differs. Status changed: ok in one "
+        "run, failed or absent in the other (left out of both sides).",
     ]
-    if d.n_boot > 0:
+    if d.refusal is not None:
+        notes.append(f"No brackets: {d.refusal}.")
+    elif d.n_boot > 0:
         notes.append(
             f"Brackets: {d.level:.0%} paired family-bootstrap intervals ({d.n_boot:,} replicates, "
-            f"seed {d.seed}, the same {d.n_families} resampled families applied to both runs)."
+            f"seed {d.seed}, the same {d.n_families} resampled families applied to both runs, "
+            "each side over the common outputs only)."
         )
-    title = f"Changes per decoder and condition (B − A){_mark(d)}"
-    tables = [Table(title, header, tuple(rows), tuple(notes), left=2)]
+    title = f"Changes per decoder and condition, paired (B − A){_mark(d)}"
+    tables = [Table(title, header, tuple(rows), tuple(notes), left=2), *_unpaired_table(d)]
     top_rows = tuple(
         (
             o.job,
@@ -135,7 +182,8 @@ def diff_tables(d: RunDiff) -> list[Table]:
 
 def diff_markdown(d: RunDiff) -> str:
     """The full Markdown printed by ``numericjev diff``."""
-    return "\n\n".join([f"# {diff_title(d)}", *(t.to_markdown() for t in diff_tables(d))]) + "\n"
+    head = "\n".join([f"# {diff_title(d)}", "", *warning_lines(b.message for b in d.banners)])
+    return "\n\n".join([head.rstrip(), *(t.to_markdown() for t in diff_tables(d))]) + "\n"
 
 
 def diff_to_dict(d: RunDiff) -> dict[str, Any]:
@@ -151,8 +199,13 @@ def diff_to_dict(d: RunDiff) -> dict[str, Any]:
                     "delta": number(d.delta[s, i, c]),
                     "lo": number(d.delta_lo[s, i, c]),
                     "hi": number(d.delta_hi[s, i, c]),
+                    "n": int(d.n_paired[s, i, c]),
+                    "a_unpaired": number(d.unpaired_a[s, i, c]),
+                    "b_unpaired": number(d.unpaired_b[s, i, c]),
                 }
             cell["n_compared"] = int(d.n_compared[i, c])
+            cell["n_ok_a"] = int(d.n_own_a[i, c])
+            cell["n_ok_b"] = int(d.n_own_b[i, c])
             cell["n_changed"] = int(d.n_changed[i, c])
             cell["n_status_changed"] = int(d.n_status_changed[i, c])
             cells.append(cell)
@@ -165,6 +218,7 @@ def diff_to_dict(d: RunDiff) -> dict[str, Any]:
         return out
 
     return {
+        "warnings": banners_to_list(d.banners),
         "a": side(d.facts_a),
         "b": side(d.facts_b),
         "bootstrap": {
@@ -173,7 +227,10 @@ def diff_to_dict(d: RunDiff) -> dict[str, Any]:
             "level": d.level,
             "method": "percentile",
             "paired": "same resampled families applied to A and B",
+            "paired_units": "(job, decoder) outputs ok in both runs",
             "n_families": d.n_families,
+            "min_families": d.min_families,
+            "intervals_refused": d.refusal,
         },
         "cells": cells,
         "top_changes": [

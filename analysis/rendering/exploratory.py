@@ -47,6 +47,8 @@ def _has_gaps(a: Analysis) -> bool:
 
 def _bracket_note(a: Analysis) -> list[str]:
     b = a.bootstrap
+    if b.refusal is not None:
+        return [f"No brackets: {b.refusal}."]
     if b.n_boot <= 0:
         return []
     return [

@@ -50,6 +50,8 @@ def _interval_note(a: Analysis, what: str) -> str:
     counts = f"{n.min()}" if n.min() == n.max() else f"{n.min()}–{n.max()}"
     if b.n_boot <= 0:
         return f"no bootstrap intervals (--bootstrap 0) · {counts} ok outputs each"
+    if b.refusal is not None:
+        return f"no intervals: only {b.n_families} families · {counts} ok outputs each"
     return (
         f"{what}: {b.level:.0%} family-bootstrap intervals ({b.n_boot:,} replicates over "
         f"{b.n_families} families) · {counts} ok outputs each"

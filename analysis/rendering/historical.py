@@ -110,8 +110,9 @@ for _suite in HISTORICAL_SUITES:
     register_tables(
         _suite,
         history_tables,
-        partial(main_table, title="Historical evaluation"),
-        within5_table,
+        # Three dates, three families: no interval; the value of each date instead.
+        partial(main_table, title="Historical evaluation", date_values=True),
+        partial(within5_table, date_values=True),
         sensitivity_table,
     )
     register_numbers(_suite, history=history_numbers)

@@ -7,11 +7,12 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from analysis.statistics.banners import Banner
 from analysis.statistics.facts import SIMULATED_NOTICE
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
-__all__ = ["NumbersBuilder", "analysis_to_dict", "number", "register_numbers"]
+__all__ = ["NumbersBuilder", "analysis_to_dict", "banners_to_list", "number", "register_numbers"]
 
 
 def number(value: float) -> float | None:
@@ -33,11 +34,18 @@ def register_numbers(suite: str, **sections: NumbersBuilder) -> None:
     _NUMBERS[suite] = dict(sections)
 
 
+def banners_to_list(banners: tuple[Banner, ...]) -> list[dict[str, str]]:
+    """The ``"warnings"`` list of a JSON object: one {kind, message} per banner."""
+    return [{"kind": b.kind, "message": b.message} for b in banners]
+
+
 def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
     """The numbers of ``analyze`` as one JSON-ready object (NaN written as null).
 
-    ``"suite_tables"`` holds the registered suite-specific sections (empty for a suite
-    without any), so the keys of the object are the same for every suite.
+    ``"warnings"`` lists the banners (empty when there is none); ``"suite_tables"`` holds
+    the registered suite-specific sections (empty for a suite without any), so the keys
+    of the object are the same for every suite. ``vs_<reference>`` differences are over
+    the jobs where both decoders are ok, ``n`` of them.
     """
     design, metrics, boot = analysis.design, analysis.metrics, analysis.bootstrap
     cells = []
@@ -67,6 +75,7 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
                         "diff": number(boot.diff[s, d, c]),
                         "lo": number(boot.diff_lo[s, d, c]),
                         "hi": number(boot.diff_hi[s, d, c]),
+                        "n": int(boot.n_paired[s, d, c]),
                     }
                     for s, stat in enumerate(STATISTICS)
                 }
@@ -77,6 +86,7 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
     facts["errors_by_kind"] = dict(analysis.facts.errors_by_kind)
     manifest = analysis.run.manifest
     return {
+        "warnings": banners_to_list(analysis.banners),
         "run": {
             "run_id": manifest.run_id,
             "run_dir": str(manifest.run_dir),
@@ -104,7 +114,12 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
             "method": "percentile",
             "resampled_unit": "family",
             "n_families": boot.n_families,
+            "min_families": boot.min_families,
+            "intervals_refused": boot.refusal,
             "paired_reference": boot.reference,
+            "paired_units": f"jobs where both the decoder and {boot.reference} are ok"
+            if boot.reference
+            else None,
         },
         "cells": cells,
         "rounds": {

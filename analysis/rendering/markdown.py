@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Table", "fmt", "fmt_interval", "fmt_range"]
+__all__ = ["Table", "fmt", "fmt_interval", "fmt_range", "warning_lines"]
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -28,6 +29,13 @@ def fmt_range(lo: int, hi: int) -> str:
     if lo < 0:
         return "n/a"
     return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def warning_lines(messages: Iterable[str]) -> list[str]:
+    """A Markdown block quote with one bold ``Warning:`` line per message (none: no lines)."""
+    lines = [f"> **Warning:** {message}" for message in messages]
+    # Consecutive quote lines would run into one paragraph; an empty quote line parts them.
+    return [part for line in lines for part in (line, ">")][:-1] + ([""] if lines else [])
 
 
 @dataclass(frozen=True)

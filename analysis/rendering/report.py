@@ -15,6 +15,7 @@ from analysis.loading.run import REFERENCE_DOMAIN, Run
 from analysis.statistics.facts import SIMULATED_NOTICE
 from analysis.statistics.summary import Analysis
 
+from .markdown import warning_lines
 from .tables import build_tables, facts_table
 
 __all__ = ["analysis_markdown", "select_path", "write_report"]
@@ -25,7 +26,7 @@ def _header(a: Analysis) -> list[str]:
     lines = [f"# NumericJev analysis — run {f.run_id} · suite {f.suite} · model {f.model}", ""]
     if f.simulated:
         lines += [f"> **{SIMULATED_NOTICE}**", ""]
-    return lines
+    return lines + warning_lines(b.message for b in a.banners)
 
 
 def analysis_markdown(a: Analysis, figures: list[tuple[str, str]] | None = None) -> str:
@@ -90,17 +91,11 @@ def write_report(a: Analysis, path: DecisionPath, out_dir: Path) -> list[Path]:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     f = a.facts
+    shown = np.isfinite(a.bootstrap.lo).any()
+    bars = "with family-bootstrap intervals" if shown else "without intervals"
     figures = [
-        (
-            "share_within5",
-            "Share of outputs within 5% APE, with family-bootstrap intervals",
-            within5_figure(a),
-        ),
-        (
-            "nmae",
-            "NMAE (% of range) per decoder and condition, with family-bootstrap intervals",
-            nmae_figure(a),
-        ),
+        ("share_within5", f"Share of outputs within 5% APE, {bars}", within5_figure(a)),
+        ("nmae", f"NMAE (% of range) per decoder and condition, {bars}", nmae_figure(a)),
         (
             "decision_path",
             f"Decision path of {path.decoder} for job {path.job}",

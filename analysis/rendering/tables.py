@@ -50,18 +50,43 @@ def _has_gaps(a: Analysis) -> bool:
     return bool(np.any(a.metrics.n_failed) or np.any(a.metrics.n_missing))
 
 
-def _count_cells(a: Analysis, d: int, conditions: range) -> list[str]:
-    """``ok/failed/missing`` per condition, shown only when some output is not ok."""
-    if not _has_gaps(a):
+def _count_cells(a: Analysis, d: int, conditions: range, always: bool = False) -> list[str]:
+    """``ok/failed/missing`` per condition: always, or only when some output is not ok."""
+    if not (always or _has_gaps(a)):
         return []
     m = a.metrics
     return [f"{m.n_ok[d, c]}/{m.n_failed[d, c]}/{m.n_missing[d, c]}" for c in conditions]
 
 
-def _count_header(a: Analysis, conditions: range) -> list[str]:
-    if not _has_gaps(a):
+def _count_header(a: Analysis, conditions: range, always: bool = False) -> list[str]:
+    if not (always or _has_gaps(a)):
         return []
     return [f"n {a.design.conditions[c]} ok/failed/missing" for c in conditions]
+
+
+def _dates(a: Analysis) -> list[int]:
+    """Domain positions by name: for the historical suites' ISO dates, chronological."""
+    return sorted(range(len(a.design.domains)), key=lambda i: a.design.domains[i])
+
+
+def _with_interval(a: Analysis, s: int, d: int, c: int, date_values: bool) -> str:
+    """``value [lo, hi]``; or, with ``date_values`` when too few families leave no interval,
+    ``value (v1 / v2 / v3)``: the value on each date (domain) instead."""
+    m, b = a.metrics, a.bootstrap
+    if date_values and b.refusal is not None and s < len(m.by_domain):
+        per_date = " / ".join(fmt(m.by_domain[s, d, c, i]) for i in _dates(a))
+        return f"{fmt(m.point[s, d, c])} ({per_date})"
+    return fmt_interval(m.point[s, d, c], b.lo[s, d, c], b.hi[s, d, c])
+
+
+def _date_values_note(a: Analysis) -> list[str]:
+    if a.bootstrap.refusal is None:
+        return []
+    dates = ", ".join(a.design.domains[i] for i in _dates(a))
+    return [
+        f"Parentheses: the value on each date ({dates}) in place of an interval; the paper "
+        "too reports no interval over its three dates."
+    ]
 
 
 def standard_notes(a: Analysis, bootstrap: bool) -> list[str]:
@@ -70,8 +95,10 @@ def standard_notes(a: Analysis, bootstrap: bool) -> list[str]:
         "All numbers in %; means over ok outputs (failed and missing outputs are counted, "
         "never imputed)."
     ]
-    if bootstrap and a.bootstrap.n_boot > 0:
-        b = a.bootstrap
+    b = a.bootstrap
+    if bootstrap and b.refusal is not None:
+        notes.append(f"No brackets: {b.refusal}.")
+    elif bootstrap and b.n_boot > 0:
         notes.append(
             f"Brackets: {b.level:.0%} percentile family-bootstrap intervals "
             f"({b.n_boot:,} replicates, seed {b.seed}, {b.n_families} families resampled with "
@@ -83,33 +110,37 @@ def standard_notes(a: Analysis, bootstrap: bool) -> list[str]:
     return notes
 
 
-def main_table(a: Analysis, title: str = "Evaluation") -> list[Table]:
-    """MAPE [interval] and NMAE per condition, and rounds used (paper Table 1 layout)."""
-    m, b, conds = a.metrics, a.bootstrap, range(len(a.design.conditions))
+def main_table(a: Analysis, title: str = "Evaluation", date_values: bool = False) -> list[Table]:
+    """MAPE [interval] and NMAE per condition, rounds used, and outputs ok/failed/missing
+    per condition (paper Table 1 layout, with the counts added).
+
+    ``date_values``: where too few families leave no interval, show the value per date.
+    """
+    m, conds = a.metrics, range(len(a.design.conditions))
     header = ["Decoder"]
     header += [f"MAPE {condition_label(a.design.conditions[c])}" for c in conds]
     header += [f"NMAE {condition_label(a.design.conditions[c])}" for c in conds]
-    header += ["Rounds", *_count_header(a, conds)]
+    header += ["Rounds", *_count_header(a, conds, always=True)]
     rows = []
     for d, decoder in enumerate(a.design.decoders):
         row = [decoder_label(decoder, a.facts.suite)]
-        row += [
-            fmt_interval(m.point[_MAPE, d, c], b.lo[_MAPE, d, c], b.hi[_MAPE, d, c]) for c in conds
-        ]
+        row += [_with_interval(a, _MAPE, d, c, date_values) for c in conds]
         row += [fmt(m.point[_NMAE, d, c]) for c in conds]
-        row += [fmt_range(int(m.rounds_min[d]), int(m.rounds_max[d])), *_count_cells(a, d, conds)]
-        rows.append(tuple(row))
+        row += [fmt_range(int(m.rounds_min[d]), int(m.rounds_max[d]))]
+        rows.append((*row, *_count_cells(a, d, conds, always=True)))
     notes = standard_notes(a, bootstrap=True)
+    notes += _date_values_note(a) if date_values else []
     notes.append(
         "NMAE divides absolute error by the range width U−L. Rounds: sequential "
-        "dependencies used (min–max), independent questions batched."
+        "dependencies used (min–max), independent questions batched. n: outputs ok / "
+        "failed / missing (expected by the manifest, never written) per condition."
     )
     return [Table(title + table_suffix(a), tuple(header), tuple(rows), tuple(notes))]
 
 
-def within5_table(a: Analysis) -> list[Table]:
+def within5_table(a: Analysis, date_values: bool = False) -> list[Table]:
     """Share of outputs with APE <= 5% per condition, with intervals (paper Figure 1)."""
-    m, b, conds = a.metrics, a.bootstrap, range(len(a.design.conditions))
+    conds = range(len(a.design.conditions))
     header = (
         "Decoder",
         *(condition_label(a.design.conditions[c]) for c in conds),
@@ -118,16 +149,15 @@ def within5_table(a: Analysis) -> list[Table]:
     rows = tuple(
         (
             decoder_label(decoder, a.facts.suite),
-            *(
-                fmt_interval(m.point[_WITHIN5, d, c], b.lo[_WITHIN5, d, c], b.hi[_WITHIN5, d, c])
-                for c in conds
-            ),
+            *(_with_interval(a, _WITHIN5, d, c, date_values) for c in conds),
             *_count_cells(a, d, conds),
         )
         for d, decoder in enumerate(a.design.decoders)
     )
     title = "Outputs within 5% APE (%)" + table_suffix(a)
-    return [Table(title, header, rows, tuple(standard_notes(a, bootstrap=True)))]
+    notes = standard_notes(a, bootstrap=True)
+    notes += _date_values_note(a) if date_values else []
+    return [Table(title, header, rows, tuple(notes))]
 
 
 def domain_tables(a: Analysis, label: str = "MAPE by domain (%)") -> list[Table]:
@@ -193,13 +223,14 @@ def sensitivity_table(a: Analysis) -> list[Table]:
 
 
 def paired_table(a: Analysis) -> list[Table]:
-    """MAPE and NMAE differences against direct choice on the same resamples."""
+    """MAPE and NMAE differences against direct choice over common jobs, same resamples."""
     b, conds = a.bootstrap, range(len(a.design.conditions))
     if b.reference is None:
         return []
+    labels = [condition_label(a.design.conditions[c]) for c in conds]
     header = ["Decoder"]
-    header += [f"ΔMAPE {condition_label(a.design.conditions[c])}" for c in conds]
-    header += [f"ΔNMAE {condition_label(a.design.conditions[c])}" for c in conds]
+    header += [f"ΔMAPE {x}" for x in labels] + [f"ΔNMAE {x}" for x in labels]
+    header += [f"n {x}" for x in labels]
     rows = tuple(
         (
             decoder_label(decoder, a.facts.suite),
@@ -208,14 +239,17 @@ def paired_table(a: Analysis) -> list[Table]:
                 for s in (_MAPE, _NMAE)
                 for c in conds
             ),
-            *_count_cells(a, d, conds),
+            *(str(int(b.n_paired[_NMAE, d, c])) for c in conds),
         )
         for d, decoder in enumerate(a.design.decoders)
         if decoder != b.reference
     )
-    header += _count_header(a, conds)
     title = f"Paired differences vs {b.reference} (percentage points)"
-    notes = [f"Decoder minus {b.reference}, same resampled families; negative is better."]
+    notes = [
+        f"Decoder minus {b.reference} over the same units: n counts the jobs where both the "
+        f"decoder and {b.reference} have an ok output; every other output is left out of "
+        "both means. Same resampled families; negative is better."
+    ]
     notes += standard_notes(a, bootstrap=True)[1:]
     return [Table(title + table_suffix(a), tuple(header), rows, tuple(notes))]
 

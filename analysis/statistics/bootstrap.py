@@ -8,18 +8,22 @@ family f was drawn in replicate b: one matrix product for all replicates (no I/O
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .metrics import FamilyTotals
+from .paired import PairedTotals
 
 __all__ = [
     "DEFAULT_LEVEL",
     "DEFAULT_REPLICATES",
     "DEFAULT_SEED",
+    "MIN_FAMILIES",
     "BootstrapResult",
     "family_bootstrap",
+    "interval_refusal",
+    "paired_replicates",
     "percentile_interval",
     "ratio_replicates",
     "resample_weights",
@@ -29,6 +33,9 @@ __all__ = [
 DEFAULT_REPLICATES = 10_000
 DEFAULT_SEED = 20260923
 DEFAULT_LEVEL = 0.95
+# Fewer resampled families than this and no interval is shown (paper: no interval over the
+# three historical dates). With F families there are only C(2F-1, F) distinct resamples.
+MIN_FAMILIES = 5
 
 
 def resample_weights(n_families: int, n_boot: int, seed: int) -> np.ndarray:
@@ -66,10 +73,32 @@ def percentile_interval(
     return lo, hi
 
 
+def paired_replicates(paired: PairedTotals, weights: np.ndarray) -> np.ndarray:
+    """Replicates of ``other − base`` over common units, (B, S·D·C); one resample, both sides.
+
+    Both sides count the same units, so each replicate's difference of means is the mean
+    of the differences: one ratio, ``W @ (sums_other − sums_base) / W @ counts``.
+    """
+    f = weights.shape[1]
+    sums = (paired.other.sums - paired.base.sums).reshape(f, -1)
+    return ratio_replicates(sums, paired.other.counts.reshape(f, -1), weights)
+
+
+def interval_refusal(n_families: int, min_families: int = MIN_FAMILIES) -> str | None:
+    """Why no interval is shown over ``n_families`` resampled units, or None if one is."""
+    if 0 < n_families < min_families:
+        return (
+            f"only {n_families} {'family' if n_families == 1 else 'families'} to resample "
+            f"(fewer than {min_families}), so no family-bootstrap interval is shown: "
+            "percentiles over so few resampled units are not a confidence interval"
+        )
+    return None
+
+
 @dataclass(frozen=True, eq=False)
 class BootstrapResult:
     """Intervals for every statistic, shape (statistics, D, C), and paired differences
-    against the reference decoder (NaN where there is none)."""
+    against the reference decoder over common units (NaN where there is none)."""
 
     n_boot: int
     seed: int
@@ -81,34 +110,44 @@ class BootstrapResult:
     diff: np.ndarray
     diff_lo: np.ndarray
     diff_hi: np.ndarray
+    n_paired: np.ndarray  # (statistics, D, C): common units of each difference
+    min_families: int = MIN_FAMILIES
+
+    @property
+    def refusal(self) -> str | None:
+        """Why intervals are not shown although replicates were asked for, else None."""
+        return interval_refusal(self.n_families, self.min_families) if self.n_boot > 0 else None
 
 
 def family_bootstrap(
     totals: FamilyTotals,
-    decoders: tuple[str, ...],
-    reference: str | None,
+    paired: PairedTotals | None = None,
+    reference: str | None = None,
     n_boot: int = DEFAULT_REPLICATES,
     seed: int = DEFAULT_SEED,
     level: float = DEFAULT_LEVEL,
+    min_families: int = MIN_FAMILIES,
 ) -> BootstrapResult:
-    """Percentile intervals and paired differences vs ``reference`` on the same resamples."""
+    """Percentile intervals, and paired differences vs ``reference`` on the same resamples.
+
+    ``paired`` holds each decoder and the reference over their common units (see
+    paired.py); without it there are no differences. With fewer than ``min_families``
+    families no interval is computed (NaN), only the point estimates.
+    """
     n_f, n_s, n_d, n_c = totals.sums.shape
-    point = totals.point()
-    ref = decoders.index(reference) if reference in decoders else None
-    diff = point - point[:, ref : ref + 1] if ref is not None else np.full_like(point, np.nan)
-    if n_boot <= 0 or n_f == 0:
-        nan = np.full_like(point, np.nan)
-        return BootstrapResult(n_boot, seed, level, n_f, reference, nan, nan, diff, nan, nan)
-    weights = resample_weights(n_f, n_boot, seed)
-    reps = ratio_replicates(
-        totals.sums.reshape(n_f, -1), totals.counts.reshape(n_f, -1), weights
-    ).reshape(n_boot, n_s, n_d, n_c)
-    lo, hi = (
-        a.reshape(n_s, n_d, n_c) for a in percentile_interval(reps.reshape(n_boot, -1), level)
+    nan = np.full((n_s, n_d, n_c), np.nan)
+    diff = paired.delta() if paired is not None else nan
+    n_paired = paired.units() if paired is not None else np.zeros_like(nan)
+    result = BootstrapResult(
+        n_boot, seed, level, n_f, reference, nan, nan, diff, nan, nan, n_paired, min_families
     )
-    if ref is None:
-        diff_lo = diff_hi = np.full_like(point, np.nan)
-    else:
-        paired = (reps - reps[:, :, ref : ref + 1]).reshape(n_boot, -1)
-        diff_lo, diff_hi = (a.reshape(n_s, n_d, n_c) for a in percentile_interval(paired, level))
-    return BootstrapResult(n_boot, seed, level, n_f, reference, lo, hi, diff, diff_lo, diff_hi)
+    if n_boot <= 0 or n_f == 0 or n_f < min_families:
+        return result
+    weights = resample_weights(n_f, n_boot, seed)
+    reps = ratio_replicates(totals.sums.reshape(n_f, -1), totals.counts.reshape(n_f, -1), weights)
+    lo, hi = (a.reshape(n_s, n_d, n_c) for a in percentile_interval(reps, level))
+    diff_lo = diff_hi = nan
+    if paired is not None:
+        pair_lo, pair_hi = percentile_interval(paired_replicates(paired, weights), level)
+        diff_lo, diff_hi = pair_lo.reshape(nan.shape), pair_hi.reshape(nan.shape)
+    return replace(result, lo=lo, hi=hi, diff_lo=diff_lo, diff_hi=diff_hi)

@@ -1,5 +1,5 @@
-"""Two runs of one suite compared: metric changes with paired family-bootstrap intervals
-and the outputs whose values changed (no I/O)."""
+"""Two runs of one suite compared: metric changes over the outputs ok in both runs, with
+paired family-bootstrap intervals, and the outputs whose values changed (no I/O)."""
 
 from __future__ import annotations
 
@@ -13,16 +13,20 @@ from analysis.errors import DiffRefusedError
 from analysis.loading.outputs import Outputs, family_sort_key
 from analysis.loading.run import Design, Run, design_of
 
+from .banners import Banner, diff_banners
 from .bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_REPLICATES,
     DEFAULT_SEED,
+    MIN_FAMILIES,
+    interval_refusal,
+    paired_replicates,
     percentile_interval,
-    ratio_replicates,
     resample_weights,
 )
 from .facts import RunFacts, run_facts
-from .metrics import compute_metrics, family_totals
+from .metrics import compute_metrics
+from .paired import common_outputs
 
 __all__ = ["ChangedOutput", "RunDiff", "check_comparable", "diff_runs"]
 
@@ -49,7 +53,12 @@ class ChangedOutput:
 
 @dataclass(frozen=True, eq=False)
 class RunDiff:
-    """B − A per decoder × condition for every statistic, shape (statistics, D, C)."""
+    """B − A per decoder × condition for every statistic, shape (statistics, D, C).
+
+    ``point_a`` and ``point_b`` are over the common units, the (job, decoder) outputs ok in
+    both runs (``n_paired`` of them); ``unpaired_a``/``unpaired_b`` over each run's own ok
+    outputs, for display beside them only.
+    """
 
     facts_a: RunFacts
     facts_b: RunFacts
@@ -62,15 +71,27 @@ class RunDiff:
     point_b: np.ndarray
     delta_lo: np.ndarray
     delta_hi: np.ndarray
+    n_paired: np.ndarray  # (statistics, D, C): common units of each difference
+    unpaired_a: np.ndarray
+    unpaired_b: np.ndarray
+    n_own_a: np.ndarray  # (D, C): ok outputs of A (the unpaired means' units)
+    n_own_b: np.ndarray
     n_compared: np.ndarray  # (D, C): (job, decoder) ok in both runs
     n_changed: np.ndarray  # (D, C): of those, value differs
     n_status_changed: np.ndarray  # (D, C): ok in one run, failed or absent in the other
     top: tuple[ChangedOutput, ...]
+    min_families: int = MIN_FAMILIES
+    banners: tuple[Banner, ...] = ()  # printed above the tables; --strict refuses on any
 
     @property
     def delta(self) -> np.ndarray:
-        """Point differences B − A."""
+        """Point differences B − A over the common units."""
         return self.point_b - self.point_a
+
+    @property
+    def refusal(self) -> str | None:
+        """Why no interval is shown although replicates were asked for, else None."""
+        return interval_refusal(self.n_families, self.min_families) if self.n_boot > 0 else None
 
 
 def check_comparable(a: Run, b: Run) -> None:
@@ -148,34 +169,29 @@ def diff_runs(
     top: int = 10,
     level: float = DEFAULT_LEVEL,
 ) -> RunDiff:
-    """Compare run B with run A (same suite and case set, else DiffRefusedError)."""
+    """Compare run B with run A (same suite and case set, else DiffRefusedError).
+
+    Every difference is over the (job, decoder) outputs ok in both runs.
+    """
     check_comparable(a, b)
     design = design_of(a.manifest, a.outputs, b.outputs)
     families = tuple(
         sorted(set(a.outputs.family_names) | set(b.outputs.family_names), key=family_sort_key)
     )
-    totals_a = family_totals(a.outputs, design, families)
-    totals_b = family_totals(b.outputs, design, families)
-    point_a, point_b = totals_a.point(), totals_b.point()
-    shape = point_a.shape
-    if n_boot > 0 and families:
+    paired = common_outputs(a.outputs, b.outputs, design, families)
+    point_a, point_b = paired.base.point(), paired.other.point()
+    lo = hi = np.full(point_a.shape, np.nan)
+    if n_boot > 0 and len(families) >= MIN_FAMILIES:
         # One weight matrix for both runs: the same families are drawn for A and for B.
         weights = resample_weights(len(families), n_boot, seed)
-        f = len(families)
-        reps_a = ratio_replicates(
-            totals_a.sums.reshape(f, -1), totals_a.counts.reshape(f, -1), weights
-        )
-        reps_b = ratio_replicates(
-            totals_b.sums.reshape(f, -1), totals_b.counts.reshape(f, -1), weights
-        )
-        lo, hi = percentile_interval(reps_b - reps_a, level)
-        lo, hi = lo.reshape(shape), hi.reshape(shape)
-    else:
-        lo = hi = np.full(shape, np.nan)
+        lo, hi = percentile_interval(paired_replicates(paired, weights), level)
+        lo, hi = lo.reshape(point_a.shape), hi.reshape(point_a.shape)
     compared, changed, status, found = _changes(a.outputs, b.outputs, design, top)
+    metrics_a, metrics_b = compute_metrics(a.outputs, design), compute_metrics(b.outputs, design)
+    facts_a, facts_b = run_facts(a, metrics_a), run_facts(b, metrics_b)
     return RunDiff(
-        facts_a=run_facts(a, compute_metrics(a.outputs, design)),
-        facts_b=run_facts(b, compute_metrics(b.outputs, design)),
+        facts_a=facts_a,
+        facts_b=facts_b,
         design=design,
         n_boot=n_boot,
         seed=seed,
@@ -185,8 +201,14 @@ def diff_runs(
         point_b=point_b,
         delta_lo=lo,
         delta_hi=hi,
+        n_paired=paired.units(),
+        unpaired_a=metrics_a.point,
+        unpaired_b=metrics_b.point,
+        n_own_a=metrics_a.n_ok,
+        n_own_b=metrics_b.n_ok,
         n_compared=compared,
         n_changed=changed,
         n_status_changed=status,
         top=found,
+        banners=diff_banners(a, b, facts_a, facts_b),
     )

@@ -9,8 +9,9 @@ import numpy as np
 from analysis.loading.run import Run
 
 from .metrics import Metrics
+from .paired import job_codes
 
-__all__ = ["SIMULATED_NOTICE", "RunFacts", "is_simulated", "run_facts"]
+__all__ = ["SIMULATED_NOTICE", "RunFacts", "is_simulated", "job_counts", "run_facts"]
 
 SIMULATED_NOTICE = "SIMULATED MODEL — not a measurement of any real model"
 
@@ -42,6 +43,9 @@ class RunFacts:
     outputs_ok: int
     outputs_failed: int
     outputs_missing: int
+    jobs_done: int  # every manifest decoder has an ok output (as `numericjev status` counts)
+    jobs_failed: int  # some output line, but not every decoder ok
+    jobs_pending: int | None  # n_jobs minus both; None when the manifest has no n_jobs
     duplicate_outputs: int
     torn_lines: int
     requests_log_present: bool
@@ -69,6 +73,24 @@ def _total(values: np.ndarray) -> int | None:
     return int(known.sum()) if len(known) else None
 
 
+def job_counts(run: Run) -> tuple[int, int, int | None]:
+    """Jobs done, failed and pending, counted as ``numericjev status`` counts them.
+
+    A job is done when every decoder of the manifest has an ok output for it, failed when
+    it has some output line but not all of those, pending when the manifest's ``n_jobs``
+    promises it and it has no line at all.
+    """
+    out = run.outputs
+    expected = run.manifest.decoders or out.decoder_names
+    jobs, n_seen = job_codes(out)
+    wanted = np.isin(out.decoder, [i for i, n in enumerate(out.decoder_names) if n in expected])
+    ok_per_job = np.bincount(jobs[out.ok & wanted], minlength=n_seen)
+    done = int(np.count_nonzero(ok_per_job == len(set(expected))))
+    failed = n_seen - done
+    n_jobs = run.manifest.n_jobs
+    return done, failed, None if n_jobs is None else max(n_jobs - done - failed, 0)
+
+
 def run_facts(run: Run, metrics: Metrics) -> RunFacts:
     """Collect the facts printed under the tables of ``analyze``."""
     req = run.requests
@@ -82,6 +104,7 @@ def run_facts(run: Run, metrics: Metrics) -> RunFacts:
     )
     cost_known = req.cost_usd[np.isfinite(req.cost_usd)]
     manifest = run.manifest
+    done, failed, pending = job_counts(run)
     return RunFacts(
         run_id=manifest.run_id,
         suite=manifest.suite,
@@ -106,6 +129,9 @@ def run_facts(run: Run, metrics: Metrics) -> RunFacts:
         outputs_ok=int(metrics.n_ok.sum()),
         outputs_failed=int(metrics.n_failed.sum()),
         outputs_missing=int(metrics.n_missing.sum()),
+        jobs_done=done,
+        jobs_failed=failed,
+        jobs_pending=pending,
         duplicate_outputs=run.outputs.stats.duplicates,
         torn_lines=run.outputs.stats.torn_last_line + req.stats.torn_last_line,
         requests_log_present=req.stats.present,

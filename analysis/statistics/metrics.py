@@ -19,6 +19,7 @@ __all__ = [
     "FamilyTotals",
     "Metrics",
     "affine_pairs",
+    "code_positions",
     "compute_metrics",
     "family_totals",
     "ordering_pairs",
@@ -56,6 +57,8 @@ class Metrics:
     mape_by_domain: np.ndarray  # (D, C, domains)
     rounds_min: np.ndarray  # (D,), -1 where unknown
     rounds_max: np.ndarray
+    # mape, nmae and within5 per domain, shape (3, D, C, domains); mape_by_domain is [0].
+    by_domain: np.ndarray
 
     def get(self, statistic: str, decoder: str, condition: str) -> float:
         """One point estimate by names."""
@@ -73,88 +76,124 @@ def _ratio(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
         return sums / counts
 
 
-def _positions(names: tuple[str, ...], order: tuple[str, ...]) -> np.ndarray:
+def code_positions(names: tuple[str, ...], order: tuple[str, ...]) -> np.ndarray:
     """Map codes into ``names`` to positions in ``order`` (-1 where absent)."""
     where = {name: i for i, name in enumerate(order)}
     return np.array([where.get(n, -1) for n in names] + [-1], dtype=np.int64)[:-1]
 
 
-def ordering_pairs(outputs: Outputs, first: str, second: str) -> tuple[np.ndarray, np.ndarray]:
-    """Row indices (i, j) of ok outputs that differ only in option order (first vs second)."""
+_EMPTY = (np.empty(0, np.int64), np.empty(0, np.int64))
+
+
+def _order_pairs(
+    outputs: Outputs, rows: np.ndarray, dec: np.ndarray, first: str, second: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (i, j) into ``rows`` of outputs that differ only in option order.
+
+    ``dec`` is each row's decoder key: a pair is two rows booked under the same decoder.
+    """
     if first not in outputs.order_names or second not in outputs.order_names:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
+        return _EMPTY
     n_rep = int(outputs.repeat.max()) + 1 if len(outputs) else 1
     key = (
-        (outputs.decoder * len(outputs.condition_names) + outputs.condition)
-        * len(outputs.case_names)
-        + outputs.case
-    ) * n_rep + outputs.repeat
-    rows_a = np.flatnonzero(outputs.ok & (outputs.order == outputs.order_names.index(first)))
-    rows_b = np.flatnonzero(outputs.ok & (outputs.order == outputs.order_names.index(second)))
-    _, ia, ib = np.intersect1d(key[rows_a], key[rows_b], return_indices=True)
-    return rows_a[ia], rows_b[ib]
+        (dec * len(outputs.condition_names) + outputs.condition[rows]) * len(outputs.case_names)
+        + outputs.case[rows]
+    ) * n_rep + outputs.repeat[rows]
+    order = outputs.order[rows]
+    at_a = np.flatnonzero(order == outputs.order_names.index(first))
+    at_b = np.flatnonzero(order == outputs.order_names.index(second))
+    _, ia, ib = np.intersect1d(key[at_a], key[at_b], return_indices=True)
+    return at_a[ia], at_b[ib]
+
+
+def _affine_pairs(
+    outputs: Outputs, rows: np.ndarray, dec: np.ndarray, reference_domain: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (t, r) into ``rows``: a transformed output and the reference-domain output
+    of the same family, order, condition, repeat and decoder key."""
+    if reference_domain not in outputs.domain_names or not len(rows):
+        return _EMPTY
+    n_rep = int(outputs.repeat.max()) + 1
+    key = (
+        (
+            (dec * len(outputs.condition_names) + outputs.condition[rows])
+            * len(outputs.family_names)
+            + outputs.family[rows]
+        )
+        * len(outputs.order_names)
+        + outputs.order[rows]
+    ) * n_rep + outputs.repeat[rows]
+    is_ref = outputs.domain[rows] == outputs.domain_names.index(reference_domain)
+    ref_at, t_at = np.flatnonzero(is_ref), np.flatnonzero(~is_ref)
+    if len(ref_at) == 0 or len(t_at) == 0:
+        return _EMPTY
+    ref_sorted = ref_at[np.argsort(key[ref_at], kind="stable")]
+    ref_keys = key[ref_sorted]
+    at = np.minimum(np.searchsorted(ref_keys, key[t_at]), len(ref_keys) - 1)
+    hit = ref_keys[at] == key[t_at]
+    return t_at[hit], ref_sorted[at[hit]]
+
+
+def ordering_pairs(outputs: Outputs, first: str, second: str) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices (i, j) of ok outputs that differ only in option order (first vs second)."""
+    rows = np.flatnonzero(outputs.ok)
+    i, j = _order_pairs(outputs, rows, outputs.decoder[rows], first, second)
+    return rows[i], rows[j]
 
 
 def affine_pairs(outputs: Outputs, reference_domain: str) -> tuple[np.ndarray, np.ndarray]:
     """Row indices (t, r): ok transformed output t and the reference-domain output r of the
     same family, order, condition, repeat and decoder."""
-    if reference_domain not in outputs.domain_names:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    n_rep = int(outputs.repeat.max()) + 1
-    key = (
-        (
-            (outputs.decoder * len(outputs.condition_names) + outputs.condition)
-            * len(outputs.family_names)
-            + outputs.family
-        )
-        * len(outputs.order_names)
-        + outputs.order
-    ) * n_rep + outputs.repeat
-    is_ref = outputs.domain == outputs.domain_names.index(reference_domain)
-    ref_rows = np.flatnonzero(outputs.ok & is_ref)
-    t_rows = np.flatnonzero(outputs.ok & ~is_ref)
-    if len(ref_rows) == 0 or len(t_rows) == 0:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    ref_sorted = ref_rows[np.argsort(key[ref_rows], kind="stable")]
-    ref_keys = key[ref_sorted]
-    at = np.minimum(np.searchsorted(ref_keys, key[t_rows]), len(ref_keys) - 1)
-    hit = ref_keys[at] == key[t_rows]
-    return t_rows[hit], ref_sorted[at[hit]]
+    rows = np.flatnonzero(outputs.ok)
+    t, r = _affine_pairs(outputs, rows, outputs.decoder[rows], reference_domain)
+    return rows[t], rows[r]
 
 
 def family_totals(
-    outputs: Outputs, design: Design, families: tuple[str, ...] | None = None
+    outputs: Outputs,
+    design: Design,
+    families: tuple[str, ...] | None = None,
+    rows: np.ndarray | None = None,
+    as_decoder: np.ndarray | None = None,
 ) -> FamilyTotals:
     """Per-family sums and counts of every statistic in STATISTICS.
 
     ``families`` fixes the family axis (diff passes the union of two runs so that one
-    resample applies to both); by default it is the run's own sorted families.
+    resample applies to both); by default it is the run's own sorted families. ``rows``
+    (ok outputs only, default all of them) restricts the units to those outputs, and
+    ``as_decoder`` books each of them under that design decoder position instead of its
+    own: paired.py uses both to take means over the units common to two sides.
     """
     families = outputs.family_names if families is None else families
-    fam = _positions(outputs.family_names, families)[outputs.family]
-    dec = _positions(outputs.decoder_names, design.decoders)[outputs.decoder]
-    cond = _positions(outputs.condition_names, design.conditions)[outputs.condition]
+    rows = np.flatnonzero(outputs.ok) if rows is None else np.asarray(rows, np.int64)
+    if not np.all(outputs.ok[rows]):
+        raise ValueError("family_totals counts ok outputs only")
+    own = code_positions(outputs.decoder_names, design.decoders)[outputs.decoder[rows]]
+    dec = own if as_decoder is None else np.asarray(as_decoder, np.int64)
+    fam = code_positions(outputs.family_names, families)[outputs.family[rows]]
+    cond = code_positions(outputs.condition_names, design.conditions)[outputs.condition[rows]]
     n_f, n_d, n_c = len(families), len(design.decoders), len(design.conditions)
     sums = np.zeros((n_f, len(STATISTICS), n_d, n_c))
     counts = np.zeros_like(sums)
 
-    def add(stat: int, rows: np.ndarray, values: np.ndarray) -> None:
-        keep = np.isfinite(values) & (fam[rows] >= 0)
-        flat = (fam[rows] * n_d + dec[rows]) * n_c + cond[rows]
+    def add(stat: int, at: np.ndarray, values: np.ndarray) -> None:
+        keep = np.isfinite(values) & (fam[at] >= 0)
+        flat = (fam[at] * n_d + dec[at]) * n_c + cond[at]
         size = n_f * n_d * n_c
         sums[:, stat] = np.bincount(flat[keep], values[keep], size).reshape(n_f, n_d, n_c)
         counts[:, stat] = np.bincount(flat[keep], None, size).reshape(n_f, n_d, n_c)
 
-    ok = np.flatnonzero(outputs.ok)
-    add(0, ok, outputs.ape[ok])
-    add(1, ok, outputs.nae[ok])
-    add(2, ok, 100.0 * outputs.within5[ok])
+    every = np.arange(len(rows))
+    add(0, every, outputs.ape[rows])
+    add(1, every, outputs.nae[rows])
+    add(2, every, 100.0 * outputs.within5[rows])
+    index, n_cells = outputs.index[rows], outputs.n_cells[rows]
     if len(design.orders) >= 2:
-        i, j = ordering_pairs(outputs, design.orders[0], design.orders[1])
-        add(3, i, 100.0 * np.abs(outputs.index[i] - outputs.index[j]) / outputs.n_cells[i])
+        i, j = _order_pairs(outputs, rows, dec, design.orders[0], design.orders[1])
+        add(3, i, 100.0 * np.abs(index[i] - index[j]) / n_cells[i])
     if design.reference_domain is not None:
-        t, r = affine_pairs(outputs, design.reference_domain)
-        add(4, t, 100.0 * np.abs(outputs.index[t] - outputs.index[r]) / outputs.n_cells[t])
+        t, r = _affine_pairs(outputs, rows, dec, design.reference_domain)
+        add(4, t, 100.0 * np.abs(index[t] - index[r]) / n_cells[t])
     return FamilyTotals(families, STATISTICS, sums, counts)
 
 
@@ -162,9 +201,9 @@ def compute_metrics(outputs: Outputs, design: Design) -> Metrics:
     """All per decoder × condition metrics of one run (means over ok outputs)."""
     totals = family_totals(outputs, design)
     n_d, n_c, n_m = len(design.decoders), len(design.conditions), len(design.domains)
-    dec = _positions(outputs.decoder_names, design.decoders)[outputs.decoder]
-    cond = _positions(outputs.condition_names, design.conditions)[outputs.condition]
-    dom = _positions(outputs.domain_names, design.domains)[outputs.domain]
+    dec = code_positions(outputs.decoder_names, design.decoders)[outputs.decoder]
+    cond = code_positions(outputs.condition_names, design.conditions)[outputs.condition]
+    dom = code_positions(outputs.domain_names, design.domains)[outputs.domain]
     cell = dec * n_c + cond
     n_ok = np.bincount(cell[outputs.ok], minlength=n_d * n_c).reshape(n_d, n_c)
     n_failed = np.bincount(cell[~outputs.ok], minlength=n_d * n_c).reshape(n_d, n_c)
@@ -174,12 +213,18 @@ def compute_metrics(outputs: Outputs, design: Design) -> Metrics:
             expected = design.expected(decoder, condition)
             if expected is not None:
                 n_missing[d, c] = max(expected - n_ok[d, c] - n_failed[d, c], 0)
-    defined = outputs.ok & np.isfinite(outputs.ape)
-    flat = cell[defined] * n_m + dom[defined]
-    by_domain = _ratio(
-        np.bincount(flat, outputs.ape[defined], n_d * n_c * n_m),
-        np.bincount(flat, None, n_d * n_c * n_m),
-    ).reshape(n_d, n_c, n_m)
+
+    def per_domain(values: np.ndarray) -> np.ndarray:
+        defined = outputs.ok & np.isfinite(values)
+        flat = cell[defined] * n_m + dom[defined]
+        return _ratio(
+            np.bincount(flat, values[defined], n_d * n_c * n_m),
+            np.bincount(flat, None, n_d * n_c * n_m),
+        ).reshape(n_d, n_c, n_m)
+
+    by_domain = np.stack(
+        [per_domain(outputs.ape), per_domain(outputs.nae), per_domain(100.0 * outputs.within5)]
+    )
     rounds_min = np.full(n_d, -1, np.int64)
     rounds_max = np.full(n_d, -1, np.int64)
     known = outputs.ok & (outputs.rounds >= 0)
@@ -194,7 +239,8 @@ def compute_metrics(outputs: Outputs, design: Design) -> Metrics:
         n_ok=n_ok,
         n_failed=n_failed,
         n_missing=n_missing,
-        mape_by_domain=by_domain,
+        mape_by_domain=by_domain[0],
         rounds_min=rounds_min,
         rounds_max=rounds_max,
+        by_domain=by_domain,
     )

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 
 from analysis.loading.run import Design, Run, design_of
 
+from .banners import Banner, run_banners
 from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, BootstrapResult, family_bootstrap
 from .facts import RunFacts, run_facts
 from .metrics import Metrics, compute_metrics
+from .paired import common_with_reference
 
 __all__ = ["Analysis", "analyze_run"]
 
@@ -22,11 +24,18 @@ class Analysis:
     metrics: Metrics
     bootstrap: BootstrapResult
     facts: RunFacts
+    banners: tuple[Banner, ...] = ()  # printed above the tables; --strict refuses on any
 
 
 def analyze_run(run: Run, n_boot: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED) -> Analysis:
-    """Compute the paper's metrics, family-bootstrap intervals and run facts for ``run``."""
+    """Compute the paper's metrics, family-bootstrap intervals and run facts for ``run``.
+
+    Differences against the reference decoder are over the jobs where both are ok.
+    """
     design = design_of(run.manifest, run.outputs)
     metrics = compute_metrics(run.outputs, design)
-    boot = family_bootstrap(metrics.totals, design.decoders, design.reference_decoder, n_boot, seed)
-    return Analysis(run, design, metrics, boot, run_facts(run, metrics))
+    reference = design.reference_decoder
+    paired = common_with_reference(run.outputs, design, reference)
+    boot = family_bootstrap(metrics.totals, paired, reference, n_boot, seed)
+    facts = run_facts(run, metrics)
+    return Analysis(run, design, metrics, boot, facts, run_banners(run, facts))

@@ -11,7 +11,9 @@ from scipy import stats
 
 from analysis import (
     STATISTICS,
+    BootstrapResult,
     FamilyTotals,
+    PairedTotals,
     analyze_run,
     family_bootstrap,
     load_run,
@@ -68,7 +70,7 @@ def test_agrees_with_scipy_percentile_bootstrap_on_family_means() -> None:
     # 64 families with equal unit counts: the statistic is the mean of family means, so
     # scipy's percentile bootstrap of np.mean over families estimates the same interval.
     family_means = np.random.default_rng(7).gamma(2.0, 10.0, 64)
-    ours = family_bootstrap(_totals(family_means), ("direct",), None, 10_000, 20260923)
+    ours = family_bootstrap(_totals(family_means), n_boot=10_000, seed=20260923)
     ref = stats.bootstrap(
         (family_means,),
         np.mean,
@@ -91,10 +93,17 @@ def _two_decoder_totals(a: np.ndarray, b: np.ndarray) -> FamilyTotals:
     return FamilyTotals(tuple(map(str, range(n))), STATISTICS, sums, counts)
 
 
+def _paired_bootstrap(a: np.ndarray, b: np.ndarray, n_boot: int, seed: int) -> BootstrapResult:
+    """Decoder x (values b) against direct (values a) on the same, all-common, units."""
+    totals = _two_decoder_totals(a, b)
+    paired = PairedTotals(base=_two_decoder_totals(a, a), other=totals)
+    return family_bootstrap(totals, paired, "direct", n_boot, seed)
+
+
 def test_paired_difference_uses_the_same_resamples() -> None:
     a = np.random.default_rng(3).random(20) * 50
     # A constant shift: every resample gives the same difference, so the interval collapses.
-    shifted = family_bootstrap(_two_decoder_totals(a, a + 2.5), ("direct", "x"), "direct", 500, 9)
+    shifted = _paired_bootstrap(a, a + 2.5, 500, 9)
     assert shifted.diff[0, 1, 0] == pytest.approx(2.5)
     assert shifted.diff_lo[0, 1, 0] == pytest.approx(2.5)
     assert shifted.diff_hi[0, 1, 0] == pytest.approx(2.5)
@@ -105,7 +114,7 @@ def test_paired_difference_uses_the_same_resamples() -> None:
 def test_paired_difference_matches_explicit_loop() -> None:
     rng = np.random.default_rng(5)
     a, b = rng.random(12) * 10, rng.random(12) * 10
-    res = family_bootstrap(_two_decoder_totals(a, b), ("direct", "x"), "direct", 300, 11)
+    res = _paired_bootstrap(a, b, 300, 11)
     w = resample_weights(12, 300, 11)
     diffs = [(w[i] @ b - w[i] @ a) / 12 for i in range(300)]
     lo, hi = np.percentile(diffs, [2.5, 97.5])
@@ -130,3 +139,17 @@ def test_run_intervals_bracket_the_estimates(runs: RunFactory) -> None:
 def test_no_replicates_gives_no_intervals(runs: RunFactory) -> None:
     a = analyze_run(load_run(runs.affine(families=range(2))), n_boot=0)
     assert np.isnan(a.bootstrap.lo).all() and np.isnan(a.bootstrap.diff_lo).all()
+
+
+def test_fewer_than_five_families_give_no_interval(runs: RunFactory) -> None:
+    four = analyze_run(load_run(runs.affine("four", families=range(4))), n_boot=200)
+    assert np.isnan(four.bootstrap.lo).all() and np.isnan(four.bootstrap.diff_lo).all()
+    assert four.bootstrap.refusal is not None
+    assert four.bootstrap.refusal.startswith("only 4 families to resample (fewer than 5)")
+    assert np.isfinite(four.bootstrap.diff).any()  # the point differences are still shown
+    five = analyze_run(load_run(runs.affine("five", families=range(5))), n_boot=200)
+    assert five.bootstrap.refusal is None and np.isfinite(five.bootstrap.lo).any()
+    assert (
+        analyze_run(load_run(runs.affine("none", families=range(2))), n_boot=0).bootstrap.refusal
+        is None
+    )

@@ -31,7 +31,7 @@ def table_row(out: str, title: str, label: str) -> list[str]:
 
 
 def test_analyze_prints_the_paper_tables(runs: RunFactory, capsys: pytest.CaptureFixture) -> None:
-    path = runs.affine(families=range(4))
+    path = runs.affine(families=range(6))
     code, out, err = run_cli(capsys, "analyze", str(path), "--bootstrap", "200")
     assert code == 0 and err == ""
     for title in (
@@ -46,7 +46,8 @@ def test_analyze_prints_the_paper_tables(runs: RunFactory, capsys: pytest.Captur
         assert title in out
     assert out.count(NOTICE) >= 8  # banner and every table title
     main_row = table_row(out, "Fixed affine-grid evaluation", "Tree (K=10)")
-    assert main_row == ["Tree (K=10)", *["0.00 [0.00, 0.00]"] * 2, "0.00", "0.00", "2"]
+    counts = ["48/0/0"] * 2  # outputs ok/failed/missing per condition, always in the main table
+    assert main_row == ["Tree (K=10)", *["0.00 [0.00, 0.00]"] * 2, "0.00", "0.00", "2", *counts]
     domain_header = table_row(out, "Arithmetic MAPE by affine domain", "Decoder")
     assert domain_header == ["Decoder", "Integer", "×0.01", "−50", "×10⁴"]
     sensitivity = table_row(out, "Sensitivity as a percentage", "Decoder")
@@ -55,7 +56,13 @@ def test_analyze_prints_the_paper_tables(runs: RunFactory, capsys: pytest.Captur
         for gap in ("Ordering gap", "Affine gap")
         for cond in ("Arithmetic", "Provided")
     ]
-    assert "n arithmetic ok/failed/missing" not in out  # nothing failed or missing
+    # Nothing failed or missing: the other tables leave the counts out; no warning banner.
+    assert table_row(out, "Outputs within 5% APE", "Decoder") == [
+        "Decoder",
+        "Arithmetic",
+        "Provided",
+    ]
+    assert "Warning" not in out
 
 
 def test_real_model_has_no_simulated_mark(runs: RunFactory, capsys: pytest.CaptureFixture) -> None:
@@ -76,8 +83,12 @@ def test_failed_and_missing_counts_are_shown(
     assert code == 0
     assert "n arithmetic ok/failed/missing" in out and "n provided ok/failed/missing" in out
     assert table_row(out, "Fixed affine-grid evaluation", "Index bits")[-2:] == ["15/1/0", "15/0/1"]
-    for title in ("Outputs within 5% APE", "Paired differences", "Sensitivity as a percentage"):
+    for title in ("Outputs within 5% APE", "Sensitivity as a percentage"):
         assert table_row(out, title, "Index bits")[-2:] == ["15/1/0", "15/0/1"]
+    # Paired differences count the jobs where both bits and direct are ok.
+    assert table_row(out, "Paired differences", "Decoder")[-2:] == ["n Arithmetic", "n Provided"]
+    assert table_row(out, "Paired differences", "Index bits")[-2:] == ["15", "15"]
+    assert table_row(out, "Paired differences", "Tree (K=2)")[-2:] == ["16", "16"]
     assert table_row(out, "Arithmetic MAPE by affine domain", "Index bits")[-1] == "15/1/0"
     assert table_row(out, "Provided MAPE by affine domain", "Index bits")[-1] == "15/0/1"
     assert table_row(out, "Run facts", "Outputs ok / failed / missing")[1] == "190 / 1 / 1"
@@ -99,7 +110,10 @@ def test_json_has_the_same_numbers(runs: RunFactory, capsys: pytest.CaptureFixtu
         "method": "percentile",
         "resampled_unit": "family",
         "n_families": 6,
+        "min_families": 5,
+        "intervals_refused": None,
         "paired_reference": "direct",
+        "paired_units": "jobs where both the decoder and direct are ok",
     }
     a = analyze_run(load_run(path), n_boot=300)
     cell = next(c for c in data["cells"] if (c["decoder"], c["condition"]) == ("tree4", "provided"))

@@ -109,3 +109,14 @@ def test_cli_diff_markdown_and_json(runs: RunFactory, capsys: pytest.CaptureFixt
     )
     assert cell["n_changed"] == 2 * 4 * 2 and cell["nmae"]["delta"] == pytest.approx(1.0)
     assert len(data["top_changes"]) == 10
+
+
+def test_diff_over_four_families_shows_no_interval(
+    runs: RunFactory, capsys: pytest.CaptureFixture
+) -> None:
+    a = runs.affine("a", families=range(4))
+    b = runs.affine("b", families=range(4), predict=worse_tree10)
+    d = diff_runs(load_run(a), load_run(b), n_boot=200)
+    assert np.isnan(d.delta_lo).all() and np.isfinite(d.delta).any()
+    assert main(["diff", str(a), str(b), "--bootstrap", "200"]) == 0
+    assert "No brackets: only 4 families to resample (fewer than 5)" in capsys.readouterr().out

@@ -47,7 +47,8 @@ def analyze(capsys: pytest.CaptureFixture, run: Path, *options: str) -> str:
 #   fraction 1/4, 1/4, 5/16, 3/16 -> APE 0, 0, 25, 25 -> MAPE 12.5
 #   overall (0 + 0 + 50 + 50 + 0 + 0 + 25 + 25) / 8 = 18.75
 # A two-family bootstrap replicate is 25 (integer twice), 12.5 (fraction twice) or 18.75,
-# each end with probability 1/4, so the 95% interval is [12.50, 25.00].
+# each end with probability 1/4: the "95% interval" would be [12.50, 25.00], i.e. the range
+# of the two questions. Fewer than five families give no interval at all.
 DIRECT = {0: ("2", "2", "3", "3"), 6: ("0.25", "0.25", "0.3125", "0.1875")}
 QUESTIONS = {0: ("int", "2", "1"), 6: ("fraction", "0.25", "0.0625")}
 # Jobs whose raw threshold answers decreased, per decoder (family, order, repeat). Repeat
@@ -125,10 +126,11 @@ def test_exploratory_table_by_domain(runs: RunFactory, capsys: pytest.CaptureFix
         "Direct 16-value",
         "25.00",
         "12.50",
-        "18.75 [12.50, 25.00]",
+        "18.75",
         "8",
     ]
-    exact = ["0.00", "0.00", "0.00 [0.00, 0.00]", "8"]
+    assert "No brackets: only 2 families to resample (fewer than 5)" in out
+    exact = ["0.00", "0.00", "0.00", "8"]
     assert cells(out, title, "Four-way intervals")[1:] == exact
     assert cells(out, title, "Threshold CDF")[1:] == exact
     # Rows in the paper's order; the by-domain generic table is superseded.
@@ -187,7 +189,8 @@ def test_exploratory_json_and_report(runs: RunFactory, capsys: pytest.CaptureFix
     direct = data["suite_tables"]["exploratory_mape"]["arithmetic"][0]
     assert direct["decoder"] == "direct" and direct["label"] == "Direct 16-value"
     assert direct["mape_by_domain"] == {"int": 25.0, "fraction": 12.5}
-    assert direct["mape"] == {"value": 18.75, "lo": 12.5, "hi": 25.0}
+    assert direct["mape"] == {"value": 18.75, "lo": None, "hi": None}
+    assert data["bootstrap"]["intervals_refused"].startswith("only 2 families to resample")
     assert (direct["n_ok"], direct["n_failed"], direct["n_missing"]) == (8, 0, 0)
     assert data["suite_tables"]["threshold_decreases"]["parallel_thresholds"] == {
         "label": "Parallel thresholds",
@@ -325,3 +328,27 @@ def test_binary_follow_up_is_its_own_suite(runs: RunFactory, capsys: pytest.Capt
         "### Historical index readout, Tree (K=2) — model sim · suite historical_binary" in report
     )
     assert NOTICE in report
+
+
+def test_historical_tables_show_dates_not_an_interval(
+    runs: RunFactory, capsys: pytest.CaptureFixture
+) -> None:
+    # Two dates are two families: a "95% interval" would only restate their range. The
+    # values per date (2019-12-31, then 2023-12-29) stand in brackets' place instead.
+    out = analyze(capsys, historical_run(runs), "--bootstrap", "2000")
+    main_title, within5 = "Historical evaluation", "Outputs within 5% APE"
+    assert cells(out, main_title, "Tree (K=10)")[1:3] == [
+        "6.25 (7.50 / 5.00)",
+        "0.00 (0.00 / 0.00)",
+    ]
+    assert cells(out, within5, "Tree (K=10)")[1:3] == [
+        "87.50 (75.00 / 100.00)",
+        "100.00 (100.00 / 100.00)",
+    ]
+    section = out[out.index(f"### {main_title}") : out.index(f"### {within5}")]
+    assert "[" not in section
+    assert "No brackets: only 2 families to resample (fewer than 5)" in section
+    assert "Parentheses: the value on each date (2019-12-31, 2023-12-29)" in section
+    data = orjson.loads(analyze(capsys, historical_run(runs, suite="historical_binary"), "--json"))
+    assert data["bootstrap"]["intervals_refused"].startswith("only 2 families")
+    assert all(c["mape"]["lo"] is None and c["mape"]["hi"] is None for c in data["cells"])

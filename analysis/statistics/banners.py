@@ -1,0 +1,202 @@
+"""Warnings printed above the tables: runs that are incomplete or mixed, and diffs whose two
+sides differ in more than the model (no I/O).
+
+A table of a half-finished run, or of a run answered by two models, looks like any other
+table; so does a diff of two runs made with different prompts, knobs or prices. Each such
+condition becomes a :class:`Banner` that ``analyze``, ``report`` and ``diff`` print first
+(Markdown) or list under ``"warnings"`` (JSON), and that ``--strict`` turns into a refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from analysis.loading.manifest import Manifest
+from analysis.loading.run import Run
+
+from .facts import RunFacts
+
+__all__ = ["DEFAULT_WIRE", "Banner", "diff_banners", "run_banners"]
+
+# A manifest without model.wire was written before the harness spoke any other wire format.
+DEFAULT_WIRE = "systemone"
+_UNREPORTED = "(not reported)"  # RunFacts' entry for requests that named no served model
+
+
+@dataclass(frozen=True)
+class Banner:
+    """One warning: ``kind`` is a stable key for programs, ``message`` one line for people."""
+
+    kind: str  # incomplete | mixed_models | resumed | same_run | sides_differ
+    message: str
+
+
+def _text(value: Any) -> str:
+    return "absent" if value is None else str(value)
+
+
+def _incomplete(who: str, f: RunFacts, run_dir: str) -> Banner | None:
+    if f.jobs_pending is None:
+        if not f.jobs_failed:
+            return None
+        counts = (
+            f"{f.jobs_failed:,} job(s) failed and the manifest gives no n_jobs, so pending "
+            "jobs cannot be counted"
+        )
+    elif f.jobs_failed or f.jobs_pending:
+        counts = (
+            f"{f.jobs_done:,} of {f.n_jobs:,} jobs done, {f.jobs_failed:,} failed, "
+            f"{f.jobs_pending:,} pending"
+        )
+    else:
+        return None
+    return Banner(
+        "incomplete",
+        f"{who} is incomplete: {counts}; its tables cover only the outputs it has "
+        f"(`numericjev resume {run_dir}` continues it)",
+    )
+
+
+def _mixed(who: str, f: RunFacts) -> Banner | None:
+    served = [(name, n) for name, n in f.served_models if name != _UNREPORTED]
+    if len(served) < 2:
+        return None
+    listed = ", ".join(f"{name} ×{n:,}" for name, n in served)
+    return Banner(
+        "mixed_models",
+        f"{who} was answered by {len(served)} served models ({listed}); its numbers mix them",
+    )
+
+
+def _session_changes(manifest: Manifest, record: Mapping[str, Any]) -> list[str]:
+    """What one run/resume invocation used that differs from the manifest."""
+    changes = []
+    model = record.get("model")
+    name = model.get("name") if isinstance(model, dict) else model
+    if isinstance(name, str) and name != manifest.model.name:
+        changes.append(f"model {manifest.model.name} → {name}")
+    sources: list[Mapping[str, Any]] = [record] + ([model] if isinstance(model, dict) else [])
+    for source in sources:
+        if "base_url" in source and source["base_url"] != manifest.model.base_url:
+            changes.append(
+                f"base_url {_text(manifest.model.base_url)} → {_text(source['base_url'])}"
+            )
+            break
+    code = record.get("source_hash")  # the code that ran this session
+    if isinstance(code, str) and manifest.source_hash and code != manifest.source_hash:
+        changes.append(f"harness source {manifest.source_hash[:12]} → {code[:12]}")
+    limits, recorded = record.get("limits"), manifest.raw.get("limits")
+    if isinstance(limits, dict) and isinstance(recorded, dict) and limits != recorded:
+        changes += [
+            f"{key} {_text(recorded.get(key))} → {_text(limits.get(key))}"
+            for key in sorted(limits.keys() | recorded.keys())
+            if limits.get(key) != recorded.get(key)
+        ]
+    allowed = record.get("allowed_mismatches")
+    if allowed:
+        listed = allowed if isinstance(allowed, list) else [allowed]
+        changes.append("allowed mismatches: " + ", ".join(map(str, listed)))
+    return changes
+
+
+def _resumed(who: str, run: Run) -> list[Banner]:
+    # sessions.jsonl when the run has one; else a manifest list of resumptions, if any.
+    records = run.sessions or run.manifest.raw.get("resumptions") or ()
+    banners = []
+    for number, record in enumerate(records, start=1):
+        if not isinstance(record, Mapping):
+            continue
+        changes = _session_changes(run.manifest, record)
+        if changes:
+            command = record.get("command") or "session"
+            banners.append(
+                Banner(
+                    "resumed",
+                    f"{who} was continued with other settings ({command} #{number}: "
+                    + "; ".join(changes)
+                    + "); its outputs may come from more than one configuration",
+                )
+            )
+    return banners
+
+
+def run_banners(run: Run, facts: RunFacts, who: str | None = None) -> tuple[Banner, ...]:
+    """Warnings about one run: incomplete, answered by several models, resumed differently."""
+    who = who or f"run {facts.run_id}"
+    found = [
+        _incomplete(who, facts, str(run.manifest.run_dir)),
+        _mixed(who, facts),
+        *_resumed(who, run),
+    ]
+    return tuple(b for b in found if b is not None)
+
+
+def _model(manifest: Manifest) -> dict[str, Any]:
+    model = manifest.raw.get("model")
+    return model if isinstance(model, dict) else {}
+
+
+def _differences(a: Manifest, b: Manifest) -> list[str]:
+    """Each setting other than the model itself in which the two manifests differ."""
+    found = []
+    if a.source_hash != b.source_hash:
+        found.append(
+            f"harness source hash (A {_text(a.source_hash)[:12]}, B {_text(b.source_hash)[:12]}):"
+            " prompts or decoders may have changed between the runs"
+        )
+    ma, mb = _model(a), _model(b)
+    if a.model.backend == "sim" and b.model.backend == "sim":
+        knobs_a, knobs_b = ma.get("params") or {}, mb.get("params") or {}
+        changed = sorted(
+            k for k in knobs_a.keys() | knobs_b.keys() if knobs_a.get(k) != knobs_b.get(k)
+        )
+        if changed:
+            found.append(
+                "sim knobs ("
+                + "; ".join(
+                    f"{k} A {_text(knobs_a.get(k))}, B {_text(knobs_b.get(k))}" for k in changed
+                )
+                + ")"
+            )
+    wire_a, wire_b = ma.get("wire") or DEFAULT_WIRE, mb.get("wire") or DEFAULT_WIRE
+    if wire_a != wire_b:
+        found.append(f"wire format (A {wire_a}, B {wire_b})")
+    for key in sorted(k for k in ma.keys() | mb.keys() if k.startswith("price")):
+        if ma.get(key) != mb.get(key):
+            found.append(f"{key} (A {_text(ma.get(key))}, B {_text(mb.get(key))})")
+    if a.decoders != b.decoders:
+        found.append(f"decoders (A {', '.join(a.decoders)}; B {', '.join(b.decoders)})")
+    return found
+
+
+def diff_banners(a: Run, b: Run, facts_a: RunFacts, facts_b: RunFacts) -> tuple[Banner, ...]:
+    """Warnings about a diff: one run on both sides, sides that differ, and each side's own."""
+    ma, mb = a.manifest, b.manifest
+    if ma.run_dir.resolve() == mb.run_dir.resolve():
+        same = Banner(
+            "same_run",
+            f"A and B are one run folder ({ma.run_dir}): every difference is zero by "
+            "construction — pass two different run folders",
+        )
+        return (same, *run_banners(a, facts_a))
+    found = []
+    if ma.run_id == mb.run_id:
+        found.append(
+            Banner(
+                "same_run",
+                f"A and B are one run (run_id {ma.run_id} in {ma.run_dir} and {mb.run_dir}), "
+                "perhaps copied at different moments: not two independent runs",
+            )
+        )
+    sides = [
+        Banner("sides_differ", f"A and B differ in {difference}")
+        for difference in _differences(ma, mb)
+    ]
+    return (
+        *found,
+        *sides,
+        *run_banners(a, facts_a, f"A (run {facts_a.run_id})"),
+        *run_banners(b, facts_b, f"B (run {facts_b.run_id})"),
+    )

@@ -1,0 +1,114 @@
+"""Paired means on common units: two sides' statistics over the units ok on both (no I/O).
+
+A difference of two means is a paired comparison only when both means are over the same
+units. Failures are never neutral (a deep tree decoder is exposed to more rounds, so it
+fails more often), and a run cut short covers some jobs and not others; a mean over each
+side's own outputs would then compare different questions. So:
+
+- ``analyze`` compares each decoder with the reference (direct) on the jobs where both
+  have an ok output;
+- ``diff`` compares run A with run B on the (job, decoder) outputs ok in both runs.
+
+Every other output is left out of both sides, and the number of common units is reported
+with the difference. The families are resampled as for any other statistic; on each
+replicate both sides are taken over the common units only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.loading.outputs import Outputs
+from analysis.loading.run import Design
+
+from .metrics import FamilyTotals, code_positions, family_totals
+
+__all__ = [
+    "PairedTotals",
+    "common_outputs",
+    "common_with_reference",
+    "job_codes",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class PairedTotals:
+    """Two sides' per-family sums and counts over their common units, each (F, S, D, C).
+
+    ``base`` is the side subtracted: the reference decoder (booked under each decoder it is
+    compared with) or run A. ``other`` is each decoder, or run B. Both count the same units.
+    """
+
+    base: FamilyTotals
+    other: FamilyTotals
+
+    def __post_init__(self) -> None:
+        # Common units: every unit counted on one side is counted on the other (same job,
+        # same target, same pair partners), so a mismatch is a bug in building the sides.
+        if not np.array_equal(self.base.counts, self.other.counts):
+            raise ValueError("paired sides must count the same units")
+
+    def delta(self) -> np.ndarray:
+        """``other − base`` per statistic × decoder × condition; NaN with no common unit."""
+        return self.other.point() - self.base.point()
+
+    def units(self) -> np.ndarray:
+        """How many common units each difference is over, shape (S, D, C)."""
+        return self.other.counts.sum(axis=0)
+
+
+def job_codes(outputs: Outputs) -> tuple[np.ndarray, int]:
+    """A dense int code per row for its job id (first-seen order), and how many jobs."""
+    index = {job: i for i, job in enumerate(dict.fromkeys(outputs.job))}
+    return np.fromiter(map(index.__getitem__, outputs.job), np.int64, len(outputs)), len(index)
+
+
+def common_with_reference(
+    outputs: Outputs, design: Design, reference: str | None
+) -> PairedTotals | None:
+    """Each decoder and ``reference`` over the jobs where both have an ok output.
+
+    None when the design has no such reference decoder. The reference's column compares
+    it with itself (a difference of exactly 0 over its own ok jobs).
+    """
+    if reference is None or reference not in design.decoders:
+        return None
+    jobs, n_jobs = job_codes(outputs)
+    dec = code_positions(outputs.decoder_names, design.decoders)[outputs.decoder]
+    ok_rows = np.flatnonzero(outputs.ok & (dec >= 0))
+    ok_by_job = np.zeros((n_jobs, len(design.decoders)), dtype=bool)
+    ok_by_job[jobs[ok_rows], dec[ok_rows]] = True
+    r = design.decoders.index(reference)
+    # Each decoder's ok outputs whose job also has an ok reference output.
+    other = family_totals(outputs, design, rows=ok_rows[ok_by_job[jobs[ok_rows], r]])
+    # The reference's ok outputs, booked once under every decoder that is ok on the same job.
+    ref_rows = ok_rows[dec[ok_rows] == r]
+    which, as_decoder = np.nonzero(ok_by_job[jobs[ref_rows]])
+    base = family_totals(outputs, design, rows=ref_rows[which], as_decoder=as_decoder)
+    return PairedTotals(base, other)
+
+
+def _ok_keys(outputs: Outputs) -> dict[tuple[str, str], int]:
+    names = outputs.decoder_names
+    return {
+        (outputs.job[i], names[outputs.decoder[i]]): i for i in np.flatnonzero(outputs.ok).tolist()
+    }
+
+
+def common_outputs(
+    a: Outputs, b: Outputs, design: Design, families: tuple[str, ...]
+) -> PairedTotals:
+    """Run A (base) and run B (other) over the (job, decoder) outputs ok in both runs.
+
+    ``design`` and ``families`` must cover both runs (diff builds them from the union).
+    """
+    keys_b = _ok_keys(b)
+    pairs = [(i, j) for key, i in _ok_keys(a).items() if (j := keys_b.get(key)) is not None]
+    rows_a = np.array([i for i, _ in pairs], np.int64)
+    rows_b = np.array([j for _, j in pairs], np.int64)
+    return PairedTotals(
+        base=family_totals(a, design, families, rows=rows_a),
+        other=family_totals(b, design, families, rows=rows_b),
+    )
