@@ -87,13 +87,8 @@ def _session_changes(manifest: Manifest, record: Mapping[str, Any]) -> list[str]
     code = record.get("source_hash")  # the code that ran this session
     if isinstance(code, str) and manifest.source_hash and code != manifest.source_hash:
         changes.append(f"harness source {manifest.source_hash[:12]} → {code[:12]}")
-    limits, recorded = record.get("limits"), manifest.raw.get("limits")
-    if isinstance(limits, dict) and isinstance(recorded, dict) and limits != recorded:
-        changes += [
-            f"{key} {_text(recorded.get(key))} → {_text(limits.get(key))}"
-            for key in sorted(limits.keys() | recorded.keys())
-            if limits.get(key) != recorded.get(key)
-        ]
+    # Limits (concurrency, pace, caps) change how fast and how far a session went, never what
+    # a model answered, so a resume with other limits is not a mixed run and gets no banner.
     allowed = record.get("allowed_mismatches")
     if allowed:
         listed = allowed if isinstance(allowed, list) else [allowed]

@@ -105,9 +105,20 @@ def test_resume_with_other_settings_is_marked(runs: RunFactory) -> None:
     assert banner.kind == "resumed"
     assert "resume #2" in banner.message
     assert "base_url absent → http://127.0.0.1:9/v1" in banner.message
-    assert "max_requests absent → 500" in banner.message
+    assert "max_requests" not in banner.message  # limits never change what was answered
     assert "allowed mismatches: base_url" in banner.message
     assert "harness source bbbbbbbbbbbb → dddddddddddd" in banner.message
+
+
+def test_a_resume_with_other_limits_only_is_not_marked(runs: RunFactory) -> None:
+    path = runs.affine("r", limits={"max_requests": None, "concurrency": 8})
+    same = {"command": "run", "model": "sim", "base_url": None, "source_hash": "b" * 64}
+    write_sessions(
+        path,
+        {**same, "limits": {"max_requests": None, "concurrency": 8}},
+        {**same, "command": "resume", "limits": {"max_requests": 500, "concurrency": 64}},
+    )
+    assert kinds(path) == []
 
 
 def test_a_manifest_list_of_resumptions_is_read_too(runs: RunFactory) -> None:
