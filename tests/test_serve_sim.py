@@ -156,7 +156,8 @@ async def test_oversized_and_garbled_requests_are_refused() -> None:
         async with await anyio.connect_tcp("127.0.0.1", port) as stream:
             await stream.send(b"NONSENSE\r\n\r\n")
             reply = await stream.receive()
-        assert reply.startswith(b"HTTP/1.1 400")
+        # aiohttp cannot tell the version of an unparseable request line, so it answers 1.0.
+        assert reply.split(b"\r\n", 1)[0] in (b"HTTP/1.1 400 Bad Request", b"HTTP/1.0 400 Bad Request")
 
 
 async def test_latency_is_slept_on_the_loop_for_hundreds_of_connections() -> None:

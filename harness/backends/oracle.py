@@ -7,7 +7,13 @@ from fractions import Fraction
 from typing import Any
 
 from harness.backends.base import Reply
-from harness.backends.reading import choice_answer, meanings, target_of, usage_of
+from harness.backends.reading import (
+    choice_answer,
+    read_questions,
+    target_of,
+    typed_answer,
+    usage_of,
+)
 from harness.errors import BackendError
 from harness.prompts import exact_label
 
@@ -30,9 +36,15 @@ class Oracle:
                 "bad_request", "the oracle cannot find the target in this state", status=400
             )
         answers = {}
-        for qid, meaning in meanings(body).items():
+        questions = body["questions"]
+        for qid, (_, meaning) in read_questions(body).items():
+            if meaning is None:
+                raise BackendError(
+                    "bad_request", f"question {qid!r} is not one this model can read", status=400
+                )
             label = exact_label(meaning, target)
-            answers[qid] = choice_answer(label, list(meaning.options), 1.0)
+            answer = choice_answer(label, list(meaning.options), 1.0)
+            answers[qid] = typed_answer(questions[qid], answer)
         return {"model": "oracle", "answers": answers, "usage": usage_of(body)}
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:

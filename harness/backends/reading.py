@@ -56,17 +56,71 @@ def is_mapping(value: object) -> bool:
     return isinstance(value, (dict, Mapping))
 
 
-def meanings(body: Mapping[str, Any]) -> dict[str, Meaning]:
-    """Each question's meaning; raises BackendError("bad_request") for a question we cannot read."""
+NOUL_LABELS = ("true", "false")
+
+
+def as_choice(question: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The question as the choice question it amounts to; None when it has no options.
+
+    A choice question is itself. A ``noul`` question is a choice between ``true`` and
+    ``false`` (its optional criteria describe them; always in that order, so every wire
+    format, which may not keep the order of a noul's criteria, asks the same question). A
+    ``score`` question is a choice between its levels, labelled ``"0"``, ``"1"``, ...
+    """
+    kind = question.get("type")
+    if kind == "noul":
+        criteria = question.get("criteria")
+        described = criteria if isinstance(criteria, Mapping) else {}
+        options = {label: described.get(label) for label in NOUL_LABELS}
+        return {"instructions": question.get("instructions"), "criteria": options}
+    if kind == "score":
+        levels = question.get("criteria")
+        if not isinstance(levels, list) or not levels:
+            return None
+        options = {str(i): level for i, level in enumerate(levels)}
+        return {"instructions": question.get("instructions"), "criteria": options}
+    criteria = question.get("criteria")
+    return question if is_mapping(criteria) and criteria else None
+
+
+def read_questions(body: Mapping[str, Any]) -> dict[str, tuple[Mapping[str, Any], Meaning | None]]:
+    """Each question as a choice (see ``as_choice``) with its meaning.
+
+    The meaning of a noul or score question is None when the model cannot read it (it then
+    guesses); an unreadable choice question raises BackendError("bad_request"), as does a
+    question with no options.
+    """
     questions = body.get("questions")
     if not is_mapping(questions) or not questions:
         raise BackendError("bad_request", "request has no questions", status=422)
-    out = {}
+    out: dict[str, tuple[Mapping[str, Any], Meaning | None]] = {}
     for qid, question in questions.items():
-        criteria = question.get("criteria") if is_mapping(question) else None
-        if not is_mapping(criteria) or not criteria:
+        if not is_mapping(question):
             raise BackendError("bad_request", f"question {qid!r} has no criteria", status=422)
-        meaning = interpret(str(question.get("instructions") or ""), criteria)
+        kind = question.get("type")
+        # Choice questions (every question the suites ask) take the short way.
+        choice = as_choice(question) if kind == "noul" or kind == "score" else question
+        criteria = choice.get("criteria") if choice is not None else None
+        if kind == "box":
+            message = f"question {qid!r} is a box question, which needs an image"
+            raise BackendError("bad_request", message, status=400)
+        if choice is None or not is_mapping(criteria) or not criteria:
+            raise BackendError("bad_request", f"question {qid!r} has no criteria", status=422)
+        meaning = interpret(str(choice.get("instructions") or ""), criteria)
+        if choice is not question and meaning is not None and set(meaning.options) != set(criteria):
+            meaning = None  # read as something whose options are not this question's
+        if meaning is None and choice is question:
+            raise BackendError(
+                "bad_request", f"question {qid!r} is not one this model can read", status=400
+            )
+        out[qid] = (choice, meaning)
+    return out
+
+
+def meanings(body: Mapping[str, Any]) -> dict[str, Meaning]:
+    """Each question's meaning; raises BackendError("bad_request") for a question we cannot read."""
+    out = {}
+    for qid, (_, meaning) in read_questions(body).items():
         if meaning is None:
             raise BackendError(
                 "bad_request", f"question {qid!r} is not one this model can read", status=400
@@ -162,3 +216,26 @@ def perception_masses(
     if not total > 0:  # every mass underflowed: the belief sits on the option holding seen
         return {labels[bisect_right(edges, seen)]: 1.0}
     return {lab: m / total for lab, m in masses.items()}
+
+
+def typed_answer(question: Mapping[str, Any], choice: dict[str, Any]) -> dict[str, Any]:
+    """The wire answer of ``question``'s type from its answer as a choice (see ``as_choice``).
+
+    noul: the probability of ``true``. score: the wire's expected level (the
+    probability-weighted mean of the level indices), the chosen level's probability as
+    confidence, the levels as the legend, and each level's probability.
+    """
+    kind = question.get("type")
+    if kind == "noul":
+        return {"type": "noul", "noul": choice["probabilities"]["true"]}
+    if kind == "score":
+        probabilities = choice["probabilities"]
+        expected = sum(int(level) * p for level, p in probabilities.items())
+        return {
+            "type": "score",
+            "score": round(expected, 2),
+            "confidence": choice["confidence"],
+            "legend": {str(i): level for i, level in enumerate(question["criteria"])},
+            "probabilities": probabilities,
+        }
+    return choice

@@ -30,10 +30,11 @@ from harness.backends.base import Reply
 from harness.backends.reading import (
     choice_answer,
     informed_answer,
-    meanings,
     perception_masses,
+    read_questions,
     state_key,
     target_of,
+    typed_answer,
     usage_of,
 )
 from harness.errors import ConfigError
@@ -138,10 +139,14 @@ class SimModel:
         state: str,
         provided: bool,
         question: Mapping[str, Any],
-        meaning: Meaning,
+        meaning: Meaning | None,
         seen: Fraction | None,
     ) -> tuple[str, float]:
-        """The label the sim picks, and the confidence it reports for it."""
+        """The label the sim picks, and the confidence it reports for it.
+
+        With no perceived value or no meaning (a noul or score question it cannot read) the
+        sim guesses, from the same hash of the state and the question.
+        """
         p = self.params
         criteria = question["criteria"]
         listed = list(criteria)
@@ -160,7 +165,7 @@ class SimModel:
         )
         d = Draws("answer", p.seed, key)
         confidence = 0.55 + 0.44 * d[3]
-        if seen is None:
+        if seen is None or meaning is None:
             return listed[int(d[0] * len(listed))], confidence
         label = exact_label(meaning, seen)
         if meaning.kind == "threshold":
@@ -225,20 +230,25 @@ class SimModel:
         noise = p.noise_provided if provided else p.noise_arithmetic
         sigma = 0.0 if seen is None else abs(float(seen)) * noise
         answers = {}
-        for qid, meaning in meanings(body).items():
-            question = body["questions"][qid]
+        questions = body["questions"]
+        # noul and score questions are answered as the choice they amount to (``as_choice``):
+        # a noul's probability is that of "true", a score's the distribution over its levels.
+        for qid, (question, meaning) in read_questions(body).items():
             label, confidence = self._choose(key, provided, question, meaning, seen)
             labels = list(question["criteria"])
-            if seen is not None and meaning.kind in ("interval", "value"):
+            if seen is not None and meaning is not None and meaning.kind in ("interval", "value"):
                 # The choice is made above, exactly as before; the probabilities only add
                 # where the sim believes x lies, so probability-aware decoders have
                 # something to read (the rest of 1 - confidence no longer spreads evenly).
                 belief = perception_masses(
                     meaning.kind, meaning.labels, meaning.lows_f, float(seen), sigma
                 )
-                answers[qid] = informed_answer(label, labels, confidence, belief)
+                answer = informed_answer(label, labels, confidence, belief)
             else:
-                answers[qid] = choice_answer(label, labels, confidence)
+                answer = choice_answer(label, labels, confidence)
+            answers[qid] = (
+                answer if question is questions[qid] else typed_answer(questions[qid], answer)
+            )
         return {"model": "sim", "answers": answers, "usage": usage_of(body)}
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:

@@ -1,8 +1,14 @@
-"""``numericjev serve-sim``: the built-in sim (or oracle) model on loopback ``/v1/systemone``."""
+"""``numericjev serve-sim``: the built-in sim (or oracle) model on loopback HTTP.
+
+It answers on one wire format at a time (``--wire``): System One at ``/v1/systemone``,
+OpenAI's Decisions at ``/v1/decisions``, or chat completions with logprobs at
+``/v1/chat/completions``; ``GET /v1/models`` lists the model and ``GET /healthz`` reports
+liveness.
+"""
 
 from __future__ import annotations
 
-from harness.serve.app import Outcome, ServerConfig, SimApp, validation_errors
+from harness.serve.app import Outcome, ServerConfig, SimApp
 from harness.serve.faults import FaultPlan, FaultSpec
 from harness.serve.server import (
     SimServer,
@@ -12,6 +18,7 @@ from harness.serve.server import (
     serve_sim_in_background,
     serve_sim_in_thread,
 )
+from harness.serve.validation import validation_errors
 
 __all__ = [
     "FaultPlan",

@@ -1,17 +1,19 @@
-"""What ``serve-sim`` answers: routing, FastAPI-style validation, the model, and faults.
+"""What ``serve-sim`` answers: routes, the key, content codings, the model, and faults.
 
-Pure and synchronous: ``SimApp.handle(method, path, body)`` returns an ``Outcome`` that
-the HTTP layer (``server.py``) sends, after sleeping ``delay_s`` on the event loop. The
-answers come from the very ``respond(body)`` the in-process model uses, so a run against
-the loopback server matches an in-process run exactly.
+Pure and synchronous: ``SimApp.handle(method, path, body, headers)`` returns an
+``Outcome`` that the HTTP layer (``server.py``) sends, after sleeping ``delay_s`` on the
+event loop. The answers come from the very ``respond(body)`` the in-process model uses,
+so a run against the loopback server matches an in-process run exactly, on every wire
+format (``harness.wire`` translates the others to System One and back).
 """
 
 from __future__ import annotations
 
+import hmac
 import itertools
 import math
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,10 +22,14 @@ import orjson
 from harness.backends.oracle import Oracle
 from harness.backends.sim import SimModel, SimParams
 from harness.errors import BackendError, ConfigError
+from harness.serve.encoding import EncodingError, decode_body
 from harness.serve.faults import FaultPlan, FaultSpec
+from harness.serve.wires import Asked, Refused, chat_fault, error_body, read_request, write_response
+from harness.wire import ROUTES, WIRES
 
-QUESTION_TYPES = ("noul", "choice", "score", "box")
-MAX_OPTIONS = 255  # wire.md: at most 255 options per choice question
+MODELS_ROUTE = "/v1/models"
+# serve-sim's models were never released; the SDK's model list requires a date all the same.
+RELEASE_DATE = "2000-01-01"
 
 
 class Responder(Protocol):
@@ -50,14 +56,25 @@ class ServerConfig:
     max_faults_per_body: int = 3
     allow_remote: bool = False
     max_body_bytes: int = 8 * 1024 * 1024
+    wire: str = "systemone"  # the format served: systemone | openai-decisions | openai-chat
+    key: str | None = field(default=None, repr=False)  # require "Authorization: Bearer KEY"
 
     def __post_init__(self) -> None:
         if self.model not in ("sim", "oracle"):
             raise ConfigError(f"serve-sim serves sim or oracle; got --model {self.model!r}")
+        if self.wire not in WIRES:
+            raise ConfigError(f"serve-sim --wire takes {', '.join(WIRES)}; got {self.wire!r}")
+        if self.key is not None and not self.key.strip():
+            raise ConfigError("serve-sim --key must not be empty (omit it to accept any key)")
         for name in ("latency_ms", "slow_s", "retry_after_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ConfigError(f"serve-sim {name} must be a number >= 0; got {value}")
+
+    @property
+    def route(self) -> str:
+        """The path the configured wire format answers at."""
+        return ROUTES[self.wire]
 
 
 @dataclass(frozen=True)
@@ -76,108 +93,6 @@ def _json(status: int, obj: Any, **kw: Any) -> Outcome:
     return Outcome(status, orjson.dumps(obj), **kw)
 
 
-def _missing(loc: list[Any], value: Any = None) -> dict[str, Any]:
-    return {"type": "missing", "loc": loc, "msg": "Field required", "input": value}
-
-
-def validation_errors(body: Any) -> list[dict[str, Any]]:
-    """FastAPI/pydantic-style errors for a request body; empty when it is acceptable."""
-    if not isinstance(body, dict):
-        return [
-            {
-                "type": "model_attributes_type",
-                "loc": ["body"],
-                "input": body,
-                "msg": "Input should be a valid dictionary or object to extract fields from",
-            }
-        ]
-    errors = []
-    if "model" not in body:
-        errors.append(_missing(["body", "model"], body))
-    elif not isinstance(body["model"], str):
-        errors.append(
-            {
-                "type": "string_type",
-                "loc": ["body", "model"],
-                "msg": "Input should be a valid string",
-                "input": body["model"],
-            }
-        )
-    if "state" not in body:
-        errors.append(_missing(["body", "state"], body))
-    elif not isinstance(body["state"], str | dict | list):
-        errors.append(
-            {
-                "type": "string_type",
-                "loc": ["body", "state"],
-                "msg": "Input should be a valid string, object or array",
-                "input": body["state"],
-            }
-        )
-    questions = body.get("questions")
-    if "questions" not in body:
-        errors.append(_missing(["body", "questions"], body))
-    elif not isinstance(questions, dict):
-        errors.append(
-            {
-                "type": "dict_type",
-                "loc": ["body", "questions"],
-                "msg": "Input should be a valid dictionary",
-                "input": questions,
-            }
-        )
-    elif not questions:
-        errors.append(
-            {
-                "type": "too_short",
-                "loc": ["body", "questions"],
-                "input": questions,
-                "msg": "Dictionary should have at least 1 item after validation, not 0",
-            }
-        )
-    else:
-        for qid, question in questions.items():
-            errors.extend(_question_errors(["body", "questions", qid], question))
-    return errors
-
-
-def _question_errors(loc: list[Any], question: Any) -> list[dict[str, Any]]:
-    kind = question.get("type") if isinstance(question, dict) else None
-    if kind not in QUESTION_TYPES:
-        return [
-            {
-                "type": "union_tag_invalid",
-                "loc": loc,
-                "input": question,
-                "msg": f"Input tag {kind!r} found using 'type' does not match any of the "
-                f"expected tags: {', '.join(map(repr, QUESTION_TYPES))}",
-            }
-        ]
-    criteria = question.get("criteria")
-    if kind == "choice":
-        if "criteria" not in question:
-            return [_missing([*loc, kind, "criteria"], question)]
-        if not isinstance(criteria, dict):
-            return [
-                {
-                    "type": "dict_type",
-                    "loc": [*loc, kind, "criteria"],
-                    "msg": "Input should be a valid dictionary",
-                    "input": criteria,
-                }
-            ]
-        if len(criteria) > MAX_OPTIONS:
-            return [
-                {
-                    "type": "too_long",
-                    "loc": [*loc, kind, "criteria"],
-                    "input": len(criteria),
-                    "msg": f"a choice question takes at most {MAX_OPTIONS} options",
-                }
-            ]
-    return []
-
-
 def _detail(status: int, error_type: str, message: str, **kw: Any) -> Outcome:
     return _json(status, {"detail": {"error_type": error_type, "message": message}}, **kw)
 
@@ -187,6 +102,7 @@ HTML_502 = (
     b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
     b"</body>\r\n</html>\r\n"
 )
+Handler = Callable[[bytes, Mapping[str, str]], Outcome]
 
 
 class SimApp:
@@ -199,55 +115,94 @@ class SimApp:
         self._boot = secrets.token_hex(3)
         self._ids = itertools.count(1)
         self.served = 0
+        # path -> (methods, handler); a GET route answers HEAD too.
+        self.routes: dict[str, tuple[tuple[str, ...], Handler]] = {
+            "/healthz": (("GET",), self.health),
+            MODELS_ROUTE: (("GET",), self.models),
+            config.route: (("POST",), self.answer),
+        }
 
     def request_id(self) -> str:
         """A fresh ``x-typesafe-request-id`` value."""
         return f"sim-{self._boot}-{next(self._ids):08x}"
 
-    def handle(self, method: str, path: str, body: bytes) -> Outcome:
-        """The reply to one request."""
-        path = path.split("?", 1)[0]
-        if path == "/healthz":
-            if method not in ("GET", "HEAD"):
-                return _json(405, {"detail": "Method Not Allowed"})
-            return _json(200, {"status": "ok", "model": self.config.model, "simulated": True})
-        if path != "/v1/systemone":
-            return _json(404, {"detail": "Not Found"})
-        if method != "POST":
-            return _json(405, {"detail": "Method Not Allowed"}, headers=(("allow", "POST"),))
+    def not_found(self) -> Outcome:
+        """The reply to a path serve-sim does not serve."""
+        return _json(404, {"detail": "Not Found"})
+
+    def not_allowed(self, methods: tuple[str, ...]) -> Outcome:
+        """The reply to a method a route does not take."""
+        allowed = ", ".join((*methods, "HEAD") if "GET" in methods else methods)
+        return _json(405, {"detail": "Method Not Allowed"}, headers=(("allow", allowed),))
+
+    def handle(
+        self, method: str, path: str, body: bytes, headers: Mapping[str, str] | None = None
+    ) -> Outcome:
+        """The reply to one request (``headers`` with lower-case names)."""
+        route = self.routes.get(path.split("?", 1)[0])
+        if route is None:
+            return self.not_found()
+        methods, handler = route
+        if method not in methods and not (method == "HEAD" and "GET" in methods):
+            return self.not_allowed(methods)
+        return handler(body, headers or {})
+
+    def health(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
+        """Liveness (no key needed): which model, and on which wire."""
+        state = {"status": "ok", "model": self.config.model, "wire": self.config.wire}
+        return _json(200, {**state, "simulated": True})
+
+    def _unauthorized(self, headers: Mapping[str, str]) -> Outcome | None:
+        """The 401 for a request without the configured key, or None to let it through."""
+        key = self.config.key
+        if key is None:
+            return None
+        given = headers.get("authorization", "")
+        if hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
+            return None
+        message = "missing or wrong API key: send Authorization: Bearer <the --key it was given>"
+        body = error_body(self.config.wire, "authentication_error", message)
+        return _json(401, body, headers=(("www-authenticate", "Bearer"),))
+
+    def models(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
+        """``GET /v1/models``: the TypeSafe list (``models``) and OpenAI's (``data``) in one."""
+        refused = self._unauthorized(headers)
+        if refused is not None:
+            return refused
+        name = self.config.model
+        description = (
+            f"NumericJev's built-in {name} model (simulated answers); "
+            "any model name in a request is answered by it"
+        )
+        listed = {"name": name, "description": description, "release_date": RELEASE_DATE}
+        openai = {"id": name, "object": "model", "created": 0, "owned_by": "numericjev"}
+        return _json(200, {"object": "list", "data": [openai], "models": [listed]})
+
+    def answer(self, raw: bytes, headers: Mapping[str, str]) -> Outcome:
+        """Answer a request on the configured wire, or fail it as the fault plan says."""
+        refused = self._unauthorized(headers)
+        if refused is not None:
+            return refused
+        wire = self.config.wire
         try:
-            request = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            return _json(
-                422,
-                {
-                    "detail": [
-                        {
-                            "type": "json_invalid",
-                            "loc": ["body", 0],
-                            "msg": "JSON decode error",
-                            "input": {},
-                            "ctx": {"error": str(exc)},
-                        }
-                    ]
-                },
-            )
-        errors = validation_errors(request)
-        if errors:
-            return _json(422, {"detail": errors})
-        try:
-            response = self.model.respond(request)
+            body = decode_body(raw, headers.get("content-encoding"), self.config.max_body_bytes)
+            asked = read_request(wire, body)
+            response = self.model.respond(asked.request)
+        except EncodingError as exc:
+            return _json(exc.status, error_body(wire, "invalid_request_error", str(exc)))
+        except Refused as exc:
+            return _json(exc.status, exc.body)
         except BackendError as exc:
-            return _detail(exc.status or 400, exc.kind, str(exc))
+            return _json(exc.status or 400, error_body(wire, exc.kind, str(exc)))
         self.served += 1
         delay = self.config.latency_ms / 1000.0
         fault = self.plan.decide(body)
         if fault is None:
-            return _json(200, response, delay_s=delay)
-        return self._fault(fault, request, response, delay)
+            return _json(200, write_response(wire, asked, response), delay_s=delay)
+        return self._fault(fault, asked, response, delay)
 
     def _fault(
-        self, fault: str, request: dict[str, Any], response: dict[str, Any], delay: float
+        self, fault: str, asked: Asked, response: dict[str, Any], delay: float
     ) -> Outcome:
         """Fail the exchange as ``fault`` says, never handing out a wrong valid answer."""
         cfg = self.config
@@ -284,15 +239,20 @@ class SimApp:
             return Outcome(502, HTML_502, "text/html", delay_s=delay)
         if fault == "reset":
             return Outcome(reset=True, delay_s=delay)
+        wire = cfg.wire
         if fault == "slow":
-            return _json(200, response, delay_s=delay + cfg.slow_s)
-        full = orjson.dumps(response)
-        if fault == "truncated":
-            return Outcome(200, full[: len(full) // 2], delay_s=delay)
-        if fault == "malformed":  # Python-repr-looking text, as a buggy proxy might send
+            return _json(200, write_response(wire, asked, response), delay_s=delay + cfg.slow_s)
+        if fault in ("truncated", "malformed"):
+            full = orjson.dumps(write_response(wire, asked, response))
+            if fault == "truncated":
+                return Outcome(200, full[: len(full) // 2], delay_s=delay)
+            # Python-repr-looking text, as a buggy proxy might send
             return Outcome(200, full.replace(b'"', b"'"), delay_s=delay)
+        if asked.chat is not None:  # one question per request: fail it in the chat shape
+            completion = chat_fault(fault, write_response(wire, asked, response))
+            return _json(200, completion, delay_s=delay)
         answers = dict(response["answers"])
-        questions = request["questions"]
+        questions = asked.request["questions"]
         # A wrong label is only detectable on a choice question; else drop an answer.
         choice = next((q for q in questions if questions[q].get("type") == "choice"), None)
         if fault == "badlabel" and choice is not None:
@@ -303,4 +263,5 @@ class SimApp:
             answers[choice] = {**answers[choice], "choice": label}
         else:  # missing
             answers.pop(next(iter(questions)), None)
-        return _json(200, {**response, "answers": answers}, delay_s=delay)
+        faulty = {**response, "answers": answers}
+        return _json(200, write_response(wire, asked, faulty), delay_s=delay)

@@ -1,32 +1,45 @@
-"""The HTTP/1.1 layer of ``serve-sim``: anyio TCP listeners and h11, keep-alive, no new deps.
+"""The HTTP layer of ``serve-sim``: aiohttp's web server around the pure ``SimApp``.
 
-One task per connection reads a request with h11, asks ``SimApp`` for the reply, sleeps
-any latency on the event loop (never blocking it), and writes the whole response in one
-send. Hundreds of keep-alive connections cost one small task each.
+aiohttp does the HTTP (its C parser, keep-alive, ``Expect: 100-continue``, the body limit,
+routing with 404 and 405, HEAD). This module turns library errors into the FastAPI-style
+JSON bodies the hosted API sends, stamps every reply with ``x-typesafe-request-id``, and
+keeps the two faults that reach below HTTP, both of which a handler can still do:
+
+- latency (and the ``slow`` fault) is an ``asyncio.sleep`` in the handler, so hundreds of
+  connections wait at once on one event loop; a client that gives up closes its connection
+  and ``handler_cancellation`` cancels the sleeping handler.
+- the ``reset`` fault sets ``SO_LINGER`` to 0 on the connection's socket and aborts the
+  transport: closing a socket that lingers 0 seconds sends a TCP RST instead of a FIN,
+  which the client reads as a connection reset, as from the hand-written h11 layer before.
+
+aiohttp's automatic request decompression is off: ``SimApp`` decodes gzip and zstd itself
+(``encoding.py``), with a limit on the decoded size and a 415 for unknown codings.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import signal
 import socket
 import struct
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
-from http import HTTPStatus
 
 import anyio
 import anyio.from_thread
-import h11
-from anyio.abc import SocketAttribute, SocketStream, TaskGroup
-from anyio.streams.stapled import MultiListener
+from aiohttp import web
 
 from harness.errors import ConfigError
 from harness.serve.app import Outcome, ServerConfig, SimApp
 
-SERVER_HEADER = b"numericjev-serve-sim"
-_REASONS = {s.value: s.phrase.encode() for s in HTTPStatus} | {529: b"Site Overloaded"}
-READ_CHUNK = 65536
+SERVER_HEADER = "numericjev-serve-sim"
+_REASONS = {529: "Site Overloaded"}  # not in http.HTTPStatus
+BACKLOG = 4096  # a benchmark opens hundreds of connections at once; 128 would drop SYNs
+SHUTDOWN_S = 0.25  # how long stopping waits for replies in flight (e.g. a "slow" fault)
+TOO_LARGE = Outcome(413, b'{"detail":"body too large"}')
+
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def check_host(host: str, allow_remote: bool) -> None:
@@ -44,128 +57,98 @@ def check_host(host: str, allow_remote: bool) -> None:
         )
 
 
-def _reset(stream: SocketStream) -> None:
-    """Arrange for close() to send a TCP RST instead of a FIN (the 'reset' fault)."""
-    raw = stream.extra(SocketAttribute.raw_socket, None)
+def _reset(request: web.Request) -> None:
+    """Drop the connection with a TCP RST (the ``reset`` fault)."""
+    transport = request.transport
+    if transport is None:
+        return
+    raw = transport.get_extra_info("socket")
     if raw is not None:
         with suppress(OSError):
             raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+
+
+def _response(out: Outcome) -> web.Response:
+    headers = {"Content-Type": out.content_type, **dict(out.headers)}
+    reason = _REASONS.get(out.status)
+    return web.Response(body=out.body, status=out.status, reason=reason, headers=headers)
 
 
 class SimServer:
-    """Serves one ``SimApp`` on anyio listeners."""
+    """Serves one ``SimApp`` with aiohttp; ``start`` and ``stop`` bracket its life."""
 
     def __init__(self, config: ServerConfig) -> None:
         check_host(config.host, config.allow_remote)
         self.config = config
         self.app = SimApp(config)
+        self._runner: web.AppRunner | None = None
 
-    async def _read(
-        self, conn: h11.Connection, stream: SocketStream
-    ) -> tuple[h11.Request, bytes] | None:
-        request: h11.Request | None = None
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                if conn.they_are_waiting_for_100_continue:  # curl does, for large bodies
-                    continue_ = h11.InformationalResponse(status_code=100, headers=[])
-                    await stream.send(conn.send(continue_) or b"")
-                try:
-                    data = await stream.receive(READ_CHUNK)
-                except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
-                    data = b""
-                conn.receive_data(data)
-            elif isinstance(event, h11.Request):
-                request = event
-            elif isinstance(event, h11.Data):
-                size += len(event.data)
-                if size > self.config.max_body_bytes:
-                    raise _TooLarge
-                chunks.append(event.data)
-            elif isinstance(event, h11.EndOfMessage):
-                assert request is not None
-                return request, b"".join(chunks)
-            else:  # ConnectionClosed or PAUSED: the client is gone or misbehaving
-                return None
-
-    async def _send(
-        self, conn: h11.Connection, stream: SocketStream, out: Outcome, head: bool = False
-    ) -> None:
-        headers = [
-            (b"content-type", out.content_type.encode()),
-            (b"content-length", str(len(out.body)).encode()),
-            (b"x-typesafe-request-id", self.app.request_id().encode()),
-            (b"server", SERVER_HEADER),
-        ]
-        headers.extend((k.encode(), v.encode()) for k, v in out.headers)
-        reason = _REASONS.get(out.status, b"")
-        data = conn.send(h11.Response(status_code=out.status, headers=headers, reason=reason))
-        if not head:  # a reply to HEAD has the headers of the GET reply and no body
-            data += conn.send(h11.Data(data=out.body)) or b""
-        data += conn.send(h11.EndOfMessage()) or b""
-        await stream.send(data)
-
-    async def handle_connection(self, stream: SocketStream) -> None:
-        """Serve requests on one connection until the client closes it."""
-        conn = h11.Connection(h11.SERVER)
-        try:
-            while True:
-                try:
-                    got = await self._read(conn, stream)
-                except _TooLarge:
-                    await self._send(conn, stream, Outcome(413, b'{"detail":"body too large"}'))
-                    return
-                except h11.RemoteProtocolError:
-                    if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-                        await self._send(conn, stream, Outcome(400, b'{"detail":"bad request"}'))
-                    return
-                if got is None:
-                    return
-                request, body = got
-                out = self.app.handle(request.method.decode(), request.target.decode(), body)
-                if out.delay_s > 0:
-                    await anyio.sleep(out.delay_s)
-                if out.reset:
-                    _reset(stream)
-                    return
-                await self._send(conn, stream, out, head=request.method == b"HEAD")
-                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
-                    return  # the client asked to close, or left part of a request unread
-                conn.start_next_cycle()
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
-            pass  # the client went away (e.g. it timed out on a "slow" reply)
-        except h11.LocalProtocolError:
-            pass
-        finally:
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
-
-    async def bind(self) -> MultiListener[SocketStream]:
-        """Open the listening socket(s); raises OSError here, outside any task group."""
-        return await anyio.create_tcp_listener(
-            local_host=self.config.host, local_port=self.config.port
+    def web_app(self) -> web.Application:
+        """The aiohttp application: one route per ``SimApp`` route (GET routes take HEAD)."""
+        app = web.Application(
+            client_max_size=self.config.max_body_bytes, middlewares=[self._stamp]
         )
+        for path, (methods, _) in self.app.routes.items():
+            for method in methods:
+                if method == "GET":
+                    app.router.add_get(path, self._handle)
+                else:
+                    app.router.add_route(method, path, self._handle)
+        return app
 
-    async def serve(self, listener: MultiListener[SocketStream]) -> None:
-        """Accept connections until cancelled, then close the listening sockets."""
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         try:
-            async with anyio.create_task_group() as tg:
-                await listener.serve(self.handle_connection, tg)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await listener.aclose()
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            out = TOO_LARGE
+        else:
+            out = self.app.handle(request.method, request.path, body, request.headers)
+        if out.delay_s > 0:
+            await asyncio.sleep(out.delay_s)
+        if out.reset:
+            _reset(request)
+        return _response(out)
 
-    async def listen(self, task_group: TaskGroup) -> int:
-        """Start accepting connections in ``task_group``; returns the bound port."""
-        listener = await self.bind()
-        task_group.start_soon(self.serve, listener)
-        return listener.extra(SocketAttribute.local_port)
+    @web.middleware
+    async def _stamp(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
+        """Library errors as JSON bodies; the request id and server name on every reply."""
+        try:
+            response = await handler(request)
+        except web.HTTPMethodNotAllowed as exc:
+            response = _response(self.app.not_allowed(tuple(sorted(exc.allowed_methods))))
+        except web.HTTPNotFound:
+            response = _response(self.app.not_found())
+        except web.HTTPException as exc:
+            response = _response(Outcome(exc.status, b'{"detail":"%s"}' % exc.reason.encode()))
+        response.headers["x-typesafe-request-id"] = self.app.request_id()
+        response.headers["Server"] = SERVER_HEADER
+        return response
 
+    async def start(self) -> int:
+        """Start listening; returns the bound port. Raises OSError (e.g. port taken)."""
+        runner = web.AppRunner(
+            self.web_app(),
+            access_log=None,
+            handler_cancellation=True,
+            auto_decompress=False,
+            shutdown_timeout=SHUTDOWN_S,
+        )
+        await runner.setup()
+        site = web.TCPSite(runner, self.config.host, self.config.port, backlog=BACKLOG)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        return int(runner.addresses[0][1])
 
-class _TooLarge(Exception):
-    """A request body over ``max_body_bytes``."""
+    async def stop(self) -> None:
+        """Stop listening and close every connection."""
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
 
 
 def base_url(host: str, port: int) -> str:
@@ -175,18 +158,18 @@ def base_url(host: str, port: int) -> str:
 
 @asynccontextmanager
 async def serve_sim_in_background(config: ServerConfig | None = None) -> AsyncIterator[str]:
-    """Run serve-sim in a task group for the duration of the block; yields its base URL.
+    """Run serve-sim for the duration of the block; yields its base URL (asyncio only).
 
     The default config binds 127.0.0.1 on an ephemeral port (``port=0``).
     """
     config = config or ServerConfig(port=0)
     server = SimServer(config)
-    async with anyio.create_task_group() as tg:
-        port = await server.listen(tg)
-        try:
-            yield base_url(config.host, port)
-        finally:
-            tg.cancel_scope.cancel()
+    port = await server.start()
+    try:
+        yield base_url(config.host, port)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await server.stop()
 
 
 @contextmanager
@@ -202,15 +185,16 @@ def serve_sim_in_thread(config: ServerConfig | None = None) -> Iterator[str]:
 async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...] = ()) -> None:
     """Serve until cancelled or one of ``stop_signals`` arrives, printing the address."""
     server = SimServer(config)
-    listener = await server.bind()
-    port = listener.extra(SocketAttribute.local_port)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, listener)
+    port = await server.start()
+    try:
         faults = config.faults.describe()
+        keyed = "; requires its --key" if config.key is not None else ""
         print(
             f"serve-sim: {config.model} model (simulated) on "
-            f"{base_url(config.host, port)}/v1/systemone; latency {config.latency_ms:g} ms; "
-            f"faults {faults}" + (f" (seed {config.fault_seed})" if faults != "none" else ""),
+            f"{base_url(config.host, port)}{config.route} ({config.wire}); "
+            f"latency {config.latency_ms:g} ms; faults {faults}"
+            + (f" (seed {config.fault_seed})" if faults != "none" else "")
+            + keyed,
             flush=True,
         )
         if stop_signals:
@@ -218,4 +202,8 @@ async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...] =
             with anyio.open_signal_receiver(*signals) as received:
                 async for _ in received:
                     break
-            tg.cancel_scope.cancel()
+        else:
+            await anyio.sleep_forever()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await server.stop()
