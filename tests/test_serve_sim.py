@@ -157,7 +157,10 @@ async def test_oversized_and_garbled_requests_are_refused() -> None:
             await stream.send(b"NONSENSE\r\n\r\n")
             reply = await stream.receive()
         # aiohttp cannot tell the version of an unparseable request line, so it answers 1.0.
-        assert reply.split(b"\r\n", 1)[0] in (b"HTTP/1.1 400 Bad Request", b"HTTP/1.0 400 Bad Request")
+        assert reply.split(b"\r\n", 1)[0] in (
+            b"HTTP/1.1 400 Bad Request",
+            b"HTTP/1.0 400 Bad Request",
+        )
 
 
 async def test_latency_is_slept_on_the_loop_for_hundreds_of_connections() -> None:

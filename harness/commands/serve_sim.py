@@ -1,4 +1,4 @@
-"""``numericjev serve-sim``: the sim (or oracle) model on a loopback ``/v1/systemone`` server."""
+"""``numericjev serve-sim``: the sim (or oracle) model on a loopback HTTP server."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ fault injection (--faults SPEC):
     html       502 HTML error page, as from a proxy
     slow       the right answer, but only after --slow-seconds (past the client timeout)
   mixed=P spreads P evenly over every kind; entries add up and may not exceed 1.
+  Faults apply on every --wire; on openai-chat, badlabel is a reply whose token names
+  no option and missing a reply without the logprobs the client asked for.
   e.g. --faults 429=0.03,500=0.01,reset=0.01,badlabel=0.01   or   --faults mixed=0.10
 
   Faults never turn a right answer into another valid one: they only make an exchange
@@ -41,11 +43,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``serve-sim`` parser."""
     parser = sub.add_parser(
         "serve-sim",
-        help="serve the sim (or oracle) model on loopback /v1/systemone",
+        help="serve the sim (or oracle) model on loopback HTTP (System One, Decisions, chat)",
         description=(
-            "Serve the built-in sim (or oracle) model over HTTP at POST /v1/systemone, in\n"
-            "the wire format of TypeSafe's hosted Jev, giving the same answers as the\n"
-            "in-process model (answers are simulated); GET /healthz reports liveness.\n"
+            "Serve the built-in sim (or oracle) model over HTTP, giving the same answers as\n"
+            "the in-process model (answers are simulated), in one wire format (--wire):\n"
+            "  systemone         POST /v1/systemone, as TypeSafe's hosted Jev (default)\n"
+            "  openai-decisions  POST /v1/decisions, OpenAI's Decisions shape\n"
+            "  openai-chat       POST /v1/chat/completions, one question per request,\n"
+            "                    answered with top_logprobs over the option tokens\n"
+            "Request bodies may be gzip or zstd encoded (the official SDK sends zstd).\n"
+            "GET /v1/models lists the model; GET /healthz reports liveness.\n"
             "Point a run at it with --base-url http://127.0.0.1:PORT. Ctrl-C stops it."
         ),
         epilog=FAULTS_HELP,
@@ -68,7 +75,20 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow a non-loopback --host (the server has no authentication)",
+        help="allow a non-loopback --host (without --key anyone there may use it)",
+    )
+    parser.add_argument(
+        "--wire",
+        choices=("systemone", "openai-decisions", "openai-chat"),
+        default="systemone",
+        help="the wire format to serve (default systemone; see above)",
+    )
+    parser.add_argument(
+        "--key",
+        default=None,
+        metavar="KEY",
+        help="require 'Authorization: Bearer KEY' on /v1 routes (401 otherwise); "
+        "default: accept any key or none",
     )
     parser.add_argument(
         "--model",
@@ -146,6 +166,8 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         retry_after_s=args.retry_after,
         max_faults_per_body=args.max_faults_per_request,
         allow_remote=args.allow_remote,
+        wire=args.wire,
+        key=args.key,
     )
 
 

@@ -201,9 +201,7 @@ class SimApp:
             return _json(200, write_response(wire, asked, response), delay_s=delay)
         return self._fault(fault, asked, response, delay)
 
-    def _fault(
-        self, fault: str, asked: Asked, response: dict[str, Any], delay: float
-    ) -> Outcome:
+    def _fault(self, fault: str, asked: Asked, response: dict[str, Any], delay: float) -> Outcome:
         """Fail the exchange as ``fault`` says, never handing out a wrong valid answer."""
         cfg = self.config
         if fault == "429":

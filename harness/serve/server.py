@@ -86,9 +86,7 @@ class SimServer:
 
     def web_app(self) -> web.Application:
         """The aiohttp application: one route per ``SimApp`` route (GET routes take HEAD)."""
-        app = web.Application(
-            client_max_size=self.config.max_body_bytes, middlewares=[self._stamp]
-        )
+        app = web.Application(client_max_size=self.config.max_body_bytes, middlewares=[self._stamp])
         for path, (methods, _) in self.app.routes.items():
             for method in methods:
                 if method == "GET":

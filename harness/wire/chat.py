@@ -159,7 +159,9 @@ def from_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], ChatQues
     return request, asked
 
 
-def _distribution(question: ChatQuestion, answer: Mapping[str, Any]) -> tuple[dict[str, float], str]:
+def _distribution(
+    question: ChatQuestion, answer: Mapping[str, Any]
+) -> tuple[dict[str, float], str]:
     """A System One answer's probability per label, and the label it chose."""
     if question.kind == "noul":
         p = float(answer["noul"])

@@ -123,7 +123,11 @@ def to_decisions_request(body: Mapping[str, Any]) -> dict[str, Any]:
         else:
             raise WireError(f"questions.{qid}: the Decisions API has no {kind!r} questions")
         questions.append({"name": qid, **out})
-    return {"model": body.get("model"), "input": state_text(body.get("state")), "questions": questions}
+    return {
+        "model": body.get("model"),
+        "input": state_text(body.get("state")),
+        "questions": questions,
+    }
 
 
 def from_decisions_request(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -184,7 +188,9 @@ def _usage(usage: Any) -> dict[str, Any]:
     return {key: usage[key] for key in keys if key in usage}
 
 
-def to_decisions_response(request: Mapping[str, Any], response: Mapping[str, Any]) -> dict[str, Any]:
+def to_decisions_response(
+    request: Mapping[str, Any], response: Mapping[str, Any]
+) -> dict[str, Any]:
     """A System One response as the Decisions response to ``request`` (its System One body).
 
     Answers follow the request's question order; a question without an answer is left
@@ -251,7 +257,9 @@ def _answer(question: Mapping[str, Any], raw: Mapping[str, Any]) -> Any:
             if isinstance(entry, Mapping)
         }
         levels = question.get("criteria")
-        legend = {str(i): level for i, level in enumerate(levels if isinstance(levels, list) else [])}
+        legend = {
+            str(i): level for i, level in enumerate(levels if isinstance(levels, list) else [])
+        }
         return {"type": "score", "score": raw.get("score"), "confidence": raw.get("confidence"),
                 "legend": legend, "probabilities": probabilities}  # fmt: skip
     if kind == REFUSAL:
