@@ -10,7 +10,6 @@ import time
 from typing import Any
 
 import anyio
-import h11
 import httpx
 import orjson
 import pytest
@@ -29,7 +28,7 @@ from harness.serve import (
     serve_sim_in_thread,
     validation_errors,
 )
-from harness.serve.faults import KINDS
+from harness.serve.faults import KINDS, FaultSpec
 from suites import load_suite
 
 BODY = Job(load_suite("affine").jobs()[5], ("direct", "tree10")).next_request("sim")[0]
@@ -94,27 +93,20 @@ async def test_unreadable_questions_get_a_400_detail() -> None:
     assert response.json()["detail"]["error_type"] == "bad_request"
 
 
-async def exchange(stream: anyio.abc.SocketStream, conn: h11.Connection, body: bytes) -> Any:
-    request = h11.Request(
-        method="POST",
-        target="/v1/systemone",
-        headers=[("host", "127.0.0.1"), ("content-length", str(len(body)))],
-    )
-    await stream.send(
-        conn.send(request) + conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage())
-    )
-    chunks = []
-    while True:
-        event = conn.next_event()
-        if event is h11.NEED_DATA:
-            conn.receive_data(await stream.receive())
-        elif isinstance(event, h11.Response):
-            status = event.status_code
-        elif isinstance(event, h11.Data):
-            chunks.append(event.data)
-        elif isinstance(event, h11.EndOfMessage):
-            conn.start_next_cycle()
-            return status, orjson.loads(b"".join(chunks))
+async def exchange(stream: anyio.abc.SocketStream, body: bytes) -> tuple[int, Any]:
+    """One request and its reply on an open connection (HTTP/1.1 by hand, Content-Length)."""
+    head = b"POST /v1/systemone HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: %d\r\n\r\n"
+    await stream.send(head % len(body) + body)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += await stream.receive()
+    header, data = data.split(b"\r\n\r\n", 1)
+    lines = header.decode().split("\r\n")
+    fields = dict(line.lower().split(": ", 1) for line in lines[1:])
+    assert fields.get("connection") != "close"
+    while len(data) < int(fields["content-length"]):
+        data += await stream.receive()
+    return int(lines[0].split()[1]), orjson.loads(data)
 
 
 async def test_keep_alive_serves_many_requests_on_one_connection() -> None:
@@ -122,10 +114,23 @@ async def test_keep_alive_serves_many_requests_on_one_connection() -> None:
     async with serve_sim_in_background() as url:
         port = int(url.rsplit(":", 1)[1])
         async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-            conn = h11.Connection(h11.CLIENT)
             for _ in range(5):
-                status, body = await exchange(stream, conn, raw)
+                status, body = await exchange(stream, raw)
                 assert status == 200 and body == SimModel().respond(BODY)
+
+
+async def test_the_reset_fault_is_a_tcp_reset_not_a_close() -> None:
+    config = ServerConfig(port=0, faults=FaultSpec.parse("reset=1"))
+    raw = orjson.dumps(BODY)
+    head = b"POST /v1/systemone HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n" % len(raw)
+    async with serve_sim_in_background(config) as url:
+        port = int(url.rsplit(":", 1)[1])
+        async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+            await stream.send(head + raw)
+            # A FIN would end the stream (EndOfStream); an RST breaks it.
+            with anyio.fail_after(5), pytest.raises(anyio.BrokenResourceError) as caught:
+                await stream.receive()
+    assert isinstance(caught.value.__cause__, ConnectionResetError)
 
 
 async def test_expect_100_continue_is_honoured() -> None:
