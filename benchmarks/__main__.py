@@ -1,7 +1,9 @@
 """``make bench``: the harness's performance figures; the last line is one JSON object.
 
 Sections: the affine suite on the in-process sim (per-request overhead), through serve-sim
-on loopback with added latency (against the ideal wall time), resume start-up on a finished
+on loopback with added latency (against the ideal wall time), serve-sim's own requests per
+second on each wire format (``bench_serve``; ``python -m benchmarks.bench_serve --against
+REV`` compares with another revision's server), resume start-up on a finished
 run, scale at 1x and 100x jobs (wall time and peak RSS, each in a fresh process), and the
 analysis timings. ``--quick`` skips the 100x run.
 """
@@ -107,6 +109,15 @@ def bench_http(tmp: Path) -> dict[str, Any]:
     return module.run(tmp)
 
 
+def bench_serve(tmp: Path) -> dict[str, Any]:
+    """serve-sim's requests per second on each wire format at concurrency 64 and 256."""
+    try:
+        module = importlib.import_module("benchmarks.bench_serve")
+    except ImportError as exc:
+        return {"serve_skipped": f"benchmarks.bench_serve unavailable: {exc}"}
+    return module.run(tmp)
+
+
 def bench_analysis() -> dict[str, Any]:
     """Full affine analysis and a diff (synthetic run folders)."""
     try:
@@ -129,6 +140,7 @@ def main() -> None:
             ("resume", lambda: bench_resume(tmp)),
         ]
         sections.append(("loopback HTTP", lambda: bench_http(tmp)))
+        sections.append(("serve-sim rps", lambda: bench_serve(tmp)))
         if not args.quick:
             sections.append(("scale 1x/100x", lambda: bench_scale(tmp)))
         sections.append(("analysis", bench_analysis))
