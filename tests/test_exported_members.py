@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-PACKAGES = ("harness.decoders", "harness.backends", "harness.serve", "suites")
+PACKAGES = ("harness.decoders", "harness.backends", "harness.serve", "harness.wire", "suites")
 
 
 def own_public_names(package: ModuleType) -> set[str]:

@@ -214,7 +214,7 @@ def test_help_explains_every_option_and_the_fault_syntax(capsys: pytest.CaptureF
     text = capsys.readouterr().out
     for option in ("--host", "--port", "--allow-remote", "--model", "--latency-ms", "--sim-seed",
                    "--sim-param", "--faults", "--fault-seed", "--slow-seconds", "--retry-after",
-                   "--max-faults-per-request", "mixed=P"):  # fmt: skip
+                   "--max-faults-per-request", "mixed=P", "--wire", "--key"):  # fmt: skip
         assert option in text
     for kind in KINDS:
         assert f"\n    {kind} " in text
@@ -229,7 +229,18 @@ def test_options_become_a_config() -> None:
     assert (config.port, config.model, config.latency_ms) == (0, "oracle", 50.0)
     assert (config.sim.seed, config.sim.slip_bit, config.fault_seed) == (4, 0.5, 9)
     assert config.faults.total == pytest.approx(0.1)
+    assert (config.wire, config.key, config.route) == ("systemone", None, "/v1/systemone")
     assert args.func is serve_sim.run
+    keyed = parser().parse_args(["serve-sim", "--wire", "openai-chat", "--key", "nj-secret-1"])
+    config = serve_sim.config_from(keyed)
+    assert (config.wire, config.key, config.route) == (
+        "openai-chat",
+        "nj-secret-1",
+        "/v1/chat/completions",
+    )
+    assert "nj-secret-1" not in repr(config)
+    with pytest.raises(ConfigError, match="must not be empty"):
+        serve_sim.config_from(parser().parse_args(["serve-sim", "--key", " "]))
     bad = parser().parse_args(["serve-sim", "--faults", "nope=1"])
     with pytest.raises(ConfigError, match="unknown kind"):
         serve_sim.config_from(bad)

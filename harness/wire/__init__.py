@@ -43,7 +43,6 @@ ROUTES = {
 
 __all__ = [
     "ROUTES",
-    "WIRES",
     "ChatQuestion",
     "WireError",
     "chat_usage",
