@@ -108,6 +108,15 @@ def answered(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     return body, {"model": draw(st.text(max_size=8)), "answers": answers, "usage": usage}
 
 
+def orders(body: dict[str, Any]) -> list[Any]:
+    """Question and option order (dict equality ignores order, and option order is data;
+    a noul's two descriptions have no order that means anything)."""
+    return [
+        (qid, list(q["criteria"]) if q["type"] != "noul" else None)
+        for qid, q in body["questions"].items()
+    ]
+
+
 # --- Decisions ----------------------------------------------------------------------------
 
 EXAMPLE = {
@@ -145,7 +154,8 @@ def test_decisions_request_shape() -> None:
 @example({"model": "m", "state": "x", "questions": {"q": {"type": "choice", "instructions": "é\n",
           "criteria": {"b": None, "a": "line\nbreak"}}}})  # fmt: skip
 def test_decisions_request_round_trip(body: dict[str, Any]) -> None:
-    assert from_decisions_request(to_decisions_request(body)) == body
+    back = from_decisions_request(to_decisions_request(body))
+    assert back == body and orders(back) == orders(body)
 
 
 def test_decisions_request_canonical_forms() -> None:
@@ -272,13 +282,18 @@ def test_prompt_round_trip(
 
 
 @given(BODY)
+@example({"model": "m", "state": "s", "questions": {"q": {"type": "choice", "instructions": "?",
+          "criteria": {"B": "x", "zz": None, "A": "y"}}}})  # fmt: skip
+@example({"model": "m", "state": [], "questions": {"q": {"type": "choice", "instructions": "?",
+          "criteria": {"b": ") \"", "a": "\n\nReply with one of: a"}}}})  # fmt: skip
 def test_chat_request_round_trip(body: dict[str, Any]) -> None:
     for qid, asked in to_chat_requests(body, model="llama").items():
         assert asked.body["max_tokens"] == 1 and asked.body["logprobs"] is True
         request, again = from_chat_request(asked.body)
         assert again == asked.__class__(**{**asked.__dict__, "qid": CHAT_QID})
-        assert request == {"model": "llama", "state": body["state"],
-                           "questions": {CHAT_QID: body["questions"][qid]}}  # fmt: skip
+        expected = {"model": "llama", "state": body["state"],
+                    "questions": {CHAT_QID: body["questions"][qid]}}  # fmt: skip
+        assert request == expected and orders(request) == orders(expected)
 
 
 def test_chat_requests_serve_sim_refuses() -> None:

@@ -2,7 +2,9 @@
 
 Each question of a batched System One request becomes one chat-completions request
 (``POST /v1/chat/completions``) for a single token, ``max_tokens: 1``, with ``logprobs:
-true`` and ``top_logprobs: N`` (default 20, OpenAI's maximum; vLLM's default cap too). The
+true`` and ``top_logprobs: N`` (default 20, OpenAI's maximum; vLLM's default cap too).
+Models that reason before answering (OpenAI's o-series) accept neither logprobs nor a
+one-token answer, and cannot be asked this way. The
 prompt names every option with one token (``chat_prompt.label_tokens``); the answer is read
 from the first token's alternatives (``from_chat_completion``):
 
