@@ -222,8 +222,8 @@ def typed_answer(question: Mapping[str, Any], choice: dict[str, Any]) -> dict[st
     """The wire answer of ``question``'s type from its answer as a choice (see ``as_choice``).
 
     noul: the probability of ``true``. score: the wire's expected level (the
-    probability-weighted mean of the level indices), the chosen level's probability as
-    confidence, the levels as the legend, and each level's probability.
+    probability-weighted mean of the level indices), the choice's confidence, the levels as
+    the legend, and each level's probability.
     """
     kind = question.get("type")
     if kind == "noul":
