@@ -11,7 +11,7 @@ SUITE ?= affine
 MODEL ?= sim
 ARGS ?=
 
-.PHONY: setup test lint fmt run resume status check analyze report diff serve-sim bench soak clean
+.PHONY: setup browser test lint fmt run resume status check analyze report diff serve-sim bench soak clean
 
 setup: $(STAMP)
 
@@ -21,7 +21,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-test: $(STAMP)
+# The HTML report's browser tests drive Debian's Chromium through Playwright (no browser
+# download is possible). Root installs it; anyone else is told the one command to run.
+CHROMIUM := /usr/bin/chromium
+
+browser:
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "make test needs Chromium at $(CHROMIUM) for the HTML report tests; run: sudo apt-get install -y chromium"; \
+	    exit 2; \
+	  fi; }
+
+test: $(STAMP) browser
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy

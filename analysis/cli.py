@@ -19,7 +19,12 @@ from .errors import AnalysisError, RunFolderError, StrictRefusedError
 from .loading.run import load_run
 from .rendering.diff_tables import diff_markdown, diff_to_dict
 from .rendering.json_numbers import analysis_to_dict
-from .rendering.report import analysis_markdown, select_path, write_report
+from .rendering.report import (
+    analysis_markdown,
+    select_path,
+    write_report_files,
+    write_report_page,
+)
 from .statistics.banners import Banner
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
 from .statistics.diff import diff_runs
@@ -93,6 +98,12 @@ def _parser() -> argparse.ArgumentParser:
         help="list the N largest changes by |ΔAPE| (default 10)",
     )
     p.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
+    p.add_argument(
+        "--html",
+        metavar="OUT",
+        help="also write a self-contained HTML page (both provenances, deltas, the largest "
+        "changes, A's and B's rounds side by side) to the file OUT",
+    )
     bootstrap_options(p)
     return parser
 
@@ -127,16 +138,45 @@ def _report(args: argparse.Namespace) -> int:
     out_dir = Path(args.out) if args.out else Path(args.run) / "report"
     if out_dir.exists() and not out_dir.is_dir():
         raise AnalysisError(f"--out {out_dir} is a file; pass a folder path")
-    files = write_report(analysis, path, out_dir)
-    for banner in analysis.banners:  # report.md opens with them too
+    written = write_report_files(analysis, path, out_dir)
+    for banner in analysis.banners:  # report.md and index.html open with them too
         print(f"{PROG} report: warning: {banner.message}", file=sys.stderr)
-    print(f"wrote {files[0]} and {len(files) - 1} figure files in {out_dir}")
+    # The page's job data is streamed from the logs again: drop the analysed run first, so
+    # that a 100× run holds one of the two in memory, never both.
+    del analysis, run
+    index = write_report_page(written, out_dir)
+    figures = [f for f in written.files if f.suffix in (".svg", ".png")]
+    print(
+        f"wrote {written.files[0].name}, {len(figures)} figure files and {index.name} in {out_dir}"
+    )
+    print(f"open it in a browser: {index}")
     return 0
 
 
 def _diff(args: argparse.Namespace) -> int:
-    result = diff_runs(load_run(args.a), load_run(args.b), args.bootstrap, args.seed, args.top)
+    html = Path(args.html) if args.html else None
+    if html is not None and (html.is_dir() or not html.parent.is_dir()):
+        raise AnalysisError(
+            f"--html {html} must be a file path in an existing folder, e.g. {Path('diff.html')}"
+        )
+    run_a, run_b = load_run(args.a), load_run(args.b)
+    result = diff_runs(run_a, run_b, args.bootstrap, args.seed, args.top)
     _refuse_if_strict(args, result.banners)
+    if html is not None:
+        from .loading.rounds import load_rounds
+        from .rendering.html import diff_page
+
+        manifest_a, manifest_b = run_a.manifest, run_b.manifest
+        del run_a, run_b  # the page streams the logs again; keep one copy in memory
+        page = diff_page(
+            result,
+            manifest_a,
+            manifest_b,
+            load_rounds(manifest_a.run_dir),
+            load_rounds(manifest_b.run_dir),
+        )
+        html.write_text(page, encoding="utf-8")
+        print(f"wrote {html}", file=sys.stderr)
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(diff_to_dict(result), option=orjson.OPT_INDENT_2))
         sys.stdout.buffer.write(b"\n")

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from runfolder import JsonlReader, RequestLine
 
 from .outputs import LogStats
 
-__all__ = ["RequestLog", "load_requests"]
+__all__ = ["RequestLog", "job_answers", "load_requests"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,3 +103,43 @@ def load_requests(path: Path) -> RequestLog:
         n_jobs=len(jobs),
         stats=LogStats(path.is_file(), reader.records, int(reader.torn)),
     )
+
+
+def job_answers(path: Path, job: str, decoder: str) -> dict[int, dict[str, float]]:
+    """Per round, the probabilities returned to ``decoder``'s question in ``job`` (label ->
+    probability), from the answered lines of requests.jsonl; empty when none were returned.
+
+    Streams the file and parses only lines that mention the job, so one job of a 1.5 GB
+    log costs a scan, not a parse.
+    """
+    found: dict[int, dict[str, float]] = {}
+    if not path.is_file():
+        return found
+    needle = orjson.dumps(job)
+    prefix = decoder + "/"
+    with path.open("rb") as handle:
+        for raw in handle:
+            if needle not in raw:
+                continue
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue  # a torn last line: nothing to show from it
+            if not isinstance(record, dict) or record.get("job") != job:
+                continue
+            qmap, response = record.get("qmap"), record.get("response")
+            answers = response.get("answers") if isinstance(response, dict) else None
+            if not isinstance(qmap, dict) or not isinstance(answers, dict):
+                continue
+            for qid, meaning in qmap.items():
+                answer = answers.get(qid)
+                if not str(meaning).startswith(prefix) or not isinstance(answer, dict):
+                    continue
+                probs = answer.get("probabilities")
+                if isinstance(probs, dict) and isinstance(record.get("round"), int):
+                    found[record["round"]] = {
+                        str(k): float(v)
+                        for k, v in probs.items()
+                        if isinstance(v, int | float) and not isinstance(v, bool)
+                    }
+    return found

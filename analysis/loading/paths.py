@@ -7,7 +7,7 @@ Each level partitions only the selected parent (paper, Algorithm 1):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Any
 
 from analysis.errors import SelectionError
@@ -30,6 +30,12 @@ class PathLevel:
     intervals: tuple[tuple[str, str], ...]  # [lo, hi) of each shown child, as decimal text
     elided_before: int  # siblings hidden to the left of the shown ones
     elided_after: int
+    # The child holding the target (None when the target is outside the parent), shown
+    # even when it is far from the chosen one; siblings hidden between shown ones:
+    target: int | None = None
+    elided_between: int = 0
+    # Probability the model returned for each shown child (None: none returned).
+    probabilities: tuple[float | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,11 +64,17 @@ def _index(bound: Decimal, lower: Decimal, eps: Decimal, where: str) -> int:
     return int(q)
 
 
-def decision_path(record: dict[str, Any], max_siblings: int = 3) -> DecisionPath:
+def decision_path(
+    record: dict[str, Any],
+    max_siblings: int = 3,
+    answers: dict[int, dict[str, float]] | None = None,
+) -> DecisionPath:
     """Rebuild the levels of a tree decoder's trace from its outputs.jsonl record.
 
     Uses each step's ``parent``/``k`` when present, else derives them from the previous
-    interval and K (so traces with only ``interval`` also work).
+    interval and K (so traces with only ``interval`` also work). ``answers`` maps a round
+    to the probabilities returned per label (label ``j`` is child ``j``), from
+    requests.jsonl; without it no probability is shown.
     """
     decoder = str(record.get("decoder"))
     branching = tree_branching(decoder)
@@ -71,6 +83,12 @@ def decision_path(record: dict[str, Any], max_siblings: int = 3) -> DecisionPath
         raise SelectionError(f"decoder {decoder!r} is not an interval tree; pass a treeK decoder")
     lower, eps = parse_decimal(record["L"]), parse_decimal(record["eps"])
     n_cells = int(record["N"])
+    # The cell holding the target (floor), so an off-grid target still marks its interval.
+    with localcontext() as ctx:
+        ctx.prec = 60
+        target_index = int(
+            ((parse_decimal(record["target"]) - lower) / eps).to_integral_value(ROUND_FLOOR)
+        )
     a, b = 0, n_cells
     steps = sorted(record.get("trace") or [], key=lambda s: s.get("round", 0))
     levels: list[PathLevel] = []
@@ -93,9 +111,18 @@ def decision_path(record: dict[str, Any], max_siblings: int = 3) -> DecisionPath
         # The chosen child with one sibling before it and the rest after, when there is room.
         first = max(0, min(chosen - 1, k - width))
         shown = tuple(range(first, first + width))
+        target = None
+        if a <= target_index < b:
+            target = max(j for j in range(k) if cuts[j] <= target_index)
+        between = 0
+        if target is not None and target not in shown:
+            between = target - shown[-1] - 1 if target > shown[-1] else first - target - 1
+            shown = tuple(sorted((*shown, target)))
+        level_round = int(step.get("round", len(levels) + 1))
+        returned = (answers or {}).get(level_round)
         levels.append(
             PathLevel(
-                round=int(step.get("round", len(levels) + 1)),
+                round=level_round,
                 parent=(_text(lower + eps * a), _text(lower + eps * b)),
                 k=k,
                 chosen=chosen,
@@ -103,8 +130,13 @@ def decision_path(record: dict[str, Any], max_siblings: int = 3) -> DecisionPath
                 intervals=tuple(
                     (_text(lower + eps * cuts[j]), _text(lower + eps * cuts[j + 1])) for j in shown
                 ),
-                elided_before=first,
-                elided_after=k - first - width,
+                elided_before=min(first, shown[0]),
+                elided_after=k - 1 - max(first + width - 1, shown[-1]),
+                target=target,
+                elided_between=between,
+                probabilities=tuple(
+                    None if returned is None else returned.get(str(j)) for j in shown
+                ),
             )
         )
         a, b = cuts[chosen], cuts[chosen + 1]

@@ -6,6 +6,7 @@ backend or figure registry is touched (safe in tests and when called from the ha
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +14,8 @@ from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from analysis.loading.names import condition_label, decoder_label
-from analysis.loading.paths import DecisionPath
+from analysis.loading.names import condition_label, decoder_label, domain_label
+from analysis.loading.paths import DecisionPath, PathLevel
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
@@ -22,8 +23,10 @@ from .markdown import fmt
 
 __all__ = [
     "decision_path_figure",
+    "domain_figure",
     "figure_subtitle",
     "nmae_figure",
+    "report_figures",
     "save_figure",
     "within5_figure",
 ]
@@ -93,7 +96,7 @@ def within5_figure(a: Analysis) -> Figure:
         for px, value, y in zip(pos, point, top, strict=True):
             label = fmt(value, 1) if not np.isnan(value) else "no data"
             ax.text(px, np.nan_to_num(y) + 1.5, label, ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, [decoder_label(d, a.facts.suite) for d in decoders])
+    ax.set_xticks(x, _wrapped(a))
     ax.set_ylim(0, 112)  # bars start at zero; headroom for the value labels
     ax.set_yticks(np.arange(0, 101, 20))
     ax.set_ylabel("Outputs with APE ≤ 5% (%)")
@@ -107,6 +110,55 @@ def within5_figure(a: Analysis) -> Figure:
         title_fontsize=8,
     )
     ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def _wrapped(a: Analysis, width: int = 11) -> list[str]:
+    """Decoder labels broken onto lines of about ``width`` characters, so that neighbouring
+    tick labels never overlap ("Adaptive thresholds" beside "Parallel thresholds")."""
+    return [textwrap.fill(decoder_label(d, a.facts.suite), width) for d in a.design.decoders]
+
+
+def domain_figure(a: Analysis) -> Figure | None:
+    """MAPE by domain: one panel per condition, one bar per decoder × domain (the paper's
+    "MAPE by affine domain" table as a figure); None when the run has a single domain."""
+    domains = a.design.domains
+    if len(domains) < 2:
+        return None
+    decoders, conditions = a.design.decoders, a.design.conditions
+    n_c = max(len(conditions), 1)
+    # One row per condition: the panels stay as wide as the other figures.
+    fig = Figure(
+        figsize=(max(8.0, 0.3 * len(domains) * len(decoders) + 3.0), 1.4 + 2.8 * n_c),
+        layout="constrained",
+    )
+    axes = fig.subplots(n_c, 1, sharex=True, squeeze=False)[:, 0]
+    x = np.arange(len(decoders))
+    width = 0.8 / len(domains)
+    for c, (ax, condition) in enumerate(zip(axes, conditions, strict=False)):
+        for m, domain in enumerate(domains):
+            ax.bar(
+                x + (m - (len(domains) - 1) / 2) * width,
+                np.nan_to_num(a.metrics.mape_by_domain[:, c, m]),
+                width * 0.95,
+                color=_COLOURS[m % 6],
+                hatch=_HATCHES[m % 6],
+                edgecolor="white",
+                linewidth=0.5,
+                label=domain_label(domain),
+            )
+        ax.set_xticks(x, _wrapped(a), fontsize=9)
+        ax.set_title(condition_label(condition), fontsize=10, loc="left")
+        ax.set_ylabel("MAPE (%)")
+        # At least 0–1%: a run without errors gets readable ticks, not 0.00, 0.01, ...
+        ax.set_ylim(0, max(1.0, float(np.nanmax(a.metrics.mape_by_domain, initial=0.0)) * 1.08))
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(
+        title="Domain", loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, title_fontsize=8
+    )
+    fig.suptitle(f"MAPE by domain\n{_subtitle(a)}", fontsize=11)
+    fig.supxlabel("Decoder · bars: means over ok outputs (no intervals)", fontsize=9)
     return fig
 
 
@@ -165,7 +217,10 @@ def nmae_figure(a: Analysis) -> Figure:
     return fig
 
 
-def _node(ax: Axes, x: float, y: float, text: str, chosen: bool) -> None:
+_TARGET = "#D55E00"
+
+
+def _node(ax: Axes, x: float, y: float, text: str, chosen: bool, target: bool = False) -> None:
     ax.text(
         x,
         y,
@@ -178,28 +233,64 @@ def _node(ax: Axes, x: float, y: float, text: str, chosen: bool) -> None:
         bbox={
             "boxstyle": "round,pad=0.35",
             "facecolor": "#DCEBF7" if chosen else "white",
-            "edgecolor": _CHOSEN if chosen else "#999999",
-            "linewidth": 2.0 if chosen else 0.8,
+            "edgecolor": _TARGET if target else (_CHOSEN if chosen else "#999999"),
+            "linewidth": 2.4 if target or chosen else 0.8,
+            "linestyle": "--" if target and not chosen else "-",
         },
     )
 
 
+def _level_items(level: PathLevel) -> list[tuple[str, int]]:
+    """The row of one level, left to right: ("child", j) or ("gap", hidden count)."""
+    items: list[tuple[str, int]] = []
+    if level.elided_before:
+        items.append(("gap", level.elided_before))
+    for i, j in enumerate(level.shown):
+        if i and j != level.shown[i - 1] + 1:
+            items.append(("gap", j - level.shown[i - 1] - 1))
+        items.append(("child", j))
+    if level.elided_after:
+        items.append(("gap", level.elided_after))
+    return items
+
+
+def _node_text(lo: str, hi: str, probability: float | None) -> str:
+    return f"[{lo}, {hi})" + ("" if probability is None else f"\np = {probability:.2f}")
+
+
 def decision_path_figure(path: DecisionPath, model: str, suite: str, simulated: bool) -> Figure:
     """Paper Figure 2 layout: each level partitions the chosen parent; the selected path
-    is drawn with thick edges, up to three siblings around it, the rest elided as "…"."""
+    is drawn with thick edges, the returned probability under each interval, the target's
+    interval outlined in orange (shown even when far from the chosen one), and the
+    siblings not drawn counted as "… (n)"."""
     depth = len(path.levels)
-    fig = Figure(figsize=(10.0, 1.6 + 0.95 * (depth + 1)), layout="constrained")
+    rows = [_level_items(level) for level in path.levels]
+    widest = max([len(r) for r in rows] + [1])
+    longest = max(
+        [len(f"[{lo}, {hi})") for lv in path.levels for lo, hi in lv.intervals]
+        + [len(f"[{path.root[0]}, {path.root[1]})")]
+    )
+    # Inches: a label column, then equal slots wide enough for the longest interval text
+    # at 9 pt (about 0.075 in per character), so neighbouring boxes never touch.
+    label_w, slot_w = 1.2, max(1.15, 0.08 * longest + 0.45)
+    width = max(8.0, label_w + slot_w * widest + 0.3)
+    fig = Figure(figsize=(width, 2.0 + 1.05 * (depth + 1)), layout="constrained")
     ax = fig.add_subplot()
     ax.set_axis_off()
-    ax.set_xlim(-0.02, 1.02)
+    ax.set_xlim(0, width)
     ax.set_ylim(-(depth + 0.9), 0.6)
-    parent_x, parent_y = 0.58, 0.0
+
+    def slot_x(i: int, n: int) -> float:
+        span = slot_w * widest
+        return label_w + (span - slot_w * n) / 2 + slot_w * (i + 0.5)
+
+    parent_x, parent_y = label_w + slot_w * widest / 2, 0.0
     _node(ax, parent_x, parent_y, f"[{path.root[0]}, {path.root[1]})", chosen=True)
-    ax.text(0.0, 0.0, "range", ha="left", va="center", fontsize=9, color="#444444")
-    for depth_i, level in enumerate(path.levels, start=1):
+    ax.text(0.05, 0.0, "range", ha="left", va="center", fontsize=9, color="#444444")
+    for depth_i, (level, items) in enumerate(zip(path.levels, rows, strict=True), start=1):
         y = -float(depth_i)
         ax.text(
-            0.0,
+            0.05,
             y,
             f"round {level.round}\n{level.k}-way",
             ha="left",
@@ -207,44 +298,77 @@ def decision_path_figure(path: DecisionPath, model: str, suite: str, simulated: 
             fontsize=9,
             color="#444444",
         )
-        slots = len(level.shown)
-        xs = [0.22 + 0.72 * (i + 0.5) / slots for i in range(slots)]
-        for x, j, (lo, hi) in zip(xs, level.shown, level.intervals, strict=True):
+        next_x = parent_x
+        for i, (kind, j) in enumerate(items):
+            x = slot_x(i, len(items))
+            if kind == "gap":
+                ax.text(x, y, f"… ({j})", ha="center", va="center", fontsize=9, color="#444444")
+                continue
+            at = level.shown.index(j)
+            lo, hi = level.intervals[at]
             chosen = j == level.chosen
+            probability = level.probabilities[at] if level.probabilities else None
             ax.plot(
                 [parent_x, x],
-                [parent_y - 0.2, y + 0.2],
+                [parent_y - 0.22, y + 0.26],
                 color=_CHOSEN if chosen else "#BBBBBB",
                 linewidth=3.0 if chosen else 0.9,
                 solid_capstyle="round",
                 zorder=0,
             )
-            _node(ax, x, y, f"[{lo}, {hi})", chosen)
+            _node(ax, x, y, _node_text(lo, hi, probability), chosen, j == level.target)
             if chosen:
                 next_x = x
-        if level.elided_before:
-            ax.text(0.15, y, f"… ({level.elided_before})", ha="center", va="center", fontsize=9)
-        if level.elided_after:
-            ax.text(0.985, y, f"… ({level.elided_after})", ha="center", va="center", fontsize=9)
         parent_x, parent_y = next_x, y
     value = "no value (failed)" if path.value is None else f"ŷ = {path.value}"
     cell = "" if path.cell is None else f", cell [{path.cell[0]}, {path.cell[1]})"
     ax.text(
-        0.5,
-        -(depth + 0.6),
+        label_w + slot_w * widest / 2,
+        -(depth + 0.62),
         f"{value}{cell}   ·   target y = {path.target}",
         ha="center",
         va="center",
         fontsize=10,
         fontweight="bold",
     )
+    probabilities = any(p is not None for lv in path.levels for p in lv.probabilities)
     ax.set_title(
         f"Decision path of {decoder_label(path.decoder, suite)} for job {path.job}\n"
         f"{figure_subtitle(model, suite, simulated)}\n"
-        "thick edges: selected path · … (n): n further alternatives not drawn",
+        "thick edges: selected path · orange outline: the target's interval"
+        + (" · p: probability returned" if probabilities else "")
+        + " · … (n): n alternatives not drawn",
         fontsize=10,
     )
     return fig
+
+
+def report_figures(a: Analysis, path: DecisionPath) -> list[tuple[str, str, Figure]]:
+    """Every figure of ``numericjev report`` as (file stem, caption, figure), in page order.
+
+    The Markdown report and the HTML page both show exactly this list, so a figure added
+    here appears in both without further code.
+    """
+    f = a.facts
+    shown = np.isfinite(a.bootstrap.lo).any()
+    bars = "with family-bootstrap intervals" if shown else "without intervals"
+    figures = [
+        ("share_within5", f"Share of outputs within 5% APE, {bars}", within5_figure(a)),
+        ("nmae", f"NMAE (% of range) per decoder and condition, {bars}", nmae_figure(a)),
+    ]
+    by_domain = domain_figure(a)
+    if by_domain is not None:
+        figures.append(
+            ("mape_by_domain", "MAPE (%) by domain, per decoder and condition", by_domain)
+        )
+    figures.append(
+        (
+            "decision_path",
+            f"Decision path of {path.decoder} for job {path.job}",
+            decision_path_figure(path, f.model, f.suite, f.simulated),
+        )
+    )
+    return figures
 
 
 def save_figure(fig: Figure, out_dir: Path, stem: str) -> tuple[Path, Path]:

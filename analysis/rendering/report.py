@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from analysis.errors import SelectionError
+from analysis.loading.exchanges import job_answers
 from analysis.loading.names import tree_branching
 from analysis.loading.outputs import find_output
 from analysis.loading.paths import DecisionPath, decision_path
@@ -16,9 +18,21 @@ from analysis.statistics.facts import SIMULATED_NOTICE
 from analysis.statistics.summary import Analysis
 
 from .markdown import warning_lines
+
+if TYPE_CHECKING:  # the page builder (Jinja2) is imported on use: `analyze` never needs it
+    from .html import RunSummary
+    from .html_parts import FigureFile
+
 from .tables import build_tables, facts_table
 
-__all__ = ["analysis_markdown", "select_path", "write_report"]
+__all__ = [
+    "WrittenReport",
+    "analysis_markdown",
+    "select_path",
+    "write_report",
+    "write_report_files",
+    "write_report_page",
+]
 
 
 def _header(a: Analysis) -> list[str]:
@@ -81,31 +95,61 @@ def select_path(run: Run, job: str | None, decoder: str | None = None) -> Decisi
             f"job {job!r} has no {decoder} output in {run.manifest.run_dir}; pass a job id from "
             f"outputs.jsonl, e.g. {_first_job(run, decoder)}"
         )
-    return decision_path(record)
+    answers = job_answers(run.manifest.run_dir / "requests.jsonl", job, decoder)
+    return decision_path(record, answers=answers)
 
 
-def write_report(a: Analysis, path: DecisionPath, out_dir: Path) -> list[Path]:
-    """Write report.md and the three figures (SVG and PNG) into ``out_dir``; return the files."""
+@dataclass(frozen=True, eq=False)
+class WrittenReport:
+    """report.md and the figures, written; and what the HTML page still needs of the run."""
+
+    files: tuple[Path, ...]
+    figures: tuple[FigureFile, ...]
+    summary: RunSummary
+
+
+def write_report_files(a: Analysis, path: DecisionPath, out_dir: Path) -> WrittenReport:
+    """Write report.md and every figure of :func:`report_figures` (SVG and PNG)."""
     # Imported here so that `analyze` does not pay matplotlib's import time.
-    from .figures import decision_path_figure, nmae_figure, save_figure, within5_figure
+    from .figures import report_figures, save_figure
+    from .html import run_summary
+    from .html_parts import FigureFile
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    f = a.facts
-    shown = np.isfinite(a.bootstrap.lo).any()
-    bars = "with family-bootstrap intervals" if shown else "without intervals"
-    figures = [
-        ("share_within5", f"Share of outputs within 5% APE, {bars}", within5_figure(a)),
-        ("nmae", f"NMAE (% of range) per decoder and condition, {bars}", nmae_figure(a)),
-        (
-            "decision_path",
-            f"Decision path of {path.decoder} for job {path.job}",
-            decision_path_figure(path, f.model, f.suite, f.simulated),
-        ),
-    ]
+    figures = report_figures(a, path)
     written: list[Path] = []
     for stem, _, fig in figures:
         written += save_figure(fig, out_dir, stem)
     markdown = analysis_markdown(a, [(caption, f"{stem}.svg") for stem, caption, _ in figures])
     report = out_dir / "report.md"
     report.write_text(markdown.replace("# NumericJev analysis", "# NumericJev report", 1) + "\n")
-    return [report, *written]
+    return WrittenReport(
+        (report, *written),
+        tuple(FigureFile(caption, out_dir / f"{stem}.svg") for stem, caption, _ in figures),
+        run_summary(a),
+    )
+
+
+def write_report_page(report: WrittenReport, out_dir: Path) -> Path:
+    """Write the self-contained ``index.html`` (every figure inline, the job viewer).
+
+    Needs no :class:`Analysis`: a caller that drops its run before this call keeps the
+    peak memory of a 100× run to that of the analysis or of the viewer data, not both.
+    """
+    from analysis.loading.rounds import load_rounds
+
+    from .html import run_page
+
+    rounds = load_rounds(report.summary.manifest.run_dir)
+    index = out_dir / "index.html"
+    index.write_text(run_page(report.summary, report.figures, rounds), encoding="utf-8")
+    return index
+
+
+def write_report(a: Analysis, path: DecisionPath, out_dir: Path, html: bool = True) -> list[Path]:
+    """Write report.md, the figures and, with ``html``, index.html into ``out_dir``."""
+    report = write_report_files(a, path, out_dir)
+    files = list(report.files)
+    if html:
+        files.append(write_report_page(report, out_dir))
+    return files

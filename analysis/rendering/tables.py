@@ -22,6 +22,7 @@ __all__ = [
     "main_table",
     "paired_table",
     "register_tables",
+    "resampled_with",
     "sensitivity_table",
     "standard_notes",
     "table_suffix",
@@ -89,6 +90,25 @@ def _date_values_note(a: Analysis) -> list[str]:
     ]
 
 
+def resampled_with(a: Analysis) -> str:
+    """What each resampled family carries, naming only what the run has: `` with their
+    transforms, option orders and both conditions`` for affine, less for other suites."""
+    parts = []
+    if a.design.reference_domain is not None and a.metrics.units("affine_gap").sum() > 0:
+        parts.append("transforms")
+    if len(a.design.orders) >= 2:
+        parts.append("option orders")
+    if int(a.run.outputs.repeat.max(initial=0)) > 0:
+        parts.append("repeats")
+    n_conditions = len(a.design.conditions)
+    if n_conditions >= 2:
+        parts.append("both conditions" if n_conditions == 2 else f"all {n_conditions} conditions")
+    if not parts:
+        return ""
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f" with their {listed}"
+
+
 def standard_notes(a: Analysis, bootstrap: bool) -> list[str]:
     """The notes under a metric table: units, failures, bootstrap intervals, APE at 0."""
     notes = [
@@ -101,8 +121,8 @@ def standard_notes(a: Analysis, bootstrap: bool) -> list[str]:
     elif bootstrap and b.n_boot > 0:
         notes.append(
             f"Brackets: {b.level:.0%} percentile family-bootstrap intervals "
-            f"({b.n_boot:,} replicates, seed {b.seed}, {b.n_families} families resampled with "
-            "their transforms, orders and both conditions)."
+            f"({b.n_boot:,} replicates, seed {b.seed}, {b.n_families} families resampled"
+            f"{resampled_with(a)})."
         )
     excluded = int(a.metrics.n_ok.sum() - a.metrics.units("mape").sum())
     if excluded:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,15 @@ def test_decision_path_ends_in_the_decoded_cell(index: int, k: int, domain: str)
     path = decision_path(output_line(0, domain, "arithmetic", "ascending", f"tree{k}", index))
     last = path.levels[-1]
     assert last.intervals[last.shown.index(last.chosen)] == tuple(path.cell)
+    target = Decimal(path.target)
     for level in path.levels:
-        assert level.chosen in level.shown and len(level.shown) == min(level.k, 4)
-        assert level.elided_before + len(level.shown) + level.elided_after == level.k
+        assert level.chosen in level.shown
+        assert min(level.k, 4) <= len(level.shown) <= min(level.k, 4) + 1
+        hidden = level.elided_before + level.elided_between + level.elided_after
+        assert hidden + len(level.shown) == level.k
+        lo, hi = (Decimal(v) for v in level.parent)
+        if level.target is None:  # only when the target is outside the parent interval
+            assert not lo <= target < hi
+        else:  # the marked child is drawn and holds the target
+            child = level.intervals[level.shown.index(level.target)]
+            assert Decimal(child[0]) <= target < Decimal(child[1])

@@ -1,0 +1,384 @@
+"""Every output with the rounds that produced it, streamed into compact columns for the job
+viewer of the HTML report.
+
+A 100× affine run has 614,400 outputs, 2.4 million questions and 19 million returned
+probabilities in a 1.5 GB requests.jsonl. Nothing here holds a parsed line longer than it
+takes to read it: strings are interned (criteria sets and question texts are shared by
+thousands of jobs), numbers go into ``array`` columns, and probabilities into one float32
+array, so memory grows with the numbers kept, not with the log.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from analysis.errors import LogFormatError
+
+from .exact import output_errors, parse_decimal
+from .interning import Interner, as_text
+from .jsonl import JsonlCounter, iter_jsonl
+from .targets import TargetRule
+
+__all__ = ["NONE", "Interner", "JobRounds", "QuestionSpec", "load_rounds"]
+
+NONE = 0xFFFFFFFF  # "no string" in a string-id column
+
+
+# Column name -> array typecode (I: uint32, H: uint16, h: int16, B: uint8, f: float32).
+_COLUMNS = {
+    "job_id": "I",
+    "job_case": "I",
+    "job_family": "I",
+    "job_domain": "B",
+    "job_condition": "B",
+    "job_order": "B",
+    "job_repeat": "H",
+    "out_job": "I",
+    "out_decoder": "B",
+    "out_ok": "B",
+    "out_target": "I",
+    "out_value": "I",
+    "out_cell": "I",
+    "out_grid": "I",
+    "out_ape": "f",
+    "out_rounds": "h",
+    "out_trace_start": "I",
+    "out_trace_len": "H",
+    "trace_step": "I",
+    "q_output": "I",
+    "q_round": "H",
+    "q_step": "I",
+    "q_spec": "I",
+    "q_state": "I",
+    "q_choice": "h",
+    "q_target": "h",
+    "q_attempt": "B",
+    "probabilities": "f",
+}
+
+
+@dataclass(frozen=True)
+class QuestionSpec:
+    """A question as sent, minus the state: its type, instructions and options in order."""
+
+    type: str
+    instructions: str
+    labels: tuple[str, ...]
+    texts: tuple[str, ...]
+
+
+@dataclass(eq=False)
+class JobRounds:
+    """Columns of one run folder for the job viewer.
+
+    Jobs, outputs (one per (job, decoder); the last line wins), questions (one per wire
+    question id of an answered request line, in log order) and their probabilities (one per
+    option of each question, in the order sent; NaN where none was returned). String columns
+    hold ids into ``strings``; ``NONE`` marks an absent value.
+    """
+
+    strings: list[str]
+    decoders: list[str]
+    domains: list[str]
+    conditions: list[str]
+    orders: list[str]
+    specs: list[QuestionSpec]
+    # jobs
+    job_id: array  # string id
+    job_case: array
+    job_family: array
+    job_domain: array
+    job_condition: array
+    job_order: array
+    job_repeat: array
+    # outputs
+    out_job: array
+    out_decoder: array
+    out_ok: array
+    out_target: array  # string id of the exact decimal
+    out_value: array
+    out_cell: array  # string id of "[lo, hi)" text
+    out_grid: array  # string id of "L · eps · N" text
+    out_ape: array  # float32 percent, NaN where undefined or failed
+    out_rounds: array
+    out_trace_start: array
+    out_trace_len: array
+    trace_step: array  # string id of one trace step's JSON text
+    # questions
+    q_output: array
+    q_round: array
+    q_step: array  # string id of the decoder step ("2", "d1", "b64")
+    q_spec: array
+    q_state: array  # string id of the request's state as JSON text
+    q_choice: array  # position of the chosen label in the spec, -1 when none
+    q_target: array  # position of the target's label, -1 when unknown
+    q_attempt: array  # attempt number of the answered line
+    probabilities: array  # float32, per option of each question in log order
+    failed_attempts: dict[tuple[int, int], list[tuple[int, str, str]]]  # (job, round) -> errors
+    requests_present: bool
+
+    @property
+    def n_outputs(self) -> int:
+        """Number of (job, decoder) outputs."""
+        return len(self.out_job)
+
+
+class _Reader:
+    """State shared by the two streaming passes."""
+
+    def __init__(self) -> None:
+        self.s = Interner()
+        self.s("")  # id 0: the empty string
+        self.decoders: dict[str, int] = {}
+        self.decoder_names: list[str] = []
+        self.enums: dict[str, Interner] = {k: Interner() for k in ("domain", "cond", "order")}
+        self.jobs: dict[str, int] = {}
+        self.outputs: dict[int, int] = {}  # job index * 256 + decoder code -> output row
+        self.rules: dict[tuple[int, int], TargetRule] = {}  # (decoder, numbers id) -> rule
+        self.targets: dict[tuple[int, int, str, int], str | None] = {}
+        self.steps: dict[int, Any] = {}  # trace-step string id -> parsed step
+        # (target, L, eps, N) as written, interned: thousands of distinct ones for 10^5 rows.
+        self.number_ids: dict[tuple[Any, ...], int] = {}
+        self.numbers: list[tuple[Any, ...]] = []
+        self.out_numbers = array("I")  # output row -> id into self.numbers
+        self.spec_ids: dict[bytes, int] = {}
+        self.specs: list[QuestionSpec] = []
+        self.spec_pos: list[dict[str, int]] = []
+        self.ape_cache: dict[tuple[Any, ...], float] = {}
+        self.cols: dict[str, array[Any]] = {name: array(code) for name, code in _COLUMNS.items()}
+        self.failed: dict[tuple[int, int], list[tuple[int, str, str]]] = {}
+
+    # --- outputs.jsonl -------------------------------------------------------------------
+
+    def _job(self, record: dict[str, Any]) -> int:
+        job = str(record["job"])
+        found = self.jobs.get(job)
+        if found is not None:
+            return found
+        c = self.cols
+        found = self.jobs[job] = len(c["job_id"])
+        case = str(record.get("case", job))
+        c["job_id"].append(self.s(job))
+        c["job_case"].append(self.s(case))
+        c["job_family"].append(self.s(str(record.get("family", case))))
+        c["job_domain"].append(min(self.enums["domain"](str(record.get("domain", "all"))), 255))
+        c["job_condition"].append(min(self.enums["cond"](str(record["condition"])), 255))
+        c["job_order"].append(min(self.enums["order"](str(record["order"])), 255))
+        repeat = record.get("repeat")
+        c["job_repeat"].append(repeat if isinstance(repeat, int) and 0 <= repeat < 65536 else 0)
+        return found
+
+    def _ape(self, numbers: int, value: Any, ok: bool) -> float:
+        if not ok or value is None:
+            return math.nan
+        key = (numbers, value)
+        found = self.ape_cache.get(key)
+        if found is None:
+            target, lower, eps, n_cells = self.numbers[numbers]
+            found = output_errors(
+                parse_decimal(target),
+                parse_decimal(value),
+                parse_decimal(lower),
+                parse_decimal(eps),
+                int(n_cells),
+            )[0]
+            if len(self.ape_cache) < 200_000:
+                self.ape_cache[key] = found
+        return found
+
+    def output(self, record: dict[str, Any]) -> None:
+        """Add (or, for a repeated (job, decoder), replace) one outputs.jsonl line."""
+        job = self._job(record)
+        decoder = str(record["decoder"])
+        code = self.decoders.get(decoder)
+        if code is None:
+            if len(self.decoders) > 255:
+                raise ValueError("more than 256 decoders")
+            code = self.decoders[decoder] = len(self.decoder_names)
+            self.decoder_names.append(decoder)
+        ok = record.get("status") == "ok"
+        trace = record.get("trace")
+        steps = trace if isinstance(trace, list) else []
+        c, s = self.cols, self.s
+        cell = record.get("cell")
+        numbers = (record["target"], record["L"], record["eps"], record["N"])
+        nid = self.number_ids.get(numbers)  # TypeError on a list or object: a bad line
+        if nid is None:
+            nid = self.number_ids[numbers] = len(self.numbers)
+            self.numbers.append(numbers)
+        values = {
+            "out_job": job,
+            "out_decoder": code,
+            "out_ok": 1 if ok else 0,
+            "out_target": s(as_text(record["target"])),
+            "out_value": NONE if record.get("value") is None else s(as_text(record["value"])),
+            "out_cell": s(f"[{cell[0]}, {cell[1]})")
+            if isinstance(cell, list) and len(cell) == 2
+            else NONE,
+            "out_grid": s(f"L {record['L']} · eps {record['eps']} · N {record['N']}"),
+            "out_ape": self._ape(nid, record.get("value"), ok),
+            "out_rounds": record["rounds"] if isinstance(record.get("rounds"), int) else -1,
+            "out_trace_start": len(c["trace_step"]),
+            "out_trace_len": min(len(steps), 65535),
+        }
+        for step in steps[:65535]:
+            c["trace_step"].append(s(as_text(step)))
+        key = job * 256 + code
+        row = self.outputs.get(key)
+        if row is None:
+            row = self.outputs[key] = len(c["out_job"])
+            for name, value in values.items():
+                c[name].append(value)
+            self.out_numbers.append(nid)
+        else:  # a duplicate line: the last write wins
+            for name, value in values.items():
+                c[name][row] = value
+            self.out_numbers[row] = nid
+
+    # --- requests.jsonl ------------------------------------------------------------------
+
+    def _spec(self, question: dict[str, Any]) -> int:
+        raw = orjson.dumps(question)
+        found = self.spec_ids.get(raw)
+        if found is None:
+            criteria = question.get("criteria")
+            pairs = list(criteria.items()) if isinstance(criteria, dict) else []
+            spec = QuestionSpec(
+                str(question.get("type", "")),
+                str(question.get("instructions", "")),
+                tuple(str(k) for k, _ in pairs),
+                tuple(as_text(v) for _, v in pairs),
+            )
+            found = self.spec_ids[raw] = len(self.specs)
+            self.specs.append(spec)
+            self.spec_pos.append({label: i for i, label in enumerate(spec.labels)})
+        return found
+
+    def _target(self, row: int, code: int, step: str, round_: int) -> str | None:
+        """The target's label for this question; cached, since paths repeat across jobs."""
+        c = self.cols
+        start, count = c["out_trace_start"][row], c["out_trace_len"][row]
+        trace_id = NONE
+        for i in range(start, start + count):
+            sid = c["trace_step"][i]
+            parsed = self.steps.get(sid)
+            if parsed is None:
+                parsed = self.steps[sid] = orjson.loads(self.s.strings[sid])
+            if isinstance(parsed, dict) and parsed.get("round") == round_:
+                trace_id = sid
+                break
+        nid = self.out_numbers[row]
+        key = (code, nid, step, trace_id)
+        if key in self.targets:
+            return self.targets[key]
+        rule = self.rules.get((code, nid))
+        if rule is None:
+            fields = dict(zip(("target", "L", "eps", "N"), self.numbers[nid], strict=True))
+            rule = self.rules[code, nid] = TargetRule(
+                {"decoder": self.decoder_names[code], **fields}
+            )
+        label = rule.label(step, None if trace_id == NONE else self.steps[trace_id])
+        if len(self.targets) < 500_000:
+            self.targets[key] = label
+        return label
+
+    def request(self, record: dict[str, Any]) -> None:
+        """Add the questions of one answered requests.jsonl line (or note a failed one)."""
+        job = self.jobs.get(str(record.get("job")))
+        if job is None:
+            return  # a job with no output yet (pending): nothing to show it under
+        round_ = record.get("round")
+        round_ = round_ if isinstance(round_, int) and 0 <= round_ < 65536 else 0
+        attempt = record.get("attempt")
+        attempt = attempt if isinstance(attempt, int) and 0 <= attempt < 256 else 0
+        error = record.get("error")
+        if error is not None:
+            kind = error.get("kind", "unknown") if isinstance(error, dict) else "unknown"
+            message = error.get("message", "") if isinstance(error, dict) else str(error)
+            self.failed.setdefault((job, round_), []).append(
+                (attempt, str(kind), str(message)[:300])
+            )
+            return
+        request, response, qmap = record.get("request"), record.get("response"), record.get("qmap")
+        if not isinstance(request, dict) or not isinstance(qmap, dict):
+            return
+        questions = request.get("questions")
+        answers = response.get("answers") if isinstance(response, dict) else None
+        if not isinstance(questions, dict):
+            return
+        answers = answers if isinstance(answers, dict) else {}
+        state = self.s(as_text(request.get("state", "")))
+        c, s = self.cols, self.s
+        probabilities = c["probabilities"]
+        for qid, meaning in qmap.items():
+            decoder, _, step = str(meaning).partition("/")
+            code = self.decoders.get(decoder)
+            row = None if code is None else self.outputs.get(job * 256 + code)
+            question = questions.get(qid)
+            if code is None or row is None or not isinstance(question, dict):
+                continue
+            spec = self._spec(question)
+            labels, positions = self.specs[spec].labels, self.spec_pos[spec]
+            answer = answers.get(qid)
+            answer = answer if isinstance(answer, dict) else {}
+            choice = positions.get(str(answer.get("choice")), -1)
+            probs = answer.get("probabilities")
+            if isinstance(probs, dict) and list(probs) == list(labels):
+                values = list(probs.values())  # the common case: returned in the order sent
+            elif isinstance(probs, dict):
+                values = [probs.get(label) for label in labels]
+            else:
+                values = [None] * len(labels)
+            try:
+                probabilities.extend(values)
+            except TypeError:
+                probabilities.extend(
+                    float(v) if isinstance(v, int | float) and not isinstance(v, bool) else math.nan
+                    for v in values
+                )
+            target = self._target(row, code, step, round_)
+            c["q_output"].append(row)
+            c["q_round"].append(round_)
+            c["q_step"].append(s(step))
+            c["q_spec"].append(spec)
+            c["q_state"].append(state)
+            c["q_choice"].append(choice)
+            c["q_target"].append(positions.get(target, -1) if target is not None else -1)
+            c["q_attempt"].append(attempt)
+
+
+def load_rounds(run_dir: Path) -> JobRounds:
+    """Stream outputs.jsonl, then requests.jsonl, of ``run_dir`` into :class:`JobRounds`."""
+    reader = _Reader()
+    outputs = run_dir / "outputs.jsonl"
+    if outputs.is_file():
+        for lineno, record in iter_jsonl(outputs, JsonlCounter()):
+            try:
+                reader.output(record)
+            except (KeyError, ValueError, TypeError) as exc:
+                raise LogFormatError(
+                    f"{outputs} line {lineno}: {exc}; outputs.jsonl lines are written by "
+                    "`numericjev run` — repair the line or re-run the job"
+                ) from exc
+    requests = run_dir / "requests.jsonl"
+    if requests.is_file():
+        for _, record in iter_jsonl(requests, JsonlCounter()):
+            reader.request(record)
+    c = reader.cols
+    return JobRounds(
+        strings=reader.s.strings,
+        decoders=list(reader.decoders),
+        domains=reader.enums["domain"].strings,
+        conditions=reader.enums["cond"].strings,
+        orders=reader.enums["order"].strings,
+        specs=reader.specs,
+        failed_attempts=reader.failed,
+        requests_present=requests.is_file(),
+        **c,
+    )

@@ -1,0 +1,240 @@
+"""Self-contained HTML pages: one run (``report``), two runs (``diff --html``) and, through
+the same :func:`render_page`, any comparison of N runs (issue 9's ``compare``).
+
+A page is one file: styles, a little plain JavaScript and the figures (SVG) are inline and
+nothing is fetched, so it opens offline years later. Jinja2 autoescapes every value, and
+the JSON block is written with ``<``, ``>`` and ``&`` as ``\\u003c``-style escapes, so a
+label or an expression from a log is always shown as text, never run as markup.
+
+Page builders::
+
+    render_page(title, runs, sections, warnings) -> str         # N runs, any sections
+    run_page(run_summary(analysis), figures, rounds) -> str      # numericjev report
+    diff_page(diff, run_a, run_b, rounds_a, rounds_b) -> str     # numericjev diff --html
+
+``compare`` (issue 9) calls :func:`render_page` with one :class:`PageRun` per model × suite
+cell (each with its ``JobRounds`` for the side-by-side viewer, or None to leave a run out
+of it) and its verdict tables as :class:`PageSection` s; runs of the same suite share job
+ids, so the viewer shows one column per run for a chosen job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+import orjson
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from analysis.loading.manifest import Manifest
+from analysis.loading.names import condition_label, decoder_label, domain_label
+from analysis.loading.rounds import JobRounds
+from analysis.statistics.diff import RunDiff
+from analysis.statistics.facts import RunFacts
+from analysis.statistics.summary import Analysis
+
+from .diff_tables import diff_tables, diff_title
+from .html_data import pack_rounds
+from .html_parts import (
+    FigureFile,
+    JobLink,
+    LinkedTable,
+    inline_svg,
+    provenance_rows,
+    run_warnings,
+    worst_cases,
+)
+from .markdown import Table
+from .tables import build_tables, title_suffix
+
+__all__ = [
+    "PageRun",
+    "PageSection",
+    "RunSummary",
+    "diff_page",
+    "render_page",
+    "run_page",
+    "run_summary",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class PageRun:
+    """One run shown on a page.
+
+    ``key`` names it on the page ("A", "B", "sim:seed=7 · affine"); ``rounds`` feeds the job
+    viewer (None: the run is not in the viewer).
+    """
+
+    key: str
+    facts: RunFacts
+    manifest: Manifest
+    rounds: JobRounds | None = None
+
+
+@dataclass(frozen=True)
+class PageSection:
+    """A titled part of a page: prose, tables (sortable, rows may link to jobs), figures."""
+
+    title: str
+    anchor: str
+    tables: tuple[LinkedTable, ...] = ()
+    figures: tuple[FigureFile, ...] = ()
+    text: tuple[str, ...] = ()
+    groups: tuple[tuple[str, tuple[LinkedTable, ...]], ...] = field(default=())
+
+
+@cache
+def _environment() -> Environment:
+    # select_autoescape: every .html/.j2 template escapes its values; viewer.js and
+    # style.css are included verbatim (they hold no template values).
+    return Environment(
+        loader=PackageLoader("analysis.rendering", "templates"),
+        autoescape=select_autoescape(enabled_extensions=("html", "j2"), default=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _json_block(value: object) -> Markup:
+    """JSON safe inside a <script> element: no ``</script>``, no ``<!--``, no ``&`` entities."""
+    text = orjson.dumps(value).decode()
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escape)
+    return Markup(text)
+
+
+def _labels(runs: Sequence[PageRun]) -> dict[str, dict[str, str]]:
+    """Display labels of the names that appear in the viewer's data."""
+    suite = runs[0].facts.suite if runs else None
+    found: dict[str, dict[str, str]] = {"decoder": {}, "domain": {}, "condition": {}}
+    for run in runs:
+        if run.rounds is None:
+            continue
+        for name in run.rounds.decoders:
+            found["decoder"][name] = decoder_label(name, suite)
+        for name in run.rounds.domains:
+            found["domain"][name] = domain_label(name)
+        for name in run.rounds.conditions:
+            found["condition"][name] = condition_label(name)
+    return found
+
+
+def render_page(
+    title: str,
+    runs: Sequence[PageRun],
+    sections: Sequence[PageSection],
+    warnings: Sequence[str] = (),
+    subtitle: str = "",
+) -> str:
+    """The whole HTML page: warnings, provenance of ``runs``, ``sections``, the job viewer.
+
+    With several runs the provenance table has one column per run and highlights every
+    row where they differ, and the viewer shows the chosen job of each run side by side.
+    """
+    viewer = [run for run in runs if run.rounds is not None]
+    meta = {
+        "runs": [
+            {
+                "key": run.key,
+                "run_id": run.facts.run_id,
+                "model": run.facts.model,
+                "suite": run.facts.suite,
+                "simulated": run.facts.simulated,
+            }
+            for run in viewer
+        ],
+        "labels": _labels(viewer),
+    }
+    template = _environment().get_template("page.html.j2")
+    return template.render(
+        title=title,
+        subtitle=subtitle,
+        warnings=list(warnings),
+        runs=list(runs),
+        provenance=provenance_rows([(run.facts, run.manifest) for run in runs]),
+        sections=list(sections),
+        meta=_json_block(meta),
+        blocks=[(run.key, pack_rounds(run.rounds)) for run in viewer if run.rounds is not None],
+        svg=inline_svg,
+        simulated=any(run.facts.simulated for run in runs),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class RunSummary:
+    """What the page of one run needs from its :class:`Analysis`, without the arrays."""
+
+    facts: RunFacts
+    manifest: Manifest
+    tables: tuple[Table, ...]
+    warnings: tuple[str, ...]
+
+
+def run_summary(a: Analysis) -> RunSummary:
+    """The tables, facts and warnings of ``a`` (small: the run's arrays are not kept)."""
+    return RunSummary(
+        a.facts,
+        a.run.manifest,
+        tuple(build_tables(a)),
+        tuple(run_warnings(a.facts, a.run.manifest)),
+    )
+
+
+def run_page(s: RunSummary, figures: Sequence[FigureFile], rounds: JobRounds | None) -> str:
+    """The page of one analysed run (``numericjev report``)."""
+    f = s.facts
+    sections = [
+        PageSection("Tables", "tables", tables=tuple(LinkedTable(t) for t in s.tables)),
+        PageSection("Figures", "figures", figures=tuple(figures)),
+    ]
+    if rounds is not None:
+        groups = tuple((label, (table,)) for label, table in worst_cases(rounds, f.suite))
+        sections.append(PageSection("Worst cases", "worst", groups=groups))
+    return render_page(
+        f"NumericJev report — run {f.run_id}",
+        [PageRun(f.run_id, f, s.manifest, rounds)],
+        sections,
+        s.warnings,
+        subtitle=title_suffix(f.model, f.suite, f.simulated).removeprefix(" — "),
+    )
+
+
+def diff_page(
+    d: RunDiff,
+    manifest_a: Manifest,
+    manifest_b: Manifest,
+    rounds_a: JobRounds | None,
+    rounds_b: JobRounds | None,
+) -> str:
+    """The page of ``numericjev diff A B --html``: both provenances, paired deltas, the
+    outputs that changed most (each opening A's and B's rounds side by side)."""
+    tables = diff_tables(d)
+    changes, rest = tables[0], tables[1:]
+    linked = [LinkedTable(changes)]
+    for table in rest:
+        if table.title.startswith("Largest changes"):
+            links = tuple(JobLink(o.job, o.decoder) for o in d.top)
+            linked.append(LinkedTable(table, links))
+        elif not table.title.startswith("Runs compared"):  # the provenance table shows it
+            linked.append(LinkedTable(table))
+    warnings = [
+        *run_warnings(d.facts_a, manifest_a, "A"),
+        *run_warnings(d.facts_b, manifest_b, "B"),
+    ]
+    if manifest_a.run_dir.resolve() == manifest_b.run_dir.resolve():
+        warnings.insert(0, "A and B are one run folder: every difference is zero by construction")
+    runs = [
+        PageRun("A", d.facts_a, manifest_a, rounds_a),
+        PageRun("B", d.facts_b, manifest_b, rounds_b),
+    ]
+    return render_page(
+        "NumericJev diff — " + diff_title(d).removeprefix("Diff "),
+        runs,
+        [PageSection("Paired differences", "tables", tables=tuple(linked))],
+        warnings,
+        subtitle=f"suite {d.facts_a.suite}",
+    )

@@ -1,0 +1,160 @@
+"""The job viewer's data block: :class:`JobRounds` packed into one gzip'd, base64'd binary.
+
+Layout (little-endian), inflated in the page by the browser's own
+``DecompressionStream('gzip')``::
+
+    "NJV1"  u32 header length  header JSON (UTF-8)  zero padding to 8 bytes  columns...
+
+The header holds the interned strings, the question specs, the enum names and, per column,
+``[name, dtype, offset, length]`` (offset from the first column, 8-byte aligned). Questions
+are sorted by output and round, so one output's rounds are one slice; probabilities follow
+the same order, quantised to 1/10,000 (65535: none returned). Only base64 characters reach
+the HTML, so no log text can close the script element that carries the block.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+import zlib
+from array import array
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import orjson
+
+from analysis.loading.rounds import JobRounds
+
+__all__ = ["PROBABILITY_SCALE", "pack_rounds"]
+
+PROBABILITY_SCALE = 10_000  # probabilities are shown with four decimals
+_NO_PROBABILITY = 65535
+_DTYPES = {
+    np.dtype("uint8"): "u8",
+    np.dtype("int16"): "i16",
+    np.dtype("uint16"): "u16",
+    np.dtype("uint32"): "u32",
+    np.dtype("float32"): "f32",
+}
+
+
+def _np(column: array, dtype: str) -> np.ndarray:
+    return np.frombuffer(column, dtype=column.typecode).astype(dtype, copy=False)
+
+
+_CHUNK = 1 << 16  # questions per slice when probabilities are reordered (bounds memory)
+
+
+def _quantised(probs: np.ndarray) -> np.ndarray:
+    """float32 probabilities -> uint16 in 1/PROBABILITY_SCALE (NaN -> none returned)."""
+    out = np.full(len(probs), _NO_PROBABILITY, np.uint16)
+    known = ~np.isnan(probs)
+    out[known] = np.clip(np.rint(probs[known] * PROBABILITY_SCALE), 0, PROBABILITY_SCALE)
+    return out
+
+
+class _Layout:
+    """Questions sorted by (output, round), and their probabilities reordered to match."""
+
+    def __init__(self, r: JobRounds) -> None:
+        n_q = len(r.q_output)
+        q_output = _np(r.q_output, "uint32")
+        self.order = np.lexsort((np.arange(n_q), _np(r.q_round, "uint16"), q_output))
+        spec_sizes = np.array([len(s.labels) for s in r.specs] or [0], np.int64)
+        sizes = spec_sizes[_np(r.q_spec, "int64")]
+        self.starts = np.concatenate([[0], np.cumsum(sizes)])[:-1]  # log order
+        self.sizes = sizes
+        self.q_start = np.searchsorted(q_output[self.order], np.arange(r.n_outputs + 1))
+        per_output = np.bincount(q_output, weights=sizes, minlength=r.n_outputs)[: r.n_outputs]
+        self.p_start = np.concatenate([[0], np.cumsum(per_output)])[:-1]
+        self.n_probabilities = int(sizes.sum())
+        self.probabilities = np.frombuffer(r.probabilities, dtype=np.float32)
+
+    def probability_chunks(self) -> Iterator[np.ndarray]:
+        """The quantised probabilities in sorted question order, a slice at a time."""
+        for first in range(0, len(self.order), _CHUNK):
+            questions = self.order[first : first + _CHUNK]
+            sizes = self.sizes[questions]
+            shift = self.starts[questions] - (np.cumsum(sizes) - sizes)
+            gather = np.repeat(shift, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
+            yield _quantised(self.probabilities[gather])
+
+
+def _columns(r: JobRounds, lay: _Layout) -> dict[str, np.ndarray]:
+    order = lay.order
+    return {
+        "job_id": _np(r.job_id, "uint32"),
+        "job_case": _np(r.job_case, "uint32"),
+        "job_family": _np(r.job_family, "uint32"),
+        "job_domain": _np(r.job_domain, "uint8"),
+        "job_condition": _np(r.job_condition, "uint8"),
+        "job_order": _np(r.job_order, "uint8"),
+        "job_repeat": _np(r.job_repeat, "uint16"),
+        "out_job": _np(r.out_job, "uint32"),
+        "out_decoder": _np(r.out_decoder, "uint8"),
+        "out_ok": _np(r.out_ok, "uint8"),
+        "out_target": _np(r.out_target, "uint32"),
+        "out_value": _np(r.out_value, "uint32"),
+        "out_cell": _np(r.out_cell, "uint32"),
+        "out_grid": _np(r.out_grid, "uint32"),
+        "out_ape": _np(r.out_ape, "float32"),
+        "out_rounds": _np(r.out_rounds, "int16"),
+        "out_trace_start": _np(r.out_trace_start, "uint32"),
+        "out_trace_len": _np(r.out_trace_len, "uint16"),
+        "out_q_start": lay.q_start.astype(np.uint32),
+        "out_p_start": lay.p_start.astype(np.uint32),
+        "trace_step": _np(r.trace_step, "uint32"),
+        "q_round": _np(r.q_round, "uint16")[order],
+        "q_step": _np(r.q_step, "uint32")[order],
+        "q_spec": _np(r.q_spec, "uint32")[order],
+        "q_state": _np(r.q_state, "uint32")[order],
+        "q_choice": _np(r.q_choice, "int16")[order],
+        "q_target": _np(r.q_target, "int16")[order],
+        "q_attempt": _np(r.q_attempt, "uint8")[order],
+    }
+
+
+def _header(r: JobRounds, layout: list[list[Any]]) -> dict[str, Any]:
+    failed = [
+        [job, round_, [list(e) for e in errors]]
+        for (job, round_), errors in sorted(r.failed_attempts.items())
+    ]
+    return {
+        "strings": r.strings,
+        "specs": [[s.type, s.instructions, list(s.labels), list(s.texts)] for s in r.specs],
+        "decoders": r.decoders,
+        "domains": r.domains,
+        "conditions": r.conditions,
+        "orders": r.orders,
+        "n_jobs": len(r.job_id),
+        "n_outputs": r.n_outputs,
+        "probability_scale": PROBABILITY_SCALE,
+        "failed": failed,
+        "requests_present": r.requests_present,
+        "columns": layout,
+    }
+
+
+def pack_rounds(r: JobRounds, level: int = 6) -> str:
+    """The base64 text of the gzip'd binary block described in the module docstring."""
+    lay = _Layout(r)
+    cols = _columns(r, lay)
+    layout: list[list[Any]] = []
+    offset = 0
+    for name, column in cols.items():
+        layout.append([name, _DTYPES[column.dtype], offset, len(column)])
+        offset += (column.nbytes + 7) // 8 * 8
+    layout.append(["p", "u16", offset, lay.n_probabilities])
+    header = orjson.dumps(_header(r, layout))
+    pad = (-(8 + len(header))) % 8
+    # gzip container (wbits 31): what DecompressionStream('gzip') reads.
+    packer = zlib.compressobj(level, zlib.DEFLATED, 31)
+    chunks = [packer.compress(b"NJV1" + struct.pack("<I", len(header)) + header + b"\0" * pad)]
+    for column in cols.values():
+        data = column.astype(column.dtype.newbyteorder("<"), copy=False).tobytes()
+        chunks.append(packer.compress(data + b"\0" * ((-len(data)) % 8)))
+    for part in lay.probability_chunks():
+        chunks.append(packer.compress(part.astype("<u2", copy=False).tobytes()))
+    chunks.append(packer.flush())
+    return base64.b64encode(b"".join(chunks)).decode("ascii")
