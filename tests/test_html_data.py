@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from analysis.loading.rounds import load_rounds
-from analysis.loading.targets import target_label
+from analysis.loading.targets import option_holding, target_label
 from analysis.rendering.html import _json_block
 from analysis.rendering.html_data import PROBABILITY_SCALE, pack_rounds
 from tests.browser import chromium, open_page
@@ -160,3 +160,12 @@ def test_a_request_leaving_the_page_is_caught(tmp_path: Path) -> None:
         opened = open_page(context, page)
         opened.page.wait_for_load_state("load")
     assert opened.refused == ["http://127.0.0.1:9/x.png"]
+
+
+def test_options_are_read_from_their_texts_for_other_decoders() -> None:
+    intervals = ("0 <= x < 0.25", "0.25 <= x < 0.5", "0.5 <= x < 1")
+    assert option_holding(Decimal("0.25"), intervals) == 1
+    assert option_holding(Decimal("1"), intervals) is None  # outside every option
+    assert option_holding(Decimal("0.4375"), ("x <= 0.4375", "x > 0.4375")) == 0
+    assert option_holding(Decimal("-3"), ("x < -2", "x >= -2")) == 0
+    assert option_holding(Decimal("2"), ("x is one of 1, 2", "x is one of 3, 4")) is None

@@ -117,29 +117,23 @@ def job_answers(path: Path, job: str, decoder: str) -> dict[int, dict[str, float
         return found
     needle = orjson.dumps(job)
     prefix = decoder + "/"
-    with path.open("rb") as handle:
-        for raw in handle:
-            if needle not in raw:
+    # The one reader of the run folder, parsing only lines that mention the job.
+    for record in JsonlReader[dict[str, Any]](path, keep=lambda line: needle in line):
+        if record.get("job") != job:
+            continue
+        qmap, response = record.get("qmap"), record.get("response")
+        answers = response.get("answers") if isinstance(response, dict) else None
+        if not isinstance(qmap, dict) or not isinstance(answers, dict):
+            continue
+        for qid, meaning in qmap.items():
+            answer = answers.get(qid)
+            if not str(meaning).startswith(prefix) or not isinstance(answer, dict):
                 continue
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue  # a torn last line: nothing to show from it
-            if not isinstance(record, dict) or record.get("job") != job:
-                continue
-            qmap, response = record.get("qmap"), record.get("response")
-            answers = response.get("answers") if isinstance(response, dict) else None
-            if not isinstance(qmap, dict) or not isinstance(answers, dict):
-                continue
-            for qid, meaning in qmap.items():
-                answer = answers.get(qid)
-                if not str(meaning).startswith(prefix) or not isinstance(answer, dict):
-                    continue
-                probs = answer.get("probabilities")
-                if isinstance(probs, dict) and isinstance(record.get("round"), int):
-                    found[record["round"]] = {
-                        str(k): float(v)
-                        for k, v in probs.items()
-                        if isinstance(v, int | float) and not isinstance(v, bool)
-                    }
+            probs = answer.get("probabilities")
+            if isinstance(probs, dict) and isinstance(record.get("round"), int):
+                found[record["round"]] = {
+                    str(k): float(v)
+                    for k, v in probs.items()
+                    if isinstance(v, int | float) and not isinstance(v, bool)
+                }
     return found

@@ -19,11 +19,11 @@ from typing import Any
 import orjson
 
 from analysis.errors import LogFormatError
+from runfolder import JsonlReader
 
 from .exact import output_errors, parse_decimal
 from .interning import Interner, as_text
-from .jsonl import JsonlCounter, iter_jsonl
-from .targets import TargetRule
+from .targets import TargetRule, option_holding
 
 __all__ = ["NONE", "Interner", "JobRounds", "QuestionSpec", "load_rounds"]
 
@@ -260,7 +260,7 @@ class _Reader:
             self.spec_pos.append({label: i for i, label in enumerate(spec.labels)})
         return found
 
-    def _target(self, row: int, code: int, step: str, round_: int) -> str | None:
+    def _target(self, row: int, code: int, step: str, round_: int, spec: int) -> str | None:
         """The target's label for this question; cached, since paths repeat across jobs."""
         c = self.cols
         start, count = c["out_trace_start"][row], c["out_trace_len"][row]
@@ -283,7 +283,15 @@ class _Reader:
             rule = self.rules[code, nid] = TargetRule(
                 {"decoder": self.decoder_names[code], **fields}
             )
-        label = rule.label(step, None if trace_id == NONE else self.steps[trace_id])
+        if rule.has_rule:
+            label = rule.label(step, None if trace_id == NONE else self.steps[trace_id])
+        else:  # no rule of its own: read the options' texts (cached per question as sent)
+            key = (code, nid, "", spec)
+            if key in self.targets:
+                return self.targets[key]
+            spec_ = self.specs[spec]
+            at = None if rule.target is None else option_holding(rule.target, spec_.texts)
+            label = None if at is None else spec_.labels[at]
         if len(self.targets) < 500_000:
             self.targets[key] = label
         return label
@@ -342,7 +350,7 @@ class _Reader:
                     float(v) if isinstance(v, int | float) and not isinstance(v, bool) else math.nan
                     for v in values
                 )
-            target = self._target(row, code, step, round_)
+            target = self._target(row, code, step, round_, spec)
             c["q_output"].append(row)
             c["q_round"].append(round_)
             c["q_step"].append(s(step))
@@ -358,7 +366,7 @@ def load_rounds(run_dir: Path) -> JobRounds:
     reader = _Reader()
     outputs = run_dir / "outputs.jsonl"
     if outputs.is_file():
-        for lineno, record in iter_jsonl(outputs, JsonlCounter()):
+        for lineno, record in JsonlReader[dict[str, Any]](outputs).numbered():
             try:
                 reader.output(record)
             except (KeyError, ValueError, TypeError) as exc:
@@ -368,7 +376,7 @@ def load_rounds(run_dir: Path) -> JobRounds:
                 ) from exc
     requests = run_dir / "requests.jsonl"
     if requests.is_file():
-        for _, record in iter_jsonl(requests, JsonlCounter()):
+        for record in JsonlReader[dict[str, Any]](requests):
             reader.request(record)
     c = reader.cols
     return JobRounds(

@@ -17,7 +17,13 @@ from typing import Any
 from .exact import parse_decimal
 from .names import tree_branching
 
-__all__ = ["TargetRule", "target_label"]
+__all__ = ["TargetRule", "option_holding", "target_label"]
+
+_NUMBER = r"(-?\d+(?:\.\d+)?)"
+_INTERVAL = re.compile(rf"^\s*{_NUMBER} <= x < {_NUMBER}\s*$")
+_COMPARE = re.compile(rf"^\s*x (<=|<|>=|>) {_NUMBER}\s*$")
+# Decoders with a rule of their own below; any other is marked from its option texts.
+_RULES = frozenset({"direct", "digits", "bits", "bits4", "actual_digits", "adaptive_thresholds"})
 
 _STEP_NUMBER = re.compile(r"[a-z]*(\d+)$")
 
@@ -60,6 +66,33 @@ def _tree(
     return next(str(j) for j in range(k) if cuts[j] <= idx < cuts[j + 1])
 
 
+def _holds(text: str, target: Decimal) -> bool | None:
+    """Whether an option's text ("lo <= x < hi", "x <= z", ...) holds the target; None when
+    the text is not one of these forms."""
+    found = _INTERVAL.match(text)
+    if found:
+        return Decimal(found.group(1)) <= target < Decimal(found.group(2))
+    found = _COMPARE.match(text)
+    if found:
+        z = Decimal(found.group(2))
+        return {"<=": target <= z, "<": target < z, ">=": target >= z, ">": target > z}[
+            found.group(1)
+        ]
+    return None
+
+
+def option_holding(target: Decimal, texts: tuple[str, ...]) -> int | None:
+    """The one option whose text says it holds ``target`` (exact decimals), else None.
+
+    For decoders without a rule of their own (beams, bisection, weighted trees): the
+    options as sent say which numbers they stand for, so that is what is read.
+    """
+    verdicts = [_holds(text, target) for text in texts]
+    if None in verdicts or verdicts.count(True) != 1:
+        return None
+    return verdicts.index(True)
+
+
 class TargetRule:
     """The target's option for every question of one output (its numbers parsed once)."""
 
@@ -75,6 +108,11 @@ class TargetRule:
         except (KeyError, ValueError, TypeError, ArithmeticError):
             self.target = None
             self.index = None
+
+    @property
+    def has_rule(self) -> bool:
+        """True when this decoder has its own rule (else :func:`option_holding` applies)."""
+        return self.branching is not None or self.decoder in _RULES
 
     def label(self, step: str, trace_step: dict[str, Any] | None) -> str | None:
         """The label of the option holding the target for decoder step ``step``, or None."""

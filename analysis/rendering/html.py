@@ -180,7 +180,7 @@ def run_summary(a: Analysis) -> RunSummary:
         a.facts,
         a.run.manifest,
         tuple(build_tables(a)),
-        tuple(run_warnings(a.facts, a.run.manifest)),
+        tuple(run_warnings(a.facts, a.banners)),
     )
 
 
@@ -221,12 +221,12 @@ def diff_page(
             linked.append(LinkedTable(table, links))
         elif not table.title.startswith("Runs compared"):  # the provenance table shows it
             linked.append(LinkedTable(table))
+    # diff's banners name the side they concern (and A = B, and sides that differ).
     warnings = [
-        *run_warnings(d.facts_a, manifest_a, "A"),
-        *run_warnings(d.facts_b, manifest_b, "B"),
+        *run_warnings(d.facts_a, (), "A"),
+        *run_warnings(d.facts_b, (), "B"),
+        *(banner.message for banner in d.banners),
     ]
-    if manifest_a.run_dir.resolve() == manifest_b.run_dir.resolve():
-        warnings.insert(0, "A and B are one run folder: every difference is zero by construction")
     runs = [
         PageRun("A", d.facts_a, manifest_a, rounds_a),
         PageRun("B", d.facts_b, manifest_b, rounds_b),

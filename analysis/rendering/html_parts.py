@@ -16,6 +16,7 @@ import numpy as np
 from analysis.loading.manifest import Manifest
 from analysis.loading.names import condition_label, decoder_label, domain_label
 from analysis.loading.rounds import NONE, JobRounds
+from analysis.statistics.banners import Banner
 from analysis.statistics.facts import SIMULATED_NOTICE, RunFacts
 
 from .markdown import Table, fmt
@@ -75,32 +76,19 @@ class ProvenanceRow:
         return len(set(self.values)) > 1
 
 
-def run_warnings(facts: RunFacts, manifest: Manifest, who: str = "") -> list[str]:
-    """Warnings shown first on a page: simulated, served ≠ requested, mixed, incomplete.
-
-    This is the seam for the banners of issue 9 (``analysis.statistics.banners``): once they
-    are on main the page shows them, and this function keeps only what they do not cover.
-    """
+def run_warnings(facts: RunFacts, banners: Sequence[Banner], who: str = "") -> list[str]:
+    """Warnings shown first on a page: the analysis banners (incomplete, mixed, resumed,
+    sides that differ) and what they leave out: simulated, served ≠ requested, log repairs."""
     prefix = f"{who}: " if who else ""
     found = []
     if facts.simulated:
         found.append(f"{prefix}{SIMULATED_NOTICE}")
+    found += [banner.message for banner in banners]
     served = [name for name, _ in facts.served_models if name != _UNREPORTED]
-    if len(served) > 1:
-        listed = ", ".join(f"{n} ×{k:,}" for n, k in facts.served_models if n != _UNREPORTED)
-        found.append(
-            f"{prefix}answered by {len(served)} served models ({listed}); numbers mix them"
-        )
-    elif served and served[0] != facts.model and not facts.simulated:
+    if len(served) == 1 and served[0] != facts.model and not facts.simulated:
         found.append(
             f"{prefix}requested model {facts.model} but the server reported {served[0]}; "
             "the served model is what was measured"
-        )
-    if facts.outputs_failed or facts.outputs_missing:
-        found.append(
-            f"{prefix}run {facts.run_id} is incomplete: {facts.outputs_failed:,} failed and "
-            f"{facts.outputs_missing:,} missing outputs; tables cover the {facts.outputs_ok:,} ok "
-            f"ones (`numericjev resume {manifest.run_dir}` continues it)"
         )
     if facts.torn_lines or facts.duplicate_outputs:
         found.append(

@@ -77,7 +77,7 @@ def _exploratory(runs: RunFactory) -> Path:
         grid_line(
             "exploratory", family, "int", "arithmetic", order, 0, decoder, "2", value, eps="1"
         )
-        for family in range(3)
+        for family in range(6)
         for order in ("ascending", "reversed")
         for decoder, value in zip(EXPLORATORY, ("2", "2", "3", "2", "2", "4", "2"), strict=True)
     ]
@@ -97,7 +97,7 @@ def test_report_figures_have_no_overlapping_or_clipped_text(runs: RunFactory, su
 
 
 def test_footnotes_name_only_what_the_suite_has(runs: RunFactory) -> None:
-    affine = analysis_markdown(analyze_run(load_run(runs.affine(families=range(4))), 200))
+    affine = analysis_markdown(analyze_run(load_run(runs.affine(families=range(6))), 200))
     assert "resampled with their transforms, option orders and both conditions" in affine
     exploratory = analysis_markdown(analyze_run(load_run(_exploratory(runs)), 200))
     assert "resampled with their option orders)" in exploratory
