@@ -127,6 +127,18 @@ def bench_analysis() -> dict[str, Any]:
     return module.run()
 
 
+def bench_html(tmp: Path, quick: bool) -> dict[str, Any]:
+    """The HTML report at 1x (and 100x): build time, peak RSS, size, open and filter."""
+    try:
+        module = importlib.import_module("benchmarks.bench_html")
+    except ImportError as exc:
+        return {"html_skipped": f"benchmarks.bench_html unavailable: {exc}"}
+    if not (tmp / "s1").exists():  # --quick: the scale section did not make the 1x run
+        _child(_RUN.format(params={}, folder=str(tmp / "s1"), concurrency=64))
+    folders = {"1x": tmp / "s1"} if quick else {"1x": tmp / "s1", "100x": tmp / "x100"}
+    return module.run(folders)
+
+
 def main() -> None:
     """Run every section and print the figures, then one JSON line."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
@@ -144,6 +156,7 @@ def main() -> None:
         if not args.quick:
             sections.append(("scale 1x/100x", lambda: bench_scale(tmp)))
         sections.append(("analysis", bench_analysis))
+        sections.append(("html report", lambda: bench_html(tmp, args.quick)))
         for title, section in sections:
             t0 = time.perf_counter()
             result = section()

@@ -85,3 +85,29 @@ def not_blank(png: bytes) -> float:
     quantised = np.round(pixels * 255).astype(np.int64) @ np.array([65536, 256, 1])
     counts = np.bincount(quantised)
     return 1.0 - counts.max() / len(quantised)
+
+
+def screenshot(
+    page_path: Path, out: Path, words: str, width: int = 1100, height: int = 1000
+) -> int:
+    """Save a PNG of ``page_path``'s job viewer showing the first job ``words`` finds (the
+    README's picture); return its size in bytes."""
+    with chromium() as context:
+        opened = open_page(context, page_path)
+        page = opened.page
+        page.set_viewport_size({"width": width, "height": height})
+        page.fill("#filter", words)
+        page.wait_for_timeout(400)  # the box filters 150 ms after the last keystroke
+        page.locator("#job-list tbody tr").first.click()
+        page.locator("#job-detail .round").first.wait_for()
+        page.locator("#jobs").scroll_into_view_if_needed()
+        page.evaluate("() => document.getElementById('jobs').scrollIntoView()")
+        out.write_bytes(page.screenshot())
+        assert not opened.refused and not opened.errors
+    return out.stat().st_size
+
+
+if __name__ == "__main__":  # python -m tests.browser RUN/report/index.html OUT.png WORDS
+    import sys
+
+    print(screenshot(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]))

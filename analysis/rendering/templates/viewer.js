@@ -319,7 +319,10 @@
   function panel(d, o) {
     const c = d.c, j = c.out_job[o], div = el("div", "side");
     const decoder = d.h.decoders[c.out_decoder[o]];
-    div.appendChild(el("h3", null, `${meta.runs.length > 1 ? d.key + " · " : ""}${d.s[c.job_id[j]]} · ${label("decoder", decoder)}`));
+    const title = el("h3", null, `${meta.runs.length > 1 ? d.key + " · " : ""}${d.s[c.job_id[j]]} · ${label("decoder", decoder)}`);
+    const run = meta.runs.find((r) => r.key === d.key);
+    if (run && run.simulated) title.appendChild(el("span", "tag simulated", "SIMULATED model"));
+    div.appendChild(title);
     const kv = el("p", "kv");
     kv.textContent = `case ${d.s[c.job_case[j]]} · family ${d.s[c.job_family[j]]} · domain ${label("domain", d.h.domains[c.job_domain[j]])} · ` +
       `condition ${label("condition", d.h.conditions[c.job_condition[j]])} · order ${d.h.orders[c.job_order[j]]} · repeat ${c.job_repeat[j]} · ${d.s[c.out_grid[o]]}`;
