@@ -4,8 +4,10 @@ intervals, tables, figures and run-to-run diffs.
 The run folder (manifest.json, outputs.jsonl, requests.jsonl) is the only contract with
 the harness: nothing here imports ``harness`` or ``suites``. The flow runs one way::
 
-    loading/     run folder -> Manifest, Outputs, RequestLog, Run, Design (names, exact parsing)
-    statistics/  -> Metrics, BootstrapResult, RunFacts, Analysis, RunDiff, suite computations
+    loading/     run folder -> Manifest, Outputs, RequestLog, Run, Design (names, exact parsing),
+                 AnswerLog (interval paths joined with their answers, streamed)
+    statistics/  -> Metrics, BootstrapResult, RunFacts, Analysis, RunDiff, suite computations,
+                 ProbabilityStats / ProbabilityDiff (first divergence, calibration, orders)
     rendering/   -> Markdown tables, JSON objects, figures, the report folder
     cli.py       analyze | report | diff
 
@@ -20,6 +22,7 @@ from .errors import (
     SelectionError,
     StrictRefusedError,
 )
+from .loading.answers import AnswerLog, load_answers
 from .loading.exact import output_errors, parse_decimal
 from .loading.exchanges import RequestLog, load_requests
 from .loading.manifest import Manifest, ModelSpec, load_manifest
@@ -64,6 +67,12 @@ from .statistics.metrics import (
     ordering_pairs,
 )
 from .statistics.paired import PairedTotals, common_outputs, common_with_reference
+from .statistics.probabilities import (
+    ProbabilityDiff,
+    ProbabilityStats,
+    diff_probabilities,
+    probability_stats,
+)
 from .statistics.summary import Analysis, analyze_run
 
 __all__ = [
@@ -75,6 +84,7 @@ __all__ = [
     "STATISTICS",
     "Analysis",
     "AnalysisError",
+    "AnswerLog",
     "Banner",
     "BootstrapResult",
     "ChangedOutput",
@@ -91,6 +101,8 @@ __all__ = [
     "Outputs",
     "PairedTotals",
     "PathLevel",
+    "ProbabilityDiff",
+    "ProbabilityStats",
     "RequestLog",
     "Run",
     "RunDiff",
@@ -115,6 +127,7 @@ __all__ = [
     "design_of",
     "diff_banners",
     "diff_markdown",
+    "diff_probabilities",
     "diff_runs",
     "diff_tables",
     "diff_to_dict",
@@ -124,6 +137,7 @@ __all__ = [
     "find_output",
     "history_readouts",
     "history_tables",
+    "load_answers",
     "load_manifest",
     "load_outputs",
     "load_requests",
@@ -134,6 +148,7 @@ __all__ = [
     "paired_replicates",
     "parse_decimal",
     "percentile_interval",
+    "probability_stats",
     "ratio_replicates",
     "register_numbers",
     "register_tables",

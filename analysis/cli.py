@@ -16,7 +16,8 @@ from pathlib import Path
 import orjson
 
 from .errors import AnalysisError, RunFolderError, StrictRefusedError
-from .loading.run import load_run
+from .loading.answers import AnswerLog, load_answers, order_pair
+from .loading.run import Run, load_run
 from .rendering.diff_tables import diff_markdown, diff_to_dict
 from .rendering.json_numbers import analysis_to_dict
 from .rendering.report import (
@@ -71,10 +72,18 @@ def _parser() -> argparse.ArgumentParser:
             help=f"bootstrap seed (default {DEFAULT_SEED})",
         )
 
+    def probability_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--no-probabilities",
+            action="store_true",
+            help="skip the Probabilities section (it reads requests.jsonl a second time)",
+        )
+
     p = sub.add_parser("analyze", help="print the paper's tables for a run folder")
     p.add_argument("run", metavar="RUN", help="run folder, e.g. runs/<run-id>")
     p.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
     bootstrap_options(p)
+    probability_option(p)
 
     p = sub.add_parser("report", help="write report.md and figures (SVG, PNG) for a run")
     p.add_argument("run", metavar="RUN", help="run folder, e.g. runs/<run-id>")
@@ -86,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         help="tree decoder to draw (default: tree10, or the run's widest tree without one)",
     )
     bootstrap_options(p)
+    probability_option(p)
 
     p = sub.add_parser("diff", help="compare run B with run A (same suite and case set)")
     p.add_argument("a", metavar="A", help="baseline run folder")
@@ -105,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
         "changes, A's and B's rounds side by side) to the file OUT",
     )
     bootstrap_options(p)
+    probability_option(p)
     return parser
 
 
@@ -117,8 +128,24 @@ def _refuse_if_strict(args: argparse.Namespace, banners: tuple[Banner, ...]) -> 
         )
 
 
+def _answers(run: Run, args: argparse.Namespace) -> AnswerLog | None:
+    """The run's interval answers for the Probabilities section (None: --no-probabilities)."""
+    if args.no_probabilities:
+        return None
+    return load_answers(run.manifest.run_dir, order_pair(run.manifest.orders))
+
+
+def _diff_answers(a: Run, b: Run, args: argparse.Namespace) -> tuple[AnswerLog, AnswerLog] | None:
+    """Both runs' interval answers, paired by A's option orders (None: --no-probabilities)."""
+    if args.no_probabilities:
+        return None
+    orders = order_pair(a.manifest.orders)
+    return load_answers(a.manifest.run_dir, orders), load_answers(b.manifest.run_dir, orders)
+
+
 def _analyze(args: argparse.Namespace) -> int:
-    analysis = analyze_run(load_run(args.run), args.bootstrap, args.seed)
+    run = load_run(args.run)
+    analysis = analyze_run(run, args.bootstrap, args.seed, _answers(run, args))
     _refuse_if_strict(args, analysis.banners)
     if args.json:
         sys.stdout.buffer.write(
@@ -133,7 +160,7 @@ def _analyze(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     run = load_run(args.run)
     path = select_path(run, args.job, args.decoder)  # before anything is written
-    analysis = analyze_run(run, args.bootstrap, args.seed)
+    analysis = analyze_run(run, args.bootstrap, args.seed, _answers(run, args))
     _refuse_if_strict(args, analysis.banners)
     out_dir = Path(args.out) if args.out else Path(args.run) / "report"
     if out_dir.exists() and not out_dir.is_dir():
@@ -160,7 +187,9 @@ def _diff(args: argparse.Namespace) -> int:
             f"--html {html} must be a file path in an existing folder, e.g. {Path('diff.html')}"
         )
     run_a, run_b = load_run(args.a), load_run(args.b)
-    result = diff_runs(run_a, run_b, args.bootstrap, args.seed, args.top)
+    answers = _diff_answers(run_a, run_b, args)
+    result = diff_runs(run_a, run_b, args.bootstrap, args.seed, args.top, answers=answers)
+    del answers  # only the figures are kept (result.probabilities)
     _refuse_if_strict(args, result.banners)
     if html is not None:
         from .loading.rounds import load_rounds

@@ -4,8 +4,9 @@ Sections: the affine suite on the in-process sim (per-request overhead), through
 on loopback with added latency (against the ideal wall time), serve-sim's own requests per
 second on each wire format (``bench_serve``; ``python -m benchmarks.bench_serve --against
 REV`` compares with another revision's server), resume start-up on a finished
-run, scale at 1x and 100x jobs (wall time and peak RSS, each in a fresh process), and the
-analysis timings. ``--quick`` skips the 100x run.
+run, scale at 1x and 100x jobs (wall time and peak RSS, each in a fresh process) with the
+Probabilities section on those two runs, and the analysis timings. ``--quick`` skips the
+100x run.
 """
 
 from __future__ import annotations
@@ -97,6 +98,10 @@ def bench_scale(tmp: Path) -> dict[str, Any]:
         "scale_100x_log_mb": round((tmp / "x100" / "requests.jsonl").stat().st_size / 2**20, 1),
     }
     out.update(bench_resume(tmp, "x100"))
+    # The Probabilities section on the same two runs (fresh processes; see the module).
+    out.update(
+        importlib.import_module("benchmarks.bench_probabilities").run(tmp / "s1", tmp / "x100")
+    )
     return out
 
 

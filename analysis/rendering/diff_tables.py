@@ -12,6 +12,7 @@ from analysis.statistics.metrics import STATISTICS
 
 from .json_numbers import banners_to_list, number
 from .markdown import Table, fmt, fmt_interval, warning_lines
+from .probability_diff import probability_diff_dict, probability_diff_tables
 
 __all__ = ["diff_markdown", "diff_tables", "diff_title", "diff_to_dict"]
 
@@ -158,6 +159,8 @@ def diff_tables(d: RunDiff) -> list[Table]:
                 left=3,
             )
         )
+    if d.probabilities is not None:
+        tables += probability_diff_tables(d.probabilities, d.facts_a.suite, _mark(d))
     sides = tuple(
         (
             side,
@@ -242,4 +245,7 @@ def diff_to_dict(d: RunDiff) -> dict[str, Any]:
             }
             for o in d.top
         ],
+        "probabilities": None
+        if d.probabilities is None
+        else probability_diff_dict(d.probabilities),
     }

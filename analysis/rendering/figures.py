@@ -368,7 +368,9 @@ def report_figures(a: Analysis, path: DecisionPath) -> list[tuple[str, str, Figu
             decision_path_figure(path, f.model, f.suite, f.simulated),
         )
     )
-    return figures
+    from .probability_figure import reliability_figures  # imports this module
+
+    return figures + reliability_figures(a)
 
 
 def save_figure(fig: Figure, out_dir: Path, stem: str) -> tuple[Path, Path]:

@@ -12,6 +12,8 @@ from analysis.statistics.facts import SIMULATED_NOTICE
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
+from .probability_json import probability_to_dict
+
 __all__ = ["NumbersBuilder", "analysis_to_dict", "banners_to_list", "number", "register_numbers"]
 
 
@@ -132,4 +134,8 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
             name: build(analysis) for name, build in _NUMBERS.get(analysis.facts.suite, {}).items()
         },
         "facts": facts,
+        # null when not computed (analyze --no-probabilities)
+        "probabilities": None
+        if analysis.probabilities is None
+        else probability_to_dict(analysis.probabilities),
     }

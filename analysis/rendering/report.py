@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # the page builder (Jinja2) is imported on use: `analyze` nev
     from .html import RunSummary
     from .html_parts import FigureFile
 
-from .tables import build_tables, facts_table
+from .probabilities import probability_section
+from .tables import build_tables, facts_table, table_suffix
 
 __all__ = [
     "WrittenReport",
@@ -48,8 +49,11 @@ def analysis_markdown(a: Analysis, figures: list[tuple[str, str]] | None = None)
     parts = _header(a)
     for caption, file in figures or []:
         parts += [f"![{caption}]({file})", "", f"*{caption}*", ""]
-    for table in [*build_tables(a), facts_table(a)]:
+    for table in build_tables(a):
         parts += [table.to_markdown(), ""]
+    # After the paper's own tables, which it never changes (a test checks).
+    parts += probability_section(a.probabilities, a.facts.suite, table_suffix(a))
+    parts += [facts_table(a).to_markdown(), ""]
     return "\n".join(parts)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from analysis.errors import DiffRefusedError
+from analysis.loading.answers import AnswerLog, order_pair
 from analysis.loading.outputs import Outputs, family_sort_key
 from analysis.loading.run import Design, Run, design_of
 
@@ -27,6 +28,7 @@ from .bootstrap import (
 from .facts import RunFacts, run_facts
 from .metrics import compute_metrics
 from .paired import common_outputs
+from .probabilities import ProbabilityDiff, diff_probabilities
 
 __all__ = ["ChangedOutput", "RunDiff", "check_comparable", "diff_runs"]
 
@@ -82,6 +84,7 @@ class RunDiff:
     top: tuple[ChangedOutput, ...]
     min_families: int = MIN_FAMILIES
     banners: tuple[Banner, ...] = ()  # printed above the tables; --strict refuses on any
+    probabilities: ProbabilityDiff | None = None  # None: not computed (no AnswerLogs given)
 
     @property
     def delta(self) -> np.ndarray:
@@ -168,10 +171,13 @@ def diff_runs(
     seed: int = DEFAULT_SEED,
     top: int = 10,
     level: float = DEFAULT_LEVEL,
+    answers: tuple[AnswerLog, AnswerLog] | None = None,
 ) -> RunDiff:
     """Compare run B with run A (same suite and case set, else DiffRefusedError).
 
-    Every difference is over the (job, decoder) outputs ok in both runs.
+    Every difference is over the (job, decoder) outputs ok in both runs. With ``answers``
+    (each run's ``load_answers``), the Probabilities figures of both runs are computed on
+    the interval outputs ok in both.
     """
     check_comparable(a, b)
     design = design_of(a.manifest, a.outputs, b.outputs)
@@ -211,4 +217,13 @@ def diff_runs(
         n_status_changed=status,
         top=found,
         banners=diff_banners(a, b, facts_a, facts_b),
+        probabilities=None
+        if answers is None
+        else diff_probabilities(
+            answers[0],
+            answers[1],
+            design.decoders,
+            design.conditions,
+            order_pair(a.manifest.orders),
+        ),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.loading.answers import AnswerLog, order_pair
 from analysis.loading.run import Design, Run, design_of
 
 from .banners import Banner, run_banners
@@ -11,6 +12,7 @@ from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, BootstrapResult, family
 from .facts import RunFacts, run_facts
 from .metrics import Metrics, compute_metrics
 from .paired import common_with_reference
+from .probabilities import ProbabilityStats, probability_stats
 
 __all__ = ["Analysis", "analyze_run"]
 
@@ -25,10 +27,17 @@ class Analysis:
     bootstrap: BootstrapResult
     facts: RunFacts
     banners: tuple[Banner, ...] = ()  # printed above the tables; --strict refuses on any
+    probabilities: ProbabilityStats | None = None  # None: not computed (no AnswerLog given)
 
 
-def analyze_run(run: Run, n_boot: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED) -> Analysis:
-    """Compute the paper's metrics, family-bootstrap intervals and run facts for ``run``.
+def analyze_run(
+    run: Run,
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    answers: AnswerLog | None = None,
+) -> Analysis:
+    """Compute the paper's metrics, family-bootstrap intervals and run facts for ``run``,
+    and the Probabilities section from ``answers`` when given (``load_answers``).
 
     Differences against the reference decoder are over the jobs where both are ok.
     """
@@ -38,4 +47,9 @@ def analyze_run(run: Run, n_boot: int = DEFAULT_REPLICATES, seed: int = DEFAULT_
     paired = common_with_reference(run.outputs, design, reference)
     boot = family_bootstrap(metrics.totals, paired, reference, n_boot, seed)
     facts = run_facts(run, metrics)
-    return Analysis(run, design, metrics, boot, facts, run_banners(run, facts))
+    probabilities = None
+    if answers is not None:
+        probabilities = probability_stats(
+            answers, design.decoders, design.conditions, order_pair(run.manifest.orders)
+        )
+    return Analysis(run, design, metrics, boot, facts, run_banners(run, facts), probabilities)

@@ -1,0 +1,185 @@
+"""The Probabilities section: first divergence, calibration, order-averaged answers (no I/O).
+
+Everything here reads an ``AnswerLog`` (outputs joined with the answers of their interval
+questions); nothing here changes the paper's own tables. ``diff_probabilities`` computes
+the same figures for two runs over the outputs ok in both (the team's rule for any
+difference), and says how many.
+
+Order averaging: for the ascending and reversed runs of one case, condition and repeat,
+question by question where both orders asked the same question at the same step (same
+parent interval and options) and an option still held y, the two renormalised
+distributions are averaged label by label; its argmax (a t-way tie counts 1/t when it
+includes the true option) is set against each order's own selected label.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.loading.answers import AnswerCounts, AnswerLog
+from analysis.loading.interval_paths import INELIGIBLE, LEFT_OUT
+
+from .calibration import CalibrationRow, calibration_rows
+from .divergence import DivergenceGroup, divergence_groups
+
+__all__ = [
+    "OrderRow",
+    "ProbabilityDiff",
+    "ProbabilityStats",
+    "diff_probabilities",
+    "order_rows",
+    "probability_stats",
+]
+
+
+@dataclass(frozen=True)
+class OrderRow:
+    """Order-averaged distributions against each order alone, for one decoder × condition."""
+
+    decoder: str
+    condition: str
+    n: int  # shared questions answered with probabilities by both orders
+    n_cases: int  # distinct (first, second) output pairs they come from
+    first: float  # share whose first-order selection is the true option
+    second: float
+    averaged: float
+
+    @property
+    def gain(self) -> float:
+        """Averaged minus the better single order (share of questions)."""
+        return self.averaged - max(self.first, self.second)
+
+
+@dataclass(frozen=True, eq=False)
+class ProbabilityStats:
+    """All figures of the Probabilities section for one run (or one side of a diff)."""
+
+    available: bool  # some interval question came back with probabilities
+    counts: AnswerCounts
+    units: int  # ok outputs read as interval paths (within the mask)
+    outputs_read: int
+    not_intervals: tuple[tuple[str, int], ...]  # (decoder, ok outputs) not interval choices
+    left_out: tuple[tuple[str, str, int], ...]  # (decoder, reason, outputs) not in the bound table
+    divergence: tuple[DivergenceGroup, ...]
+    calibration: tuple[CalibrationRow, ...]
+    pooled: tuple[CalibrationRow, ...]  # per condition, all decoders
+    orders: tuple[OrderRow, ...]
+    order_names: tuple[str, str]
+
+
+def order_rows(
+    log: AnswerLog,
+    decoders: tuple[str, ...],
+    conditions: tuple[str, ...],
+    mask: np.ndarray | None = None,
+) -> tuple[OrderRow, ...]:
+    """Per decoder × condition: accuracy of each order alone and of the averaged answers."""
+    first_unit = log.pair_first[log.pair_id]
+    second_unit = log.pair_second[log.pair_id]
+    keep = np.ones(len(log.pair_id), bool)
+    if mask is not None:
+        keep = mask[first_unit] & mask[second_unit]
+    u, names = log.units, log.names
+    decoder_of = u["decoder"][first_unit]
+    condition_of = u["condition"][first_unit]
+    rows = []
+    ranked_d = [d for d in decoders if d in names["decoder"]]
+    ranked_d += [d for d in names["decoder"] if d not in decoders]
+    ranked_c = [c for c in conditions if c in names["condition"]]
+    ranked_c += [c for c in names["condition"] if c not in conditions]
+    for decoder in ranked_d:
+        for condition in ranked_c:
+            rows_here = np.flatnonzero(
+                keep
+                & (decoder_of == names["decoder"].index(decoder))
+                & (condition_of == names["condition"].index(condition))
+            )
+            if not len(rows_here):
+                continue
+            cases = {
+                (int(a), int(b))
+                for a, b in zip(first_unit[rows_here], second_unit[rows_here], strict=True)
+            }
+            rows.append(
+                OrderRow(
+                    decoder=decoder,
+                    condition=condition,
+                    n=len(rows_here),
+                    n_cases=len(cases),
+                    first=float(log.pair_first_right[rows_here].mean()),
+                    second=float(log.pair_second_right[rows_here].mean()),
+                    averaged=float(log.pair_averaged_right[rows_here].mean()),
+                )
+            )
+    return tuple(rows)
+
+
+def _left_out(log: AnswerLog, keep: np.ndarray) -> tuple[tuple[str, str, int], ...]:
+    tally: Counter[tuple[str, str]] = Counter()
+    names = log.names["decoder"]
+    for d, code in zip(
+        log.units["decoder"][keep].tolist(), log.units["ineligible"][keep].tolist(), strict=True
+    ):
+        if code in LEFT_OUT:  # not nested, or the target outside the range
+            tally[(names[d], INELIGIBLE[code])] += 1
+    return tuple((d, reason, n) for (d, reason), n in sorted(tally.items()))
+
+
+def probability_stats(
+    log: AnswerLog,
+    decoders: tuple[str, ...],
+    conditions: tuple[str, ...],
+    orders: tuple[str, str] = ("ascending", "reversed"),
+    mask: np.ndarray | None = None,
+) -> ProbabilityStats:
+    """Every figure of the section, rows in the given decoder and condition order."""
+    keep = np.ones(len(log), bool) if mask is None else mask
+    calibration, pooled = calibration_rows(log, decoders, conditions, mask)
+    return ProbabilityStats(
+        available=log.has_probabilities,
+        counts=log.counts,
+        units=int(keep.sum()),
+        outputs_read=log.outputs_read,
+        not_intervals=log.not_intervals,
+        left_out=_left_out(log, keep),
+        divergence=divergence_groups(log, decoders, conditions, mask),
+        calibration=calibration,
+        pooled=pooled,
+        orders=order_rows(log, decoders, conditions, mask),
+        order_names=orders,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ProbabilityDiff:
+    """The section's figures for runs A and B over the outputs ok in both."""
+
+    a: ProbabilityStats
+    b: ProbabilityStats
+    n_common: int  # (job, decoder) interval outputs ok in both runs
+    only_a: int  # ok interval outputs of A with no ok counterpart in B
+    only_b: int
+
+
+def diff_probabilities(
+    a: AnswerLog,
+    b: AnswerLog,
+    decoders: tuple[str, ...],
+    conditions: tuple[str, ...],
+    orders: tuple[str, str] = ("ascending", "reversed"),
+) -> ProbabilityDiff:
+    """Both runs' figures, each computed only on the (job, decoder) units both have ok."""
+    keys_a, keys_b = a.keys(), b.keys()
+    common = set(keys_a) & set(keys_b)
+    mask_a = np.fromiter((k in common for k in keys_a), bool, len(keys_a))
+    mask_b = np.fromiter((k in common for k in keys_b), bool, len(keys_b))
+    return ProbabilityDiff(
+        a=probability_stats(a, decoders, conditions, orders, mask_a),
+        b=probability_stats(b, decoders, conditions, orders, mask_b),
+        n_common=len(common),
+        only_a=len(keys_a) - len(common),
+        only_b=len(keys_b) - len(common),
+    )

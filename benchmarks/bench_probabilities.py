@@ -1,0 +1,72 @@
+"""Benchmark: the Probabilities section on the scale section's 1× and 100× sim runs.
+
+Each measurement runs in a fresh interpreter (wall time and peak RSS of that process):
+
+- the section alone: ``load_answers`` (outputs.jsonl, then requests.jsonl, streamed) and
+  ``probability_stats``;
+- a whole ``numericjev analyze`` of the 100× run with and without the section
+  (``--no-probabilities``), 1,000 bootstrap replicates, to show what it adds.
+
+Target: peak RSS well under 1 GB at 100× (requests.jsonl is ~1.6 GB there).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+__all__ = ["run"]
+
+_SECTION = """
+import resource, time, orjson
+from analysis.loading.answers import load_answers
+from analysis.statistics.probabilities import probability_stats
+t0 = time.perf_counter()
+log = load_answers({folder!r})
+stats = probability_stats(log, ("direct", "tree2", "tree4", "tree10"), ("arithmetic", "provided"))
+wall = time.perf_counter() - t0
+assert all(g.holds for g in stats.divergence)
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(orjson.dumps({{"wall_s": wall, "peak_rss_mb": rss, "questions": len(log.q_unit)}}).decode())
+"""
+
+_ANALYZE = """
+import contextlib, io, resource, time, orjson
+from analysis.cli import main
+t0 = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["analyze", {folder!r}, "--bootstrap", "1000", *{extra!r}])
+assert code == 0
+wall = time.perf_counter() - t0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(orjson.dumps({{"wall_s": wall, "peak_rss_mb": rss}}).decode())
+"""
+
+
+def _child(code: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
+    return orjson.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(one: Path, hundred: Path) -> dict[str, Any]:
+    """Time the section on run folders ``one`` (1×) and ``hundred`` (100×)."""
+    small = _child(_SECTION.format(folder=str(one)))
+    large = _child(_SECTION.format(folder=str(hundred)))
+    with_section = _child(_ANALYZE.format(folder=str(hundred), extra=[]))
+    without = _child(_ANALYZE.format(folder=str(hundred), extra=["--no-probabilities"]))
+    return {
+        "probabilities_1x_wall_s": round(small["wall_s"], 2),
+        "probabilities_1x_peak_rss_mb": round(small["peak_rss_mb"], 1),
+        "probabilities_100x_wall_s": round(large["wall_s"], 2),
+        "probabilities_100x_peak_rss_mb": round(large["peak_rss_mb"], 1),
+        "probabilities_100x_questions": large["questions"],
+        "probabilities_time_ratio_100x_over_1x": round(large["wall_s"] / small["wall_s"], 1),
+        "analyze_100x_wall_s": round(with_section["wall_s"], 2),
+        "analyze_100x_peak_rss_mb": round(with_section["peak_rss_mb"], 1),
+        "analyze_100x_no_probabilities_wall_s": round(without["wall_s"], 2),
+        "analyze_100x_no_probabilities_peak_rss_mb": round(without["peak_rss_mb"], 1),
+    }
