@@ -35,7 +35,7 @@ from pathlib import Path
 from harness.backends.sim import SimModel
 from harness.run import RunPlan, start_run
 from harness.scheduler import Limits
-from suites import load_suite
+from harness.registry import load_suite
 suite = load_suite("affine", params={params!r})
 t0, c0 = time.perf_counter(), time.process_time()
 outcome, c = start_run(Path({folder!r}), RunPlan(suite, SimModel(), Limits(concurrency={concurrency})), progress=False)

@@ -25,7 +25,7 @@ from pathlib import Path
 from harness.backends.systemone import SystemOneBackend
 from harness.run import RunPlan, start_run
 from harness.scheduler import Limits
-from suites import load_suite
+from harness.registry import load_suite
 suite = load_suite("affine")
 backend = SystemOneBackend("jev-sim", base_url={url!r}, api_key="", concurrency={concurrency})
 t0, c0 = time.perf_counter(), time.process_time()

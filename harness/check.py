@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from harness.answers import parse_answers
 from harness.backends.oracle import Oracle
 from harness.backends.reading import state_key
+from harness.cases import Suite
 from harness.jobs import Job
-from suites.base import Suite
+from harness.wire.answers import parse_answers
 
 
 @dataclass

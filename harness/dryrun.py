@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from harness.answers import parse_answers
 from harness.backends.reading import usage_of
+from harness.cases import Suite
 from harness.check import oracle_for
 from harness.decoders import make_decoder
 from harness.jobs import Job
-from suites import Suite
+from harness.wire.answers import parse_answers
 
 
 def dry_run_price(model: str, override: float | None) -> float | None:

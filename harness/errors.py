@@ -2,7 +2,8 @@
 
 NumericJevError
 ├── ConfigError          bad user input: suite, grid, decoder, model, CLI options
-│   └── GridError        a grid that cannot be built (N not whole, eps <= 0, ...)
+│   ├── GridError        a grid that cannot be built (N not whole, eps <= 0, ...)
+│   └── ExpressionError  text that is not plain arithmetic, or that divides by zero
 ├── BackendError         one exchange failed; ``kind`` goes into the log
 │   └── AuthError        401/403: every request would fail, so the run stops
 └── BudgetExhausted      a request or spend cap was reached (the run stops resumably)
@@ -25,6 +26,7 @@ __all__ = [
     "BackendError",
     "BudgetExhausted",
     "ConfigError",
+    "ExpressionError",
     "GridError",
     "ManifestMismatch",
     "NumericJevError",
@@ -42,6 +44,10 @@ class ConfigError(NumericJevError, ValueError):
 
 class GridError(ConfigError):
     """A numerical grid or question that cannot be built."""
+
+
+class ExpressionError(ConfigError):
+    """Text that is not plain arithmetic, or that divides by zero (``harness.arith``)."""
 
 
 class ManifestMismatch(RunFolderError):

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from harness.errors import GridError
 
-# Questions carry at most this many options (wire.md: choice criteria, at most 255).
+# Questions carry at most this many options (docs/wire.md: choice criteria, at most 255).
 MAX_OPTIONS = 255
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from harness.cases import JobSpec
 from harness.decoders import Answer, Decoder, make_decoder
 from harness.grid import fmt, to_decimal
 from runfolder import ErrorKind, OutputIdentity, OutputRecord, OutputResult, TraceStep
-from suites.base import JobSpec
 
 
 class Job:

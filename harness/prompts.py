@@ -94,8 +94,8 @@ _THRESHOLD = "Is x less than or equal to {z}?"
 THRESHOLD_LABELS = ("yes", "no")
 FRACTION_PLACES = ("tenths", "hundredths", "thousandths", "ten-thousandths",
                    "hundred-thousandths", "millionths")  # fmt: skip
-_VALUE_BITS = "Write x as {count} unsigned binary bits with weights {weights}."
-_VALUE_BIT = (
+_ACTUAL_BITS = "Write x as {count} unsigned binary bits with weights {weights}."
+_ACTUAL_BIT = (
     "Select the bit of x with weight {w}, which equals floor({expr}) modulo 2. "
     "Labels are the literal bit values 0 and 1, not option positions."
 )
@@ -164,7 +164,7 @@ def weight_text(weight: Fraction) -> str:
     return str(weight.numerator) if weight.denominator == 1 else f"1/{weight.denominator}"
 
 
-def value_bits_instruction(subject: str, weights: list[Fraction], weight: Fraction) -> str:
+def actual_bits_instruction(subject: str, weights: list[Fraction], weight: Fraction) -> str:
     """An independent question for the bit of x (not of a grid index) of ``weight``."""
     listed = ", ".join(weight_text(w) for w in weights)
     # floor(x / 4) for an integer weight, floor(x * 4) for the weight 1/4, floor(x) for 1.
@@ -177,20 +177,20 @@ def value_bits_instruction(subject: str, weights: list[Fraction], weight: Fracti
     return " ".join(
         [
             subject,
-            _VALUE_BITS.format(count=number_word(len(weights)), weights=listed),
-            _VALUE_BIT.format(w=weight_text(weight), expr=expr),
+            _ACTUAL_BITS.format(count=number_word(len(weights)), weights=listed),
+            _ACTUAL_BIT.format(w=weight_text(weight), expr=expr),
         ]
     )
 
 
-def value_bit_criterion(weight: Fraction, bit: int) -> str:
+def actual_bit_criterion(weight: Fraction, bit: int) -> str:
     """The description of one option of a bit-of-x question."""
     return f"the bit of x with weight {weight_text(weight)} is {bit}"
 
 
 # ---- reading questions back (oracle and sim) -------------------------------------------
 
-EXPLORATORY_KINDS = frozenset({"set", "threshold", "value_digit", "value_bit"})
+EXPLORATORY_KINDS = frozenset({"set", "threshold", "actual_digit", "actual_bit"})
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _INTERVAL_RE = re.compile(rf"^({_NUM}) <= x < ({_NUM})$")
@@ -210,7 +210,7 @@ class Meaning:
     ``digit`` (q's digit at ``power``), ``bit`` (q's bit of ``power``); and for the
     exploratory decoders ``set`` (label -> its listed ``members``; options hold their
     smallest and largest), ``threshold`` (``x <= at``, answered by label ``at_most``),
-    ``value_digit`` / ``value_bit`` (the digit or bit of x itself at ``place``).
+    ``actual_digit`` / ``actual_bit`` (the digit or bit of x itself at ``place``).
     """
 
     kind: str
@@ -294,8 +294,8 @@ def _interpret(instructions: str, items: tuple[tuple[str, str | None], ...]) -> 
 _SET_RE = re.compile(rf"^x is one of ({_NUM}(?:, {_NUM})*)$")
 _AT_MOST_RE = re.compile(rf"^x <= ({_NUM})$")
 _ABOVE_RE = re.compile(rf"^x > ({_NUM})$")
-_VALUE_DIGIT_RE = re.compile(r"Select the ([a-z-]+) digit of x\.")
-_VALUE_BIT_RE = re.compile(r"Select the bit of x with weight (\d+(?:/\d+)?),")
+_ACTUAL_DIGIT_RE = re.compile(r"Select the ([a-z-]+) digit of x\.")
+_ACTUAL_BIT_RE = re.compile(r"Select the bit of x with weight (\d+(?:/\d+)?),")
 
 
 def _interpret_exploratory(instructions: str, texts: dict[str, str]) -> Meaning | None:
@@ -318,17 +318,17 @@ def _interpret_exploratory(instructions: str, texts: dict[str, str]) -> Meaning 
             if z == Fraction(m_high.group(1)):
                 return Meaning("threshold", {lab: (z, z) for lab in texts}, at=z, at_most=low)
     options = {lab: (Fraction(int(lab)), Fraction(int(lab))) for lab in texts if lab.isdigit()}
-    digit = _VALUE_DIGIT_RE.search(instructions)
+    digit = _ACTUAL_DIGIT_RE.search(instructions)
     if digit is not None:
         name = digit.group(1)
         if name in PLACES:
-            return Meaning("value_digit", options, place=Fraction(10) ** PLACES.index(name))
+            return Meaning("actual_digit", options, place=Fraction(10) ** PLACES.index(name))
         if name in FRACTION_PLACES:
             power = -FRACTION_PLACES.index(name) - 1
-            return Meaning("value_digit", options, place=Fraction(10) ** power)
-    bit = _VALUE_BIT_RE.search(instructions)
+            return Meaning("actual_digit", options, place=Fraction(10) ** power)
+    bit = _ACTUAL_BIT_RE.search(instructions)
     if bit is not None:
-        return Meaning("value_bit", options, place=Fraction(bit.group(1)))
+        return Meaning("actual_bit", options, place=Fraction(bit.group(1)))
     return None
 
 
@@ -343,7 +343,7 @@ def _exact_exploratory(meaning: Meaning, x: Fraction) -> str:
         if x <= meaning.at:
             return meaning.at_most
         return next(lab for lab in meaning.options if lab != meaning.at_most)
-    base = 10 if meaning.kind == "value_digit" else 2
+    base = 10 if meaning.kind == "actual_digit" else 2
     q = x / meaning.place
     return str(q.numerator // q.denominator % base)
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from harness.answers import parse_answers
 from harness.errors import BackendError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters
+from harness.wire.answers import parse_answers
 from runfolder import OUTPUTS, REQUESTS, JsonlReader, OutputLine, RequestLine
 
 Line = TypeVar("Line", OutputLine, RequestLine)

@@ -16,9 +16,11 @@ from typing import Any
 import anyio
 
 from harness.backends.base import Backend
+from harness.cases import Suite
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters, NoProgress, Progress, TqdmProgress
+from harness.registry import load_suite
 from harness.replay import LogState, replay
 from harness.scheduler import SIMULATED_MODELS, Gate, Limits, Outcome, Scheduler, SimpleGate
 from runfolder import (
@@ -41,7 +43,6 @@ from runfolder import (
     load_manifest,
     write_manifest,
 )
-from suites import Suite, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 

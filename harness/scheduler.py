@@ -19,11 +19,11 @@ from typing import Any, Protocol, cast
 import anyio
 import anyio.lowlevel
 
-from harness.answers import parse_answers
 from harness.backends.base import Backend, Reply
 from harness.errors import AuthError, BackendError
 from harness.jobs import Job
 from harness.progress import Counters, Progress
+from harness.wire.answers import parse_answers
 from runfolder import ErrorKind, ExchangeRecord, LimitsRecord, OutputRecord, Usage, error_kind
 
 SIMULATED_MODELS = frozenset({"sim", "oracle"})  # what serve-sim names itself

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+from harness.arith import evaluate
+from harness.cases import Case, Suite, expression_case
 from harness.errors import ConfigError
 from harness.grid import Grid, fmt
-from suites.arith import evaluate
-from suites.base import Case, Suite, expression_case
+from harness.registry import SuiteBuilder
 
 SEED = 20260923
 DECODERS = ("direct", "tree2", "tree4", "tree10", "digits", "bits")
@@ -113,3 +114,4 @@ def build(
 
 
 PARAMS: dict[str, Callable[[str], object]] = {"per_operator": int, "cells": int, "repeats": int}
+SUITE = SuiteBuilder(build, PARAMS)  # the entry point (pyproject.toml)

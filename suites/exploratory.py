@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+from harness.cases import Case, Suite, expression_case
 from harness.grid import Grid
-from suites.base import Case, Suite, expression_case
+from harness.registry import SuiteBuilder
 
 SEED = 20260923  # the paper's seed; here it only orders the scheduler's shuffle
 DECODERS = (
@@ -24,7 +25,7 @@ DECODERS = (
     "actual_digits",
     "adaptive_thresholds",
     "parallel_thresholds",
-    "bits4",
+    "actual_bits",
 )
 # The paper's exploratory study supplies only the expression; it has no provided control.
 CONDITIONS = ("arithmetic",)
@@ -90,3 +91,4 @@ def build(seed: int = SEED, decoders: tuple[str, ...] = DECODERS) -> Suite:
 
 
 PARAMS: dict[str, Callable[[str], object]] = {}
+SUITE = SuiteBuilder(build, PARAMS)  # the entry point (pyproject.toml)

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.arith import evaluate
+from harness.cases import SUBJECT, Suite
 from harness.errors import ConfigError
-from suites import load_suite
+from harness.registry import load_suite
 from suites.affine import DECODERS, DOMAINS, OPERATORS, SEED, base_expressions, build
-from suites.arith import evaluate
-from suites.base import SUBJECT, Suite
 
 EXPRESSION = re.compile(r"^(\d+) ([-+*/]) (\d+)$")
 CANONICAL = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?$")

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.arith import evaluate
 from harness.errors import ConfigError
-from suites.arith import evaluate
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """The exact-oracle check, the ``check`` command, response parsing, and the sim model.
 
 Request and response bodies are validated against the official SDK's pydantic models
-(``typesafe_sdk._schemas.models``), the reference wire.md recommends for tests.
+(``typesafe_sdk._schemas.models``), the reference docs/wire.md recommends for tests.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 from typesafe_sdk._schemas.models import SystemOneRequest, SystemOneResponse
 
-from harness.answers import parse_answers
 from harness.backends.oracle import Oracle
 from harness.backends.sim import SimModel, SimParams
+from harness.cases import Suite
 from harness.check import CheckReport, run_check
 from harness.cli import main
 from harness.errors import BackendError
 from harness.jobs import Job
-from suites import Suite, load_suite
+from harness.registry import load_suite
+from harness.wire.answers import parse_answers
 
 
 @pytest.fixture(scope="module")

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.answers import parse_answers
 from harness.backends.oracle import Oracle
+from harness.cases import SUBJECT, Case, JobSpec
 from harness.decoders import Answer, Decoder, Question, make_decoder
 from harness.grid import Grid
 from harness.jobs import Job
 from harness.prompts import exact_label, interpret
+from harness.wire.answers import parse_answers
 from suites.affine import DOMAINS
-from suites.base import SUBJECT, Case, JobSpec
 
 EPS = ("0.01", "1", "10000", "0.0625", "0.5", "0.001", "2.5", "0.2")
 AFFINE_GRIDS = [Grid(d.shift, d.eps, 100) for d in DOMAINS]

@@ -16,18 +16,18 @@ from typing import Any
 import pytest
 from typesafe_sdk._schemas.models import SystemOneRequest, SystemOneResponse
 
-from harness.answers import parse_answers
 from harness.backends.oracle import Oracle
 from harness.backends.reading import meanings
 from harness.backends.sim import SimModel, SimParams
+from harness.cases import SUBJECT, Suite
 from harness.check import run_check
 from harness.cli import main
 from harness.decoders import Answer, make_decoder
 from harness.errors import GridError
 from harness.grid import Grid, fmt
 from harness.jobs import Job
-from suites import Suite, load_suite
-from suites.base import SUBJECT
+from harness.registry import load_suite
+from harness.wire.answers import parse_answers
 from suites.exploratory import DECODERS, DOMAINS
 
 ALL = (*DECODERS, "threshold_cdf")
@@ -62,7 +62,7 @@ def test_suite_has_the_papers_twelve_questions_on_two_grids() -> None:
         "actual_digits",
         "adaptive_thresholds",
         "parallel_thresholds",
-        "bits4",
+        "actual_bits",
     )
     assert [c.state["expression"] for c in s.cases] == [
         "1 + 1",
@@ -148,7 +148,7 @@ def test_rounds_and_question_counts(suite: Suite) -> None:
             decoder = make_decoder(name, grid, SUBJECT)
             shapes[name, domain] = (len(decoder.ready()), decoder.depths())
     assert shapes["sets", "int"] == (4, (1, 1))
-    assert shapes["bits4", "fraction"] == (4, (1, 1))
+    assert shapes["actual_bits", "fraction"] == (4, (1, 1))
     assert shapes["parallel_thresholds", "int"] == (15, (1, 1))
     assert shapes["threshold_cdf", "fraction"] == (15, (1, 1))
     assert shapes["adaptive_thresholds", "int"] == (1, (4, 4))
@@ -194,7 +194,7 @@ def test_prompts_are_plain_exact_decimals(bodies: list[dict[str, Any]]) -> None:
 
 def test_new_question_kinds_are_read_back(bodies: list[dict[str, Any]]) -> None:
     kinds = {m.kind for body in bodies for m in meanings(body).values()}
-    assert {"set", "threshold", "value_digit", "value_bit", "value", "interval"} <= kinds
+    assert {"set", "threshold", "actual_digit", "actual_bit", "value", "interval"} <= kinds
 
 
 def test_sets_list_actual_grid_values() -> None:
@@ -227,10 +227,10 @@ def test_actual_digits_and_bits_name_the_value_itself() -> None:
     assert "in the form 0.DDDD" in text
     assert "The tenths digit of x is 6. The hundredths digit of x is 8." in text
     assert text.endswith("Select the thousandths digit of x.")
-    bits = make_decoder("bits4", GRIDS["fraction"], SUBJECT).ready()
+    bits = make_decoder("actual_bits", GRIDS["fraction"], SUBJECT).ready()
     assert "weights 1/2, 1/4, 1/8, 1/16" in bits[0].instructions
     assert "floor(x * 16) modulo 2" in bits[3].instructions
-    ints = make_decoder("bits4", GRIDS["int"], SUBJECT).ready()
+    ints = make_decoder("actual_bits", GRIDS["int"], SUBJECT).ready()
     assert "weights 8, 4, 2, 1" in ints[0].instructions and "floor(x / 8)" in ints[0].instructions
 
 
@@ -247,6 +247,13 @@ def test_actual_digits_keep_what_was_written_off_the_grid() -> None:
         integer.give(integer.ready()[0].key, Answer(str(d)))
     assert integer.result().value == 99  # above the grid: kept, not clipped
     assert integer.result().extra == {"digits": "99", "on_grid": False}
+
+
+def test_the_old_name_of_actual_bits_still_builds_it() -> None:
+    # Runs recorded before the rename list "bits4"; resume must rebuild the same decoder.
+    old = make_decoder("bits4", GRIDS["fraction"], SUBJECT).ready()
+    new = make_decoder("actual_bits", GRIDS["fraction"], SUBJECT).ready()
+    assert old == new
 
 
 def test_decoders_refuse_grids_they_cannot_write() -> None:

@@ -10,14 +10,14 @@ import anyio
 import orjson
 import pytest
 
-from harness.answers import parse_answers
 from harness.backends.sim import SimModel
 from harness.backends.systemone import Attempt, SystemOneBackend
 from harness.errors import BackendError, ConfigError
 from harness.jobs import Job
+from harness.registry import load_suite
 from harness.serve import FaultPlan, FaultSpec, ServerConfig, SimApp, serve_sim_in_background
 from harness.serve.faults import KINDS
-from suites import load_suite
+from harness.wire.answers import parse_answers
 
 
 @functools.cache

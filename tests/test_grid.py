@@ -15,12 +15,12 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from harness.cases import SUBJECT
 from harness.decoders import Answer, DirectDecoder, Question, TreeDecoder, make_decoder
 from harness.decoders.tree import tree_depth
 from harness.errors import ConfigError, GridError
 from harness.grid import MAX_OPTIONS, Grid, fmt, partition
 from harness.prompts import exact_label, interpret
-from suites.base import SUBJECT
 
 EPS = ("0.01", "1", "10000", "0.0625", "0.5", "0.001", "2.5", "0.2")
 

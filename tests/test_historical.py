@@ -15,16 +15,17 @@ import orjson
 import pytest
 from typesafe_sdk._schemas.models import SystemOneRequest, SystemOneResponse
 
-from harness.answers import parse_answers
 from harness.backends.oracle import Oracle
 from harness.backends.reading import state_key
 from harness.backends.sim import SimModel
+from harness.cases import Suite
 from harness.check import oracle_for, run_check
 from harness.cli import main
 from harness.errors import BackendError
 from harness.grid import Grid
 from harness.jobs import Job
-from suites import Suite, load_suite
+from harness.registry import load_suite
+from harness.wire.answers import parse_answers
 from suites.historical import SUBJECT, SUBJECT_BINARY
 
 CLOSES = {"2019-12-31": "3230.78", "2020-12-31": "3756.07", "2023-12-29": "4769.83"}

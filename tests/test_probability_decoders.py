@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.cases import SUBJECT
 from harness.check import run_check
 from harness.decoders import (
     Answer,
@@ -33,8 +34,7 @@ from harness.decoders.tree import tree_depth
 from harness.errors import ConfigError
 from harness.grid import Grid, partition
 from harness.prompts import interpret
-from suites import load_suite
-from suites.base import SUBJECT
+from harness.registry import load_suite
 from tests.runhelpers import cli, final_outputs
 from tests.test_decoders import grids
 

@@ -23,8 +23,8 @@ from typesafe_sdk import (
 from harness.backends.oracle import Oracle
 from harness.backends.sim import SimModel
 from harness.jobs import Job
+from harness.registry import load_suite
 from harness.serve import ServerConfig, serve_sim_in_background, serve_sim_in_thread
-from suites import load_suite
 
 KEY = "nj-sdk-test-key-0123456789"
 # A 100-option direct question: several KiB, so the SDK compresses it.

@@ -20,6 +20,7 @@ from harness.backends.systemone import SystemOneBackend
 from harness.commands import serve_sim
 from harness.errors import ConfigError
 from harness.jobs import Job
+from harness.registry import load_suite
 from harness.serve import (
     ServerConfig,
     SimApp,
@@ -29,7 +30,6 @@ from harness.serve import (
     validation_errors,
 )
 from harness.serve.faults import KINDS, FaultSpec
-from suites import load_suite
 
 BODY = Job(load_suite("affine").jobs()[5], ("direct", "tree10")).next_request("sim")[0]
 

@@ -12,10 +12,10 @@ import httpx
 import orjson
 import pytest
 
-from harness.answers import parse_answers
 from harness.backends.sim import SimModel
 from harness.errors import BackendError
 from harness.jobs import Job
+from harness.registry import load_suite
 from harness.serve import FaultSpec, ServerConfig, serve_sim_in_background
 from harness.serve.faults import KINDS
 from harness.wire import (
@@ -27,7 +27,7 @@ from harness.wire import (
     to_chat_requests,
     to_decisions_request,
 )
-from suites import load_suite
+from harness.wire.answers import parse_answers
 
 MIXED = {
     "model": "sim",

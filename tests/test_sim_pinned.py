@@ -17,10 +17,10 @@ from typing import Any
 import orjson
 import pytest
 
-from harness.answers import parse_answers
 from harness.backends.sim import SimModel
 from harness.jobs import Job
-from suites import load_suite
+from harness.registry import load_suite
+from harness.wire.answers import parse_answers
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sim_outputs_pinned.json"
 # The decoders that existed when the fixture was made, per suite (small affine: 128 jobs).

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.answers import parse_answers
 from harness.backends.oracle import Oracle
 from harness.backends.reading import informed_answer, perception_masses, target_of
 from harness.backends.sim import SimModel
 from harness.jobs import Job
 from harness.prompts import exact_label, interpret
-from suites import load_suite
+from harness.registry import load_suite
+from harness.wire.answers import parse_answers
 
 LABELS = [str(j) for j in range(10)]
 LOWS = tuple(float(10 * j) for j in range(10))  # [0, 10), [10, 20), ... [90, 100)

@@ -13,7 +13,7 @@ from harness.backends.oracle import Oracle
 from harness.backends.sim import SimModel
 from harness.errors import BackendError
 from harness.jobs import Job
-from suites import load_suite
+from harness.registry import load_suite
 
 # The digest of the sim's answers to the first request of every job of every suite, as the
 # code gave them before noul and score questions were answered (main at f39d3c2, with the

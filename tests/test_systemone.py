@@ -12,7 +12,6 @@ import orjson
 import pytest
 from typesafe_sdk._schemas.models import SystemOneRequest, SystemOneResponse
 
-from harness.answers import parse_answers
 from harness.backends.oracle import Oracle
 from harness.backends.pricing import JEV_INPUT_USD_PER_MILLION, cost_usd, price_for
 from harness.backends.retry import RateController, RetrySettings, error_excerpt
@@ -24,8 +23,9 @@ from harness.backends.systemone import (
 )
 from harness.errors import AuthError, BackendError, ConfigError
 from harness.jobs import Job
+from harness.registry import load_suite
 from harness.serve import ServerConfig, serve_sim_in_background
-from suites import load_suite
+from harness.wire.answers import parse_answers
 
 KEY = "sk-planted-0123456789abcdef"
 BASE = "http://sim.test"

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from scipy.optimize import isotonic_regression
 
 from harness.backends.sim import SimModel
+from harness.cases import SUBJECT
 from harness.decoders import Answer, make_decoder
 from harness.decoders.cdf import (
     decreases,
@@ -33,7 +34,6 @@ from harness.decoders.thresholds import probability_at_most
 from harness.errors import GridError
 from harness.grid import Grid, fmt
 from harness.prompts import threshold_criteria, threshold_instruction
-from suites.base import SUBJECT
 
 FRACTIONS = Grid(Decimal(0), Decimal("0.0625"), 16)
 INTEGERS = Grid(Decimal(0), Decimal(1), 16)

@@ -36,7 +36,8 @@ _DECODER_LABEL = {
     "parallel_thresholds": "Parallel thresholds",
     # These names exist only in the exploratory suite, so one label serves everywhere.
     "actual_digits": "Decimal digits",
-    "bits4": "Independent bits",
+    "actual_bits": "Independent bits",
+    "bits4": "Independent bits",  # actual_bits before its rename, in older run folders
     "threshold_cdf": "Threshold CDF",
 }
 # Suites whose paper table has its own rows: (decoder, label) in the table's row order.
@@ -51,7 +52,8 @@ _SUITE_DECODERS: dict[str, tuple[tuple[str, str], ...]] = {
         ("actual_digits", "Decimal digits"),
         ("adaptive_thresholds", "Adaptive thresholds"),
         ("parallel_thresholds", "Parallel thresholds"),
-        ("bits4", "Independent bits"),
+        ("actual_bits", "Independent bits"),
+        ("bits4", "Independent bits"),  # actual_bits before its rename, in older run folders
         ("threshold_cdf", "Threshold CDF"),
     ),
 }

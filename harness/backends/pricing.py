@@ -1,6 +1,6 @@
 """What an exchange cost: the server's own figure when it gives one, else a price table.
 
-Hosted Jev bills input tokens only, USD 0.042 per million; output is free (wire.md).
+Hosted Jev bills input tokens only, USD 0.042 per million; output is free (docs/wire.md).
 OpenRouter may add ``usage.cost`` and LiteLLM sends ``x-litellm-response-cost``; both win
 over the table. An unknown model has an unknown price: ``None``, never 0, so a report can
 tell "free" from "not known".

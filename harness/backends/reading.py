@@ -12,9 +12,9 @@ from typing import Any
 
 import orjson
 
+from harness.arith import evaluate
 from harness.errors import BackendError, ConfigError
 from harness.prompts import Meaning, interpret
-from suites.arith import evaluate
 
 
 def state_key(state: Any) -> str:

@@ -184,9 +184,9 @@ class SimModel:
             yes = t[3] if t[2] < lapse else yes
             other = next(lab for lab in listed if lab != meaning.at_most)
             return (meaning.at_most, yes) if yes >= 0.5 else (other, 1.0 - yes)
-        if meaning.kind in ("digit", "bit", "value_digit", "value_bit", "set"):
+        if meaning.kind in ("digit", "bit", "actual_digit", "actual_bit", "set"):
             # Digits of x slip like index digits; a bit of x or an explicit set like an index bit.
-            slip = p.slip_digit if meaning.kind in ("digit", "value_digit") else p.slip_bit
+            slip = p.slip_digit if meaning.kind in ("digit", "actual_digit") else p.slip_bit
             if d[0] < slip:
                 others = [lab for lab in listed if lab != label]
                 return (others[int(d[1] * len(others))] if others else label), confidence

@@ -29,7 +29,6 @@ import anyio
 import httpx
 import orjson
 
-from harness.answers import parse_answers
 from harness.backends.base import Reply
 from harness.backends.pricing import cost_usd, price_for
 from harness.backends.retry import (
@@ -43,6 +42,7 @@ from harness.backends.retry import (
     error_excerpt,
 )
 from harness.errors import AuthError, BackendError, ConfigError
+from harness.wire.answers import parse_answers
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-latest"

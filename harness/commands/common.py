@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from harness.cases import Suite
 from harness.errors import ConfigError
-from suites import Suite, load_suite
+from harness.registry import load_suite
 
 
 def add_suite_options(parser: argparse.ArgumentParser) -> None:

@@ -47,18 +47,21 @@ __all__ = [
 KNOWN = (
     "direct, treeK (K >= 2, e.g. tree10), treeK_mean, treeK_median, treeK_beamB (B >= 1, "
     "e.g. tree4_beam2), bisectK (e.g. bisect4), digits, bits, and on small grids sets, "
-    "actual_digits, bits4, adaptive_thresholds, parallel_thresholds, threshold_cdf"
+    "actual_digits, actual_bits, adaptive_thresholds, parallel_thresholds, threshold_cdf"
 )
 # The exploratory suite's decoders (paper, Appendix "Exploratory Records") and the threshold
 # CDF read-out (Appendix "CDF Construction"); each checks that the grid suits it.
 _EXPLORATORY: dict[str, Callable[[Grid, str], Decoder]] = {
     "sets": SetsDecoder,
     "actual_digits": ActualDigitsDecoder,
-    "bits4": ActualBitsDecoder,
+    "actual_bits": ActualBitsDecoder,
     "adaptive_thresholds": AdaptiveThresholdDecoder,
     "parallel_thresholds": ParallelThresholdDecoder,
     "threshold_cdf": ThresholdCdfDecoder,
 }
+# Names earlier runs recorded for a decoder since renamed: a run folder that lists one
+# resumes and replays under the name it was recorded with.
+_ALIASES = {"bits4": "actual_bits"}
 _NUMBER = r"([1-9]\d*|0)"  # no leading zeros: one spelling per decoder
 _TREE = re.compile(rf"^tree{_NUMBER}(?:_(mean|median|beam{_NUMBER}))?$")
 _BISECT = re.compile(rf"^bisect{_NUMBER}$")
@@ -72,8 +75,8 @@ def make_decoder(name: str, grid: Grid, subject: str) -> Decoder:
         return DigitsDecoder(grid, subject)
     if name == "bits":
         return BitsDecoder(grid, subject)
-    if name in _EXPLORATORY:
-        return _EXPLORATORY[name](grid, subject)
+    if name in _EXPLORATORY or name in _ALIASES:
+        return _EXPLORATORY[_ALIASES.get(name, name)](grid, subject)
     match = _TREE.match(name)
     if match:
         k = int(match.group(1))

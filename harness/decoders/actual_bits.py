@@ -1,7 +1,9 @@
-"""Independent binary bits of the actual result x (not of a grid index).
+"""Actual bits: independent binary bits of the actual result x (not of a grid index).
 
-Paper, Appendix "Exploratory Records": "The independent bits represent four-bit integers or
-four-bit binary fractions." The weights run from ``eps * 2**(count-1)`` down to ``eps``:
+Paper, Appendix "Exploratory Records": "decimal digits here represent the actual numerical
+result" (``actual_digits``) and "The independent bits represent four-bit integers or
+four-bit binary fractions" (this decoder, ``actual_bits``; runs before the rename recorded
+it as ``bits4``, still accepted). The weights run from ``eps * 2**(count-1)`` down to ``eps``:
 8, 4, 2, 1 on the integer grid 0..15 and 1/2, 1/4, 1/8, 1/16 on the sixteenths of [0, 1).
 The grid must start at 0 and step by a power of two, so that its values are exactly the
 numbers these bits can write.
@@ -14,7 +16,7 @@ from fractions import Fraction
 
 from harness.decoders.base import Answer, Decoded, OneRoundBits, Question
 from harness.grid import Grid, GridError, fmt, to_decimal
-from harness.prompts import value_bit_criterion, value_bits_instruction
+from harness.prompts import actual_bit_criterion, actual_bits_instruction
 
 
 def _is_power_of_two(x: Fraction) -> bool:
@@ -35,7 +37,7 @@ class ActualBitsDecoder(OneRoundBits):
 
     def __post_init__(self) -> None:
         g = self.grid
-        self.name = self.name or f"bits{self.count}"
+        self.name = self.name or "actual_bits"
         eps = Fraction(g.eps)
         if g.lo != 0 or not _is_power_of_two(eps) or g.n > 2**self.count:
             raise GridError(
@@ -49,8 +51,8 @@ class ActualBitsDecoder(OneRoundBits):
         return [
             Question(
                 f"b{i}",
-                value_bits_instruction(self.subject, self.weights, w),
-                tuple((str(bit), value_bit_criterion(w, bit)) for bit in (0, 1)),
+                actual_bits_instruction(self.subject, self.weights, w),
+                tuple((str(bit), actual_bit_criterion(w, bit)) for bit in (0, 1)),
             )
             for i, w in enumerate(self.weights)
             if w not in self.bits

@@ -1,7 +1,7 @@
 """Returned probabilities as exact numbers: what the probability-aware decoders read.
 
 An answer's ``probabilities`` are kept as sent (labels to JSON numbers, rounded to two
-decimals by Jev, wire.md): labels may be missing, the sum may be off by about 0.01, and a
+decimals by Jev, docs/wire.md): labels may be missing, the sum may be off by about 0.01, and a
 non-Jev server may send anything. ``option_distribution`` turns them into an exact
 distribution over a question's labels, or None when there is nothing to read, and every
 decoder that uses them falls back to the selected label then (and says so in ``extra``).

@@ -4,6 +4,8 @@ No I/O here: each function takes and returns JSON-ready values, so a client back
 serve-sim share one definition of every format (the client sends ``to_*`` and reads
 ``from_*_response``; serve-sim reads ``from_*_request`` and answers ``to_*_response``).
 
+- ``answers``: a System One response read against its request (``parse_answers``): the
+  validation the caller applies to every backend's reply.
 - ``decisions``: OpenAI's Decisions API (``--wire openai-decisions``, ``/v1/decisions``).
 - ``chat``: any chat LLM through ``top_logprobs`` (``--wire openai-chat``,
   ``/v1/chat/completions``); ``chat_prompt`` renders and reads its prompt.
@@ -15,6 +17,7 @@ never a transport fault.
 
 from __future__ import annotations
 
+from harness.wire.answers import parse_answers
 from harness.wire.chat import (
     ChatQuestion,
     chat_usage,
@@ -53,6 +56,7 @@ __all__ = [
     "from_decisions_response",
     "is_refusal",
     "label_tokens",
+    "parse_answers",
     "parse_prompt",
     "refusal_answer",
     "render_prompt",

@@ -1,7 +1,7 @@
 """Reading a response body against the request it answers: valid answers or a clear error.
 
 A 200 whose body lacks an answer for a question, or names a label outside the criteria,
-is a malformed response (wire.md): an error for that exchange, never a crash.
+is a malformed response (docs/wire.md): an error for that exchange, never a crash.
 """
 
 from __future__ import annotations
@@ -9,27 +9,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.backends.reading import is_mapping
 from harness.decoders import Answer
 from harness.errors import BackendError
+
+# A JSON object as orjson returns it (a dict, checked first: the ABC check is slower), or
+# any other mapping.
+_OBJECT = (dict, Mapping)
 
 
 def _probabilities(raw: Any) -> Mapping[str, float] | None:
     # Kept as sent (labels to numbers); decoders that use probabilities read them with
     # ``answer_probability``, which tolerates missing labels. Converting all 100 entries of
     # every direct-choice answer up front cost more than the rest of the parsing.
-    return raw if is_mapping(raw) else None
+    return raw if isinstance(raw, _OBJECT) else None
 
 
 def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
     """The answer to every question of the request, validated; raises BackendError("malformed")."""
-    if not is_mapping(body) or not is_mapping(body.get("answers")):
+    if not isinstance(body, _OBJECT) or not isinstance(body.get("answers"), _OBJECT):
         raise BackendError("malformed", "response has no 'answers' object")
     answers = body["answers"]
     parsed: dict[str, Answer] = {}
     for qid, question in questions.items():
         raw = answers.get(qid)
-        if not is_mapping(raw):
+        if not isinstance(raw, _OBJECT):
             raise BackendError("malformed", f"response has no answer for question {qid!r}")
         labels = question["criteria"]
         choice = raw.get("choice")

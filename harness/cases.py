@@ -1,4 +1,8 @@
-"""Cases, suites and jobs: what a run asks, independent of any model."""
+"""Cases, suites and jobs: what a run asks, independent of any model.
+
+Suites (the ``suites`` package, or a user's own) build these types and the harness runs
+them; the harness finds suites through ``harness.registry``, never by importing them.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,8 @@ from typing import Any
 
 import orjson
 
+from harness.arith import evaluate
 from harness.grid import Grid, fmt, to_decimal
-from suites.arith import evaluate
 
 SUBJECT = "Determine the numerical result x of the expression in state."
 ORDERS = ("ascending", "reversed")
