@@ -4,7 +4,8 @@ NumericJevError
 ├── ConfigError          bad user input: suite, grid, decoder, model, CLI options
 │   ├── GridError        a grid that cannot be built (N not whole, eps <= 0, ...)
 │   └── ExpressionError  text that is not plain arithmetic, or that divides by zero
-├── BackendError         one exchange failed; ``kind`` goes into the log
+├── BackendError         one attempt failed, classified by the backend that made it
+│   ├── TransientError   worth another attempt: the ONLY type the retry policy retries
 │   └── AuthError        401/403: every request would fail, so the run stops
 └── BudgetExhausted      a request or spend cap was reached (the run stops resumably)
 
@@ -19,6 +20,9 @@ format code raises. The command line translates both trees.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from runfolder import RunFolderError
 
 __all__ = [
@@ -31,6 +35,7 @@ __all__ = [
     "ManifestMismatch",
     "NumericJevError",
     "RunFolderError",
+    "TransientError",
 ]
 
 
@@ -55,12 +60,41 @@ class ManifestMismatch(RunFolderError):
 
 
 class BackendError(NumericJevError):
-    """One exchange with a model failed; ``kind`` classifies it for the log."""
+    """One attempt at an exchange failed; the backend that made it says why.
 
-    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
+    ``kind`` goes into the log (``runfolder.ErrorKind``). The other fields are what the
+    failed attempt's log line records, each None when unknown: the HTTP ``status``, the
+    server's ``Retry-After`` as ``wait_s``, the failed response's ``body`` (truncated, never
+    a key), its ``request_id``, and any ``usage``, ``cost_usd`` and served ``model`` the
+    failed response billed (a 200 rejected as malformed is still paid for).
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        status: int | None = None,
+        wait_s: float | None = None,
+        body: Any = None,
+        request_id: str | None = None,
+        usage: Mapping[str, Any] | None = None,
+        cost_usd: float | None = None,
+        model: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = status
+        self.wait_s = wait_s
+        self.body = body
+        self.request_id = request_id
+        self.usage = usage
+        self.cost_usd = cost_usd
+        self.model = model
+
+
+class TransientError(BackendError):
+    """A failed attempt that another attempt may fix (429, 5xx, timeout, malformed 200)."""
 
 
 class AuthError(BackendError):

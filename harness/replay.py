@@ -74,20 +74,21 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     for record in _own(requests, run_id):
         job = str(record.get("job"))
         error = record.get("error")
+        # As the recorder counts: a failed attempt's usage and cost count when it was billed.
+        usage = record.get("usage") or {}
+        c.input_tokens += int(usage.get("input_tokens") or 0)
+        c.output_tokens += int(usage.get("output_tokens") or 0)
+        cost = record.get("cost_usd")
+        if cost is not None:
+            c.cost_usd += float(cost)
         if error:
             c.errors += 1
             kind = str(error.get("kind", "error")) if isinstance(error, dict) else "error"
             c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
             continue
         c.requests += 1
-        usage = record.get("usage") or {}
-        c.input_tokens += int(usage.get("input_tokens") or 0)
-        c.output_tokens += int(usage.get("output_tokens") or 0)
-        cost = record.get("cost_usd")
         if cost is None:
             c.cost_known = False
-        else:
-            c.cost_usd += float(cost)
         model = record.get("model")
         if model:
             c.models[model] = c.models.get(model, 0) + 1

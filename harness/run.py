@@ -7,7 +7,7 @@ import platform
 import random
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -16,25 +16,20 @@ from typing import Any
 import anyio
 
 from harness.backends.base import Backend
+from harness.calling import Budget, Caller, Limits, Pacer, RetrySettings
 from harness.cases import Suite
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters, NoProgress, Progress, TqdmProgress
+from harness.recorder import SIMULATED_MODELS, Recorder
 from harness.registry import load_suite
 from harness.replay import LogState, replay
-from harness.scheduler import SIMULATED_MODELS, Gate, Limits, Outcome, Scheduler, SimpleGate
+from harness.scheduler import Scheduler
 from runfolder import (
     MANIFEST,
-    OUTPUTS,
-    REQUESTS,
-    ExchangeRecord,
     Fields,
-    JsonlAppender,
     Manifest,
     ModelInfo,
-    OutputLine,
-    OutputRecord,
-    RequestLine,
     RunLock,
     SessionCommand,
     SessionRecord,
@@ -66,31 +61,6 @@ def harness_version() -> str:
         return "unknown"
 
 
-class RunWriter:
-    """Owns the two append-only logs of a run folder."""
-
-    def __init__(self, folder: Path, run_id: str, requests_end: int, outputs_end: int) -> None:
-        self.run_id = run_id
-        self.requests_log = JsonlAppender(folder / REQUESTS, requests_end)
-        self.outputs_log = JsonlAppender(folder / OUTPUTS, outputs_end)
-
-    def request(self, record: ExchangeRecord) -> None:
-        """Append one exchange attempt, stamped with the run it belongs to."""
-        line: RequestLine = {**record, "run": self.run_id}
-        self.requests_log.write(line)
-
-    def outputs(self, records: list[OutputRecord]) -> None:
-        """Append one job's decoder outputs, stamped with the run."""
-        for record in records:
-            line: OutputLine = {**record, "run": self.run_id}
-            self.outputs_log.write(line)
-
-    def close(self) -> None:
-        """Flush both logs to disk."""
-        self.requests_log.close()
-        self.outputs_log.close()
-
-
 @dataclass(frozen=True)
 class RunPlan:
     """Everything a run needs besides its folder."""
@@ -99,6 +69,15 @@ class RunPlan:
     backend: Backend
     limits: Limits
     price_per_million: float | None = None
+    retry: RetrySettings = field(default_factory=RetrySettings)
+
+
+@dataclass
+class Outcome:
+    """How the scheduler stopped."""
+
+    stopped: str | None = None  # None: every job ran; else why it stopped early
+    fatal: str | None = None  # an error that makes every request fail (bad key)
 
 
 def default_run_folder(suite: str, model: str, root: Path = Path("runs")) -> Path:
@@ -113,6 +92,7 @@ def build_manifest(folder: Path, plan: RunPlan) -> Manifest:
     suite = plan.suite
     described = {
         **plan.backend.describe(),
+        "retries": asdict(plan.retry),
         "price_usd_per_million_input": plan.price_per_million,
     }
     return Manifest(
@@ -221,47 +201,47 @@ def execute(
     state: LogState,
     *,
     progress: bool = True,
-    gate: Gate | None = None,
 ) -> tuple[Outcome, Counters]:
     """Run every unfinished job of the folder; the caller holds the lock."""
-    suite = plan.suite
-    jobs, pending = job_queue(suite, state, plan.backend.name)
+    suite, backend, limits = plan.suite, plan.backend, plan.limits
+    jobs, pending = job_queue(suite, state, backend.name)
     counters = state.counters
     counters.jobs_total = len(suite.jobs())
     counters.jobs_done = len(state.finished)
     display: Progress = NoProgress()
     if progress and pending:
-        label = f"{suite.name} · {plan.backend.name}"
-        if getattr(plan.backend, "simulated", False):
+        label = f"{suite.name} · {backend.name}"
+        if backend.simulated:
             label += " (simulated)"
         display = TqdmProgress(counters.jobs_total, counters.jobs_done, label)
-    writer = RunWriter(folder, run_id, state.requests_end, state.outputs_end)
-    inner = getattr(plan.backend, "rate", None)  # an HTTP backend's run-wide AIMD window
-    # The scheduler runs one worker per allowed request in flight (Scheduler.run).
-    gate = gate or SimpleGate(plan.limits.concurrency, plan.limits.rps, inner, workers_bound=True)
-    scheduler = Scheduler(
-        plan.backend,
-        gate,
-        writer,
-        plan.limits,
+    recorder = Recorder(
+        folder,
+        run_id,
         counters,
         display,
-        price_per_million=plan.price_per_million,
+        simulated=backend.simulated,
+        requests_end=state.requests_end,
+        outputs_end=state.outputs_end,
     )
+    pacer = Pacer(limits.concurrency, rps=limits.rps)
+    caller = Caller(backend, pacer, plan.retry, price_per_million=plan.price_per_million)
+    budget = Budget(limits, counters, plan.price_per_million)
+    # One worker per allowed request in flight.
+    scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
 
-    async def main() -> Outcome:
+    async def main() -> None:
         try:
-            return await scheduler.run(jobs)
+            await scheduler.run(jobs)
         finally:
             with anyio.CancelScope(shield=True):
-                await plan.backend.aclose()
+                await backend.aclose()
 
     try:
-        outcome = anyio.run(main)
+        anyio.run(main)
     finally:
-        writer.close()
+        recorder.close()
         display.close()
-    return outcome, counters
+    return Outcome(scheduler.stopped, scheduler.fatal), counters
 
 
 def start_run(folder: Path, plan: RunPlan, *, progress: bool = True) -> tuple[Outcome, Counters]:

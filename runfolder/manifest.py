@@ -115,6 +115,13 @@ class Fields:
             raise self._bad(key, "an object")
         return value
 
+    def optional_mapping(self, key: str) -> dict[str, Any] | None:
+        """A JSON object or null; a missing field reads as null."""
+        value = self.raw.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise self._bad(key, "an object or null")
+        return value
+
     def nested(self, key: str) -> Fields:
         """The checker for an object field, naming its fields as ``key.name``."""
         return Fields(self.mapping(key), self.where, f"{self.prefix}{key}.")
@@ -130,6 +137,9 @@ class ModelInfo:
     base_url: str | None  # scrubbed of credentials
     params: dict[str, Any]  # the backend's own knobs, as it described them
     price_usd_per_million_input: float | None
+    # The caller's retry policy (max_attempts, budget_s, waits); None in runs made before it
+    # was recorded here (their System One backends kept it as params.retries).
+    retries: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -143,6 +153,7 @@ class ModelInfo:
             base_url=fields.optional_text("base_url"),
             params=fields.mapping("params"),
             price_usd_per_million_input=fields.optional_number("price_usd_per_million_input"),
+            retries=fields.optional_mapping("retries"),
             extra={k: v for k, v in fields.raw.items() if k not in known},
         )
 
@@ -154,6 +165,7 @@ class ModelInfo:
             "simulated": self.simulated,
             "base_url": self.base_url,
             "params": self.params,
+            **({} if self.retries is None else {"retries": self.retries}),
             **self.extra,
             "price_usd_per_million_input": self.price_usd_per_million_input,
         }

@@ -11,7 +11,8 @@ import orjson
 import pytest
 
 from harness.backends.sim import SimModel
-from harness.backends.systemone import Attempt, SystemOneBackend
+from harness.backends.systemone import SystemOneBackend
+from harness.calling import Attempt, Caller, Pacer, RetrySettings
 from harness.errors import BackendError, ConfigError
 from harness.jobs import Job
 from harness.registry import load_suite
@@ -33,6 +34,12 @@ def first_bodies(n: int = 40) -> list[dict[str, Any]]:
 
 async def no_wait(seconds: float) -> None:
     await anyio.lowlevel.checkpoint()
+
+
+def caller(backend: SystemOneBackend, max_attempts: int = 6) -> Caller:
+    """A caller in front of ``backend`` that retries without waiting."""
+    pacer = Pacer(backend.concurrency, sleep=no_wait)
+    return Caller(backend, pacer, RetrySettings(max_attempts=max_attempts), sleep=no_wait)
 
 
 def test_spec_parses_kinds_and_mixed() -> None:
@@ -137,22 +144,18 @@ async def test_each_fault_kind_is_classified_then_retried_to_the_right_answer(ki
     records: list[Attempt] = []
     async with serve_sim_in_background(config) as url:
         async with SystemOneBackend(
-            "sim", base_url=url, api_key="sk-fault-key", timeout_s=0.3, max_attempts=1,
-            sleep=no_wait, on_attempt=records.append,
-        ) as once:  # fmt: skip
+            "sim", base_url=url, api_key="sk-fault-key", timeout_s=0.3
+        ) as once:
             with anyio.fail_after(10), pytest.raises(BackendError) as caught:
-                await once.answer(body)
+                await caller(once, max_attempts=1).call(body, records.append)
         assert caught.value.kind == EXPECTED_KIND[kind]
         if kind == "html":
             assert "HTML error page (status 502)" in str(caught.value)
         # The server has faulted this body once; two more faults, then the right answer.
-        async with SystemOneBackend(
-            "sim", base_url=url, api_key="", timeout_s=0.3, sleep=no_wait,
-            on_attempt=records.append,
-        ) as patient:  # fmt: skip
+        async with SystemOneBackend("sim", base_url=url, api_key="", timeout_s=0.3) as patient:
             with anyio.fail_after(10):
-                reply = await patient.answer(body)
-    assert reply.body == SimModel().respond(body)
+                reply = await caller(patient).call(body, records.append)
+    assert reply.response == SimModel().respond(body)
     assert [r.kind for r in records] == [EXPECTED_KIND[kind]] * 3 + [None]
     assert all("sk-fault-key" not in repr(r) for r in records)
 
@@ -165,16 +168,17 @@ async def run_jobs(url: str | None, specs: list[Any]) -> tuple[list[dict[str, An
     outputs: dict[str, list[dict[str, Any]]] = {}
     backend = None
     if url is not None:
-        backend = SystemOneBackend(
-            "sim", base_url=url, api_key="", concurrency=32, timeout_s=0.3, sleep=no_wait,
-            on_attempt=lambda r: kinds.update([r.kind]),
-        )  # fmt: skip
+        backend = SystemOneBackend("sim", base_url=url, api_key="", concurrency=32, timeout_s=0.3)
+        ask = caller(backend)
+
+    def hear(attempt: Attempt) -> None:
+        kinds.update([attempt.kind])
 
     async def one(spec: Any) -> None:
         job = Job(spec, suite.decoders)
         while (step := job.next_request("sim")) is not None:
             body, qmap = step
-            answer = sim.respond(body) if backend is None else (await backend.answer(body)).body
+            answer = sim.respond(body) if backend is None else (await ask.call(body, hear)).response
             job.apply(qmap, parse_answers(body["questions"], answer))
         outputs[spec.id] = job.outputs(simulated=True)
 

@@ -1,4 +1,4 @@
-"""Retry rules as pure functions, the one tenacity policy, and the AIMD rate controller."""
+"""Retry rules as pure functions, the one tenacity policy, and the pacer's AIMD window."""
 
 from __future__ import annotations
 
@@ -13,16 +13,12 @@ import pytest
 from anyio import wait_all_tasks_blocked
 from anyio.lowlevel import checkpoint
 
-from harness.backends.retry import (
-    Decision,
-    RateController,
-    RetrySettings,
-    TransientError,
-    build_retrying,
-    classify,
-    parse_retry_after,
-)
-from harness.errors import AuthError, BackendError
+from harness.backends.http import Decision, classify, parse_retry_after
+from harness.backends.sim import SimModel
+from harness.calling import Caller, Pacer, RetrySettings, build_retrying
+from harness.errors import AuthError, BackendError, TransientError
+from harness.jobs import Job
+from harness.registry import load_suite
 
 NOW = 1_800_000_000.0
 
@@ -94,7 +90,9 @@ def test_exception_table(exc: BaseException, retry: bool, kind: str) -> None:
 
 def test_transient_error_keeps_its_decision() -> None:
     decision = Decision(retry=True, kind="rate_limited", wait_s=2.0)
-    assert classify(None, TransientError(decision, "429")) is decision
+    error = decision.error("429")
+    assert isinstance(error, TransientError)
+    assert classify(None, error) == decision
 
 
 @pytest.mark.parametrize(
@@ -175,7 +173,7 @@ async def run_policy(settings: RetrySettings, outcomes: list[BaseException | str
 
 
 def transient(kind: str = "server_error", wait: float | None = None) -> TransientError:
-    return TransientError(Decision(True, kind, wait), kind)
+    return TransientError(kind, kind, wait_s=wait)
 
 
 async def test_policy_retries_transient_errors_until_success() -> None:
@@ -234,7 +232,7 @@ async def test_policy_stops_when_retry_after_exceeds_the_budget() -> None:
 
 def test_aimd_halves_once_per_generation_and_grows_back_additively() -> None:
     fake = FakeTime()
-    rate = RateController(64, clock=fake.clock, sleep=fake.sleep)
+    rate = Pacer(64, clock=fake.clock, sleep=fake.sleep)
     assert rate.limit == 64
     generation = rate.generation
     for _ in range(10):  # a burst of 429s from requests sent in the same window
@@ -252,7 +250,7 @@ def test_aimd_halves_once_per_generation_and_grows_back_additively() -> None:
 
 def test_aimd_never_goes_below_one() -> None:
     fake = FakeTime()
-    rate = RateController(4, clock=fake.clock, sleep=fake.sleep)
+    rate = Pacer(4, clock=fake.clock, sleep=fake.sleep)
     for _ in range(10):
         rate.on_rate_limited(rate.generation, 0.0)
     assert rate.limit == 1
@@ -260,7 +258,7 @@ def test_aimd_never_goes_below_one() -> None:
 
 def test_rate_limit_sets_a_run_wide_pause() -> None:
     fake = FakeTime()
-    rate = RateController(8, clock=fake.clock, sleep=fake.sleep, default_pause_s=1.0)
+    rate = Pacer(8, clock=fake.clock, sleep=fake.sleep, default_pause_s=1.0)
     rate.on_rate_limited(rate.generation, 3.0)
     assert rate.pause_remaining() == 3.0
     rate.on_rate_limited(0, 1.0)  # a shorter wait never shortens the pause
@@ -274,7 +272,7 @@ def test_rate_limit_sets_a_run_wide_pause() -> None:
 
 async def test_every_new_attempt_waits_out_the_pause() -> None:
     fake = FakeTime()
-    rate = RateController(8, clock=fake.clock, sleep=fake.sleep)
+    rate = Pacer(8, clock=fake.clock, sleep=fake.sleep)
     rate.on_rate_limited(rate.generation, 2.0)
     async with rate.slot():
         pass
@@ -285,7 +283,7 @@ async def test_every_new_attempt_waits_out_the_pause() -> None:
 
 
 async def test_slots_follow_the_window() -> None:
-    rate = RateController(2)
+    rate = Pacer(2)
     rate.on_rate_limited(rate.generation, 0.0)  # window 2 -> 1
     inside: list[int] = []
     release = anyio.Event()
@@ -306,8 +304,35 @@ async def test_slots_follow_the_window() -> None:
         release.set()
 
 
-async def test_slot_is_reentrant_within_a_task() -> None:
-    rate = RateController(1)
+class FailsOnce:
+    """The sim, but the first attempt at every body fails with a 503."""
+
+    name, simulated, price_per_million = "sim", True, 0.0
+
+    def __init__(self) -> None:
+        self.sim = SimModel()
+        self.seen: set[str] = set()
+
+    async def answer(self, body):
+        key = orjson.dumps(body).decode()
+        if key not in self.seen:
+            self.seen.add(key)
+            raise TransientError("overloaded", "busy", status=503)
+        return await self.sim.answer(body)
+
+    def describe(self):
+        return self.sim.describe()
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_one_request_never_holds_two_slots() -> None:
+    # Only the caller takes slots, one per attempt: a retry at a window of 1 cannot deadlock.
+    fake = FakeTime()
+    rate = Pacer(1, clock=fake.clock, sleep=fake.sleep)
+    caller = Caller(FailsOnce(), rate, sleep=fake.sleep, clock=fake.clock)
+    body = Job(load_suite("affine").jobs()[0], ("tree10",)).next_request("sim")[0]
     with anyio.fail_after(5):
-        async with rate.slot() as outer, rate.slot() as inner:  # would deadlock otherwise
-            assert outer == inner
+        answered = await caller.call(body, lambda attempt: None)
+    assert answered.number == 2 and rate.in_flight == 0

@@ -243,7 +243,9 @@ def _kinds_written_by_the_harness() -> set[str]:
                 continue
             name = getattr(node.func, "id", getattr(node.func, "attr", ""))
             first = node.args[0] if node.args else None
-            if name in ("BackendError", "AuthError") and isinstance(first, ast.Constant):
+            if name in ("BackendError", "TransientError", "AuthError") and isinstance(
+                first, ast.Constant
+            ):
                 kinds.add(str(first.value))
             for keyword in node.keywords:
                 if keyword.arg == "kind" and isinstance(keyword.value, ast.Constant):

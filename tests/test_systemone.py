@@ -1,4 +1,8 @@
-"""The System One HTTP backend against httpx.MockTransport and the real loopback serve-sim."""
+"""The System One HTTP backend against httpx.MockTransport and the real loopback serve-sim.
+
+The backend makes one attempt; ``ask`` puts a ``Caller`` in front of it, as a run does, for
+the retries, pacing and per-attempt records.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +16,13 @@ import orjson
 import pytest
 from typesafe_sdk._schemas.models import SystemOneRequest, SystemOneResponse
 
+from harness.backends import ModelSpec
+from harness.backends.http import error_excerpt
 from harness.backends.oracle import Oracle
 from harness.backends.pricing import JEV_INPUT_USD_PER_MILLION, cost_usd, price_for
-from harness.backends.retry import RateController, RetrySettings, error_excerpt
 from harness.backends.sim import SimModel
-from harness.backends.systemone import (
-    Attempt,
-    SystemOneBackend,
-    normalise_base_url,
-)
+from harness.backends.systemone import SystemOneBackend, normalise_base_url
+from harness.calling import Attempt, Caller, Pacer, RetrySettings
 from harness.errors import AuthError, BackendError, ConfigError
 from harness.jobs import Job
 from harness.registry import load_suite
@@ -91,10 +93,26 @@ def scripted(*steps: Handler | httpx.Response | Exception) -> Handler:
 
 
 def backend(handler: Handler, *, key: str = KEY, **kw: Any) -> SystemOneBackend:
-    kw.setdefault("sleep", FakeSleep())
     return SystemOneBackend(
         "jev-latest", base_url=BASE, api_key=key, transport=httpx.MockTransport(handler), **kw
     )
+
+
+async def ask(
+    b: SystemOneBackend,
+    body: dict[str, Any] = BODY,
+    *,
+    records: list[Attempt] | None = None,
+    sleep: FakeSleep | None = None,
+    max_attempts: int = 6,
+    pacer: Pacer | None = None,
+) -> Attempt:
+    """One exchange through a Caller, as a run makes it; ``records`` hears every attempt."""
+    sleep = sleep or FakeSleep()
+    heard: list[Attempt] = [] if records is None else records
+    pacer = pacer or Pacer(b.concurrency, sleep=sleep)
+    caller = Caller(b, pacer, RetrySettings(max_attempts=max_attempts), sleep=sleep)
+    return await caller.call(body, heard.append)
 
 
 def error(status: int, body: Any = None, text: str | None = None, **headers: str):
@@ -112,8 +130,8 @@ async def test_sends_the_body_exactly_with_the_key_and_reads_the_reply() -> None
         return ok_response(request)
 
     records: list[Attempt] = []
-    async with backend(handler, on_attempt=records.append) as b:
-        reply = await b.answer(BODY)
+    async with backend(handler) as b:
+        reply = await ask(b, records=records)
     (request,) = seen
     assert request.url == f"{BASE}/v1/systemone"
     assert request.method == "POST"
@@ -126,11 +144,11 @@ async def test_sends_the_body_exactly_with_the_key_and_reads_the_reply() -> None
     assert reply.status == 200
     assert reply.model == "jev-1.13.0"
     assert reply.request_id == "req-ok"
-    assert reply.usage == reply.body["usage"]
+    assert reply.usage == reply.response["usage"]
     assert reply.cost_usd == pytest.approx(
         reply.usage["input_tokens"] * JEV_INPUT_USD_PER_MILLION / 1e6
     )
-    assert reply.extra["attempts"] == 1 and reply.extra["retries"] == []
+    assert len(records) == 1 and records[0] is reply  # one attempt, no retries
     assert [r.kind for r in records] == [None]
     assert records[0].request_id == "req-ok" and records[0].status == 200
 
@@ -160,7 +178,7 @@ def test_settings_come_from_the_environment() -> None:
     assert (b.name, b.base_url) == ("jev-latest", "https://api.typesafe.ai")
     assert b.describe()["params"]["api_key_set"] is False
     b = SystemOneBackend("typesafe/jev-1.13", base_url="https://openrouter.ai/api", env=env)
-    assert b._url == "https://openrouter.ai/api/v1/systemone"
+    assert b.url == "https://openrouter.ai/api/v1/systemone"
 
 
 def test_base_url_is_normalised_or_refused() -> None:
@@ -169,18 +187,17 @@ def test_base_url_is_normalised_or_refused() -> None:
     with pytest.raises(ConfigError, match="http:// or https://"):
         normalise_base_url("api.typesafe.ai")
     with pytest.raises(ConfigError, match="max attempts"):
-        SystemOneBackend(env={}, max_attempts=0)
+        ModelSpec("jev-latest", max_attempts=0)
 
 
 def test_describe_is_the_manifest_spec() -> None:
-    b = SystemOneBackend(
-        "jev-latest", base_url="http://user:pw@127.0.0.1:1", env={}, max_attempts=9
-    )
+    b = SystemOneBackend("jev-latest", base_url="http://user:pw@127.0.0.1:1", env={})
     spec = b.describe()
     assert spec["name"] == "jev-latest"
     assert (spec["backend"], spec["simulated"]) == ("systemone", False)
     assert spec["base_url"] == "http://***@127.0.0.1:1"
-    assert spec["params"]["retries"]["max_attempts"] == 9
+    # The retry policy is the caller's; the manifest records it as model.retries.
+    assert Caller(b, Pacer(1), RetrySettings(max_attempts=9)).describe()["max_attempts"] == 9
     assert spec["params"]["timeout_s"] == 30.0
     assert spec["params"]["price"]["input_usd_per_million"] == 0.042
     assert SystemOneBackend("llama", env={}).describe()["params"]["price"] is None
@@ -214,15 +231,16 @@ async def test_429_then_success_honours_retry_after_and_halves_the_window() -> N
     sleep = FakeSleep()
     records: list[Attempt] = []
     handler = scripted(error(429, {"detail": "slow down"}, **{"Retry-After": "2"}), ok_response)
-    async with backend(handler, sleep=sleep, concurrency=8) as b:
-        reply = await b.answer(BODY, on_attempt=records.append)
-        assert b.rate.limit == 4 + 1  # halved by the 429, then one success added back
+    pacer = Pacer(8, sleep=sleep)
+    async with backend(handler, concurrency=8) as b:
+        reply = await ask(b, records=records, sleep=sleep, pacer=pacer)
+        assert pacer.limit == 4 + 1  # halved by the 429, then one success added back
     assert 2.0 in sleep.waits  # the retry wait (the run-wide pause may also use it)
-    assert reply.extra["attempts"] == 2
-    (retry,) = reply.extra["retries"]
-    assert (retry["kind"], retry["status"], retry["request_id"]) == ("rate_limited", 429, "req-429")
-    assert [(r.attempt, r.kind) for r in records] == [(1, "rate_limited"), (2, None)]
-    assert records[0].retryable and "slow down" in (records[0].message or "")
+    assert len(records) == 2 and reply is records[-1]
+    retry = records[0]
+    assert (retry.kind, retry.status, retry.request_id) == ("rate_limited", 429, "req-429")
+    assert [(r.number, r.kind) for r in records] == [(1, "rate_limited"), (2, None)]
+    assert "slow down" in (records[0].message or "")
 
 
 @pytest.mark.parametrize(
@@ -232,21 +250,23 @@ async def test_429_then_success_honours_retry_after_and_halves_the_window() -> N
 )  # fmt: skip
 async def test_transient_statuses_are_retried(status: int, kind: str) -> None:
     sleep = FakeSleep()
-    async with backend(scripted(error(status, {"detail": "x"}), ok_response), sleep=sleep) as b:
-        reply = await b.answer(BODY)
-    assert reply.extra["retries"][0]["kind"] == kind
+    records: list[Attempt] = []
+    async with backend(scripted(error(status, {"detail": "x"}), ok_response)) as b:
+        await ask(b, records=records, sleep=sleep)
+    assert records[0].kind == kind
     assert len(sleep.waits) == 1 and 0.375 <= sleep.waits[0] <= 0.625
 
 
 async def test_gives_up_after_max_attempts_with_every_attempt_attached() -> None:
     handler = scripted(*[error(503, {"error": {"message": "busy"}}) for _ in range(3)])
-    async with backend(handler, max_attempts=3) as b:
+    records: list[Attempt] = []
+    async with backend(handler) as b:
         with pytest.raises(BackendError) as caught:
-            await b.answer(BODY)
+            await ask(b, records=records, max_attempts=3)
     exc = caught.value
     assert exc.kind == "overloaded" and exc.status == 503
     assert "HTTP 503" in str(exc) and "busy" in str(exc)
-    assert [a["attempt"] for a in exc.attempts] == [1, 2, 3]
+    assert [a.number for a in records] == [1, 2, 3]
     assert exc.request_id == "req-503"
     assert "busy" in exc.body
 
@@ -272,9 +292,9 @@ async def test_client_errors_raise_at_once_with_a_readable_excerpt(
     response: httpx.Response, expected: str
 ) -> None:
     sleep = FakeSleep()
-    async with backend(scripted(response), sleep=sleep) as b:
+    async with backend(scripted(response)) as b:
         with pytest.raises(BackendError) as caught:
-            await b.answer(BODY)
+            await ask(b, sleep=sleep)
     assert caught.value.kind == "http_4xx"
     assert expected in str(caught.value)
     assert "<" not in str(caught.value)  # never markup
@@ -292,9 +312,9 @@ def test_error_excerpt_is_short_and_one_line() -> None:
 @pytest.mark.parametrize("status", [401, 403])
 async def test_auth_failure_is_fatal_and_clear(status: int) -> None:
     sleep = FakeSleep()
-    async with backend(scripted(error(status, {"detail": "Invalid API key"})), sleep=sleep) as b:
+    async with backend(scripted(error(status, {"detail": "Invalid API key"}))) as b:
         with pytest.raises(AuthError) as caught:
-            await b.answer(BODY)
+            await ask(b, sleep=sleep)
     message = str(caught.value)
     assert message.startswith(
         f"the server refused the API key ({status}): set TYPESAFE_API_KEY to a valid key"
@@ -337,15 +357,16 @@ def missing(body: dict[str, Any]) -> None:
     ],
 )
 async def test_malformed_200_is_retried_then_raised(bad: httpx.Response | Handler) -> None:
-    # Documented choice: the backend checks a 200 against the request (parse_answers), so
-    # a bad label or a missing answer is a retryable "malformed" attempt, not a Reply.
+    # Documented choice: the caller checks a 200 against the request (parse_answers), so
+    # a bad label or a missing answer is a retryable "malformed" attempt, not an answer.
+    records: list[Attempt] = []
     async with backend(scripted(bad, ok_response)) as b:
-        reply = await b.answer(BODY)
-    assert reply.extra["retries"][0]["kind"] == "malformed"
-    assert parse_answers(BODY["questions"], reply.body)
-    async with backend(scripted(bad), max_attempts=1) as b:
+        reply = await ask(b, records=records)
+    assert records[0].kind == "malformed"
+    assert parse_answers(BODY["questions"], reply.response)
+    async with backend(scripted(bad)) as b:
         with pytest.raises(BackendError) as caught:
-            await b.answer(BODY)
+            await ask(b, max_attempts=1)
     assert caught.value.kind == "malformed"
 
 
@@ -357,9 +378,10 @@ async def test_connection_errors_and_timeouts_are_retried() -> None:
         httpx.RemoteProtocolError("server disconnected", request=request),
         ok_response,
     )
+    records: list[Attempt] = []
     async with backend(handler) as b:
-        reply = await b.answer(BODY)
-    kinds = [r["kind"] for r in reply.extra["retries"]]
+        await ask(b, records=records)
+    kinds = [r.kind for r in records[:-1]]
     assert kinds == ["connection", "timeout", "connection"]
 
 
@@ -368,22 +390,25 @@ async def test_the_whole_attempt_is_bounded_by_the_timeout() -> None:
         await anyio.sleep(10)
         raise AssertionError("not reached")
 
-    async with backend(stalls, timeout_s=0.05, max_attempts=1) as b:  # type: ignore[arg-type]
+    async with backend(stalls, timeout_s=0.05) as b:  # type: ignore[arg-type]
         with anyio.fail_after(5), pytest.raises(BackendError) as caught:
-            await b.answer(BODY)
+            await ask(b, max_attempts=1)
     assert caught.value.kind == "timeout"
 
 
-async def test_async_callbacks_are_awaited() -> None:
-    seen: list[int] = []
+async def test_each_attempt_is_reported_as_it_ends() -> None:
+    # Streamed, not batched after the call: attempt 1 is heard before attempt 2 is sent.
+    seen: list[str] = []
 
-    async def note(record: Attempt) -> None:
-        await anyio.lowlevel.checkpoint()
-        seen.append(record.attempt)
+    def server(request: httpx.Request) -> httpx.Response:
+        seen.append(f"sent {len(seen) // 2 + 1}")
+        return error(500, {"detail": "x"}) if len(seen) == 1 else ok_response(request)
 
-    async with backend(scripted(error(500, {"detail": "x"}), ok_response), on_attempt=note) as b:
-        await b.answer(BODY)
-    assert seen == [1, 2]
+    async with backend(server) as b:
+        sleep = FakeSleep()
+        caller = Caller(b, Pacer(4, sleep=sleep), sleep=sleep)
+        await caller.call(BODY, lambda record: seen.append(f"heard {record.number}"))
+    assert seen == ["sent 1", "heard 1", "sent 2", "heard 2"]
 
 
 async def test_an_unserialisable_body_is_refused_before_sending() -> None:
@@ -393,11 +418,12 @@ async def test_an_unserialisable_body_is_refused_before_sending() -> None:
     assert caught.value.kind == "bad_body"
 
 
-async def test_a_shared_rate_controller_can_also_be_the_schedulers_gate() -> None:
-    rate = RateController(1)
-    async with backend(scripted(ok_response), rate=rate) as b, rate.slot():
+async def test_a_window_of_one_still_answers() -> None:
+    rate = Pacer(1)
+    async with backend(scripted(error(503, {"detail": "busy"}), ok_response)) as b:
         with anyio.fail_after(5):
-            await b.answer(BODY)
+            await ask(b, pacer=rate)
+    assert rate.in_flight == 0
 
 
 # --- the key never leaks -------------------------------------------------------------
@@ -443,9 +469,9 @@ def leaks(*things: Any) -> Iterator[str]:
 @pytest.mark.parametrize("handler", LEAKY)
 async def test_the_planted_key_never_leaks(handler: Handler) -> None:
     records: list[Attempt] = []
-    async with backend(handler, max_attempts=2, on_attempt=records.append) as b:
+    async with backend(handler) as b:
         with pytest.raises(BackendError) as caught:
-            await b.answer(BODY)
+            await ask(b, records=records, max_attempts=2)
         exc = caught.value
         assert records
         chain = []
@@ -455,10 +481,10 @@ async def test_the_planted_key_never_leaks(handler: Handler) -> None:
             link = link.__cause__ or link.__context__
         found = list(
             leaks(
-                *chain, exc.args, exc.attempts, exc.body, b, b.describe(),
-                orjson.dumps(b.describe()).decode(), b.__dict__.get("_client"),
-                *(r.as_dict() for r in records),
-                *(orjson.dumps(r.as_dict()).decode() for r in records),
+                *chain, exc.args, exc.body, b, b.describe(),
+                orjson.dumps(b.describe()).decode(), b._http, b._http._client,
+                *(r._asdict() for r in records),
+                *(orjson.dumps(r._asdict()).decode() for r in records),
             )
         )  # fmt: skip
         assert found == []
@@ -467,7 +493,7 @@ async def test_the_planted_key_never_leaks(handler: Handler) -> None:
 async def test_the_key_is_sent_but_never_shown() -> None:
     async with backend(ok_response) as b:
         await b.answer(BODY)
-        assert list(leaks(repr(b), b.describe(), b._client.headers)) == []
+        assert list(leaks(repr(b), b.describe(), repr(b._http), b._http._client.headers)) == []
 
 
 # --- against the real loopback serve-sim ---------------------------------------------
@@ -480,13 +506,13 @@ async def test_loopback_serve_sim_gives_the_in_process_answers(model: str) -> No
     records: list[Attempt] = []
     async with (
         serve_sim_in_background(config) as url,
-        SystemOneBackend(model, base_url=url, api_key=KEY, on_attempt=records.append) as b,
+        SystemOneBackend(model, base_url=url, api_key=KEY) as b,
     ):
         for body in real_bodies():
             SystemOneRequest.model_validate(body)
-            reply = await b.answer(body)
-            SystemOneResponse.model_validate(reply.body)
-            assert reply.body == local.respond(body)
+            reply = await ask(b, body, records=records)
+            SystemOneResponse.model_validate(reply.response)
+            assert reply.response == local.respond(body)
             assert reply.model == model and reply.request_id.startswith("sim-")
     assert len(records) == len(real_bodies())
     assert len({r.request_id for r in records}) == len(records)
@@ -496,16 +522,16 @@ async def test_loopback_refusals_are_not_retried() -> None:
     sleep = FakeSleep()
     async with (
         serve_sim_in_background(ServerConfig(port=0)) as url,
-        SystemOneBackend("sim", base_url=url, api_key="", sleep=sleep) as b,
+        SystemOneBackend("sim", base_url=url, api_key="") as b,
     ):
         with pytest.raises(BackendError) as caught:
-            await b.answer({"model": "sim", "state": {}, "questions": {}})
+            await ask(b, {"model": "sim", "state": {}, "questions": {}}, sleep=sleep)
         assert (caught.value.kind, caught.value.status) == ("http_4xx", 422)
         assert "body.questions" in str(caught.value)
         body = {**BODY, "questions": {"q1": {"type": "choice", "instructions": "Pick one.",
                                              "criteria": {"a": "A", "b": "B"}}}}  # fmt: skip
         with pytest.raises(BackendError, match="not one this model can read"):
-            await b.answer(body)
+            await ask(b, body, sleep=sleep)
     assert sleep.waits == []
 
 
@@ -514,18 +540,16 @@ async def test_connection_refused_is_a_connection_error() -> None:
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
         port = listener.extra(anyio.abc.SocketAttribute.local_port)
         await listener.aclose()  # nothing listens there now
-        async with SystemOneBackend(
-            "sim", base_url=f"http://127.0.0.1:{port}", api_key=KEY, max_attempts=2,
-            sleep=FakeSleep(),
-        ) as b:  # fmt: skip
+        records: list[Attempt] = []
+        async with SystemOneBackend("sim", base_url=f"http://127.0.0.1:{port}", api_key=KEY) as b:
             with pytest.raises(BackendError) as caught:
-                await b.answer(BODY)
+                await ask(b, records=records, max_attempts=2)
     assert caught.value.kind == "connection"
     assert KEY not in str(caught.value)
-    assert len(caught.value.attempts) == 2
+    assert len(records) == 2
 
 
 def test_retry_settings_are_reported() -> None:
     settings = RetrySettings(max_attempts=4, budget_s=60.0)
-    b = SystemOneBackend("jev-latest", env={}, retry=settings)
-    assert b.describe()["params"]["retries"]["budget_s"] == 60.0
+    b = SystemOneBackend("jev-latest", env={})
+    assert Caller(b, Pacer(1), settings).describe()["budget_s"] == 60.0

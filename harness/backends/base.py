@@ -1,33 +1,44 @@
-"""One small async interface for every model: a request body in, a reply out."""
+"""The one interface every model implements: a request body in, ONE attempt, a reply out."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reply:
     """A model's response body plus what the log records about the exchange."""
 
     body: Mapping[str, Any]
     status: int = 200
-    model: str | None = None
+    model: str | None = None  # the model the server says answered
     usage: Mapping[str, int] | None = None
-    cost_usd: float | None = None
+    cost_usd: float | None = None  # None: the backend does not know
     request_id: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Backend(Protocol):
-    """A model the scheduler can ask; raises ``BackendError`` for a failed exchange."""
+    """A model the caller (``harness.calling.Caller``) can ask.
 
-    name: str
-    simulated: bool
+    ``answer`` makes exactly ONE attempt and classifies its own failures: it raises
+    ``TransientError`` for what another attempt may fix, ``AuthError`` when every request
+    would fail, ``BackendError`` otherwise (each carrying what the failed attempt's log line
+    records). Retries, pacing, validation of the answers, timing and the log are the
+    caller's, the same for every backend.
+    """
+
+    name: str  # the model name the manifest and the run folder's name use
+    simulated: bool  # True for sim and oracle: every output is labelled simulated
+
+    @property
+    def price_per_million(self) -> float | None:
+        """USD per million input tokens, to price a reply that carries no cost (None: unknown)."""
+        ...
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
-        """Send one request body and return the reply."""
+        """Send one request body once and return the reply."""
         ...
 
     def describe(self) -> dict[str, Any]:

@@ -37,11 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Verify, lock, replay and continue."""
     from harness.backends import ModelSpec, make_backend
+    from harness.calling import Limits, RetrySettings
     from harness.check import oracle_for
     from harness.errors import RunFolderError
     from harness.replay import read_logs
     from harness.run import RunPlan, echo, execute, open_for_resume, start_session, summary_lines
-    from harness.scheduler import Limits
     from runfolder import RunLock
 
     check_limits(args)
@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         max_cost_usd=args.max_cost_usd if args.max_cost_usd is not None else saved["max_cost_usd"],
     )
     params = model.params
+    retries = model.retries or params.get("retries") or {}
     backend_kind = model.backend
     spec = ModelSpec(
         name=model.name,
@@ -67,13 +68,19 @@ def run(args: argparse.Namespace) -> int:
         sim={k: str(v) for k, v in params.items()} if backend_kind == "sim" else {},
         concurrency=limits.concurrency,
         timeout_s=float(params.get("timeout_s", 30.0)),
-        max_attempts=int(params.get("max_attempts", 6)),
+        max_attempts=int(retries.get("max_attempts", 6)),
         price_per_million=model.price_usd_per_million_input,
     )
     if backend_kind not in ("sim", "oracle", "systemone"):
         raise RunFolderError(f"{folder}/manifest.json names an unknown backend {backend_kind!r}")
     backend = make_backend(spec, oracle_for(suite).known if backend_kind == "oracle" else None)
-    plan = RunPlan(suite, backend, limits, spec.price_per_million)
+    plan = RunPlan(
+        suite,
+        backend,
+        limits,
+        spec.price_per_million,
+        RetrySettings(max_attempts=spec.max_attempts),
+    )
     with RunLock(folder):
         state = read_logs(folder, suite.decoders, manifest.run_id)
         for name in state.torn:

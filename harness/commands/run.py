@@ -124,8 +124,8 @@ def model_spec(args: argparse.Namespace, concurrency: int):
 def run(args: argparse.Namespace) -> int:
     """Validate everything, then run (or describe, with --dry-run)."""
     from harness.backends import make_backend
+    from harness.calling import Limits, RetrySettings
     from harness.run import RunPlan, default_run_folder, echo, start_run, summary_lines
-    from harness.scheduler import Limits
 
     check_limits(args)
     suite = suite_from(args)
@@ -138,10 +138,10 @@ def run(args: argparse.Namespace) -> int:
     backend = make_backend(spec)
     price = args.price_per_million
     if price is None:
-        price = getattr(backend, "price_per_million", None)
+        price = backend.price_per_million
     limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
     folder = args.run or default_run_folder(suite.name, backend.name)
-    plan = RunPlan(suite, backend, limits, price)
+    plan = RunPlan(suite, backend, limits, price, RetrySettings(max_attempts=spec.max_attempts))
     outcome, counters = start_run(folder, plan, progress=not args.no_progress)
     echo(summary_lines(folder, suite, counters, bool(backend.simulated), outcome))
     if outcome.fatal:

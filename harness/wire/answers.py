@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.decoders import Answer
-from harness.errors import BackendError
+from harness.errors import TransientError
 
 # A JSON object as orjson returns it (a dict, checked first: the ABC check is slower), or
 # any other mapping.
@@ -25,15 +25,18 @@ def _probabilities(raw: Any) -> Mapping[str, float] | None:
 
 
 def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
-    """The answer to every question of the request, validated; raises BackendError("malformed")."""
+    """The answer to every question of the request, validated.
+
+    Raises ``TransientError("malformed")``: another attempt may well be answered correctly.
+    """
     if not isinstance(body, _OBJECT) or not isinstance(body.get("answers"), _OBJECT):
-        raise BackendError("malformed", "response has no 'answers' object")
+        raise TransientError("malformed", "response has no 'answers' object")
     answers = body["answers"]
     parsed: dict[str, Answer] = {}
     for qid, question in questions.items():
         raw = answers.get(qid)
         if not isinstance(raw, _OBJECT):
-            raise BackendError("malformed", f"response has no answer for question {qid!r}")
+            raise TransientError("malformed", f"response has no answer for question {qid!r}")
         labels = question["criteria"]
         choice = raw.get("choice")
         if (
@@ -47,7 +50,7 @@ def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
             continue
         if not isinstance(choice, str) or choice not in labels:
             shown = repr(choice)[:40]
-            raise BackendError(
+            raise TransientError(
                 "malformed", f"answer to {qid!r} names label {shown}, not one of the criteria"
             )
         parsed[qid] = Answer(choice, _probabilities(raw.get("probabilities")))

@@ -1,0 +1,19 @@
+"""The HTTP layer every HTTP backend shares: one endpoint, pure classification, the pool.
+
+A wire-format backend (``harness.backends.systemone``) builds an ``HttpEndpoint`` and only
+translates bodies; see ``endpoint.py`` for what the layer owns.
+"""
+
+from harness.backends.http.classify import Decision, classify, error_excerpt, parse_retry_after
+from harness.backends.http.endpoint import HttpEndpoint, HttpResponse
+from harness.backends.http.pool import ShardedTransport
+
+__all__ = [
+    "Decision",
+    "HttpEndpoint",
+    "HttpResponse",
+    "ShardedTransport",
+    "classify",
+    "error_excerpt",
+    "parse_retry_after",
+]

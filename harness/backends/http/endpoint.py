@@ -1,0 +1,148 @@
+"""One HTTP endpoint as every HTTP backend uses it: POST bytes, get a 2xx or a typed failure.
+
+A backend for a wire format (System One today; OpenAI Decisions or chat completions later)
+only translates: its body into bytes, the 2xx's bytes into a ``Reply``. Everything about
+HTTP lives here, once:
+
+- posting with headers, per-phase timeouts and one deadline for the whole attempt;
+- reading status, headers and body, and the request id the server sends;
+- classifying transport errors and non-2xx statuses into the error tree
+  (``classify.Decision.error``), with ``Retry-After``, an excerpt of the error body in the
+  message and the body itself (truncated) on the error;
+- holding the API key in one private attribute and scrubbing it (and any bearer token or
+  URL credentials) from every message, error body and 2xx body that leaves this module.
+
+This module and ``pool.py`` are the only ones that touch the HTTP library (httpx), so a
+faster transport (aiohttp) replaces these two files and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import anyio
+import httpx
+
+from harness.backends.http.classify import classify, error_excerpt
+from harness.backends.http.pool import ShardedTransport
+from harness.errors import BackendError, ConfigError
+
+ERROR_BODY_CHARS = 1000  # what a failed attempt's log line keeps of the raw error body
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResponse:
+    """A 2xx response: its status, headers (case-insensitive), body bytes and request id."""
+
+    status: int
+    headers: Mapping[str, str]
+    content: bytes
+    request_id: str | None
+
+
+class HttpEndpoint:
+    """POSTs to one URL over a shared keep-alive pool; one call is one attempt."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: str = "",
+        key_variable: str = "TYPESAFE_API_KEY",
+        request_id_header: str = "x-request-id",
+        concurrency: int = 64,
+        timeout_s: float = 30.0,
+        connect_timeout_s: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """``key_variable`` names where users set the key (for the 401 message);
+        ``transport`` replaces the network in tests (``httpx.MockTransport``)."""
+        if concurrency < 1 or not timeout_s > 0:
+            raise ConfigError(
+                f"concurrency must be >= 1 and the timeout > 0; got {concurrency}, {timeout_s}"
+            )
+        self.url = url
+        self.timeout_s = timeout_s
+        self.connect_timeout_s = min(connect_timeout_s, timeout_s)
+        self.__key = api_key.strip()
+        self._key_bytes = self.__key.encode()
+        self._key_variable = key_variable
+        self._request_id_header = request_id_header
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.__key:
+            headers["Authorization"] = f"Bearer {self.__key}"
+        self._client = httpx.AsyncClient(
+            headers=headers,
+            timeout=httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s),
+            transport=transport or ShardedTransport(concurrency),
+        )
+
+    def __repr__(self) -> str:
+        return f"HttpEndpoint({self.scrub(self.url)!r})"
+
+    @property
+    def has_key(self) -> bool:
+        """Whether requests carry an API key."""
+        return bool(self.__key)
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the key, any bearer token, or URL credentials."""
+        if self.__key:
+            text = text.replace(self.__key, "***")
+        text = re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)
+        return re.sub(r"(https?://)[^/@\s]+@", r"\1***@", text)
+
+    async def post(self, content: bytes) -> HttpResponse:
+        """POST ``content`` once. A 2xx comes back; anything else raises its typed failure.
+
+        Raises ``TransientError`` (429, 408, 5xx, connection errors, timeouts), ``AuthError``
+        (401/403) or ``BackendError`` (other statuses, a URL httpx cannot use).
+        """
+        unchained: BackendError | None = None
+        try:
+            # httpx's timeouts bound each phase; fail_after bounds the whole attempt.
+            with anyio.fail_after(self.timeout_s):
+                response = await self._client.post(self.url, content=content)
+        except (httpx.TransportError, TimeoutError) as exc:
+            decision = classify(None, exc)
+            what = str(exc) or type(exc).__name__
+            error = decision.error(self.scrub(f"{decision.kind} at {self.url}: {what}"))
+            if self.scrub(what) == what:
+                raise error from exc
+            unchained = error  # its cause names the key: raise it outside, with no context
+        if unchained is not None:
+            raise unchained
+        status = response.status_code
+        request_id = response.headers.get(self._request_id_header)
+        if 200 <= status < 300:
+            body = response.content
+            if self._key_bytes and self._key_bytes in body:  # a server echoing the key
+                body = body.replace(self._key_bytes, b"***")
+            return HttpResponse(status, response.headers, body, request_id)
+        text = response.text
+        decision = classify(status, None, response.headers)
+        excerpt = error_excerpt(status, response.headers.get("content-type", ""), text)
+        if decision.fatal:
+            what = "refused the API key" if self.__key else "requires an API key"
+            message = (
+                f"the server {what} ({status}): set {self._key_variable} to a valid key"
+                f" (server said: {excerpt})"
+            )
+        else:
+            message = f"HTTP {status} from {self.url}: {excerpt}"
+        raise decision.error(
+            self.scrub(message),
+            status=status,
+            body=self.scrub(text[:ERROR_BODY_CHARS]),
+            request_id=request_id,
+        )
+
+    def text(self, response: HttpResponse) -> str:
+        """A 2xx body as text, for an error message or a log line (already scrubbed)."""
+        return response.content.decode("utf-8", errors="replace")
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._client.aclose()

@@ -1,0 +1,38 @@
+"""What bounds a run: requests in flight, pace, and caps that stop it resumably."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.errors import ConfigError
+from runfolder import LimitsRecord
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Requests in flight, requests per second, and the two caps (see ``Budget``)."""
+
+    concurrency: int = 64
+    rps: float | None = None
+    max_requests: int | None = None  # requests sent by this invocation
+    max_cost_usd: float | None = None  # the run's total recorded cost, all sessions included
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError(f"--concurrency must be at least 1; got {self.concurrency}")
+        # NaN and huge values pass here: the manifest's writer refuses them by field name.
+        if self.rps is not None and self.rps <= 0:
+            raise ConfigError(f"--rps must be positive; got {self.rps}")
+        if self.max_requests is not None and self.max_requests < 0:
+            raise ConfigError(f"--max-requests must be >= 0; got {self.max_requests}")
+        if self.max_cost_usd is not None and self.max_cost_usd < 0:
+            raise ConfigError(f"--max-cost-usd must be >= 0; got {self.max_cost_usd}")
+
+    def as_record(self) -> LimitsRecord:
+        """The limits as the manifest and sessions.jsonl record them."""
+        return {
+            "concurrency": self.concurrency,
+            "rps": self.rps,
+            "max_requests": self.max_requests,
+            "max_cost_usd": self.max_cost_usd,
+        }

@@ -1,0 +1,110 @@
+"""The one place a run's records are written and counted: attempts, outputs, running totals.
+
+The scheduler hands every ``Attempt`` here as the caller reports it, and every finished (or
+failed) job's outputs. Methods are synchronous: in a single-threaded event loop a
+synchronous write cannot interleave with another task's, and no answered exchange can be
+stranded in a buffer when the run is cancelled (each line is flushed as written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.calling import Attempt
+from harness.jobs import Job
+from harness.progress import Counters, Progress
+from runfolder import OUTPUTS, REQUESTS, ErrorKind, JsonlAppender, OutputLine, RequestLine
+
+SIMULATED_MODELS = frozenset({"sim", "oracle"})  # what serve-sim names itself
+
+
+class Recorder:
+    """Owns a run folder's two append-only logs and the run's ``Counters``."""
+
+    def __init__(
+        self,
+        folder: Path,
+        run_id: str,
+        counters: Counters,
+        progress: Progress,
+        *,
+        simulated: bool,
+        requests_end: int = 0,
+        outputs_end: int = 0,
+    ) -> None:
+        """``*_end`` are the logs' valid lengths (a torn tail beyond them is cut first)."""
+        self.run_id = run_id
+        self.counters = counters
+        self.progress = progress
+        self.simulated = simulated
+        self._requests = JsonlAppender(folder / REQUESTS, requests_end)
+        self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end)
+
+    def attempt(
+        self, job: Job, body: Mapping[str, Any], qmap: dict[str, str], attempt: Attempt
+    ) -> None:
+        """Write one attempt of ``job``'s current round and count it."""
+        kind = attempt.kind
+        usage = attempt.usage
+        cost = attempt.cost_usd
+        # "job" comes first: resume filters raw lines on that prefix without parsing them.
+        line: RequestLine = {
+            "job": job.id,
+            "round": job.round + 1,
+            "t": round(attempt.t, 3),
+            "request": body,
+            "qmap": qmap,
+            "attempt": attempt.number,
+            "latency_ms": round(attempt.latency_ms, 3),
+            "status": attempt.status,
+            "response": attempt.response,
+            "error": None if kind is None else {"kind": kind, "message": attempt.message or ""},
+            "model": attempt.model,
+            "usage": usage,
+            "cost_usd": cost,
+            "request_id": attempt.request_id,
+            "run": self.run_id,
+        }
+        self._requests.write(line)
+        c = self.counters
+        if kind is None:
+            c.requests += 1
+            model = attempt.model
+            if model:
+                job.served.add(model)
+                c.models[model] = c.models.get(model, 0) + 1
+            if cost is None:
+                c.cost_known = False
+        else:
+            c.errors += 1
+            c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
+        # A failed attempt counts too when its response was billed (a rejected 200).
+        if usage:
+            c.input_tokens += int(usage.get("input_tokens", 0))
+            c.output_tokens += int(usage.get("output_tokens", 0))
+        if cost is not None:
+            c.cost_usd += cost
+        self.progress.update(c)
+
+    def finished(self, job: Job, failed: ErrorKind | None) -> None:
+        """Write ``job``'s outputs: ok, or failed by an attempt of kind ``failed``."""
+        # A System One server may itself be the simulator (numericjev serve-sim): trust the
+        # served model's name as well as the backend's own label.
+        simulated = self.simulated or bool(job.served & SIMULATED_MODELS)
+        for record in job.outputs(simulated, error=failed):
+            line: OutputLine = {**record, "run": self.run_id}
+            self._outputs.write(line)
+        c = self.counters
+        if failed is None:
+            c.jobs_done += 1
+        else:
+            c.jobs_failed += 1
+        c.rounds = max(c.rounds, job.round)
+        self.progress.update(c)
+
+    def close(self) -> None:
+        """Flush both logs to disk."""
+        self._requests.close()
+        self._outputs.close()
