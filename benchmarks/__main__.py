@@ -32,29 +32,25 @@ def _child(code: str) -> dict[str, Any]:
 _RUN = """
 import resource, time, orjson
 from pathlib import Path
-from harness.backends.sim import SimModel
-from harness.run import RunPlan, start_run
-from harness.scheduler import Limits
-from harness.registry import load_suite
+from harness import Limits, ModelSpec, load_suite, start_run
 suite = load_suite("affine", params={params!r})
 t0, c0 = time.perf_counter(), time.process_time()
-outcome, c = start_run(Path({folder!r}), RunPlan(suite, SimModel(), Limits(concurrency={concurrency})), progress=False)
+result = start_run(suite, ModelSpec("sim"), Limits(concurrency={concurrency}), folder=Path({folder!r}))
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+c = result.counters
 print(orjson.dumps({{"jobs": c.jobs_done, "requests": c.requests, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": rss}}).decode())
 """
 
+# Start-up of a resume: a request cap of zero stops it at the first request it would send,
+# after the manifest check, the log scan and the first job's replay.
 _RESUME = """
 import time, orjson
 from pathlib import Path
-from harness.replay import read_logs
-from harness.run import job_queue, open_for_resume
+from harness import resume_run
 t0 = time.perf_counter()
-manifest, suite, _ = open_for_resume(Path({folder!r}), False)
-state = read_logs(Path({folder!r}), suite.decoders, manifest.run_id)
-jobs, pending = job_queue(suite, state, "sim")
-first = next(jobs, None)  # the moment the first request could be sent
-print(orjson.dumps({{"startup_s": time.perf_counter() - t0, "pending": pending}}).decode())
+result = resume_run(Path({folder!r}), max_requests=0)
+print(orjson.dumps({{"startup_s": time.perf_counter() - t0, "pending": result.pending}}).decode())
 """
 
 

@@ -22,14 +22,12 @@ LATENCY_S = 0.05
 _CLIENT = """
 import time, orjson
 from pathlib import Path
-from harness.backends.systemone import SystemOneBackend
-from harness.run import RunPlan, start_run
-from harness.scheduler import Limits
-from harness.registry import load_suite
+from harness import Limits, ModelSpec, load_suite, start_run
 suite = load_suite("affine")
-backend = SystemOneBackend("jev-sim", base_url={url!r}, api_key="", concurrency={concurrency})
+model = ModelSpec("jev-sim", base_url={url!r})
 t0, c0 = time.perf_counter(), time.process_time()
-outcome, c = start_run(Path({folder!r}), RunPlan(suite, backend, Limits(concurrency={concurrency})), progress=False)
+result = start_run(suite, model, Limits(concurrency={concurrency}), folder=Path({folder!r}))
+c = result.counters
 print(orjson.dumps({{"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
                     "requests": c.requests, "rounds": c.rounds, "jobs": c.jobs_done}}).decode())
 """

@@ -101,8 +101,7 @@ def _cpu_s(pid: int) -> float | None:
 
 def bodies(wire: str, count: int = 600) -> list[Any]:
     """Request bodies for ``wire``: first requests of affine jobs over every decoder."""
-    from harness.jobs import Job
-    from harness.registry import load_suite
+    from harness import Job, load_suite
     from harness.wire import to_chat_requests, to_decisions_request
 
     suite = load_suite("affine")

@@ -1,0 +1,141 @@
+"""NumericJev's harness: run suites of numerical read-outs against decision models.
+
+The front door, for code that runs suites (the benchmarks, a notebook, a service)::
+
+    from harness import Limits, ModelSpec, load_suite, start_run
+
+    result = start_run(load_suite("affine"), ModelSpec("sim"), Limits(concurrency=64))
+    print(result.folder, result.counters.requests)
+
+``start_run_async`` / ``resume_run_async`` do the same inside a running event loop. Suites
+are plugins (``register_suite``, or the ``numericjev.suites`` entry points); a model is a
+``ModelSpec`` or any object that implements the ``Backend`` protocol (one attempt per call).
+A ``Job`` builds one job's requests and reads its answers, for code that drives a model
+itself. ``harness.wire`` (wire-format translations) has its own ``__all__``. Everything else
+in the package is internal and may change.
+
+The names below are loaded on first use, so that ``import harness.cli`` (and ``--help``)
+stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import typing
+
+__all__ = [
+    "Answer",
+    "Attempt",
+    "AuthError",
+    "Backend",
+    "BackendError",
+    "BudgetExhausted",
+    "Case",
+    "ConfigError",
+    "Counters",
+    "Decoded",
+    "Decoder",
+    "ExpressionError",
+    "Grid",
+    "GridError",
+    "Job",
+    "JobSpec",
+    "Limits",
+    "ManifestMismatch",
+    "ModelSpec",
+    "NumericJevError",
+    "Question",
+    "Reply",
+    "RetrySettings",
+    "RunResult",
+    "Suite",
+    "SuiteBuilder",
+    "TransientError",
+    "load_suite",
+    "make_backend",
+    "make_decoder",
+    "register_suite",
+    "resume_run",
+    "resume_run_async",
+    "start_run",
+    "start_run_async",
+    "suite_names",
+]
+
+# Where each public name is defined. RunFolderError is runfolder's class, re-exported by
+# harness.errors: reachable here too, but listed in runfolder's __all__, not this one.
+_HOMES = {
+    **dict.fromkeys(
+        ["RunResult", "resume_run", "resume_run_async", "start_run", "start_run_async"],
+        "harness.session",
+    ),
+    **dict.fromkeys(["Backend", "ModelSpec", "Reply", "make_backend"], "harness.backends"),
+    **dict.fromkeys(["Attempt", "Limits", "RetrySettings"], "harness.calling"),
+    **dict.fromkeys(["Case", "JobSpec", "Suite"], "harness.cases"),
+    **dict.fromkeys(
+        ["SuiteBuilder", "load_suite", "register_suite", "suite_names"], "harness.registry"
+    ),
+    **dict.fromkeys(
+        ["Answer", "Decoded", "Decoder", "Question", "make_decoder"], "harness.decoders"
+    ),
+    **dict.fromkeys(
+        [
+            "AuthError",
+            "BackendError",
+            "BudgetExhausted",
+            "ConfigError",
+            "ExpressionError",
+            "GridError",
+            "ManifestMismatch",
+            "NumericJevError",
+            "RunFolderError",
+            "TransientError",
+        ],
+        "harness.errors",
+    ),
+    "Grid": "harness.grid",
+    "Job": "harness.jobs",
+    "Counters": "harness.progress",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    """Import a public name's module on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+if typing.TYPE_CHECKING:
+    from harness.backends import Backend, ModelSpec, Reply, make_backend
+    from harness.calling import Attempt, Limits, RetrySettings
+    from harness.cases import Case, JobSpec, Suite
+    from harness.decoders import Answer, Decoded, Decoder, Question, make_decoder
+    from harness.errors import (
+        AuthError,
+        BackendError,
+        BudgetExhausted,
+        ConfigError,
+        ExpressionError,
+        GridError,
+        ManifestMismatch,
+        NumericJevError,
+        TransientError,
+    )
+    from harness.errors import (
+        RunFolderError as RunFolderError,
+    )
+    from harness.grid import Grid
+    from harness.jobs import Job
+    from harness.progress import Counters
+    from harness.registry import SuiteBuilder, load_suite, register_suite, suite_names
+    from harness.session import (
+        RunResult,
+        resume_run,
+        resume_run_async,
+        start_run,
+        start_run_async,
+    )

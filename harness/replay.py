@@ -1,4 +1,5 @@
-"""Rebuilding a run's state from its logs: finished jobs, recorded answers, earlier spend.
+"""Rebuilding a run's state from its logs: finished jobs, recorded answers, earlier spend,
+and the queue of unfinished jobs, each replayed up to where it stopped.
 
 Resume never trusts memory: it reads ``outputs.jsonl`` for finished jobs and replays each
 unfinished job's answered exchanges through fresh decoders. Because decoders are pure,
@@ -8,12 +9,14 @@ resume refuses rather than mixing two versions' questions in one job.
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from harness.cases import JobSpec, Suite
 from harness.errors import BackendError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters
@@ -130,3 +133,23 @@ def replay(job: Job, recorded: dict[int, RequestLine], model: str) -> int:
             job.served.add(str(record["model"]))
         replayed += 1
     return replayed
+
+
+def shuffled_specs(suite: Suite) -> list[JobSpec]:
+    """Jobs in an order shuffled with the suite seed (the paper fixes the job order)."""
+    specs = suite.jobs()
+    random.Random(suite.seed).shuffle(specs)
+    return specs
+
+
+def job_queue(suite: Suite, state: LogState, model: str) -> tuple[Iterator[Job], int]:
+    """Unfinished jobs, built lazily and replayed from the log; and how many there are."""
+    specs = [s for s in shuffled_specs(suite) if s.id not in state.finished]
+
+    def generate() -> Iterator[Job]:
+        for spec in specs:
+            job = Job(spec, suite.decoders)
+            replay(job, state.answered.get(spec.id, {}), model)
+            yield job
+
+    return generate(), len(specs)

@@ -12,7 +12,16 @@ from types import ModuleType
 
 import pytest
 
-PACKAGES = ("harness.decoders", "harness.backends", "harness.serve", "harness.wire", "suites")
+PACKAGES = (
+    "harness",
+    "harness.calling",
+    "harness.decoders",
+    "harness.backends",
+    "harness.backends.http",
+    "harness.serve",
+    "harness.wire",
+    "suites",
+)
 
 
 def own_public_names(package: ModuleType) -> set[str]:

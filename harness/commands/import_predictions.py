@@ -83,8 +83,8 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every prediction against the run's jobs, then append them in one go."""
+    from harness.folder import suite_of
     from harness.jobs import output_identity
-    from harness.run import suite_of
     from runfolder import OUTPUTS, JsonlAppender, OutputLine, RunLock, load_manifest
 
     folder: Path = args.run_folder

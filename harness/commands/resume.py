@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from harness.commands.run import add_limit_options, check_limits
+from harness.commands.run import add_limit_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,65 +35,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Verify, lock, replay and continue."""
-    from harness.backends import ModelSpec, make_backend
-    from harness.calling import Limits, RetrySettings
-    from harness.check import oracle_for
-    from harness.errors import RunFolderError
-    from harness.replay import read_logs
-    from harness.run import RunPlan, echo, execute, open_for_resume, start_session, summary_lines
-    from runfolder import RunLock
+    from harness.commands.summary import report
+    from harness.session import resume_run
 
-    check_limits(args)
-    folder: Path = args.run_folder
-    manifest, suite, problems = open_for_resume(folder, args.allow_mismatch)
-    for problem in problems:
-        print(
-            f"numericjev resume: warning: {problem} (continuing: --allow-mismatch)", file=sys.stderr
-        )
-    model = manifest.model
-    saved = manifest.limits
-    limits = Limits(
-        concurrency=args.concurrency or saved["concurrency"] or 64,
-        rps=args.rps if args.rps is not None else saved["rps"],
+    def warn(message: str) -> None:
+        print(f"numericjev resume: warning: {message}", file=sys.stderr)
+
+    result = resume_run(
+        args.run_folder,
+        concurrency=args.concurrency,
+        rps=args.rps,
         max_requests=args.max_requests,
-        max_cost_usd=args.max_cost_usd if args.max_cost_usd is not None else saved["max_cost_usd"],
+        max_cost_usd=args.max_cost_usd,
+        base_url=args.base_url,
+        allow_mismatch=args.allow_mismatch,
+        progress=not args.no_progress,
+        on_warning=warn,
     )
-    params = model.params
-    retries = model.retries or params.get("retries") or {}
-    backend_kind = model.backend
-    spec = ModelSpec(
-        name=model.name,
-        base_url=args.base_url or model.base_url or os.environ.get("TYPESAFE_BASE_URL"),
-        sim={k: str(v) for k, v in params.items()} if backend_kind == "sim" else {},
-        concurrency=limits.concurrency,
-        timeout_s=float(params.get("timeout_s", 30.0)),
-        max_attempts=int(retries.get("max_attempts", 6)),
-        price_per_million=model.price_usd_per_million_input,
-    )
-    if backend_kind not in ("sim", "oracle", "systemone"):
-        raise RunFolderError(f"{folder}/manifest.json names an unknown backend {backend_kind!r}")
-    backend = make_backend(spec, oracle_for(suite).known if backend_kind == "oracle" else None)
-    plan = RunPlan(
-        suite,
-        backend,
-        limits,
-        spec.price_per_million,
-        RetrySettings(max_attempts=spec.max_attempts),
-    )
-    with RunLock(folder):
-        state = read_logs(folder, suite.decoders, manifest.run_id)
-        for name in state.torn:
-            print(
-                f"numericjev resume: note: cut a torn last line from {name} (a crash mid-write)",
-                file=sys.stderr,
-            )
-        # Recorded once the logs have been read: a resume refused above leaves no trace.
-        start_session(folder, "resume", manifest.run_id, plan, problems)
-        outcome, counters = execute(
-            folder, manifest.run_id, plan, state, progress=not args.no_progress
-        )
-    echo(summary_lines(folder, suite, counters, bool(backend.simulated), outcome))
-    if outcome.fatal:
-        print(f"numericjev resume: error: {outcome.fatal}", file=sys.stderr)
-        return 2
-    return 0 if counters.jobs_done == counters.jobs_total else 1
+    return report("resume", result)

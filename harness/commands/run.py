@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.commands.common import add_suite_options, parse_pairs, suite_from
 from harness.errors import ConfigError
+
+if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
+    from harness.backends import ModelSpec
 
 
 def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
@@ -35,18 +39,6 @@ def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True)
         "would exceed this",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def check_limits(args: argparse.Namespace) -> None:
-    """Refuse nonsensical limits before anything is written."""
-    if args.concurrency is not None and args.concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1; got {args.concurrency}")
-    if args.rps is not None and args.rps <= 0:
-        raise ConfigError(f"--rps must be positive; got {args.rps}")
-    if args.max_requests is not None and args.max_requests < 0:
-        raise ConfigError(f"--max-requests must be >= 0; got {args.max_requests}")
-    if args.max_cost_usd is not None and args.max_cost_usd < 0:
-        raise ConfigError(f"--max-cost-usd must be >= 0; got {args.max_cost_usd}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -102,7 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def model_spec(args: argparse.Namespace, concurrency: int):
+def model_spec(args: argparse.Namespace) -> ModelSpec:
     """The model the options name."""
     from harness.backends import ModelSpec
 
@@ -114,7 +106,6 @@ def model_spec(args: argparse.Namespace, concurrency: int):
         name=args.model,
         base_url=args.base_url,
         sim=parse_pairs(args.sim, "--sim"),
-        concurrency=concurrency,
         timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         price_per_million=args.price_per_million,
@@ -123,28 +114,19 @@ def model_spec(args: argparse.Namespace, concurrency: int):
 
 def run(args: argparse.Namespace) -> int:
     """Validate everything, then run (or describe, with --dry-run)."""
-    from harness.backends import make_backend
-    from harness.calling import Limits, RetrySettings
-    from harness.run import RunPlan, default_run_folder, echo, start_run, summary_lines
+    from harness.calling import Limits
+    from harness.commands.summary import report
+    from harness.session import start_run
 
-    check_limits(args)
+    # Limits check themselves (one line naming the option) before anything is written.
+    limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
     suite = suite_from(args)
-    spec = model_spec(args, args.concurrency)
+    spec = model_spec(args)
     if args.dry_run:  # sends nothing, so it needs no key and builds no client
         from harness.dryrun import describe, dry_run_price
 
-        echo(describe(suite, spec.name, dry_run_price(spec.name, args.price_per_million)))
+        for line in describe(suite, spec.name, dry_run_price(spec.name, args.price_per_million)):
+            print(line, file=sys.stdout)
         return 0
-    backend = make_backend(spec)
-    price = args.price_per_million
-    if price is None:
-        price = backend.price_per_million
-    limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
-    folder = args.run or default_run_folder(suite.name, backend.name)
-    plan = RunPlan(suite, backend, limits, price, RetrySettings(max_attempts=spec.max_attempts))
-    outcome, counters = start_run(folder, plan, progress=not args.no_progress)
-    echo(summary_lines(folder, suite, counters, bool(backend.simulated), outcome))
-    if outcome.fatal:
-        print(f"numericjev run: error: {outcome.fatal}", file=sys.stderr)
-        return 2
-    return 0 if counters.jobs_done == counters.jobs_total else 1
+    result = start_run(suite, spec, limits, folder=args.run, progress=not args.no_progress)
+    return report("run", result)

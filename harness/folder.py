@@ -1,36 +1,31 @@
-"""Starting and resuming runs: the run folder's manifest, writer, sessions, job queue and summary."""
+"""A run folder from the harness's side: its manifest, its sessions, and whether it still fits.
+
+``create_run_folder`` writes the manifest of a new run (what the plan will ask, of which
+model, under which limits, from which code); ``open_for_resume`` reads one back, rebuilds its
+suite and checks that the cases and the code are still the ones it started with;
+``record_session`` appends each ``run`` or ``resume`` to ``sessions.jsonl``. The format
+itself (records, manifest class, reader, writer, lock) is ``runfolder``'s.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import platform
-import random
-import sys
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
-
-import anyio
 
 from harness.backends.base import Backend
-from harness.calling import Budget, Caller, Limits, Pacer, RetrySettings
+from harness.calling import Limits, RetrySettings
 from harness.cases import Suite
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
-from harness.jobs import Job
-from harness.progress import Counters, NoProgress, Progress, TqdmProgress
-from harness.recorder import SIMULATED_MODELS, Recorder
 from harness.registry import load_suite
-from harness.replay import LogState, replay
-from harness.scheduler import Scheduler
 from runfolder import (
     MANIFEST,
     Fields,
     Manifest,
     ModelInfo,
-    RunLock,
     SessionCommand,
     SessionRecord,
     append_session,
@@ -63,21 +58,13 @@ def harness_version() -> str:
 
 @dataclass(frozen=True)
 class RunPlan:
-    """Everything a run needs besides its folder."""
+    """Everything a run needs besides its folder: what to ask, whom, and within which bounds."""
 
     suite: Suite
     backend: Backend
     limits: Limits
     price_per_million: float | None = None
     retry: RetrySettings = field(default_factory=RetrySettings)
-
-
-@dataclass
-class Outcome:
-    """How the scheduler stopped."""
-
-    stopped: str | None = None  # None: every job ran; else why it stopped early
-    fatal: str | None = None  # an error that makes every request fail (bad key)
 
 
 def default_run_folder(suite: str, model: str, root: Path = Path("runs")) -> Path:
@@ -87,14 +74,19 @@ def default_run_folder(suite: str, model: str, root: Path = Path("runs")) -> Pat
     return root / f"{suite}-{safe}-{stamp}"
 
 
-def build_manifest(folder: Path, plan: RunPlan) -> Manifest:
-    """The manifest written before the first request; it never holds a key."""
-    suite = plan.suite
+def describe_model(plan: RunPlan) -> ModelInfo:
+    """The manifest's ``model``: the backend's description, the retry policy and the price."""
     described = {
         **plan.backend.describe(),
         "retries": asdict(plan.retry),
         "price_usd_per_million_input": plan.price_per_million,
     }
+    return ModelInfo.from_fields(Fields(described, "the backend's description", "model."))
+
+
+def build_manifest(folder: Path, plan: RunPlan) -> Manifest:
+    """The manifest written before the first request; it never holds a key."""
+    suite = plan.suite
     return Manifest(
         run_id=folder.name,
         created_utc=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -109,7 +101,7 @@ def build_manifest(folder: Path, plan: RunPlan) -> Manifest:
         orders=tuple(suite.orders),
         repeats=suite.repeats,
         n_jobs=len(suite.jobs()),
-        model=ModelInfo.from_fields(Fields(described, "the backend's description", "model.")),
+        model=describe_model(plan),
         limits=plan.limits.as_record(),
         versions={
             "harness": harness_version(),
@@ -134,7 +126,7 @@ def create_run_folder(folder: Path, plan: RunPlan) -> Manifest:
     return manifest
 
 
-def start_session(
+def record_session(
     folder: Path, command: SessionCommand, run_id: str, plan: RunPlan, allowed: list[str]
 ) -> None:
     """Append this invocation to ``sessions.jsonl`` (the caller holds the lock)."""
@@ -174,84 +166,6 @@ def verify(manifest: Manifest, suite: Suite, allow_mismatch: bool) -> list[str]:
     return problems
 
 
-def shuffled_specs(suite: Suite) -> list[Any]:
-    """Jobs in an order shuffled with the suite seed (the paper fixes the job order)."""
-    specs = suite.jobs()
-    random.Random(suite.seed).shuffle(specs)
-    return specs
-
-
-def job_queue(suite: Suite, state: LogState, model: str) -> tuple[Iterator[Job], int]:
-    """Unfinished jobs, built lazily and replayed from the log; and how many there are."""
-    specs = [s for s in shuffled_specs(suite) if s.id not in state.finished]
-
-    def generate() -> Iterator[Job]:
-        for spec in specs:
-            job = Job(spec, suite.decoders)
-            replay(job, state.answered.get(spec.id, {}), model)
-            yield job
-
-    return generate(), len(specs)
-
-
-def execute(
-    folder: Path,
-    run_id: str,
-    plan: RunPlan,
-    state: LogState,
-    *,
-    progress: bool = True,
-) -> tuple[Outcome, Counters]:
-    """Run every unfinished job of the folder; the caller holds the lock."""
-    suite, backend, limits = plan.suite, plan.backend, plan.limits
-    jobs, pending = job_queue(suite, state, backend.name)
-    counters = state.counters
-    counters.jobs_total = len(suite.jobs())
-    counters.jobs_done = len(state.finished)
-    display: Progress = NoProgress()
-    if progress and pending:
-        label = f"{suite.name} · {backend.name}"
-        if backend.simulated:
-            label += " (simulated)"
-        display = TqdmProgress(counters.jobs_total, counters.jobs_done, label)
-    recorder = Recorder(
-        folder,
-        run_id,
-        counters,
-        display,
-        simulated=backend.simulated,
-        requests_end=state.requests_end,
-        outputs_end=state.outputs_end,
-    )
-    pacer = Pacer(limits.concurrency, rps=limits.rps)
-    caller = Caller(backend, pacer, plan.retry, price_per_million=plan.price_per_million)
-    budget = Budget(limits, counters, plan.price_per_million)
-    # One worker per allowed request in flight.
-    scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
-
-    async def main() -> None:
-        try:
-            await scheduler.run(jobs)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await backend.aclose()
-
-    try:
-        anyio.run(main)
-    finally:
-        recorder.close()
-        display.close()
-    return Outcome(scheduler.stopped, scheduler.fatal), counters
-
-
-def start_run(folder: Path, plan: RunPlan, *, progress: bool = True) -> tuple[Outcome, Counters]:
-    """Create the run folder and run it."""
-    manifest = create_run_folder(folder, plan)
-    with RunLock(folder):
-        start_session(folder, "run", manifest.run_id, plan, [])
-        return execute(folder, manifest.run_id, plan, LogState(), progress=progress)
-
-
 def open_for_resume(folder: Path, allow_mismatch: bool) -> tuple[Manifest, Suite, list[str]]:
     """Read and verify a run folder's manifest before resuming it."""
     manifest = load_manifest(folder)
@@ -264,37 +178,3 @@ def open_for_resume(folder: Path, allow_mismatch: bool) -> tuple[Manifest, Suite
         ) from exc
     problems = verify(manifest, suite, allow_mismatch)
     return manifest, suite, problems
-
-
-def summary_lines(
-    folder: Path, suite: Suite, counters: Counters, simulated: bool, outcome: Outcome | None
-) -> list[str]:
-    """What a person needs to read after a run or resume."""
-    pending = counters.jobs_total - counters.jobs_done - counters.jobs_failed
-    cost = (
-        f"USD {counters.cost_usd:.6f}" if counters.cost_known else "cost unknown for some requests"
-    )
-    lines = [
-        f"run folder: {folder}",
-        f"jobs: {counters.jobs_done:,} of {counters.jobs_total:,} done, {counters.jobs_failed:,} failed, "
-        f"{max(pending, 0):,} pending",
-        f"requests: {counters.requests:,} answered, {counters.errors:,} failed attempts; "
-        f"tokens in {counters.input_tokens:,} out {counters.output_tokens:,}; {cost}",
-    ]
-    served = ", ".join(f"{name} ({n:,})" for name, n in sorted(counters.models.items()))
-    if served:
-        lines.append(f"served models: {served}")
-    if simulated or set(counters.models) & SIMULATED_MODELS:
-        lines.append("model: SIMULATED (results describe the built-in simulator, not a real model)")
-    if outcome and outcome.stopped:
-        lines.append(f"stopped early: {outcome.stopped}; continue with: make resume RUN={folder}")
-    elif counters.jobs_failed or pending > 0:
-        lines.append(f"some jobs are unfinished; retry them with: make resume RUN={folder}")
-    lines.append(f"analyse it: make analyze RUN={folder}   (figures: make report RUN={folder})")
-    return lines
-
-
-def echo(lines: list[str]) -> None:
-    """Print summary lines to stdout."""
-    for line in lines:
-        print(line, file=sys.stdout)

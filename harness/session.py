@@ -1,0 +1,306 @@
+"""Running a suite, and resuming a run, from code: sync and async entry points.
+
+``start_run`` / ``start_run_async`` create a run folder and run every job of a suite against
+a model; ``resume_run`` / ``resume_run_async`` continue a run folder where it stopped,
+rebuilding its model and limits from its manifest, sending only what was never answered.
+The async forms run inside a caller's event loop (a notebook, a service); the sync forms
+are the one place ``anyio.run`` is called.
+
+Each session holds the folder's lock, records itself in ``sessions.jsonl``, and wires one
+``Caller`` (retries, validation, timing), ``Pacer``, ``Budget`` and ``Recorder`` around the
+scheduler. Nothing here prints: the command line turns a ``RunResult`` into words.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+
+import anyio
+
+from harness.backends import Backend, ModelSpec, make_backend
+from harness.calling import Budget, Caller, Limits, Pacer, RetrySettings
+from harness.cases import Suite
+from harness.check import oracle_for
+from harness.errors import RunFolderError
+from harness.folder import (
+    RunPlan,
+    create_run_folder,
+    default_run_folder,
+    open_for_resume,
+    record_session,
+)
+from harness.progress import Counters, NoProgress, Progress, TqdmProgress
+from harness.recorder import SIMULATED_MODELS, Recorder
+from harness.replay import LogState, job_queue, read_logs
+from harness.scheduler import Scheduler
+from runfolder import Manifest, RunLock
+
+BACKENDS = ("sim", "oracle", "systemone")  # what a manifest's model.backend may name
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run or resume ended: the folder, the totals, and why it stopped early if it did."""
+
+    folder: Path
+    counters: Counters  # the run's totals, earlier sessions included
+    simulated: bool  # answered by the built-in sim or oracle (or a server naming itself so)
+    stopped: str | None = None  # why it stopped before every job ran (a cap, a fatal error)
+    fatal: str | None = None  # an error every request would meet (a refused key, a wrong URL)
+    warnings: tuple[str, ...] = ()  # what resume let through or repaired (also sent on_warning)
+
+    @property
+    def pending(self) -> int:
+        """Jobs neither done nor failed."""
+        c = self.counters
+        return max(c.jobs_total - c.jobs_done - c.jobs_failed, 0)
+
+    @property
+    def complete(self) -> bool:
+        """True when every job of the suite is done."""
+        return self.counters.jobs_done == self.counters.jobs_total
+
+
+Warn = Callable[[str], None]
+
+
+def _ignore(message: str) -> None:
+    """Discard a warning (the default: the result carries them too)."""
+
+
+def _plan(
+    suite: Suite, model: ModelSpec | Backend, limits: Limits, retry: RetrySettings | None
+) -> RunPlan:
+    """The backend and policies a run uses; a bad model is refused before any folder exists."""
+    if isinstance(model, ModelSpec):
+        # The connection pool follows the run's concurrency; the oracle also knows the
+        # targets no state reveals (historical recall).
+        spec = replace(model, concurrency=limits.concurrency)
+        targets = oracle_for(suite).known if spec.name == "oracle" else None
+        backend = make_backend(spec, targets)
+        price = spec.price_per_million
+        retry = retry or RetrySettings(max_attempts=spec.max_attempts)
+    else:
+        backend, price = model, None
+    if price is None:
+        price = backend.price_per_million
+    return RunPlan(suite, backend, limits, price, retry or RetrySettings())
+
+
+async def start_run_async(
+    suite: Suite,
+    model: ModelSpec | Backend | None = None,
+    limits: Limits | None = None,
+    *,
+    folder: Path | None = None,
+    retry: RetrySettings | None = None,
+    progress: bool = False,
+) -> RunResult:
+    """Create a run folder for ``suite`` and run every job against ``model``.
+
+    ``model`` is a ``ModelSpec`` (default: the built-in sim) or a ``Backend`` of your own;
+    ``folder`` defaults to ``runs/<suite>-<model>-<UTC time>``; ``retry`` replaces the retry
+    policy (default: ``RetrySettings`` with the spec's ``max_attempts``), and resume keeps
+    it. Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the
+    model or the folder is unusable.
+    """
+    limits = limits or Limits()
+    plan = _plan(suite, model or ModelSpec(), limits, retry)
+    folder = folder or default_run_folder(suite.name, plan.backend.name)
+    manifest = create_run_folder(folder, plan)
+    with RunLock(folder):
+        record_session(folder, "run", manifest.run_id, plan, [])
+        return await _execute(folder, manifest.run_id, plan, LogState(), progress)
+
+
+def start_run(
+    suite: Suite,
+    model: ModelSpec | Backend | None = None,
+    limits: Limits | None = None,
+    *,
+    folder: Path | None = None,
+    retry: RetrySettings | None = None,
+    progress: bool = False,
+) -> RunResult:
+    """``start_run_async`` in its own event loop."""
+    return anyio.run(
+        partial(
+            start_run_async, suite, model, limits, folder=folder, retry=retry, progress=progress
+        )
+    )
+
+
+def limits_of(
+    manifest: Manifest,
+    *,
+    concurrency: int | None = None,
+    rps: float | None = None,
+    max_requests: int | None = None,
+    max_cost_usd: float | None = None,
+) -> Limits:
+    """A resume's limits: each given value, else the run's own (the request cap never carries
+    over: it counts the requests of one invocation)."""
+    saved = manifest.limits
+    return Limits(
+        concurrency=concurrency if concurrency is not None else saved["concurrency"] or 64,
+        rps=rps if rps is not None else saved["rps"],
+        max_requests=max_requests,
+        max_cost_usd=max_cost_usd if max_cost_usd is not None else saved["max_cost_usd"],
+    )
+
+
+def model_spec_of(
+    manifest: Manifest, *, base_url: str | None = None, where: str = "manifest.json"
+) -> tuple[ModelSpec, RetrySettings]:
+    """The model a run folder was started with and its retry policy, as the manifest records
+    them (never a key). ``base_url`` replaces the recorded server; ``where`` names the file
+    in errors."""
+    model = manifest.model
+    if model.backend not in BACKENDS:
+        raise RunFolderError(f"{where} names an unknown backend {model.backend!r}")
+    params = model.params
+    # Recorded as model.retries; a run made before that kept it in a System One's params.
+    recorded = model.retries or params.get("retries") or {}
+    known = {k: v for k, v in recorded.items() if k in RetrySettings.__dataclass_fields__}
+    attempts = known.get("max_attempts", 6)
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise RunFolderError(
+            f"{where}: field 'model.retries.max_attempts' must be a whole number >= 1; "
+            f"got {attempts!r}"
+        )
+    try:
+        retry = RetrySettings(**known)
+    except (TypeError, ValueError) as exc:
+        raise RunFolderError(
+            f"{where}: field 'model.retries' is not a retry policy: {exc}"
+        ) from exc
+    spec = ModelSpec(
+        name=model.name,
+        base_url=base_url or model.base_url or os.environ.get("TYPESAFE_BASE_URL"),
+        sim={k: str(v) for k, v in params.items()} if model.backend == "sim" else {},
+        timeout_s=float(params.get("timeout_s", 30.0)),
+        max_attempts=attempts,
+        price_per_million=model.price_usd_per_million_input,
+    )
+    return spec, retry
+
+
+async def resume_run_async(
+    folder: Path,
+    *,
+    concurrency: int | None = None,
+    rps: float | None = None,
+    max_requests: int | None = None,
+    max_cost_usd: float | None = None,
+    base_url: str | None = None,
+    allow_mismatch: bool = False,
+    progress: bool = False,
+    on_warning: Warn = _ignore,
+) -> RunResult:
+    """Continue the run in ``folder``: replay what was answered, send what was not.
+
+    Limits left as None are the run's own. Refuses (``ManifestMismatch``) when the cases or
+    the code changed since the run started, unless ``allow_mismatch``; each problem let
+    through, and each torn log tail cut, goes to ``on_warning`` before anything is sent.
+    """
+    warnings: list[str] = []
+
+    def warn(message: str) -> None:
+        warnings.append(message)
+        on_warning(message)
+
+    manifest, suite, problems = open_for_resume(folder, allow_mismatch)
+    for problem in problems:
+        warn(f"{problem} (continuing: --allow-mismatch)")
+    limits = limits_of(
+        manifest,
+        concurrency=concurrency,
+        rps=rps,
+        max_requests=max_requests,
+        max_cost_usd=max_cost_usd,
+    )
+    spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
+    plan = _plan(suite, spec, limits, retry)
+    with RunLock(folder):
+        state = read_logs(folder, suite.decoders, manifest.run_id)
+        for name in state.torn:
+            warn(f"cut a torn last line from {name} (a crash mid-write)")
+        # Recorded once the logs have been read: a resume refused above leaves no trace.
+        record_session(folder, "resume", manifest.run_id, plan, problems)
+        result = await _execute(folder, manifest.run_id, plan, state, progress)
+    return replace(result, warnings=tuple(warnings))
+
+
+def resume_run(
+    folder: Path,
+    *,
+    concurrency: int | None = None,
+    rps: float | None = None,
+    max_requests: int | None = None,
+    max_cost_usd: float | None = None,
+    base_url: str | None = None,
+    allow_mismatch: bool = False,
+    progress: bool = False,
+    on_warning: Warn = _ignore,
+) -> RunResult:
+    """``resume_run_async`` in its own event loop."""
+    return anyio.run(
+        partial(
+            resume_run_async,
+            folder,
+            concurrency=concurrency,
+            rps=rps,
+            max_requests=max_requests,
+            max_cost_usd=max_cost_usd,
+            base_url=base_url,
+            allow_mismatch=allow_mismatch,
+            progress=progress,
+            on_warning=on_warning,
+        )
+    )
+
+
+async def _execute(
+    folder: Path, run_id: str, plan: RunPlan, state: LogState, progress: bool
+) -> RunResult:
+    """Run every unfinished job of the folder; the caller holds the lock."""
+    suite, backend, limits = plan.suite, plan.backend, plan.limits
+    jobs, pending = job_queue(suite, state, backend.name)
+    counters = state.counters
+    counters.jobs_total = len(suite.jobs())
+    counters.jobs_done = len(state.finished)
+    display: Progress = NoProgress()
+    if progress and pending:
+        label = f"{suite.name} · {backend.name}" + (" (simulated)" if backend.simulated else "")
+        display = TqdmProgress(counters.jobs_total, counters.jobs_done, label)
+    recorder = Recorder(
+        folder,
+        run_id,
+        counters,
+        display,
+        simulated=backend.simulated,
+        requests_end=state.requests_end,
+        outputs_end=state.outputs_end,
+    )
+    caller = Caller(
+        backend,
+        Pacer(limits.concurrency, rps=limits.rps),
+        plan.retry,
+        price_per_million=plan.price_per_million,
+    )
+    budget = Budget(limits, counters, plan.price_per_million)
+    # One worker per allowed request in flight.
+    scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
+    try:
+        await scheduler.run(jobs)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await backend.aclose()
+        recorder.close()
+        display.close()
+    simulated = backend.simulated or bool(set(counters.models) & SIMULATED_MODELS)
+    return RunResult(folder, counters, simulated, scheduler.stopped, scheduler.fatal)

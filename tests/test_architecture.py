@@ -1,0 +1,143 @@
+"""The package graph runs one way, and modules stay small.
+
+    runfolder  <-  harness  <-  suites            (analysis: beside, runfolder only)
+
+``runfolder`` is the format, at the bottom; ``harness`` imports it; ``suites`` import the
+harness and are found by it through entry points (``harness.registry``), never imported;
+``analysis`` reads run folders through ``runfolder`` and never imports the harness or the
+suites (its own guards live in ``tests/analysis/test_analysis_architecture.py``). Inside the
+harness, layers run from errors and grid up to the session, the commands and the CLI: a
+module may import its own layer or one below, never one above.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRST_PARTY = {"runfolder", "harness", "suites", "analysis", "benchmarks", "tests"}
+
+# What each package may import of the others (the harness's CLI hands the analysis commands
+# to analysis.cli whole, which is the one arrow from harness to analysis; see ALLOWED_EXTRA).
+PACKAGES = {
+    "runfolder": set(),
+    "harness": {"runfolder"},
+    "suites": {"harness"},
+    "analysis": {"runfolder"},
+}
+ALLOWED_EXTRA = {("harness/cli.py", "analysis")}
+
+# Harness layers, lowest first; a module's layer is its first name under harness/.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors",),
+    ("grid", "arith", "progress"),
+    ("prompts", "cases"),
+    ("decoders",),
+    ("wire", "registry"),
+    ("backends",),
+    ("calling", "jobs"),
+    ("replay", "recorder", "check", "serve"),
+    ("scheduler", "dryrun", "folder"),
+    ("session",),
+    ("commands",),
+    ("cli", "__init__"),
+)
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+MAX_LINES = 400
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports (absolute names; relative imports resolved)."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            name = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                name = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(name)
+    return found
+
+
+def _sources(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    assert parts[0] == "harness", module
+    name = parts[1] if len(parts) > 1 else "__init__"
+    assert name in RANK, f"harness.{name} has no layer: add it to LAYERS in {__file__}"
+    return RANK[name]
+
+
+def test_packages_import_only_downwards() -> None:
+    for package, allowed in PACKAGES.items():
+        files = _sources(package)
+        assert files, package
+        for path in files:
+            relative = path.relative_to(ROOT).as_posix()
+            roots = {name.split(".")[0] for name in _imports(path)} & FIRST_PARTY
+            bad = roots - allowed - {package} - {r for f, r in ALLOWED_EXTRA if f == relative}
+            assert not bad, f"{relative} imports {sorted(bad)}; {package} may import {allowed}"
+
+
+def test_the_harness_never_names_a_suite_module() -> None:
+    # Found through the registry only: no import, static or lazy, of the suites package.
+    for path in _sources("harness"):
+        assert not any(n.split(".")[0] == "suites" for n in _imports(path)), path
+
+
+def test_harness_layers_import_only_downwards() -> None:
+    seen = set()
+    for path in _sources("harness"):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        own = _layer(module)
+        seen.add(own)
+        for imported in _imports(path):
+            if imported.split(".")[0] != "harness":
+                continue
+            assert _layer(imported) <= own, (
+                f"{module} imports {imported}, a higher layer; move the shared code down"
+            )
+    assert seen == set(range(len(LAYERS)))
+
+
+def test_benchmarks_use_the_public_api_only() -> None:
+    # The benchmarks run suites the way a user's code does: through harness.__all__ (and the
+    # wire translations' own __all__). Their child processes' code is in strings, so the
+    # source text is read, not the syntax tree.
+    import harness
+    import harness.wire
+
+    public = {"harness": set(harness.__all__), "harness.wire": set(harness.wire.__all__)}
+    for path in _sources("benchmarks"):
+        source = path.read_text()
+        assert not re.search(r"^\s*import harness\.", source, re.M), path.name
+        for module, names in re.findall(r"^\s*from (harness\S*) import ([\w, ]+)$", source, re.M):
+            assert module in public, f"{path.name} imports {module}, not the public API"
+            imported = {name.strip() for name in names.split(",")}
+            assert imported <= public[module], f"{path.name}: {imported - public[module]}"
+
+
+def test_modules_stay_small() -> None:
+    for package in ("runfolder", "harness", "suites"):
+        for path in _sources(package):
+            lines = len(path.read_text().splitlines())
+            assert lines < MAX_LINES, f"{path.relative_to(ROOT)} has {lines} lines"
+
+
+def test_the_guards_read_imports() -> None:
+    assert "harness.calling" in _imports(ROOT / "harness" / "scheduler.py")
+    assert _layer("harness.session") > _layer("harness.scheduler") > _layer("harness.calling")
+    assert _layer("harness.calling.caller") > _layer("harness.backends.base")
+    assert _layer("harness") == RANK["__init__"]
+    assert sys.modules[__name__].__doc__

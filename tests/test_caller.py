@@ -1,0 +1,240 @@
+"""The caller, the pacer and the budget, with in-process backends: no network, no sleeping."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+
+import harness.calling.caller
+from harness.backends import Reply
+from harness.backends.sim import SimModel
+from harness.calling import Attempt, Budget, Caller, Limits, Pacer, RetrySettings
+from harness.errors import AuthError, BackendError, BudgetExhausted, TransientError
+from harness.jobs import Job
+from harness.progress import Counters
+from harness.registry import load_suite
+
+
+@functools.cache
+def first_body() -> dict[str, Any]:
+    return Job(load_suite("affine").jobs()[3], ("tree10", "bits")).next_request("sim")[0]
+
+
+class FakeTime:
+    """A clock that moves only when the code under test sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        await anyio.lowlevel.checkpoint()
+
+
+class Scripted:
+    """The sim behind a script of steps, one per attempt; fails loudly when it runs out.
+
+    A step is an exception to raise, "sim" for the sim's reply, or a function that edits the
+    sim's response body (a malformed 200 that is still billed).
+    """
+
+    name, simulated, price_per_million = "scripted", True, 0.0
+
+    def __init__(self, *steps: Any) -> None:
+        self.steps = list(steps)
+        self.sim = SimModel()
+
+    async def answer(self, body: Mapping[str, Any]) -> Reply:
+        assert self.steps, "asked more often than scripted"
+        step = self.steps.pop(0)
+        if isinstance(step, BaseException):
+            raise step
+        response = self.sim.respond(body)
+        if callable(step):
+            step(response)
+        return Reply(response, model="sim", usage=response["usage"], cost_usd=0.25)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "backend": "scripted", "simulated": True, "params": {}}
+
+    async def aclose(self) -> None:
+        pass
+
+
+def bad_label(response: dict[str, Any]) -> None:
+    response["answers"]["q1"]["choice"] = "not-a-label"
+
+
+def caller(backend: Any, fake: FakeTime, **kw: Any) -> Caller:
+    pacer = kw.pop("pacer", None) or Pacer(4, clock=fake.clock, sleep=fake.sleep)
+    return Caller(backend, pacer, sleep=fake.sleep, clock=fake.clock, **kw)
+
+
+async def test_a_malformed_answer_is_retried_for_an_in_process_backend_and_billed() -> None:
+    fake, heard = FakeTime(), []
+    answered = await caller(Scripted(bad_label, "sim"), fake).call(first_body(), heard.append)
+    assert [a.kind for a in heard] == ["malformed", None] and answered is heard[-1]
+    rejected = heard[0]
+    assert rejected.status == 200 and "not one of the criteria" in (rejected.message or "")
+    # The rejected 200 was paid for: its usage and cost are on its record.
+    assert rejected.cost_usd == 0.25 and rejected.usage == first_body_usage()
+    assert answered.answers is not None and set(answered.answers) == set(first_body()["questions"])
+
+
+def first_body_usage() -> dict[str, int]:
+    return SimModel().respond(first_body())["usage"]
+
+
+async def test_each_attempt_has_its_own_time_and_latency() -> None:
+    fake, heard = FakeTime(), []
+    busy = TransientError("overloaded", "busy", status=503)
+    await caller(Scripted(busy, busy, "sim"), fake).call(first_body(), heard.append)
+    assert [a.number for a in heard] == [1, 2, 3]
+    # Waits happen between attempts, so no attempt's latency includes them.
+    assert len(fake.sleeps) == 2 and all(a.latency_ms < 1000 * min(fake.sleeps) for a in heard)
+    assert heard[0].t <= heard[1].t <= heard[2].t
+
+
+async def test_the_price_prices_a_reply_without_cost() -> None:
+    class Free(Scripted):
+        async def answer(self, body: Mapping[str, Any]) -> Reply:
+            reply = await super().answer(body)
+            return Reply(reply.body, model="sim", usage=reply.usage)
+
+    fake = FakeTime()
+    answered = await caller(Free("sim"), fake, price_per_million=10.0).call(
+        first_body(), lambda a: None
+    )
+    assert answered.cost_usd == pytest.approx(first_body_usage()["input_tokens"] * 10 / 1e6)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [BackendError("bad_request", "cannot read"), AuthError("auth", "refused", status=401)],
+)
+async def test_only_transient_errors_are_retried(error: BackendError) -> None:
+    fake, heard = FakeTime(), []
+    with pytest.raises(type(error)):
+        await caller(Scripted(error, "sim"), fake).call(first_body(), heard.append)
+    assert [a.kind for a in heard] == [error.kind] and fake.sleeps == []
+
+
+async def test_an_answered_first_attempt_never_builds_the_retry_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The hot path: tenacity costs tens of microseconds to build, so only failures pay it.
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the retry loop was built for an answered first attempt")
+
+    monkeypatch.setattr(harness.calling.caller, "build_retrying", refuse)
+    answered = await caller(Scripted("sim"), FakeTime()).call(first_body(), lambda a: None)
+    assert answered.number == 1
+
+
+async def test_max_attempts_one_never_retries() -> None:
+    fake = FakeTime()
+    busy = TransientError("overloaded", "busy")
+    with pytest.raises(TransientError):
+        await caller(Scripted(busy), fake, retry=RetrySettings(max_attempts=1)).call(
+            first_body(), lambda a: None
+        )
+
+
+async def test_a_429_halves_the_window_and_pauses_every_attempt() -> None:
+    fake = FakeTime()
+    pacer = Pacer(8, clock=fake.clock, sleep=fake.sleep)
+    limited = TransientError("rate_limited", "slow down", status=429, wait_s=3.0)
+    await caller(Scripted(limited, "sim"), fake, pacer=pacer).call(first_body(), lambda a: None)
+    assert pacer.limit == 4 + 1 and pacer.in_flight == 0  # halved, then one success back
+    assert fake.sleeps == [3.0]  # the retry wait; the pause had passed when it ended
+
+
+async def test_rps_spaces_attempt_starts() -> None:
+    fake = FakeTime()
+    pacer = Pacer(8, rps=2.0, clock=fake.clock, sleep=fake.sleep)
+    starts = []
+    for _ in range(3):
+        async with pacer.slot():
+            starts.append(fake.now)
+    assert starts == [0.0, 0.5, 1.0]
+
+
+async def test_a_cancelled_waiter_passes_its_place_on() -> None:
+    pacer = Pacer(1)
+    await pacer.acquire()  # the window is full
+    got: list[str] = []
+    scopes: dict[str, anyio.CancelScope] = {}
+
+    async def take(name: str) -> None:
+        with anyio.CancelScope() as scope:
+            scopes[name] = scope
+            async with pacer.slot():
+                got.append(name)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(take, "a")
+            await anyio.wait_all_tasks_blocked()
+            tg.start_soon(take, "b")
+            await anyio.wait_all_tasks_blocked()
+            scopes["a"].cancel()  # the first waiter gives up its turn ...
+            await anyio.wait_all_tasks_blocked()
+            pacer.release()  # ... so the place goes to the next
+    assert got == ["b"] and pacer.in_flight == 0
+
+
+def test_budget_caps_requests_and_names_the_cap() -> None:
+    budget = Budget(Limits(max_requests=2), Counters())
+    budget.reserve(first_body())
+    budget.reserve(first_body())
+    with pytest.raises(BudgetExhausted, match=r"request cap reached \(2 requests\)"):
+        budget.reserve(first_body())
+
+
+def test_budget_reserves_the_serialised_size_so_requests_in_flight_cannot_overshoot() -> None:
+    body = first_body()
+    size = len(orjson.dumps(body))
+    price = 1e6 / size * 3  # each request reserves USD 1.00 at ~3 bytes a token
+    budget = Budget(Limits(max_cost_usd=2.5), Counters(), price)
+    held = [budget.reserve(body), budget.reserve(body)]
+    assert [r.size for r in held] == [size, size]
+    assert sum(r.usd for r in held) == pytest.approx(2.0)
+    with pytest.raises(BudgetExhausted, match="spend cap reached"):
+        budget.reserve(body)  # a third in flight would pass the cap
+    budget.release(held[0], 1.0)
+    budget.counters.cost_usd += 1.0  # the recorder counted the answered request
+    with pytest.raises(BudgetExhausted):
+        budget.reserve(body)  # 1.0 spent + 1.0 held + 1.0 more > 2.5
+
+
+def test_the_breaker_trips_only_before_anything_was_answered() -> None:
+    budget = Budget(Limits(), Counters(), early_failure_limit=3)
+    error = TransientError("connection", "refused")
+    assert budget.failed(error) is None and budget.failed(error) is None
+    message = budget.failed(error)
+    assert message is not None and "first 3 requests all failed" in message
+    later = Budget(Limits(), Counters(), early_failure_limit=1)
+    later.answered()
+    assert later.failed(error) is None
+
+
+def test_attempts_are_tuples_with_named_fields() -> None:
+    error = TransientError("rate_limited", "slow", status=429, body="x", request_id="r1")
+    attempt = Attempt.failed(2, 1.5, 3.0, error)
+    assert (attempt.number, attempt.kind, attempt.status, attempt.request_id) == (
+        2,
+        "rate_limited",
+        429,
+        "r1",
+    )
+    assert attempt.answers is None and attempt.response == "x"
