@@ -14,7 +14,8 @@ scheduler. Nothing here prints: the command line turns a ``RunResult`` into word
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -102,7 +103,8 @@ async def start_run_async(
 ) -> RunResult:
     """Create a run folder for ``suite`` and run every job against ``model``.
 
-    ``model`` is a ``ModelSpec`` (default: the built-in sim) or a ``Backend`` of your own;
+    ``model`` is a ``ModelSpec`` (default: the built-in sim) or a ``Backend`` of your own
+    (the session closes it when it ends);
     ``folder`` defaults to ``runs/<suite>-<model>-<UTC time>``; ``retry`` replaces the retry
     policy (default: ``RetrySettings`` with the spec's ``max_attempts``), and resume keeps
     it. Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the
@@ -111,10 +113,11 @@ async def start_run_async(
     limits = limits or Limits()
     plan = _plan(suite, model or ModelSpec(), limits, retry)
     folder = folder or default_run_folder(suite.name, plan.backend.name)
-    manifest = create_run_folder(folder, plan)
-    with RunLock(folder):
-        record_session(folder, "run", manifest.run_id, plan, [])
-        return await _execute(folder, manifest.run_id, plan, LogState(), progress)
+    async with _closing(plan.backend):
+        manifest = create_run_folder(folder, plan)
+        with RunLock(folder):
+            record_session(folder, "run", manifest.run_id, plan, [])
+            return await _execute(folder, manifest.run_id, plan, LogState(), progress)
 
 
 def start_run(
@@ -225,13 +228,14 @@ async def resume_run_async(
     )
     spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
     plan = _plan(suite, spec, limits, retry)
-    with RunLock(folder):
-        state = read_logs(folder, suite.decoders, manifest.run_id)
-        for name in state.torn:
-            warn(f"cut a torn last line from {name} (a crash mid-write)")
-        # Recorded once the logs have been read: a resume refused above leaves no trace.
-        record_session(folder, "resume", manifest.run_id, plan, problems)
-        result = await _execute(folder, manifest.run_id, plan, state, progress)
+    async with _closing(plan.backend):
+        with RunLock(folder):
+            state = read_logs(folder, suite.decoders, manifest.run_id)
+            for name in state.torn:
+                warn(f"cut a torn last line from {name} (a crash mid-write)")
+            # Recorded once the logs have been read: a resume refused above leaves no trace.
+            record_session(folder, "resume", manifest.run_id, plan, problems)
+            result = await _execute(folder, manifest.run_id, plan, state, progress)
     return replace(result, warnings=tuple(warnings))
 
 
@@ -262,6 +266,16 @@ def resume_run(
             on_warning=on_warning,
         )
     )
+
+
+@asynccontextmanager
+async def _closing(backend: Backend) -> AsyncIterator[None]:
+    """Close ``backend``'s connections however the session ends, cancellation included."""
+    try:
+        yield
+    finally:
+        with anyio.CancelScope(shield=True):
+            await backend.aclose()
 
 
 async def _execute(
@@ -298,8 +312,6 @@ async def _execute(
     try:
         await scheduler.run(jobs)
     finally:
-        with anyio.CancelScope(shield=True):
-            await backend.aclose()
         recorder.close()
         display.close()
     simulated = backend.simulated or bool(set(counters.models) & SIMULATED_MODELS)

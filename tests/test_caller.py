@@ -18,27 +18,12 @@ from harness.errors import AuthError, BackendError, BudgetExhausted, TransientEr
 from harness.jobs import Job
 from harness.progress import Counters
 from harness.registry import load_suite
+from tests.test_retry import FakeTime
 
 
 @functools.cache
 def first_body() -> dict[str, Any]:
     return Job(load_suite("affine").jobs()[3], ("tree10", "bits")).next_request("sim")[0]
-
-
-class FakeTime:
-    """A clock that moves only when the code under test sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await anyio.lowlevel.checkpoint()
 
 
 class Scripted:

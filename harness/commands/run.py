@@ -85,7 +85,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--timeout", type=float, default=30.0, help="seconds per HTTP attempt (default 30)"
     )
     parser.add_argument(
-        "--max-attempts", type=int, default=6, help="HTTP attempts per request (default 6)"
+        "--max-attempts",
+        type=int,
+        default=6,
+        help="attempts per request, the first included: failed and malformed replies are "
+        "retried (default 6)",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="send nothing: print jobs, requests, tokens, cost"
