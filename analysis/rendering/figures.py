@@ -26,7 +26,6 @@ __all__ = [
     "domain_figure",
     "figure_subtitle",
     "nmae_figure",
-    "report_figures",
     "save_figure",
     "within5_figure",
 ]
@@ -341,36 +340,6 @@ def decision_path_figure(path: DecisionPath, model: str, suite: str, simulated: 
         fontsize=10,
     )
     return fig
-
-
-def report_figures(a: Analysis, path: DecisionPath) -> list[tuple[str, str, Figure]]:
-    """Every figure of ``numericjev report`` as (file stem, caption, figure), in page order.
-
-    The Markdown report and the HTML page both show exactly this list, so a figure added
-    here appears in both without further code.
-    """
-    f = a.facts
-    shown = np.isfinite(a.bootstrap.lo).any()
-    bars = "with family-bootstrap intervals" if shown else "without intervals"
-    figures = [
-        ("share_within5", f"Share of outputs within 5% APE, {bars}", within5_figure(a)),
-        ("nmae", f"NMAE (% of range) per decoder and condition, {bars}", nmae_figure(a)),
-    ]
-    by_domain = domain_figure(a)
-    if by_domain is not None:
-        figures.append(
-            ("mape_by_domain", "MAPE (%) by domain, per decoder and condition", by_domain)
-        )
-    figures.append(
-        (
-            "decision_path",
-            f"Decision path of {path.decoder} for job {path.job}",
-            decision_path_figure(path, f.model, f.suite, f.simulated),
-        )
-    )
-    from .probability_figure import reliability_figures  # imports this module
-
-    return figures + reliability_figures(a)
 
 
 def save_figure(fig: Figure, out_dir: Path, stem: str) -> tuple[Path, Path]:

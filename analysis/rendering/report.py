@@ -115,7 +115,8 @@ class WrittenReport:
 def write_report_files(a: Analysis, path: DecisionPath, out_dir: Path) -> WrittenReport:
     """Write report.md and every figure of :func:`report_figures` (SVG and PNG)."""
     # Imported here so that `analyze` does not pay matplotlib's import time.
-    from .figures import report_figures, save_figure
+    from .figure_list import report_figures
+    from .figures import save_figure
     from .html import run_summary
     from .html_parts import FigureFile
 

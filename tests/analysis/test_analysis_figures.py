@@ -13,7 +13,7 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from analysis import analysis_markdown, analyze_run, load_run, select_path
-from analysis.rendering.figures import report_figures
+from analysis.rendering.figure_list import report_figures
 
 
 def _drawn_texts(fig: Figure) -> list[Text]:
