@@ -55,7 +55,7 @@ from .statistics.bootstrap import (
 )
 from .statistics.diff import ChangedOutput, RunDiff, check_comparable, diff_runs
 from .statistics.exploratory import ThresholdDecreases, threshold_decreases
-from .statistics.facts import SIMULATED_NOTICE, RunFacts, run_facts
+from .statistics.facts import ORACLE_NOTICE, SIMULATED_NOTICE, RunFacts, run_facts
 from .statistics.historical import HistoryReadout, history_readouts
 from .statistics.metrics import (
     STATISTICS,
@@ -80,6 +80,7 @@ __all__ = [
     "DEFAULT_REPLICATES",
     "DEFAULT_SEED",
     "MIN_FAMILIES",
+    "ORACLE_NOTICE",
     "SIMULATED_NOTICE",
     "STATISTICS",
     "Analysis",

@@ -1,8 +1,10 @@
 """``numericjev analyze | report | diff``: the analysis half of the command line.
 
-The harness CLI hands these subcommands to ``main`` verbatim. Input problems print one
-line, ``numericjev <command>: error: <what is wrong and how to fix it>``, on stderr and
-return 2 without writing anything; so does any warning banner under ``--strict``.
+The harness CLI hands these subcommands to ``main`` verbatim, and a finished comparison
+to ``summarise_comparison``. Input problems print one line, ``numericjev <command>: error:
+<what is wrong and how to fix it>``, on stderr and return 2 without writing anything; so
+does any warning banner under ``--strict``. RUN may be ``latest`` (``runfolder.finding``)
+or a comparison folder (``analyze`` prints its summary, ``report`` writes it).
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ from pathlib import Path
 
 import orjson
 
+from runfolder import is_comparison, resolve_run
+
 from .errors import AnalysisError, RunFolderError, StrictRefusedError
 from .loading.answers import AnswerLog, load_answers, order_pair
+from .loading.comparison import load_comparison_runs
 from .loading.run import Run, load_run
+from .rendering.comparison import comparison_markdown, comparison_to_dict
 from .rendering.diff_tables import diff_markdown, diff_to_dict
 from .rendering.json_numbers import analysis_to_dict
 from .rendering.report import (
@@ -28,12 +34,20 @@ from .rendering.report import (
 )
 from .statistics.banners import Banner
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
+from .statistics.comparison import Comparison, compare_runs
 from .statistics.diff import diff_runs
 from .statistics.summary import analyze_run
 
 __all__ = ["main"]
 
 PROG = "numericjev"
+# The exit statuses of analyze, report and diff (the README's "Exit status" lists the same).
+EXIT_CODES = (
+    "exit status: 0 done; 2 bad input or refused, --strict included (one line on stderr; "
+    "nothing is written); 130 interrupted by Ctrl-C."
+)
+RUN_HELP = "run folder (runs/<run-id>), comparison folder, or latest (the run started last)"
+SUMMARY_FILES = ("summary.md", "summary.json", "index.html")
 
 
 def _count(text: str) -> int:
@@ -60,9 +74,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--bootstrap",
             type=_count,
-            default=DEFAULT_REPLICATES,
+            default=None,
             metavar="N",
-            help=f"family-bootstrap replicates (default {DEFAULT_REPLICATES}; 0: none)",
+            help=f"family-bootstrap replicates (default {DEFAULT_REPLICATES}, or what compare "
+            "recorded; 0: none)",
         )
         p.add_argument(
             "--seed",
@@ -79,15 +94,27 @@ def _parser() -> argparse.ArgumentParser:
             help="skip the Probabilities section (it reads requests.jsonl a second time)",
         )
 
-    p = sub.add_parser("analyze", help="print the paper's tables for a run folder")
-    p.add_argument("run", metavar="RUN", help="run folder, e.g. runs/<run-id>")
+    p = sub.add_parser(
+        "analyze",
+        help="print the paper's tables for a run folder (a comparison: its summary)",
+        epilog=EXIT_CODES,
+    )
+    p.add_argument("run", metavar="RUN", help=RUN_HELP)
     p.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
     bootstrap_options(p)
     probability_option(p)
 
-    p = sub.add_parser("report", help="write report.md and figures (SVG, PNG) for a run")
-    p.add_argument("run", metavar="RUN", help="run folder, e.g. runs/<run-id>")
-    p.add_argument("--out", metavar="DIR", help="output folder (default RUN/report)")
+    p = sub.add_parser(
+        "report",
+        help="write report.md and figures (SVG, PNG) for a run (a comparison: "
+        + ", ".join(SUMMARY_FILES)
+        + ")",
+        epilog=EXIT_CODES,
+    )
+    p.add_argument("run", metavar="RUN", help=RUN_HELP)
+    p.add_argument(
+        "--out", metavar="DIR", help="output folder (default RUN/report; a comparison: RUN)"
+    )
     p.add_argument("--job", metavar="JOB_ID", help="job whose decision path is drawn")
     p.add_argument(
         "--decoder",
@@ -97,9 +124,11 @@ def _parser() -> argparse.ArgumentParser:
     bootstrap_options(p)
     probability_option(p)
 
-    p = sub.add_parser("diff", help="compare run B with run A (same suite and case set)")
-    p.add_argument("a", metavar="A", help="baseline run folder")
-    p.add_argument("b", metavar="B", help="run folder compared with A")
+    p = sub.add_parser(
+        "diff", help="compare run B with run A (same suite and case set)", epilog=EXIT_CODES
+    )
+    p.add_argument("a", metavar="A", help="baseline run folder (or latest)")
+    p.add_argument("b", metavar="B", help="run folder compared with A (or latest)")
     p.add_argument(
         "--top",
         type=_count,
@@ -143,9 +172,76 @@ def _diff_answers(a: Run, b: Run, args: argparse.Namespace) -> tuple[AnswerLog, 
     return load_answers(a.manifest.run_dir, orders), load_answers(b.manifest.run_dir, orders)
 
 
+def _replicates(args: argparse.Namespace) -> int:
+    return DEFAULT_REPLICATES if args.bootstrap is None else int(args.bootstrap)
+
+
+def _comparison(folder: Path, strict: bool, n_boot: int | None, seed: int) -> Comparison:
+    """A comparison folder summarised (refused under ``strict`` when a banner applies)."""
+    data = load_comparison_runs(folder)
+    if n_boot is None:
+        n_boot = int(data.summary_option("bootstrap", DEFAULT_REPLICATES))
+    metric = str(data.summary_option("metric", "mape"))
+    comparison = compare_runs(data, metric, n_boot, seed)
+    if strict and comparison.banners:
+        reasons = "; ".join(b.message for b in comparison.banners)
+        raise StrictRefusedError(
+            f"refused by --strict: {reasons} — drop --strict to print the summary with warnings"
+        )
+    return comparison
+
+
+def _print_comparison(comparison: Comparison, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.buffer.write(
+            orjson.dumps(comparison_to_dict(comparison), option=orjson.OPT_INDENT_2)
+        )
+        sys.stdout.buffer.write(b"\n")
+    else:
+        print(comparison_markdown(comparison), end="")
+
+
+def _write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:
+    """summary.md, summary.json and index.html (the job viewer: the first suite's runs)."""
+    from .loading.rounds import load_rounds
+    from .rendering.comparison_page import comparison_page
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / name for name in SUMMARY_FILES]
+    paths[0].write_text(comparison_markdown(comparison), encoding="utf-8")
+    paths[1].write_bytes(
+        orjson.dumps(comparison_to_dict(comparison), option=orjson.OPT_INDENT_2) + b"\n"
+    )
+    first = comparison.suites[0].runs if comparison.suites else ()
+    rounds = {run.manifest.run_dir: load_rounds(run.manifest.run_dir) for run in first}
+    paths[2].write_text(comparison_page(comparison, rounds), encoding="utf-8")
+    return paths
+
+
+def summarise_comparison(
+    folder: Path, *, command: str = "compare", as_json: bool = False, strict: bool = False
+) -> int:
+    """Write a comparison's summary files into its folder and print it (``numericjev
+    compare`` and ``resume`` call this when the runs are done); the exit status."""
+    try:
+        comparison = _comparison(folder, strict, None, DEFAULT_SEED)
+        paths = _write_comparison(comparison, folder)
+        _print_comparison(comparison, as_json)
+    except (AnalysisError, RunFolderError) as exc:
+        print(f"{PROG} {command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    print(f"wrote {', '.join(p.name for p in paths)} in {folder}", file=sys.stderr)
+    return 0
+
+
 def _analyze(args: argparse.Namespace) -> int:
-    run = load_run(args.run)
-    analysis = analyze_run(run, args.bootstrap, args.seed, _answers(run, args))
+    path = resolve_run(args.run)
+    if is_comparison(path):
+        comparison = _comparison(path, args.strict, args.bootstrap, args.seed)
+        _print_comparison(comparison, args.json)
+        return 0
+    run = load_run(path)
+    analysis = analyze_run(run, _replicates(args), args.seed, _answers(run, args))
     _refuse_if_strict(args, analysis.banners)
     if args.json:
         sys.stdout.buffer.write(
@@ -158,11 +254,20 @@ def _analyze(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    run = load_run(args.run)
+    folder = resolve_run(args.run)
+    if is_comparison(folder):
+        out = Path(args.out) if args.out else folder
+        if out.exists() and not out.is_dir():
+            raise AnalysisError(f"--out {out} is a file; pass a folder path")
+        files = _write_comparison(_comparison(folder, args.strict, args.bootstrap, args.seed), out)
+        print(f"wrote {', '.join(p.name for p in files)} in {out}")
+        print(f"open it in a browser: {files[-1]}")
+        return 0
+    run = load_run(folder)
     path = select_path(run, args.job, args.decoder)  # before anything is written
-    analysis = analyze_run(run, args.bootstrap, args.seed, _answers(run, args))
+    analysis = analyze_run(run, _replicates(args), args.seed, _answers(run, args))
     _refuse_if_strict(args, analysis.banners)
-    out_dir = Path(args.out) if args.out else Path(args.run) / "report"
+    out_dir = Path(args.out) if args.out else folder / "report"
     if out_dir.exists() and not out_dir.is_dir():
         raise AnalysisError(f"--out {out_dir} is a file; pass a folder path")
     written = write_report_files(analysis, path, out_dir)
@@ -186,9 +291,9 @@ def _diff(args: argparse.Namespace) -> int:
         raise AnalysisError(
             f"--html {html} must be a file path in an existing folder, e.g. {Path('diff.html')}"
         )
-    run_a, run_b = load_run(args.a), load_run(args.b)
+    run_a, run_b = load_run(resolve_run(args.a)), load_run(resolve_run(args.b))
     answers = _diff_answers(run_a, run_b, args)
-    result = diff_runs(run_a, run_b, args.bootstrap, args.seed, args.top, answers=answers)
+    result = diff_runs(run_a, run_b, _replicates(args), args.seed, args.top, answers=answers)
     del answers  # only the figures are kept (result.probabilities)
     _refuse_if_strict(args, result.banners)
     if html is not None:
@@ -235,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt:
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130
     except OSError as exc:  # unreadable run files, unwritable --out
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"{PROG} {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ from fractions import Fraction
 from harness.backends.oracle import Oracle
 from harness.backends.reading import state_key
 from harness.cases import Suite
+from harness.errors import ConfigError
 from harness.jobs import Job
 from harness.wire.answers import parse_answers
 
@@ -58,3 +59,20 @@ def run_check(suite: Suite) -> CheckReport:
                     f"got {record['value']}, want {record['target']}"
                 )
     return report
+
+
+def preflight(suite: Suite) -> None:
+    """The paper's check before any paid request: refuse (``ConfigError``) unless the exact
+    oracle recovers every target of ``suite`` with its decoders (in process, seconds).
+    A suite without exact targets has nothing to check."""
+    if not suite.exact:
+        return
+    report = run_check(suite)
+    if not report.ok:
+        first = report.failures[0] if report.failures else "no outputs"
+        raise ConfigError(
+            f"oracle check failed on suite {suite.name}: {report.recovered:,} of "
+            f"{report.outputs:,} outputs recovered (first failure: {first}); the decoders or "
+            "prompts are broken, so no request was sent — fix them (make check), or pass "
+            "--skip-check to send requests anyway"
+        )

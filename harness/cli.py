@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from harness.commands import COMMANDS
+from harness.commands.common import Handoff
 from harness.errors import NumericJevError, RunFolderError
 
 # Delegated whole to analysis.cli, which must not import harness (the run folder is the contract).
@@ -27,7 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
             "(sim, oracle, or any /v1/systemone server), resume it, check the decoders against "
             "an exact oracle, and analyse run folders."
         ),
-        epilog="analysis: numericjev analyze RUN | report RUN | diff A B  (each has --help)",
+        epilog=(
+            "analysis: numericjev analyze RUN | report RUN | diff A B  (each has --help). "
+            "RUN may be 'latest', the run started last under runs/. Exit status: 0 done; 1 "
+            "stopped by a cap or jobs left unfinished; 2 bad input or refused; 130 "
+            "interrupted (each command's --help says which apply)."
+        ),
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
@@ -46,7 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return analysis_main(argv)
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
+        result = args.func(args)
+        if isinstance(result, Handoff):
+            return _summarise(args, result)
+        return int(result)
     except (NumericJevError, RunFolderError) as exc:  # RunFolderError: see harness.errors
         print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -55,11 +64,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
-        print(
-            f"numericjev {args.command}: interrupted; resume with numericjev resume",
-            file=sys.stderr,
+        folder = getattr(args, "interrupt_folder", None)
+        where = (
+            f"; continue with: numericjev resume {folder}"
+            if folder is not None
+            else "; resume with numericjev resume RUN"
         )
+        print(f"numericjev {args.command}: interrupted{where}", file=sys.stderr)
         return 130
+
+
+def _summarise(args: argparse.Namespace, handoff: Handoff) -> int:
+    """A comparison's runs are done: analysis writes and prints its summary."""
+    from analysis.cli import summarise_comparison
+
+    status = summarise_comparison(
+        handoff.comparison,
+        command=args.command,
+        as_json=bool(getattr(args, "json", False)),
+        strict=bool(getattr(args, "strict", False)),
+    )
+    return status or handoff.status
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.registry import load_suite
 from runfolder import (
     MANIFEST,
+    RUNS_ROOT,
     Fields,
     Manifest,
     ModelInfo,
@@ -31,6 +32,7 @@ from runfolder import (
     append_session,
     encode_manifest,
     load_manifest,
+    unique_folder,
     write_manifest,
 )
 
@@ -67,11 +69,16 @@ class RunPlan:
     retry: RetrySettings = field(default_factory=RetrySettings)
 
 
-def default_run_folder(suite: str, model: str, root: Path = Path("runs")) -> Path:
-    """``runs/<suite>-<model>-<UTC time>``."""
+def safe_name(text: str) -> str:
+    """``text`` fit for a folder name: letters, digits and ``-._``; anything else ``_``."""
+    return "".join(ch if ch.isalnum() or ch in "-._" else "_" for ch in text)
+
+
+def default_run_folder(suite: str, model: str, root: Path = RUNS_ROOT) -> Path:
+    """Create ``runs/<suite>-<model>-<UTC time>`` (``-2``, ``-3``, ... when a run started in
+    the same second already has it) and return it, empty."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    safe = "".join(ch if ch.isalnum() or ch in "-._" else "_" for ch in model)
-    return root / f"{suite}-{safe}-{stamp}"
+    return unique_folder(root, f"{suite}-{safe_name(model)}-{stamp}")
 
 
 def describe_model(plan: RunPlan) -> ModelInfo:
@@ -84,11 +91,14 @@ def describe_model(plan: RunPlan) -> ModelInfo:
     return ModelInfo.from_fields(Fields(described, "the backend's description", "model."))
 
 
-def build_manifest(folder: Path, plan: RunPlan) -> Manifest:
-    """The manifest written before the first request; it never holds a key."""
+def build_manifest(folder: Path, plan: RunPlan, run_id: str | None = None) -> Manifest:
+    """The manifest written before the first request; it never holds a key.
+
+    ``run_id`` defaults to the folder's name (a comparison names its cells' runs itself:
+    their folder names repeat from one comparison to the next)."""
     suite = plan.suite
     return Manifest(
-        run_id=folder.name,
+        run_id=run_id or folder.name,
         created_utc=datetime.now(UTC).isoformat(timespec="seconds"),
         suite=suite.name,
         suite_params=dict(suite.params),
@@ -111,7 +121,7 @@ def build_manifest(folder: Path, plan: RunPlan) -> Manifest:
     )
 
 
-def create_run_folder(folder: Path, plan: RunPlan) -> Manifest:
+def create_run_folder(folder: Path, plan: RunPlan, run_id: str | None = None) -> Manifest:
     """Create a new run folder with its manifest; refuses to reuse an existing run."""
     if (folder / MANIFEST).exists():
         raise RunFolderError(
@@ -119,7 +129,7 @@ def create_run_folder(folder: Path, plan: RunPlan) -> Manifest:
         )
     if folder.exists() and any(folder.iterdir()):
         raise RunFolderError(f"{folder} exists and is not empty; choose another --run folder")
-    manifest = build_manifest(folder, plan)
+    manifest = build_manifest(folder, plan, run_id)
     encode_manifest(manifest)  # a value JSON cannot carry is refused before the folder exists
     folder.mkdir(parents=True, exist_ok=True)
     write_manifest(folder, manifest)

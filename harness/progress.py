@@ -68,6 +68,10 @@ class TqdmProgress:
 
     def update(self, counters: Counters) -> None:
         """Advance the bar; cheap enough to call per record (it returns early when throttled)."""
+        self.show(counters.jobs_done, counters)
+
+    def show(self, done: int, counters: Counters) -> None:
+        """Show ``done`` jobs, with ``counters``' requests, errors, tokens and cost."""
         now = time.monotonic()
         if now - self._last < 0.2 and counters.jobs_done != counters.jobs_total:
             return
@@ -78,9 +82,30 @@ class TqdmProgress:
             f"tok {counters.input_tokens + counters.output_tokens:,} {cost}",
             refresh=False,
         )
-        self._bar.update(counters.jobs_done - self._shown)
-        self._shown = counters.jobs_done
+        self._bar.update(done - self._shown)
+        self._shown = done
+
+    def describe(self, label: str) -> None:
+        """Change the bar's label."""
+        self._bar.set_description_str(label, refresh=False)
 
     def close(self) -> None:
         """Close the bar."""
         self._bar.close()
+
+
+class CellProgress:
+    """One run of a comparison shown on the comparison's single bar, after ``offset`` jobs of
+    the runs before it; closing it leaves the bar to the comparison."""
+
+    def __init__(self, bar: TqdmProgress, offset: int, label: str) -> None:
+        self._bar = bar
+        self._offset = offset
+        bar.describe(label)
+
+    def update(self, counters: Counters) -> None:
+        """Advance the comparison's bar by this run's jobs (its requests and cost beside)."""
+        self._bar.show(self._offset + counters.jobs_done, counters)
+
+    def close(self) -> None:
+        """The comparison closes the bar when its last run ends."""

@@ -17,7 +17,9 @@ from harness.jobs import Job
 from harness.progress import Counters, Progress
 from runfolder import OUTPUTS, REQUESTS, ErrorKind, JsonlAppender, OutputLine, RequestLine
 
-SIMULATED_MODELS = frozenset({"sim", "oracle"})  # what serve-sim names itself
+# What serve-sim names itself: the simulator, or the exact oracle (serve-sim --model oracle).
+SIMULATOR_MODELS = frozenset({"sim"})
+ORACLE_MODELS = frozenset({"oracle"})
 
 
 class Recorder:
@@ -31,6 +33,7 @@ class Recorder:
         progress: Progress,
         *,
         simulated: bool,
+        oracle: bool = False,
         requests_end: int = 0,
         outputs_end: int = 0,
     ) -> None:
@@ -39,6 +42,7 @@ class Recorder:
         self.counters = counters
         self.progress = progress
         self.simulated = simulated
+        self.oracle = oracle
         self._requests = JsonlAppender(folder / REQUESTS, requests_end)
         self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end)
 
@@ -90,11 +94,18 @@ class Recorder:
 
     def finished(self, job: Job, failed: ErrorKind | None) -> None:
         """Write ``job``'s outputs: ok, or failed by an attempt of kind ``failed``."""
-        # A System One server may itself be the simulator (numericjev serve-sim): trust the
-        # served model's name as well as the backend's own label.
-        simulated = self.simulated or bool(job.served & SIMULATED_MODELS)
+        # A System One server may itself be the simulator or the oracle (numericjev
+        # serve-sim): trust the served model's name as well as the backend's own label.
+        # Exact labels are not the simulator's: an oracle's outputs say "oracle", not
+        # "simulated".
+        oracle = self.oracle or bool(job.served & ORACLE_MODELS)
+        simulated = not oracle and (self.simulated or bool(job.served & SIMULATOR_MODELS))
         for record in job.outputs(simulated, error=failed):
-            line: OutputLine = {**record, "run": self.run_id}
+            line: OutputLine = (
+                {**record, "oracle": True, "run": self.run_id}
+                if oracle
+                else {**record, "run": self.run_id}
+            )
             self._outputs.write(line)
         c = self.counters
         if failed is None:
@@ -103,6 +114,11 @@ class Recorder:
             c.jobs_failed += 1
         c.rounds = max(c.rounds, job.round)
         self.progress.update(c)
+
+    @property
+    def requests_end(self) -> int:
+        """The length of ``requests.jsonl`` so far (what the counters cover)."""
+        return self._requests.position
 
     def close(self) -> None:
         """Flush both logs to disk."""

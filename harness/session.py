@@ -17,12 +17,14 @@ import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
 import anyio
 
 from harness.backends import Backend, ModelSpec, make_backend
+from harness.backends.oracle import Oracle
 from harness.calling import Budget, Caller, Limits, Pacer, RetrySettings
 from harness.cases import Suite
 from harness.check import oracle_for
@@ -35,10 +37,10 @@ from harness.folder import (
     record_session,
 )
 from harness.progress import Counters, NoProgress, Progress, TqdmProgress
-from harness.recorder import SIMULATED_MODELS, Recorder
+from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
 from harness.replay import LogState, job_queue, read_logs
 from harness.scheduler import Scheduler
-from runfolder import Manifest, RunLock
+from runfolder import Manifest, RunLock, write_totals
 
 BACKENDS = ("sim", "oracle", "systemone")  # what a manifest's model.backend may name
 
@@ -49,10 +51,12 @@ class RunResult:
 
     folder: Path
     counters: Counters  # the run's totals, earlier sessions included
-    simulated: bool  # answered by the built-in sim or oracle (or a server naming itself so)
+    simulated: bool  # answered by the built-in simulator (or a server naming itself sim)
     stopped: str | None = None  # why it stopped before every job ran (a cap, a fatal error)
     fatal: str | None = None  # an error every request would meet (a refused key, a wrong URL)
     warnings: tuple[str, ...] = ()  # what resume let through or repaired (also sent on_warning)
+    oracle: bool = False  # answered with exact labels (the oracle): a check, not a model
+    sent: int = 0  # requests answered in this invocation (the request cap counts these)
 
     @property
     def pending(self) -> int:
@@ -67,10 +71,17 @@ class RunResult:
 
 
 Warn = Callable[[str], None]
+Started = Callable[[Path], None]
+# A progress display, or True for a tqdm bar of this run (False: none).
+Display = bool | Progress
 
 
 def _ignore(message: str) -> None:
     """Discard a warning (the default: the result carries them too)."""
+
+
+def _ignore_folder(folder: Path) -> None:
+    """Nothing to announce (the default)."""
 
 
 def _plan(
@@ -99,22 +110,35 @@ async def start_run_async(
     *,
     folder: Path | None = None,
     retry: RetrySettings | None = None,
-    progress: bool = False,
+    progress: Display = False,
+    on_start: Started = _ignore_folder,
+    run_id: str | None = None,
 ) -> RunResult:
     """Create a run folder for ``suite`` and run every job against ``model``.
 
     ``model`` is a ``ModelSpec`` (default: the built-in sim) or a ``Backend`` of your own
     (the session closes it when it ends);
-    ``folder`` defaults to ``runs/<suite>-<model>-<UTC time>``; ``retry`` replaces the retry
-    policy (default: ``RetrySettings`` with the spec's ``max_attempts``), and resume keeps
-    it. Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the
-    model or the folder is unusable.
+    ``folder`` defaults to ``runs/<suite>-<model>-<UTC time>`` (made unique); ``retry``
+    replaces the retry policy (default: ``RetrySettings`` with the spec's ``max_attempts``),
+    and resume keeps it. ``on_start`` is told the folder once its manifest is written,
+    before the first request; ``run_id`` replaces the folder's name as the run's id.
+    Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the model
+    or the folder is unusable.
     """
     limits = limits or Limits()
-    plan = _plan(suite, model or ModelSpec(), limits, retry)
-    folder = folder or default_run_folder(suite.name, plan.backend.name)
+    model = model or ModelSpec()
+    plan = _plan(suite, model, limits, retry)
+    name = model.label if isinstance(model, ModelSpec) else plan.backend.name
     async with _closing(plan.backend):
-        manifest = create_run_folder(folder, plan)
+        reserved = folder is None
+        folder = folder or default_run_folder(suite.name, name)
+        try:
+            manifest = create_run_folder(folder, plan, run_id)
+        except BaseException:
+            if reserved:  # the empty folder reserved for this run: nothing was written
+                folder.rmdir()
+            raise
+        on_start(folder)
         with RunLock(folder):
             record_session(folder, "run", manifest.run_id, plan, [])
             return await _execute(folder, manifest.run_id, plan, LogState(), progress)
@@ -127,12 +151,22 @@ def start_run(
     *,
     folder: Path | None = None,
     retry: RetrySettings | None = None,
-    progress: bool = False,
+    progress: Display = False,
+    on_start: Started = _ignore_folder,
+    run_id: str | None = None,
 ) -> RunResult:
     """``start_run_async`` in its own event loop."""
     return anyio.run(
         partial(
-            start_run_async, suite, model, limits, folder=folder, retry=retry, progress=progress
+            start_run_async,
+            suite,
+            model,
+            limits,
+            folder=folder,
+            retry=retry,
+            progress=progress,
+            on_start=on_start,
+            run_id=run_id,
         )
     )
 
@@ -201,7 +235,7 @@ async def resume_run_async(
     max_cost_usd: float | None = None,
     base_url: str | None = None,
     allow_mismatch: bool = False,
-    progress: bool = False,
+    progress: Display = False,
     on_warning: Warn = _ignore,
 ) -> RunResult:
     """Continue the run in ``folder``: replay what was answered, send what was not.
@@ -248,7 +282,7 @@ def resume_run(
     max_cost_usd: float | None = None,
     base_url: str | None = None,
     allow_mismatch: bool = False,
-    progress: bool = False,
+    progress: Display = False,
     on_warning: Warn = _ignore,
 ) -> RunResult:
     """``resume_run_async`` in its own event loop."""
@@ -279,7 +313,7 @@ async def _closing(backend: Backend) -> AsyncIterator[None]:
 
 
 async def _execute(
-    folder: Path, run_id: str, plan: RunPlan, state: LogState, progress: bool
+    folder: Path, run_id: str, plan: RunPlan, state: LogState, progress: Display
 ) -> RunResult:
     """Run every unfinished job of the folder; the caller holds the lock."""
     suite, backend, limits = plan.suite, plan.backend, plan.limits
@@ -287,16 +321,23 @@ async def _execute(
     counters = state.counters
     counters.jobs_total = len(suite.jobs())
     counters.jobs_done = len(state.finished)
+    oracle = isinstance(backend, Oracle)
+    before = counters.requests
     display: Progress = NoProgress()
-    if progress and pending:
-        label = f"{suite.name} · {backend.name}" + (" (simulated)" if backend.simulated else "")
-        display = TqdmProgress(counters.jobs_total, counters.jobs_done, label)
+    if not isinstance(progress, bool):
+        display = progress
+    elif progress and pending:
+        mark = " (oracle: exact labels)" if oracle else " (simulated)" if backend.simulated else ""
+        display = TqdmProgress(
+            counters.jobs_total, counters.jobs_done, suite.name + " · " + backend.name + mark
+        )
     recorder = Recorder(
         folder,
         run_id,
         counters,
         display,
         simulated=backend.simulated,
+        oracle=oracle,
         requests_end=state.requests_end,
         outputs_end=state.outputs_end,
     )
@@ -312,7 +353,37 @@ async def _execute(
     try:
         await scheduler.run(jobs)
     finally:
+        # Also on Ctrl-C and cancellation: ``numericjev list`` reads these, not the log.
+        _save_totals(folder, run_id, counters, recorder.requests_end)
         recorder.close()
         display.close()
-    simulated = backend.simulated or bool(set(counters.models) & SIMULATED_MODELS)
-    return RunResult(folder, counters, simulated, scheduler.stopped, scheduler.fatal)
+    served = set(counters.models)
+    simulated = backend.simulated or bool(served & SIMULATOR_MODELS)
+    oracle = oracle or bool(served & ORACLE_MODELS)
+    return RunResult(
+        folder,
+        counters,
+        simulated,
+        scheduler.stopped,
+        scheduler.fatal,
+        oracle=oracle,
+        sent=counters.requests - before,
+    )
+
+
+def _save_totals(folder: Path, run_id: str, counters: Counters, requests_end: int) -> None:
+    """Write ``totals.json`` from the session's counters (what ``list`` shows)."""
+    write_totals(
+        folder,
+        {
+            "run": run_id,
+            "utc": datetime.now(UTC).isoformat(timespec="seconds"),
+            "requests_end": requests_end,
+            "requests": counters.requests,
+            "errors": counters.errors,
+            "input_tokens": counters.input_tokens,
+            "output_tokens": counters.output_tokens,
+            "cost_usd": counters.cost_usd,
+            "cost_known": counters.cost_known,
+        },
+    )

@@ -1,17 +1,38 @@
 """The run-folder format as code: what ``harness`` writes and ``analysis`` reads.
 
 A run folder holds ``manifest.json`` (written once), ``requests.jsonl`` and ``outputs.jsonl``
-(append-only logs), ``sessions.jsonl`` (one line per run or resume) and a lock. This package
-owns their names, the typed records, the manifest, the ONE JSONL writer and the ONE reader
-(with one torn-line rule, explained in ``runfolder.jsonl``), the lock and the errors.
+(append-only logs), ``sessions.jsonl`` (one line per run or resume), ``totals.json`` (the
+request totals as the last session left them) and a lock. This package owns their names,
+the typed records, the manifest, the ONE JSONL writer and the ONE reader (with one
+torn-line rule, explained in ``runfolder.jsonl``), the lock and the errors; and the
+comparison folder's ``compare.json``, how run folders are named, listed and found
+(``latest``), shared by both command lines.
 
 It depends on the standard library and orjson only, and imports neither ``harness`` nor
 ``analysis``: both import it, so the format has one owner.
 """
 
+from runfolder.comparison import (
+    ComparisonCell,
+    ComparisonRecord,
+    is_comparison,
+    load_comparison,
+    write_comparison,
+)
 from runfolder.errors import LogFormatError, RecordError, RunFolderError
+from runfolder.finding import LATEST, RUNS_ROOT, entries, resolve_run, started, unique_folder
 from runfolder.jsonl import JsonlAppender, JsonlReader, dumps_line, find_unwritable, valid_end
-from runfolder.layout import FORMAT_VERSION, LOCK, MANIFEST, OUTPUTS, REQUESTS, SESSIONS
+from runfolder.layout import (
+    COMPARISON,
+    FORMAT_VERSION,
+    LOCK,
+    MANIFEST,
+    OUTPUTS,
+    REQUESTS,
+    SESSIONS,
+    TOTALS,
+)
+from runfolder.listing import RunRow, job_status, list_rows, mark_of, run_row
 from runfolder.lock import RunLock
 from runfolder.manifest import (
     Fields,
@@ -42,15 +63,22 @@ from runfolder.records import (
     error_kind,
 )
 from runfolder.sessions import append_session, read_sessions
+from runfolder.totals import TotalsRecord, read_totals, totals_current, write_totals
 
 __all__ = [
+    "COMPARISON",
     "ERROR_KINDS",
     "FORMAT_VERSION",
+    "LATEST",
     "LOCK",
     "MANIFEST",
     "OUTPUTS",
     "REQUESTS",
+    "RUNS_ROOT",
     "SESSIONS",
+    "TOTALS",
+    "ComparisonCell",
+    "ComparisonRecord",
     "ErrorInfo",
     "ErrorKind",
     "ExchangeRecord",
@@ -71,18 +99,34 @@ __all__ = [
     "RequestLine",
     "RunFolderError",
     "RunLock",
+    "RunRow",
     "SessionCommand",
     "SessionRecord",
+    "TotalsRecord",
     "TraceStep",
     "Usage",
     "append_session",
     "dumps_line",
     "encode_manifest",
+    "entries",
     "error_kind",
     "find_unwritable",
+    "is_comparison",
+    "job_status",
+    "list_rows",
+    "load_comparison",
     "load_manifest",
+    "mark_of",
     "read_manifest_object",
     "read_sessions",
+    "read_totals",
+    "resolve_run",
+    "run_row",
+    "started",
+    "totals_current",
+    "unique_folder",
     "valid_end",
+    "write_comparison",
     "write_manifest",
+    "write_totals",
 ]

@@ -194,6 +194,11 @@ class JsonlAppender:
             self._handle.truncate(end)
             self._handle.seek(end)
 
+    @property
+    def position(self) -> int:
+        """Where the file ends: the length of everything written so far (while open)."""
+        return self._handle.tell()
+
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record and hand it to the OS at once (a SIGKILL loses nothing written)."""
         self._handle.write(dumps_line(record, self.path.name))

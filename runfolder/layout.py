@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["FORMAT_VERSION", "LOCK", "MANIFEST", "OUTPUTS", "REQUESTS", "SESSIONS"]
+__all__ = [
+    "COMPARISON",
+    "FORMAT_VERSION",
+    "LOCK",
+    "MANIFEST",
+    "OUTPUTS",
+    "REQUESTS",
+    "SESSIONS",
+    "TOTALS",
+]
 
 FORMAT_VERSION = 1  # sessions.jsonl is an optional addition: older folders stay version 1
 
@@ -11,3 +20,6 @@ REQUESTS = "requests.jsonl"  # one line per exchange attempt
 OUTPUTS = "outputs.jsonl"  # one line per (job, decoder); the last line for a pair wins
 SESSIONS = "sessions.jsonl"  # one line per `run` or `resume` invocation (absent in older runs)
 LOCK = ".lock"  # flock'ed by the one process allowed to append
+TOTALS = "totals.json"  # the request totals as the last session left them (absent in older runs)
+# A comparison folder holds this instead of a manifest, and one run folder per model x suite.
+COMPARISON = "compare.json"

@@ -154,8 +154,9 @@ class OutputRecord(OutputResult):
 
     extra: NotRequired[dict[str, Any]]  # decoder-specific facts (index, digits, CDF masses)
     status: OutputStatus
-    simulated: bool
+    simulated: bool  # answered by the built-in simulator
     error: NotRequired[ErrorKind]  # a failed output: the kind of the attempt that failed it
+    oracle: NotRequired[bool]  # answered with exact labels by the oracle (then not simulated)
 
 
 class ImportedFrom(TypedDict):

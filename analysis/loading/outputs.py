@@ -66,6 +66,7 @@ class Outputs:
     decreased: np.ndarray  # extra.decreased of threshold decoders: 1 true, 0 false, -1 absent
     n_simulated: int
     stats: LogStats
+    n_oracle: int = 0  # lines answered by the exact oracle (``"oracle": true``)
 
     def __len__(self) -> int:
         return len(self.job)
@@ -169,6 +170,7 @@ def _parse_row(
         str(key[1]) if ok else None,
         decreased,
         record.get("simulated") is True,
+        record.get("oracle") is True,
     )
 
 
@@ -198,7 +200,7 @@ def load_outputs(path: Path) -> Outputs:
             else:  # the harness wrote this (job, decoder) twice: keep the last
                 duplicates += 1
                 rows[at] = row
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 21
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 22
     # Family codes are re-numbered in sorted order so that bootstrap resamples do not
     # depend on the (shuffled, resumable) order in which jobs were written.
     family_names = sorted(codes["family"].names, key=family_sort_key)
@@ -240,6 +242,7 @@ def load_outputs(path: Path) -> Outputs:
         decreased=ints(19),
         n_simulated=sum(columns[20]) if rows else 0,
         stats=LogStats(path.is_file(), reader.records, int(reader.torn), duplicates),
+        n_oracle=sum(columns[21]) if rows else 0,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from runfolder import SessionRecord, read_sessions
+from runfolder import RunFolderError, SessionRecord, is_comparison, read_sessions
 
 from .exchanges import RequestLog, load_requests
 from .manifest import Manifest, load_manifest
@@ -55,9 +55,10 @@ class Design:
         return None
 
 
-def design_of(manifest: Manifest, outputs: Outputs, other: Outputs | None = None) -> Design:
-    """Combine the manifest's declared design with what the outputs contain (and ``other``'s)."""
-    present = [outputs] if other is None else [outputs, other]
+def design_of(manifest: Manifest, outputs: Outputs, *others: Outputs) -> Design:
+    """Combine the manifest's declared design with what the outputs contain (and ``others``':
+    the other runs of a diff or a comparison)."""
+    present = [outputs, *others]
     decoders = order_decoders(
         list(manifest.decoders) + [n for o in present for n in o.decoder_names], manifest.suite
     )
@@ -88,6 +89,12 @@ def design_of(manifest: Manifest, outputs: Outputs, other: Outputs | None = None
 def load_run(path: Path | str) -> Run:
     """Load manifest.json, outputs.jsonl, requests.jsonl and sessions.jsonl of one run folder."""
     run_dir = Path(path)
+    if is_comparison(run_dir):
+        raise RunFolderError(
+            f"{run_dir} is a comparison folder (numericjev compare), not one run: "
+            f"`numericjev analyze {run_dir}` summarises it; to look at one of its runs, pass "
+            f"its folder, e.g. {run_dir}/<suite>-m1-<model>"
+        )
     manifest = load_manifest(run_dir)
     return Run(
         manifest=manifest,

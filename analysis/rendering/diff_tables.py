@@ -7,7 +7,7 @@ from typing import Any
 
 from analysis.loading.names import condition_label, decoder_label, domain_label
 from analysis.statistics.diff import RunDiff
-from analysis.statistics.facts import SIMULATED_NOTICE, RunFacts
+from analysis.statistics.facts import RunFacts
 from analysis.statistics.metrics import STATISTICS
 
 from .json_numbers import banners_to_list, number
@@ -20,10 +20,11 @@ _MAPE, _NMAE = STATISTICS.index("mape"), STATISTICS.index("nmae")
 
 
 def _mark(d: RunDiff) -> str:
-    sides = [s for s, f in (("A", d.facts_a), ("B", d.facts_b)) if f.simulated]
-    if not sides:
-        return ""
-    return f" — {SIMULATED_NOTICE} ({' and '.join(sides)})"
+    notices: dict[str, list[str]] = {}
+    for side, f in (("A", d.facts_a), ("B", d.facts_b)):
+        if f.notice:
+            notices.setdefault(f.notice, []).append(side)
+    return "".join(f" — {notice} ({' and '.join(sides)})" for notice, sides in notices.items())
 
 
 def diff_title(d: RunDiff) -> str:
@@ -167,7 +168,7 @@ def diff_tables(d: RunDiff) -> list[Table]:
             f.run_id,
             f.model,
             _served(f),
-            "yes" if f.simulated else "no",
+            "oracle" if f.oracle else "yes" if f.simulated else "no",
             f"{f.outputs_ok}/{f.outputs_failed}/{f.outputs_missing}",
         )
         for side, f in (("A", d.facts_a), ("B", d.facts_b))
@@ -215,7 +216,7 @@ def diff_to_dict(d: RunDiff) -> dict[str, Any]:
 
     def side(f: RunFacts) -> dict[str, Any]:
         out = asdict(f)
-        out["notice"] = SIMULATED_NOTICE if f.simulated else None
+        out["notice"] = f.notice
         out["served_models"] = dict(f.served_models)
         out["errors_by_kind"] = dict(f.errors_by_kind)
         return out

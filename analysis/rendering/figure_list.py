@@ -36,7 +36,7 @@ def report_figures(a: Analysis, path: DecisionPath) -> list[tuple[str, str, Figu
         (
             "decision_path",
             f"Decision path of {path.decoder} for job {path.job}",
-            decision_path_figure(path, f.model, f.suite, f.simulated),
+            decision_path_figure(path, f.model, f.suite, f.notice),
         )
     )
     return figures + reliability_figures(a)

@@ -36,14 +36,15 @@ _HATCHES = ("", "//", "..", "xx", "\\\\", "++")  # the paper hatches the provide
 _CHOSEN = "#0B3C5D"
 
 
-def figure_subtitle(model: str, suite: str, simulated: bool) -> str:
-    """Second title line: model, suite and, when it applies, the simulated warning."""
+def figure_subtitle(model: str, suite: str, notice: str | None) -> str:
+    """Second title line: model, suite and, when it applies, the run's notice (simulated,
+    oracle)."""
     text = f"model {model} · suite {suite}"
-    return text + (" · SIMULATED model, not a measurement of any real model" if simulated else "")
+    return text + (f" · {notice}" if notice else "")
 
 
 def _subtitle(a: Analysis) -> str:
-    return figure_subtitle(a.facts.model, a.facts.suite, a.facts.simulated)
+    return figure_subtitle(a.facts.model, a.facts.suite, a.facts.notice)
 
 
 def _interval_note(a: Analysis, what: str) -> str:
@@ -257,7 +258,7 @@ def _node_text(lo: str, hi: str, probability: float | None) -> str:
     return f"[{lo}, {hi})" + ("" if probability is None else f"\np = {probability:.2f}")
 
 
-def decision_path_figure(path: DecisionPath, model: str, suite: str, simulated: bool) -> Figure:
+def decision_path_figure(path: DecisionPath, model: str, suite: str, notice: str | None) -> Figure:
     """Paper Figure 2 layout: each level partitions the chosen parent; the selected path
     is drawn with thick edges, the returned probability under each interval, the target's
     interval outlined in orange (shown even when far from the chosen one), and the
@@ -333,7 +334,7 @@ def decision_path_figure(path: DecisionPath, model: str, suite: str, simulated: 
     probabilities = any(p is not None for lv in path.levels for p in lv.probabilities)
     ax.set_title(
         f"Decision path of {decoder_label(path.decoder, suite)} for job {path.job}\n"
-        f"{figure_subtitle(model, suite, simulated)}\n"
+        f"{figure_subtitle(model, suite, notice)}\n"
         "thick edges: selected path · orange outline: the target's interval"
         + (" · p: probability returned" if probabilities else "")
         + " · … (n): n alternatives not drawn",

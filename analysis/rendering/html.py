@@ -144,6 +144,7 @@ def render_page(
                 "model": run.facts.model,
                 "suite": run.facts.suite,
                 "simulated": run.facts.simulated,
+                "oracle": run.facts.oracle,
             }
             for run in viewer
         ],
@@ -161,6 +162,7 @@ def render_page(
         blocks=[(run.key, pack_rounds(run.rounds)) for run in viewer if run.rounds is not None],
         svg=inline_svg,
         simulated=any(run.facts.simulated for run in runs),
+        oracle=any(run.facts.oracle for run in runs),
     )
 
 
@@ -199,7 +201,7 @@ def run_page(s: RunSummary, figures: Sequence[FigureFile], rounds: JobRounds | N
         [PageRun(f.run_id, f, s.manifest, rounds)],
         sections,
         s.warnings,
-        subtitle=title_suffix(f.model, f.suite, f.simulated).removeprefix(" — "),
+        subtitle=title_suffix(f.model, f.suite, f.notice).removeprefix(" — "),
     )
 
 

@@ -17,7 +17,7 @@ from analysis.loading.manifest import Manifest
 from analysis.loading.names import condition_label, decoder_label, domain_label
 from analysis.loading.rounds import NONE, JobRounds
 from analysis.statistics.banners import Banner
-from analysis.statistics.facts import SIMULATED_NOTICE, RunFacts
+from analysis.statistics.facts import RunFacts
 
 from .markdown import Table, fmt
 
@@ -81,11 +81,11 @@ def run_warnings(facts: RunFacts, banners: Sequence[Banner], who: str = "") -> l
     sides that differ) and what they leave out: simulated, served ≠ requested, log repairs."""
     prefix = f"{who}: " if who else ""
     found = []
-    if facts.simulated:
-        found.append(f"{prefix}{SIMULATED_NOTICE}")
+    if facts.notice:
+        found.append(f"{prefix}{facts.notice}")
     found += [banner.message for banner in banners]
     served = [name for name, _ in facts.served_models if name != _UNREPORTED]
-    if len(served) == 1 and served[0] != facts.model and not facts.simulated:
+    if len(served) == 1 and served[0] != facts.model and not facts.notice:
         found.append(
             f"{prefix}requested model {facts.model} but the server reported {served[0]}; "
             "the served model is what was measured"
@@ -149,7 +149,8 @@ def _one(f: RunFacts, m: Manifest) -> dict[str, str]:
         "Model parameters (sim knobs)": _json_text(model.get("params")),
         "Price": _price(model),
         "Served model(s)": ", ".join(f"{n} ×{k:,}" for n, k in f.served_models) or "none reported",
-        "Simulated": "yes — " + SIMULATED_NOTICE if f.simulated else "no",
+        "Simulated": "yes — " + f.notice if f.simulated and f.notice else "no",
+        "Oracle (exact labels)": "yes — " + f.notice if f.oracle and f.notice else "no",
         "Decoders": ", ".join(m.decoders),
         "Conditions × orders": f"{', '.join(m.conditions)} × {', '.join(m.orders)}",
         "Started (manifest)": f.created_utc or "unknown",

@@ -8,7 +8,6 @@ from dataclasses import asdict
 from typing import Any
 
 from analysis.statistics.banners import Banner
-from analysis.statistics.facts import SIMULATED_NOTICE
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
@@ -95,7 +94,8 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
             "suite": manifest.suite,
             "model": manifest.model.name,
             "simulated": analysis.facts.simulated,
-            "notice": SIMULATED_NOTICE if analysis.facts.simulated else None,
+            "oracle": analysis.facts.oracle,
+            "notice": analysis.facts.notice,
             "case_hash": manifest.case_hash,
             "decoders": list(design.decoders),
             "conditions": list(design.conditions),

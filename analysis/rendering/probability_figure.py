@@ -25,7 +25,7 @@ def _curve(row: CalibrationRow) -> tuple[np.ndarray, np.ndarray]:
     return confidence[filled], accuracy[filled]
 
 
-def reliability_figure(p: ProbabilityStats, model: str, suite: str, simulated: bool) -> Figure:
+def reliability_figure(p: ProbabilityStats, model: str, suite: str, notice: str | None) -> Figure:
     """One panel per condition: accuracy against mean p(selected) per bin and decoder, the
     diagonal of perfect calibration, and below it the share of questions per bin."""
     decoders = list(dict.fromkeys(r.decoder for r in p.calibration))
@@ -100,7 +100,7 @@ def reliability_figure(p: ProbabilityStats, model: str, suite: str, simulated: b
     fig.legend(title="Decoder", loc="outside right upper", fontsize=8, title_fontsize=8)
     fig.suptitle(
         "Reliability of the returned probabilities (interval questions with an option "
-        "holding y)\n" + figure_subtitle(model, suite, simulated),
+        "holding y)\n" + figure_subtitle(model, suite, notice),
         fontsize=11,
     )
     return fig
@@ -113,4 +113,4 @@ def reliability_figures(a: Analysis) -> list[tuple[str, str, Figure]]:
     if p is None or not p.available or not p.pooled:
         return []
     caption = "Reliability of the returned probability of the selected option"
-    return [("reliability", caption, reliability_figure(p, f.model, f.suite, f.simulated))]
+    return [("reliability", caption, reliability_figure(p, f.model, f.suite, f.notice))]

@@ -14,7 +14,6 @@ from analysis.loading.names import tree_branching
 from analysis.loading.outputs import find_output
 from analysis.loading.paths import DecisionPath, decision_path
 from analysis.loading.run import REFERENCE_DOMAIN, Run
-from analysis.statistics.facts import SIMULATED_NOTICE
 from analysis.statistics.summary import Analysis
 
 from .markdown import warning_lines
@@ -39,8 +38,8 @@ __all__ = [
 def _header(a: Analysis) -> list[str]:
     f = a.facts
     lines = [f"# NumericJev analysis — run {f.run_id} · suite {f.suite} · model {f.model}", ""]
-    if f.simulated:
-        lines += [f"> **{SIMULATED_NOTICE}**", ""]
+    if f.notice:
+        lines += [f"> **{f.notice}**", ""]
     return lines + warning_lines(b.message for b in a.banners)
 
 

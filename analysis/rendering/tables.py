@@ -8,7 +8,6 @@ from functools import partial
 import numpy as np
 
 from analysis.loading.names import condition_label, decoder_label, domain_label
-from analysis.statistics.facts import SIMULATED_NOTICE
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
@@ -36,15 +35,15 @@ _REGISTRY: dict[str, tuple[TableBuilder, ...]] = {}
 _MAPE, _NMAE, _WITHIN5, _ORDER, _AFFINE = (STATISTICS.index(s) for s in STATISTICS)
 
 
-def title_suffix(model: str, suite: str, simulated: bool) -> str:
-    """`` — model sim · suite affine`` plus the simulated notice when it applies."""
+def title_suffix(model: str, suite: str, notice: str | None) -> str:
+    """`` — model sim · suite affine`` plus the run's notice (simulated, oracle) if any."""
     text = f" — model {model} · suite {suite}"
-    return text + (f" — {SIMULATED_NOTICE}" if simulated else "")
+    return text + (f" — {notice}" if notice else "")
 
 
 def table_suffix(a: Analysis) -> str:
     """The title suffix for a table of ``a``: model, suite and the simulated mark."""
-    return title_suffix(a.facts.model, a.facts.suite, a.facts.simulated)
+    return title_suffix(a.facts.model, a.facts.suite, a.facts.notice)
 
 
 def _has_gaps(a: Analysis) -> bool:
@@ -301,7 +300,7 @@ def facts_table(a: Analysis) -> Table:
         (
             "Model",
             f"{f.model} (backend {f.backend or 'unknown'})"
-            + (f" — {SIMULATED_NOTICE}" if f.simulated else ""),
+            + (f" — {f.notice}" if f.notice else ""),
         ),
         ("Served model(s)", served),
         (

@@ -11,9 +11,19 @@ from analysis.loading.run import Run
 from .metrics import Metrics
 from .paired import job_codes
 
-__all__ = ["SIMULATED_NOTICE", "RunFacts", "is_simulated", "job_counts", "run_facts"]
+__all__ = [
+    "ORACLE_NOTICE",
+    "SIMULATED_NOTICE",
+    "RunFacts",
+    "is_oracle",
+    "is_simulated",
+    "job_counts",
+    "run_facts",
+]
 
 SIMULATED_NOTICE = "SIMULATED MODEL — not a measurement of any real model"
+# The oracle answers with exact labels: a check of the decoding mechanics, not the simulator.
+ORACLE_NOTICE = "ORACLE (exact labels) — a check of the decoding mechanics, not a model"
 
 
 @dataclass(frozen=True)
@@ -49,15 +59,36 @@ class RunFacts:
     duplicate_outputs: int
     torn_lines: int
     requests_log_present: bool
+    oracle: bool = False  # answered with exact labels by the oracle (then not simulated)
 
     @property
     def errors(self) -> int:
         """Request attempts that carried an error."""
         return sum(n for _, n in self.errors_by_kind)
 
+    @property
+    def notice(self) -> str | None:
+        """The mark every title of this run carries: oracle, simulated, or none."""
+        if self.oracle:
+            return ORACLE_NOTICE
+        return SIMULATED_NOTICE if self.simulated else None
+
+
+def is_oracle(run: Run) -> bool:
+    """True when the run was answered by the exact oracle: its manifest's backend (older
+    oracle runs called themselves simulated), an output line, or the served model says so."""
+    return (
+        run.manifest.model.backend == "oracle"
+        or run.outputs.n_oracle > 0
+        or "oracle" in run.requests.served_model_names
+    )
+
 
 def is_simulated(run: Run) -> bool:
-    """True when the manifest or any output line says the model was simulated."""
+    """True when the manifest or any output line says the simulator answered (an oracle
+    run is labelled as the oracle instead)."""
+    if is_oracle(run):
+        return False
     return run.manifest.model.simulated or run.outputs.n_simulated > 0
 
 
@@ -111,6 +142,7 @@ def run_facts(run: Run, metrics: Metrics) -> RunFacts:
         model=manifest.model.name,
         backend=manifest.model.backend,
         simulated=is_simulated(run),
+        oracle=is_oracle(run),
         created_utc=manifest.created_utc,
         seed=manifest.seed,
         case_hash=manifest.case_hash,

@@ -30,7 +30,7 @@ class Backend(Protocol):
     """
 
     name: str  # the model name the manifest and the run folder's name use
-    simulated: bool  # True for sim and oracle: every output is labelled simulated
+    simulated: bool  # True for the built-in sim: every output is labelled simulated
 
     @property
     def price_per_million(self) -> float | None:

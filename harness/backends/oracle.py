@@ -22,7 +22,9 @@ class Oracle:
     """Exact labels from the state's result, expression, or a table of known targets."""
 
     name = "oracle"
-    simulated = True
+    # Exact labels are not the simulator's answers: outputs and manifest say "oracle"
+    # (harness.recorder), never "simulated"; neither describes any real model.
+    simulated = False
     price_per_million = 0.0  # runs in process: nothing is billed
 
     def __init__(self, known: Mapping[str, Fraction] | None = None) -> None:
@@ -57,7 +59,8 @@ class Oracle:
         return {
             "name": "oracle",
             "backend": "oracle",
-            "simulated": True,
+            "simulated": False,
+            "oracle": True,
             "base_url": None,
             "params": {},
         }

@@ -8,8 +8,10 @@ so that ``--help`` stays fast.
 from __future__ import annotations
 
 COMMANDS = (
+    "compare",
     "run",
     "resume",
+    "listing",
     "status",
     "check",
     "import_predictions",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.commands.common import add_suite_options, suite_from
+from harness.commands.common import DONE, REFUSED, add_suite_options, exit_codes, suite_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,6 +17,12 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Decode every case x condition x order with every decoder against an exact-label "
             "oracle and exit non-zero unless every target is recovered exactly. This verifies "
             "decoding mechanics, not any model."
+        ),
+        epilog=exit_codes(
+            DONE + " (every target recovered)",
+            "1 some target not recovered",
+            REFUSED,
+            "130 interrupted by Ctrl-C",
         ),
     )
     add_suite_options(parser)

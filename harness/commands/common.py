@@ -3,10 +3,46 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from pathlib import Path
 
 from harness.cases import Suite
 from harness.errors import ConfigError
 from harness.registry import load_suite
+from runfolder import resolve_run
+
+# The exit status of every command, said once (the README's "Exit status" lists the same).
+DONE = "0 done"
+CAPPED = (
+    "1 stopped by a cap (--max-requests, --max-cost-usd) or jobs left unfinished "
+    "(numericjev resume continues)"
+)
+REFUSED = "2 bad input or refused (one line on stderr; nothing recorded is touched)"
+INTERRUPTED = "130 interrupted by Ctrl-C (numericjev resume continues where it stopped)"
+RUNNING = (DONE, CAPPED, REFUSED, INTERRUPTED)
+READING = (DONE, REFUSED, "130 interrupted by Ctrl-C")
+
+
+def exit_codes(*codes: str) -> str:
+    """The ``--help`` epilog line that lists a command's exit statuses."""
+    return "exit status: " + "; ".join(codes) + "."
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """A command's result that asks the CLI to have ``analysis`` summarise a comparison
+    folder next (the harness never imports analysis; ``harness.cli`` is the one arrow)."""
+
+    status: int  # the exit status of the runs (0 done, 1 capped or unfinished)
+    comparison: Path
+
+
+def run_folder(text: str | Path) -> Path:
+    """The folder a RUN argument names: a path, or ``latest`` (the newest under runs/)."""
+    return resolve_run(text)
+
+
+RUN_HELP = "the run folder, or latest (the run started last under runs/)"
 
 
 def add_suite_options(parser: argparse.ArgumentParser) -> None:

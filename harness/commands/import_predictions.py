@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from harness.commands.common import READING, RUN_HELP, exit_codes, run_folder
+
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 
 
@@ -32,8 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             '{"case": "f17/x0.01", "condition": "arithmetic", "value": 0.36} with optional '
             '"order" and "repeat". Every (case, condition) of the run must be covered once.'
         ),
+        epilog=exit_codes(*READING),
     )
-    parser.add_argument("run_folder", type=Path, metavar="RUN", help="the run folder")
+    parser.add_argument("run_folder", type=Path, metavar="RUN", help=RUN_HELP)
     parser.add_argument("predictions", type=Path, metavar="FILE", help="JSONL of predictions")
     parser.add_argument(
         "--name", required=True, help="decoder name for these predictions, e.g. spline4b"
@@ -85,9 +88,14 @@ def run(args: argparse.Namespace) -> int:
     """Validate every prediction against the run's jobs, then append them in one go."""
     from harness.folder import suite_of
     from harness.jobs import output_identity
-    from runfolder import OUTPUTS, JsonlAppender, OutputLine, RunLock, load_manifest
+    from runfolder import OUTPUTS, JsonlAppender, OutputLine, RunLock, is_comparison, load_manifest
 
-    folder: Path = args.run_folder
+    folder = run_folder(args.run_folder)
+    if is_comparison(folder):
+        raise _fail(
+            f"{folder} is a comparison folder; import into one of its runs, e.g. "
+            f"{folder}/<suite>-m1-<model>"
+        )
     manifest = load_manifest(folder)
     name = args.name
     if not _NAME.match(name):

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness.commands.common import RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
 from harness.commands.run import add_limit_options
 
 
@@ -17,12 +18,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Replay the recorded answers of every unfinished job through its decoders, send only "
             "what was never answered, retry failed jobs, and skip finished ones. Refuses when the "
-            "code or cases changed since the run started (see --allow-mismatch)."
+            "code or cases changed since the run started (see --allow-mismatch). RUN may be a "
+            "comparison folder (numericjev compare): every run in it is continued, and the "
+            "comparison's summary written."
         ),
+        epilog=exit_codes(*RUNNING),
     )
-    parser.add_argument(
-        "run_folder", type=Path, metavar="RUN", help="the run folder, e.g. runs/affine-sim-..."
-    )
+    parser.add_argument("run_folder", type=Path, metavar="RUN", help=RUN_HELP)
     parser.add_argument(
         "--allow-mismatch",
         action="store_true",
@@ -33,16 +35,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Verify, lock, replay and continue."""
+def run(args: argparse.Namespace) -> int | Handoff:
+    """Verify, lock, replay and continue (a comparison: each of its runs)."""
     from harness.commands.summary import report
     from harness.session import resume_run
+    from runfolder import is_comparison
 
     def warn(message: str) -> None:
         print(f"numericjev resume: warning: {message}", file=sys.stderr)
 
+    folder = run_folder(args.run_folder)
+    args.interrupt_folder = folder
+    if is_comparison(folder):
+        from harness.commands.compare import continue_comparison
+
+        return continue_comparison(args, folder, warn)
+    print(f"run folder: {folder}", flush=True)
     result = resume_run(
-        args.run_folder,
+        folder,
         concurrency=args.concurrency,
         rps=args.rps,
         max_requests=args.max_requests,

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.commands.common import add_suite_options, parse_pairs, suite_from
+from harness.commands.common import (
+    RUNNING,
+    add_suite_options,
+    exit_codes,
+    parse_pairs,
+    suite_from,
+)
 from harness.errors import ConfigError
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
@@ -41,6 +48,26 @@ def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def add_check_option(parser: argparse.ArgumentParser) -> None:
+    """``--skip-check`` (shared with ``compare``)."""
+    parser.add_argument(
+        "--skip-check",
+        action="store_true",
+        help="served models: do not run the exact-oracle check of the decoders first",
+    )
+
+
+def announce(args: argparse.Namespace, what: str = "run folder") -> Callable[[Path], None]:
+    """Print the folder as soon as it exists, before any progress bar, and keep it for the
+    Ctrl-C message (``harness.cli``): the user always knows what to resume."""
+
+    def show(folder: Path) -> None:
+        args.interrupt_folder = folder
+        print(f"{what}: {folder}  (continue it any time: numericjev resume {folder})", flush=True)
+
+    return show
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``run`` parser."""
     parser = sub.add_parser(
@@ -55,12 +82,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=(
             "models: sim (built-in simulator, no network), oracle (exact labels), or a System One "
             "model name such as jev-latest, sent to --base-url (default $TYPESAFE_BASE_URL, else "
-            "the hosted API; the key comes from $TYPESAFE_API_KEY and is never written anywhere)."
+            "the hosted API; the key comes from $TYPESAFE_API_KEY and is never written anywhere). "
+            "Before the first request to a served model, every decoder of the suite is checked "
+            "against the exact oracle in process (seconds); a failure refuses the run "
+            "(--skip-check skips it). " + exit_codes(*RUNNING)
         ),
     )
     add_suite_options(parser)
     parser.add_argument(
-        "--model", default="sim", help="sim | oracle | a System One model name (default: sim)"
+        "--model",
+        default="sim",
+        help="sim | oracle | a System One model name (default: sim); a spec may carry options: "
+        "sim:seed=7, sim:noise_arithmetic=0.05,seed=3, jev-latest:base_url=http://...",
     )
     parser.add_argument(
         "--base-url", default=None, help="System One server, e.g. http://127.0.0.1:8377"
@@ -94,26 +127,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="send nothing: print jobs, requests, tokens, cost"
     )
+    add_check_option(parser)
     add_limit_options(parser)
     parser.set_defaults(func=run)
 
 
-def model_spec(args: argparse.Namespace) -> ModelSpec:
-    """The model the options name."""
-    from harness.backends import ModelSpec
+def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
+    """The model the options name (``text``: one spec of ``compare --models`` instead of
+    ``--model``), e.g. ``sim:seed=7``."""
+    from harness.backends import ModelSpec, parse_model
 
     if args.timeout <= 0:
         raise ConfigError(f"--timeout must be positive; got {args.timeout}")
     if args.max_attempts < 1:
         raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")
-    return ModelSpec(
-        name=args.model,
+    base = ModelSpec(
         base_url=args.base_url,
         sim=parse_pairs(args.sim, "--sim"),
         timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         price_per_million=args.price_per_million,
     )
+    return parse_model(args.model if text is None else text, base)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,5 +167,16 @@ def run(args: argparse.Namespace) -> int:
         for line in describe(suite, spec.name, dry_run_price(spec.name, args.price_per_million)):
             print(line, file=sys.stdout)
         return 0
-    result = start_run(suite, spec, limits, folder=args.run, progress=not args.no_progress)
+    if spec.name not in ("sim", "oracle") and not args.skip_check:
+        from harness.check import preflight
+
+        preflight(suite)  # before any folder exists or any request is paid for
+    result = start_run(
+        suite,
+        spec,
+        limits,
+        folder=args.run,
+        progress=not args.no_progress,
+        on_start=announce(args),
+    )
     return report("run", result)

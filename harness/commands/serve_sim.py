@@ -55,7 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "GET /v1/models lists the model; GET /healthz reports liveness.\n"
             "Point a run at it with --base-url http://127.0.0.1:PORT. Ctrl-C stops it."
         ),
-        epilog=FAULTS_HELP,
+        epilog=FAULTS_HELP
+        + "\n\nexit status: 0 stopped (Ctrl-C); 2 bad input (one line on stderr).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_options(parser)

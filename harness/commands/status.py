@@ -5,24 +5,34 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.commands.common import READING, RUN_HELP, exit_codes, run_folder
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``status`` parser."""
     parser = sub.add_parser(
         "status",
         help="summarise a run folder",
-        description="Jobs done, failed and pending; requests, tokens, cost and served models. Read-only.",
+        description="Jobs done, failed and pending; requests, tokens, cost and served models. "
+        "Read-only. A comparison folder gets one line per run (as numericjev list).",
+        epilog=exit_codes(*READING),
     )
-    parser.add_argument("run_folder", type=Path, metavar="RUN", help="the run folder")
+    parser.add_argument("run_folder", type=Path, metavar="RUN", help=RUN_HELP)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the folder's state."""
     from harness.replay import read_logs
-    from runfolder import load_manifest, read_sessions
+    from runfolder import is_comparison, list_rows, load_manifest, read_sessions
 
-    folder: Path = args.run_folder
+    folder = run_folder(args.run_folder)
+    if is_comparison(folder):
+        row = list_rows([folder])[0]
+        print(row.line())
+        for cell in row.cells:
+            print("  " + cell.line())
+        return 0
     manifest = load_manifest(folder)
     state = read_logs(folder, manifest.decoders, manifest.run_id)
     sessions = read_sessions(folder)
@@ -30,7 +40,13 @@ def run(args: argparse.Namespace) -> int:
     total = manifest.n_jobs
     done, failed = len(state.finished), len(state.failed)
     model = manifest.model
-    simulated = " (SIMULATED)" if model.simulated else ""
+    simulated = (
+        " (ORACLE: exact labels)"
+        if model.backend == "oracle"
+        else " (SIMULATED)"
+        if model.simulated
+        else ""
+    )
     cost = f"USD {c.cost_usd:.6f}" if c.cost_known else f"USD {c.cost_usd:.6f} + unknown"
     served = ", ".join(f"{name} ({n:,})" for name, n in sorted(c.models.items())) or "none yet"
     print(

@@ -21,7 +21,12 @@ def summary_lines(result: RunResult) -> list[str]:
     served = ", ".join(f"{name} ({n:,})" for name, n in sorted(c.models.items()))
     if served:
         lines.append(f"served models: {served}")
-    if result.simulated:
+    if result.oracle:
+        lines.append(
+            "model: ORACLE (exact labels: a check of the decoding mechanics, not a measurement "
+            "of any model)"
+        )
+    elif result.simulated:
         lines.append("model: SIMULATED (results describe the built-in simulator, not a real model)")
     if result.stopped:
         lines.append(f"stopped early: {result.stopped}; continue with: make resume RUN={folder}")

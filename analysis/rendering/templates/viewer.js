@@ -321,7 +321,8 @@
     const decoder = d.h.decoders[c.out_decoder[o]];
     const title = el("h3", null, `${meta.runs.length > 1 ? d.key + " · " : ""}${d.s[c.job_id[j]]} · ${label("decoder", decoder)}`);
     const run = meta.runs.find((r) => r.key === d.key);
-    if (run && run.simulated) title.appendChild(el("span", "tag simulated", "SIMULATED model"));
+    if (run && run.oracle) title.appendChild(el("span", "tag simulated", "ORACLE (exact labels)"));
+    else if (run && run.simulated) title.appendChild(el("span", "tag simulated", "SIMULATED model"));
     div.appendChild(title);
     const kv = el("p", "kv");
     kv.textContent = `case ${d.s[c.job_case[j]]} · family ${d.s[c.job_family[j]]} · domain ${label("domain", d.h.domains[c.job_domain[j]])} · ` +

@@ -1,0 +1,281 @@
+"""The summary of a comparison: Markdown tables, the JSON object, and the counts of verdicts."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from analysis.loading.names import condition_label, decoder_label
+from analysis.statistics.comparison import Comparison, SuiteComparison, refusal, verdict
+from analysis.statistics.facts import RunFacts
+
+from .json_numbers import banners_to_list, number
+from .markdown import Table, fmt_interval, warning_lines
+
+__all__ = [
+    "comparison_markdown",
+    "comparison_tables",
+    "comparison_title",
+    "comparison_to_dict",
+    "counts_line",
+    "notices",
+    "verdict_counts",
+]
+
+_METRIC_LABEL = {"mape": "MAPE", "nmae": "NMAE", "within5": "Within 5%"}
+_NO_VERDICT = "no verdict"
+
+
+def _p(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.4f}"
+
+
+def notices(c: Comparison) -> list[str]:
+    """Each notice (simulated, oracle) with the models it applies to."""
+    found: dict[str, list[str]] = {}
+    for s in c.suites:
+        for model, f in zip(s.models, s.facts, strict=True):
+            if f.notice and model not in found.setdefault(f.notice, []):
+                found[f.notice].append(model)
+    return [f"{notice} ({', '.join(models)})" for notice, models in found.items()]
+
+
+def comparison_title(c: Comparison) -> str:
+    """``Comparison: B, C against A · suites …`` (the folder is named on the next line)."""
+    later = ", ".join(c.models[1:])
+    return f"Comparison: {later} against {c.models[0]} · suites {', '.join(c.suite_names)}"
+
+
+def _rows(c: Comparison, s: SuiteComparison) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for d, decoder in enumerate(s.design.decoders):
+        for cond, condition in enumerate(s.design.conditions):
+            for k, model in enumerate(s.models[1:]):
+                if s.n_common[k, d, cond] == 0 and math.isnan(s.point[k + 1, d, cond]):
+                    continue  # neither run asked this decoder × condition
+                judged = verdict(
+                    s.p_holm[k, d, cond], s.delta[k, d, cond], c.alpha, c.lower_is_better
+                )
+                rows.append(
+                    (
+                        s.suite,
+                        decoder_label(decoder, s.suite),
+                        condition_label(condition),
+                        model,
+                        fmt_interval(s.point[0, d, cond], s.lo[0, d, cond], s.hi[0, d, cond]),
+                        fmt_interval(
+                            s.point[k + 1, d, cond], s.lo[k + 1, d, cond], s.hi[k + 1, d, cond]
+                        ),
+                        fmt_interval(
+                            s.delta[k, d, cond], s.delta_lo[k, d, cond], s.delta_hi[k, d, cond]
+                        ),
+                        str(int(s.n_common[k, d, cond])),
+                        _p(s.p[k, d, cond]),
+                        _p(s.p_holm[k, d, cond]),
+                        judged or _NO_VERDICT,
+                    )
+                )
+    return rows
+
+
+def verdict_counts(c: Comparison) -> Counter[str]:
+    """How many cells got each verdict (``no verdict``: no p-value)."""
+    return Counter(row[-1] for s in c.suites for row in _rows(c, s))
+
+
+def counts_line(c: Comparison) -> str:
+    counts = verdict_counts(c)
+    metric = _METRIC_LABEL[c.metric]
+    parts = [f"{counts[v]} {v}" for v in ("better", "worse", "no clear difference")]
+    line = f"Verdicts on {metric} at {c.level:.0%}, Holm-corrected over {c.m} cells: " + ", ".join(
+        parts
+    )
+    if counts[_NO_VERDICT]:
+        line += f"; {counts[_NO_VERDICT]} cells without a verdict"
+    return line + "."
+
+
+def _served(f: RunFacts) -> str:
+    return ", ".join(f"{name} ×{n:,}" for name, n in f.served_models) or "none reported"
+
+
+def comparison_tables(c: Comparison) -> list[Table]:
+    """The verdict table (every suite, decoder, condition and later model) and the runs."""
+    metric = _METRIC_LABEL[c.metric]
+    base = c.models[0]
+    better = "lower" if c.lower_is_better else "higher"
+    header = (
+        "Suite",
+        "Decoder",
+        "Condition",
+        "Model",
+        f"{metric} {base} (baseline)",
+        f"{metric} model",
+        "Δ model − baseline",
+        "n",
+        "p",
+        "p (Holm)",
+        "Verdict",
+    )
+    rows = [row for s in c.suites for row in _rows(c, s)]
+    notes = [
+        f"{metric} in %. Each model's {metric} is over its own ok outputs, with its "
+        f"{c.level:.0%} family-bootstrap interval. Δ is over the n (job, decoder) outputs ok "
+        "in both runs only, with the paired family-bootstrap interval (the same resampled "
+        f"families for both models; {c.n_boot:,} replicates, seed {c.seed}).",
+        f"Verdict: better or worse ({better} {metric} is better) when the Holm-adjusted p is "
+        f"below {c.alpha:g}, else no clear difference. p is the two-sided bootstrap p-value "
+        "of Δ = 0 (twice the smaller share of replicates on either side of 0). Holm–"
+        f"Bonferroni over all {c.m} cells compared (every suite × decoder × condition × "
+        f"later model with a p-value) keeps the chance of any false verdict at or below "
+        f"{c.alpha:.0%}; a cell whose {c.level:.0%} interval excludes 0 may still show no "
+        "clear difference after the correction.",
+    ]
+    for s in c.suites:
+        why = refusal(s, c.n_boot)
+        if why is not None:
+            notes.append(f"Suite {s.suite}: no verdict: {why}.")
+    title = f"Verdicts: {metric}, each model against {base}, paired" + "".join(
+        f" — {n}" for n in notices(c)
+    )
+    tables = [Table(title, header, tuple(rows), tuple(notes), left=4)]
+    runs = []
+    for s in c.suites:
+        for model, f in zip(s.models, s.facts, strict=True):
+            pending = "?" if f.jobs_pending is None else f"{f.jobs_pending:,}"
+            runs.append(
+                (
+                    s.suite,
+                    model,
+                    str(f.run_id).rsplit("/", 1)[-1],
+                    f"{f.jobs_done:,}/{f.jobs_failed:,}/{pending}",
+                    f"{f.outputs_ok:,}/{f.outputs_failed:,}/{f.outputs_missing:,}",
+                    _served(f),
+                    "oracle" if f.oracle else "simulated" if f.simulated else "",
+                )
+            )
+    runs += [(suite, model, "not started", "", "", "", "") for suite, model in c.missing]
+    tables.append(
+        Table(
+            "Runs compared",
+            (
+                "Suite",
+                "Model",
+                "Run folder",
+                "Jobs done/failed/pending",
+                "Outputs ok/failed/missing",
+                "Served model(s)",
+                "Mark",
+            ),
+            tuple(runs),
+            (f"Run folders are inside {c.folder}.",),
+            left=3,
+        )
+    )
+    return tables
+
+
+def comparison_markdown(c: Comparison) -> str:
+    """The whole summary printed by ``compare`` and written to ``summary.md``."""
+    head = [f"# {comparison_title(c)}", "", f"Comparison folder: {c.folder}", ""]
+    head += [f"> **{notice}**" for notice in notices(c)]
+    head += [""] if notices(c) else []
+    head += warning_lines(b.message for b in c.banners)
+    head += [counts_line(c)]
+    tables = [t.to_markdown() for t in comparison_tables(c)]
+    return "\n\n".join(["\n".join(head).rstrip(), *tables]) + "\n"
+
+
+def comparison_to_dict(c: Comparison) -> dict[str, Any]:
+    """The summary's numbers as one JSON-ready object (NaN written as null)."""
+    rows = []
+    for s in c.suites:
+        for d, decoder in enumerate(s.design.decoders):
+            for cond, condition in enumerate(s.design.conditions):
+                for k, model in enumerate(s.models[1:]):
+                    rows.append(
+                        {
+                            "suite": s.suite,
+                            "decoder": decoder,
+                            "condition": condition,
+                            "baseline": {
+                                "model": s.models[0],
+                                "value": number(s.point[0, d, cond]),
+                                "lo": number(s.lo[0, d, cond]),
+                                "hi": number(s.hi[0, d, cond]),
+                                "n_ok": int(s.n_ok[0, d, cond]),
+                            },
+                            "model": {
+                                "model": model,
+                                "value": number(s.point[k + 1, d, cond]),
+                                "lo": number(s.lo[k + 1, d, cond]),
+                                "hi": number(s.hi[k + 1, d, cond]),
+                                "n_ok": int(s.n_ok[k + 1, d, cond]),
+                            },
+                            "delta": number(s.delta[k, d, cond]),
+                            "delta_lo": number(s.delta_lo[k, d, cond]),
+                            "delta_hi": number(s.delta_hi[k, d, cond]),
+                            "n_common": int(s.n_common[k, d, cond]),
+                            "p": number(s.p[k, d, cond]),
+                            "p_holm": number(s.p_holm[k, d, cond]),
+                            "verdict": verdict(
+                                s.p_holm[k, d, cond],
+                                s.delta[k, d, cond],
+                                c.alpha,
+                                c.lower_is_better,
+                            ),
+                        }
+                    )
+    runs = [
+        {
+            "suite": s.suite,
+            "model": model,
+            "folder": str(run.manifest.run_dir),
+            "run_id": f.run_id,
+            "simulated": f.simulated,
+            "oracle": f.oracle,
+            "notice": f.notice,
+            "jobs_done": f.jobs_done,
+            "jobs_failed": f.jobs_failed,
+            "jobs_pending": f.jobs_pending,
+            "outputs_ok": f.outputs_ok,
+            "outputs_failed": f.outputs_failed,
+            "outputs_missing": f.outputs_missing,
+            "served_models": dict(f.served_models),
+            "cost_usd": f.cost_usd,
+        }
+        for s in c.suites
+        for model, run, f in zip(s.models, s.runs, s.facts, strict=True)
+    ]
+    return {
+        "comparison": c.comparison_id,
+        "folder": str(c.folder),
+        "models": list(c.models),
+        "baseline": c.models[0],
+        "metric": c.metric,
+        "lower_is_better": c.lower_is_better,
+        "level": c.level,
+        "alpha": c.alpha,
+        "correction": {
+            "method": "holm",
+            "m": c.m,
+            "cells": "every suite × decoder × condition × later model with a p-value",
+            "p_value": "two-sided percentile bootstrap: min(1, 2(min(#d*<=0, #d*>=0)+1)/(B+1))",
+        },
+        "bootstrap": {
+            "replicates": c.n_boot,
+            "seed": c.seed,
+            "resampled_unit": "family",
+            "paired": "the same resampled families for every model of a suite",
+            "paired_units": "(job, decoder) outputs ok in both runs",
+            "intervals_refused": {
+                s.suite: why for s in c.suites if (why := refusal(s, c.n_boot)) is not None
+            },
+        },
+        "verdicts": dict(verdict_counts(c)),
+        "warnings": banners_to_list(c.banners),
+        "rows": rows,
+        "runs": runs,
+        "not_started": [{"suite": s, "model": m} for s, m in c.missing],
+    }

@@ -1,0 +1,49 @@
+"""The HTML page of a comparison (``DIR/index.html``), through the shared page builder."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from analysis.loading.rounds import JobRounds
+from analysis.statistics.comparison import Comparison
+
+from .comparison import comparison_tables, comparison_title, counts_line, notices
+from .html import PageRun, PageSection, render_page
+from .html_parts import LinkedTable, run_warnings
+
+__all__ = ["comparison_page"]
+
+
+def comparison_page(c: Comparison, rounds: Mapping[Path, JobRounds] | None = None) -> str:
+    """The page: warnings, every run's provenance side by side, the verdicts, the runs, and
+    the job viewer for the runs ``rounds`` gives (by run folder; the viewer lists the jobs
+    of the first of them, the others side by side, so give runs of one suite)."""
+    rounds = rounds or {}
+    runs = []
+    warnings: list[str] = [*(f"Runs marked {n}" for n in notices(c))]
+    for s in c.suites:
+        for model, run, f in zip(s.models, s.runs, s.facts, strict=True):
+            key = f"{s.suite} · {model}"
+            runs.append(PageRun(key, f, run.manifest, rounds.get(run.manifest.run_dir)))
+            warnings += run_warnings(f, (), key)[1 if f.notice else 0 :]
+    warnings += [b.message for b in c.banners]
+    verdicts, listed = comparison_tables(c)
+    shown = sorted({r.key.split(" · ")[0] for r in runs if r.rounds is not None})
+    text = [counts_line(c)]
+    if shown:
+        text.append(
+            f"The job viewer below shows suite {', '.join(shown)}: pick a job to see every "
+            "model's rounds side by side."
+        )
+    sections = [
+        PageSection("Verdicts", "verdicts", tables=(LinkedTable(verdicts),), text=tuple(text)),
+        PageSection("Runs", "runs", tables=(LinkedTable(listed),)),
+    ]
+    return render_page(
+        "NumericJev " + comparison_title(c),
+        runs,
+        sections,
+        warnings,
+        subtitle=f"comparison folder {c.folder}",
+    )

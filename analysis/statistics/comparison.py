@@ -1,0 +1,251 @@
+"""A comparison summarised: each model's metric, each later model's paired difference against
+the first, and a verdict per cell corrected for the number of cells compared (no I/O).
+
+Per suite, for each decoder × condition:
+
+- each model's metric over its own ok outputs, with its family-bootstrap interval;
+- for each later model, the difference ``model − baseline`` over the (job, decoder) outputs
+  ok in both runs (``paired.common_outputs``, as ``diff``), with the paired interval: one
+  weight matrix per suite, the same resampled families for every model;
+- its two-sided bootstrap p-value, Holm-adjusted over every cell of the comparison that
+  has one (``multiple.py`` says why Holm), and the verdict it gives at ``alpha``.
+
+A suite with fewer than ``MIN_FAMILIES`` families (the historical suites' three dates) gets
+points and differences but no interval, no p-value and so no verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from analysis.loading.comparison import ComparisonRuns
+from analysis.loading.outputs import family_sort_key
+from analysis.loading.run import Design, Run, design_of
+
+from .banners import Banner, run_banners
+from .bootstrap import (
+    DEFAULT_LEVEL,
+    DEFAULT_REPLICATES,
+    DEFAULT_SEED,
+    MIN_FAMILIES,
+    family_bootstrap,
+    interval_refusal,
+    paired_replicates,
+    percentile_interval,
+    resample_weights,
+)
+from .diff import check_comparable
+from .facts import RunFacts, run_facts
+from .metrics import STATISTICS, compute_metrics
+from .multiple import bootstrap_p_values, holm
+from .paired import common_outputs
+
+__all__ = [
+    "HIGHER_IS_BETTER",
+    "Comparison",
+    "SuiteComparison",
+    "compare_runs",
+    "refusal",
+    "verdict",
+]
+
+HIGHER_IS_BETTER = frozenset({"within5"})  # every other metric is an error: lower is better
+ALPHA = 0.05
+
+
+@dataclass(frozen=True, eq=False)
+class SuiteComparison:
+    """One suite: ``models`` (the baseline first) that have a run of it, and their numbers.
+
+    Arrays are (model, decoder, condition) for each model's own metric and (later model,
+    decoder, condition) for the paired differences against the baseline.
+    """
+
+    suite: str
+    models: tuple[str, ...]
+    runs: tuple[Run, ...]
+    facts: tuple[RunFacts, ...]
+    design: Design
+    n_families: int
+    point: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    n_ok: np.ndarray
+    delta: np.ndarray
+    delta_lo: np.ndarray
+    delta_hi: np.ndarray
+    n_common: np.ndarray
+    p: np.ndarray  # NaN: no p-value (too few families, no replicates, no common unit)
+    p_holm: np.ndarray  # filled in over the whole comparison
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Every suite of a comparison, judged together."""
+
+    folder: Path
+    comparison_id: str
+    models: tuple[str, ...]
+    suites: tuple[SuiteComparison, ...]
+    metric: str
+    n_boot: int
+    seed: int
+    level: float
+    alpha: float
+    m: int  # cells with a p-value: the number the correction divides by
+    banners: tuple[Banner, ...]
+    missing: tuple[tuple[str, str], ...]  # (suite, model) cells not started
+    suite_names: tuple[str, ...] = ()  # every suite of the comparison, run or not
+
+    @property
+    def lower_is_better(self) -> bool:
+        """Whether a lower metric is better (errors) or higher (within 5%)."""
+        return self.metric not in HIGHER_IS_BETTER
+
+
+def verdict(p_holm: float, delta: float, alpha: float, lower_is_better: bool) -> str | None:
+    """``better``, ``worse`` or ``no clear difference``; None when there is no p-value."""
+    if np.isnan(p_holm):
+        return None
+    if p_holm >= alpha or delta == 0 or np.isnan(delta):
+        return "no clear difference"
+    return "better" if (delta < 0) == lower_is_better else "worse"
+
+
+def _suite(
+    suite: str,
+    models: list[str],
+    runs: list[Run],
+    statistic: int,
+    n_boot: int,
+    seed: int,
+    level: float,
+) -> SuiteComparison:
+    base = runs[0]
+    for other in runs[1:]:
+        check_comparable(base, other)
+    design = design_of(base.manifest, base.outputs, *(r.outputs for r in runs[1:]))
+    families = tuple(sorted({f for r in runs for f in r.outputs.family_names}, key=family_sort_key))
+    n_d, n_c = len(design.decoders), len(design.conditions)
+    shape = (len(runs), n_d, n_c)
+    point, lo, hi = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+    n_ok = np.zeros(shape, np.int64)
+    facts = []
+    for i, run in enumerate(runs):
+        metrics = compute_metrics(run.outputs, design)
+        boot = family_bootstrap(metrics.totals, n_boot=n_boot, seed=seed, level=level)
+        point[i], lo[i], hi[i] = metrics.point[statistic], boot.lo[statistic], boot.hi[statistic]
+        n_ok[i] = metrics.n_ok
+        facts.append(run_facts(run, metrics))
+    later = (len(runs) - 1, n_d, n_c)
+    delta, d_lo, d_hi, p = (np.full(later, np.nan) for _ in range(4))
+    n_common = np.zeros(later, np.int64)
+    with_intervals = n_boot > 0 and len(families) >= MIN_FAMILIES
+    weights = resample_weights(len(families), n_boot, seed) if with_intervals else None
+    for k, other in enumerate(runs[1:]):
+        paired = common_outputs(base.outputs, other.outputs, design, families)
+        delta[k] = paired.delta()[statistic]
+        n_common[k] = paired.units()[statistic]
+        if weights is None:
+            continue
+        reps = paired_replicates(paired, weights).reshape(n_boot, len(STATISTICS), n_d, n_c)
+        chosen = reps[:, statistic].reshape(n_boot, -1)
+        a, b = percentile_interval(chosen, level)
+        d_lo[k], d_hi[k] = a.reshape(n_d, n_c), b.reshape(n_d, n_c)
+        p[k] = bootstrap_p_values(chosen).reshape(n_d, n_c)
+    return SuiteComparison(
+        suite, tuple(models), tuple(runs), tuple(facts), design, len(families),
+        point, lo, hi, n_ok, delta, d_lo, d_hi, n_common, p, np.full(later, np.nan),
+    )  # fmt: skip
+
+
+def _banners(data: ComparisonRuns, suites: list[SuiteComparison]) -> list[Banner]:
+    found: list[Banner] = []
+    for suite, model in ((c.suite, c.model) for c in data.cells if c.run is None):
+        found.append(
+            Banner(
+                "incomplete",
+                f"{suite} · {model} has not started; the summary leaves it out "
+                f"(`numericjev resume {data.folder}` runs it)",
+            )
+        )
+    sources = {
+        f"{s.suite} · {m}": r.manifest.source_hash
+        for s in suites
+        for m, r in zip(s.models, s.runs, strict=True)
+    }
+    if len(set(sources.values())) > 1:
+        listed = ", ".join(f"{cell} {str(h)[:12]}" for cell, h in sources.items())
+        found.append(
+            Banner(
+                "sides_differ",
+                f"the runs were made by different harness sources ({listed}): prompts or "
+                "decoders may differ between models, not only the models",
+            )
+        )
+    for s in suites:
+        if len({r.manifest.decoders for r in s.runs}) > 1:
+            found.append(
+                Banner("sides_differ", f"suite {s.suite}: the models' runs ask other decoders")
+            )
+        for m, run, f in zip(s.models, s.runs, s.facts, strict=True):
+            found += run_banners(run, f, f"{s.suite} · {m} (run {f.run_id})")
+    return found
+
+
+def compare_runs(
+    data: ComparisonRuns,
+    metric: str = "mape",
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    level: float = DEFAULT_LEVEL,
+    alpha: float = ALPHA,
+) -> Comparison:
+    """Summarise a loaded comparison (``load_comparison_runs``): see the module docstring.
+
+    Raises ``DiffRefusedError`` when two runs of one suite have different case sets.
+    """
+    if metric not in STATISTICS[:3]:
+        raise ValueError(f"metric must be one of {STATISTICS[:3]}; got {metric!r}")
+    statistic = STATISTICS.index(metric)
+    suites = []
+    for suite in data.suites:
+        cells = [c for c in data.cells if c.suite == suite and c.run is not None]
+        if not cells or cells[0].model != data.models[0]:
+            continue  # no baseline run of this suite yet: nothing to compare with
+        runs = [c.run for c in cells if c.run is not None]
+        suites.append(_suite(suite, [c.model for c in cells], runs, statistic, n_boot, seed, level))
+    # One correction over the whole comparison: every later model × suite × decoder ×
+    # condition with a p-value.
+    everything = np.concatenate([s.p.ravel() for s in suites]) if suites else np.empty(0)
+    adjusted = holm(everything)
+    at = 0
+    for s in suites:
+        size = s.p.size
+        s.p_holm[...] = adjusted[at : at + size].reshape(s.p.shape)
+        at += size
+    return Comparison(
+        folder=data.folder,
+        comparison_id=data.record["comparison_id"],
+        models=data.models,
+        suites=tuple(suites),
+        metric=metric,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        alpha=alpha,
+        m=int(np.isfinite(everything).sum()),
+        banners=tuple(_banners(data, suites)),
+        missing=tuple((c.suite, c.model) for c in data.cells if c.run is None),
+        suite_names=data.suites,
+    )
+
+
+def refusal(s: SuiteComparison, n_boot: int) -> str | None:
+    """Why a suite has no intervals and no verdicts, or None."""
+    if n_boot <= 0:
+        return "no bootstrap replicates (--bootstrap 0), so no intervals and no verdicts"
+    return interval_refusal(s.n_families)

@@ -1,0 +1,174 @@
+"""``numericjev compare``: every model × suite in one comparison folder, then one summary.
+
+This module runs the cells (``harness.comparison``); the summary (metrics, paired
+differences against the first model, verdicts) is analysis's, reading the cells' run
+folders: ``run`` returns a ``Handoff`` and ``harness.cli`` passes the folder on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.commands.common import RUNNING, Handoff, exit_codes, parse_pairs
+from harness.commands.run import add_check_option, add_limit_options, announce
+
+METRICS = ("mape", "nmae", "within5")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``compare`` parser."""
+    parser = sub.add_parser(
+        "compare",
+        help="run every model x suite into one comparison folder and summarise it",
+        description=(
+            "Run each suite against each model, one run folder per model x suite (a cell), in "
+            "one comparison folder (default runs/compare-<UTC time>), then print one summary: "
+            "per suite, decoder and condition, each model's metric with its 95% family-"
+            "bootstrap interval, each later model's paired difference against the first over "
+            "the outputs ok in both, and a verdict (better / worse / no clear difference at "
+            "95%, Holm-corrected for the number of cells compared). The summary is also "
+            "written to DIR/summary.md, DIR/summary.json and DIR/index.html. Interrupt any "
+            "time; numericjev resume DIR continues the whole comparison."
+        ),
+        epilog=(
+            "models: as run --model, comma-separated, the baseline first; a spec's options "
+            "follow a colon: sim,sim:seed=7 or sim,sim:noise_arithmetic=0.05,seed=3. "
+            + exit_codes(*RUNNING)
+        ),
+    )
+    parser.add_argument(
+        "--models", required=True, help="model specs, the baseline first, e.g. sim,sim:seed=7"
+    )
+    parser.add_argument("--suites", required=True, help="suites, e.g. affine,exploratory")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="comparison folder (default runs/compare-<time>)"
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="[SUITE.]KEY=VALUE",
+        help="suite parameter, repeatable: affine.per_operator=4 (one suite) or KEY=VALUE "
+        "(every suite listed)",
+    )
+    parser.add_argument(
+        "--base-url", default=None, help="System One server of the served models (default as run)"
+    )
+    parser.add_argument(
+        "--price-per-million", type=float, default=None, help="as run (served models)"
+    )
+    parser.add_argument("--timeout", type=float, default=30.0, help="as run (default 30)")
+    parser.add_argument("--max-attempts", type=int, default=6, help="as run (default 6)")
+    add_check_option(parser)
+    parser.add_argument(
+        "--metric",
+        choices=METRICS,
+        default="mape",
+        help="the metric compared and judged (default mape; within5: higher is better)",
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="family-bootstrap replicates (default 10000; 0: no intervals and no verdicts)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse (exit 2) instead of printing the summary under warning banners",
+    )
+    add_limit_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int | Handoff:
+    """Check everything, write the comparison folder, run its cells, hand it to analysis."""
+    from harness.backends import split_models
+    from harness.calling import Limits
+    from harness.comparison import CompareOptions, create_comparison
+    from harness.errors import ConfigError
+
+    if args.bootstrap < 0:
+        raise ConfigError(f"--bootstrap must be 0 or more; got {args.bootstrap}")
+    # Limits check themselves (one line naming the option) before anything is written.
+    Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
+    if args.timeout <= 0:
+        raise ConfigError(f"--timeout must be positive; got {args.timeout}")
+    if args.max_attempts < 1:
+        raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")
+    options = CompareOptions(
+        base_url=args.base_url,
+        timeout_s=args.timeout,
+        max_attempts=args.max_attempts,
+        price_per_million=args.price_per_million,
+        concurrency=args.concurrency,
+        rps=args.rps,
+        skip_check=args.skip_check,
+        summary={"metric": args.metric, "bootstrap": args.bootstrap},
+    )
+    folder = create_comparison(
+        split_models(args.models),
+        [s.strip() for s in args.suites.split(",") if s.strip()],
+        folder=args.out,
+        params=parse_pairs(args.param, "--param"),
+        options=options,
+    )
+    announce(args, "comparison folder")(folder)
+    return _run(args, folder, lambda message: None)
+
+
+def continue_comparison(
+    args: argparse.Namespace, folder: Path, warn: Callable[[str], None]
+) -> int | Handoff:
+    """``numericjev resume`` of a comparison folder: every cell, then the summary."""
+    from harness.errors import ConfigError
+
+    for option, value in (
+        ("--base-url", args.base_url),
+        ("--allow-mismatch", args.allow_mismatch or None),
+        ("--concurrency", args.concurrency),
+        ("--rps", args.rps),
+    ):
+        if value is not None:
+            raise ConfigError(
+                f"{option} applies to one run: resume a run of the comparison on its own "
+                f"(numericjev resume {folder}/<run> {option} ...), then resume {folder}"
+            )
+    print(f"comparison folder: {folder}", flush=True)
+    args.json = args.strict = False
+    return _run(args, folder, warn)
+
+
+def _run(args: argparse.Namespace, folder: Path, warn: Callable[[str], None]) -> int | Handoff:
+    from harness.commands.summary import summary_lines
+    from harness.comparison import run_comparison
+
+    result = run_comparison(
+        folder,
+        max_requests=args.max_requests,
+        max_cost_usd=args.max_cost_usd,
+        progress=not args.no_progress,
+        on_warning=warn,
+    )
+    out = sys.stderr if args.json else sys.stdout
+    for cell in result.cells:
+        if cell.result is not None and not cell.result.complete:
+            for line in summary_lines(cell.result):
+                print(f"  {line}", file=out)
+    if result.fatal:
+        print(f"numericjev compare: error: {result.fatal}", file=sys.stderr)
+        return 2
+    if not result.complete:
+        print(
+            f"stopped early: {result.stopped}; continue with: numericjev resume {folder}",
+            file=out,
+        )
+        return 1
+    if not result.finished:
+        print(f"some jobs are unfinished; retry them with: numericjev resume {folder}", file=out)
+    return Handoff(0 if result.finished else 1, folder)

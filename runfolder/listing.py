@@ -1,0 +1,162 @@
+"""One line per run folder, cheaply: what ``numericjev list`` and a comparison's status show.
+
+Read per run: ``manifest.json``, ``outputs.jsonl`` (jobs done, failed, pending, counted as
+``numericjev status`` counts them: done when every decoder of the manifest has an ok last
+line) and ``totals.json`` (requests and cost as the last session left them). Never
+``requests.jsonl``: at 100x it is 1.5 GB. Where the log has grown since the totals were
+written (a session killed outright) the figures are lower bounds, marked ``>=``; a run with
+no totals (made before they existed, or whose first session was killed) shows ``?``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from runfolder.comparison import is_comparison, load_comparison
+from runfolder.errors import RunFolderError
+from runfolder.jsonl import JsonlReader
+from runfolder.layout import OUTPUTS
+from runfolder.manifest import read_manifest_object
+from runfolder.totals import read_totals, totals_current
+
+__all__ = ["RunRow", "job_status", "list_rows", "mark_of", "run_row"]
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """What ``list`` shows of one run folder (or, summed over its cells, of a comparison)."""
+
+    folder: Path
+    suite: str
+    model: str
+    started: str
+    jobs: int | None  # the manifest's n_jobs
+    done: int
+    failed: int
+    requests: int | None  # answered requests; None: unknown (no totals)
+    cost_usd: float | None
+    exact: bool  # False: requests and cost are lower bounds (a session was killed)
+    mark: str  # "simulated", "oracle" (exact labels) or "" (a served model)
+    problem: str | None = None  # why the folder could not be read
+    cells: tuple[RunRow, ...] = ()  # a comparison's runs
+
+    @property
+    def pending(self) -> int | None:
+        """Jobs neither done nor failed (None when the total is unknown)."""
+        return None if self.jobs is None else max(self.jobs - self.done - self.failed, 0)
+
+    @property
+    def complete(self) -> bool:
+        """Every job done."""
+        return self.problem is None and self.jobs is not None and self.done == self.jobs
+
+    def line(self) -> str:
+        """The row as ``list`` prints it."""
+        if self.problem is not None:
+            return f"{self.folder}  unreadable: {self.problem}"
+        bound = "" if self.exact else ">="
+        requests = "?" if self.requests is None else f"{bound}{self.requests:,}"
+        cost = "?" if self.cost_usd is None else f"{bound}USD {self.cost_usd:.4f}"
+        total = "?" if self.jobs is None else f"{self.jobs:,}"
+        pending = "?" if self.pending is None else f"{self.pending:,}"
+        model = self.model + (f" ({self.mark})" if self.mark else "")
+        return (
+            f"{self.folder}  {self.suite}  {model}  started {self.started}  "
+            f"jobs {self.done:,}/{total} done, {self.failed:,} failed, {pending} pending  "
+            f"requests {requests}  cost {cost}  " + ("complete" if self.complete else "INCOMPLETE")
+        )
+
+
+def mark_of(model: dict[str, Any]) -> str:
+    """How a manifest's model is labelled: "oracle" for exact labels (whatever an older
+    manifest's ``simulated`` says), "simulated" for the simulator, else ""."""
+    if model.get("backend") == "oracle" or model.get("oracle") is True:
+        return "oracle"
+    return "simulated" if model.get("simulated") is True else ""
+
+
+def job_status(folder: Path, decoders: tuple[str, ...]) -> tuple[set[str], set[str]]:
+    """Jobs done and failed by ``outputs.jsonl`` (the last line of each job × decoder wins)."""
+    last: dict[str, dict[str, Any]] = defaultdict(dict)
+    for record in JsonlReader[dict[str, Any]](folder / OUTPUTS):
+        last[str(record.get("job"))][str(record.get("decoder"))] = record.get("status")
+    done = {job for job, status in last.items() if all(status.get(d) == "ok" for d in decoders)}
+    return done, set(last) - done
+
+
+def run_row(folder: Path) -> RunRow:
+    """The row of one run folder; a folder that cannot be read gets a row saying why."""
+    try:
+        manifest = read_manifest_object(folder)
+        decoders = tuple(str(d) for d in manifest.get("decoders") or ())
+        done, failed = job_status(folder, decoders)
+    except (RunFolderError, OSError) as exc:
+        return RunRow(folder, "?", "?", "?", None, 0, 0, None, None, False, "", str(exc))
+    model: dict[str, Any] = manifest["model"] if isinstance(manifest.get("model"), dict) else {}
+    totals = read_totals(folder)
+    jobs = manifest.get("n_jobs")
+    return RunRow(
+        folder=folder,
+        suite=str(manifest.get("suite")),
+        model=str(model.get("name")),
+        started=str(manifest.get("created_utc")),
+        jobs=jobs if isinstance(jobs, int) else None,
+        done=len(done),
+        failed=len(failed),
+        requests=None if totals is None else totals["requests"],
+        cost_usd=None if totals is None else totals["cost_usd"],
+        exact=totals is not None and totals_current(folder, totals),
+        mark=mark_of(model),
+    )
+
+
+def _comparison_row(folder: Path) -> RunRow:
+    try:
+        record = load_comparison(folder)
+    except RunFolderError as exc:
+        return RunRow(folder, "?", "?", "?", None, 0, 0, None, None, False, "", str(exc))
+    cells = tuple(
+        replace(run_row(folder / c["folder"]), model=c["model"])
+        if (folder / c["folder"] / "manifest.json").is_file()
+        else RunRow(
+            folder / c["folder"],
+            c["suite"],
+            c["model"],
+            "not started",
+            None,
+            0,
+            0,
+            0,
+            0.0,
+            True,
+            "",
+        )
+        for c in record["cells"]
+    )
+    known = [c for c in cells if c.problem is None]
+
+    def total(values: list[Any]) -> Any:
+        return None if any(v is None for v in values) else sum(values)
+
+    return RunRow(
+        folder=folder,
+        suite=",".join(record["suites"]),
+        model=",".join(record["models"]),
+        started=record["created_utc"],
+        jobs=total([c.jobs for c in known]) if len(known) == len(cells) else None,
+        done=sum(c.done for c in known),
+        failed=sum(c.failed for c in known),
+        requests=total([c.requests for c in known]),
+        cost_usd=total([c.cost_usd for c in known]),
+        exact=all(c.exact for c in known),
+        mark=", ".join(["comparison", *sorted({c.mark for c in known if c.mark})]),
+        cells=cells,
+    )
+
+
+def list_rows(folders: list[Path]) -> list[RunRow]:
+    """A row per folder (run or comparison), in the order given."""
+    return [_comparison_row(f) if is_comparison(f) else run_row(f) for f in folders]
