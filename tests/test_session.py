@@ -212,5 +212,6 @@ def test_anyio_run_is_called_only_by_the_sync_entry_points() -> None:
                 and node.func.value.id == "anyio"
             ):
                 callers.add(path.relative_to(root).as_posix())
-    # serve-sim's server owns its own event loop; every run goes through the session.
-    assert callers == {"session.py", "commands/serve_sim.py"}
+    # serve-sim's server owns its own event loop; every run goes through the session (a
+    # comparison's sync entry points wrap the session's async ones).
+    assert callers == {"session.py", "comparison.py", "commands/serve_sim.py"}
