@@ -11,7 +11,7 @@ SUITE ?= affine
 MODEL ?= sim
 ARGS ?=
 
-.PHONY: setup browser test lint fmt run resume status check analyze report diff serve-sim bench soak clean
+.PHONY: setup browser test lint fmt run compare list resume status check analyze report diff serve-sim bench soak clean
 
 setup: $(STAMP)
 
@@ -52,24 +52,29 @@ fmt: $(STAMP)
 run: $(STAMP)
 	$(NJ) run --suite $(SUITE) --model $(MODEL) $(if $(RUN),--run $(RUN)) $(ARGS)
 
+# e.g. make compare MODELS=sim,sim:seed=7 SUITES=affine,exploratory
+compare: $(STAMP)
+	@test -n "$(MODELS)" -a -n "$(SUITES)" || { echo "make compare: set MODELS=m1,m2 SUITES=s1,s2"; exit 2; }
+	$(NJ) compare --models $(MODELS) --suites $(SUITES) $(ARGS)
+
+list: $(STAMP)
+	$(NJ) list $(ARGS)
+
+# Without RUN these use the run started last under runs/ (numericjev ... latest).
 resume: $(STAMP)
-	@test -n "$(RUN)" || { echo "make resume: set RUN=runs/<id>"; exit 2; }
-	$(NJ) resume $(RUN) $(ARGS)
+	$(NJ) resume $(or $(RUN),latest) $(ARGS)
 
 status: $(STAMP)
-	@test -n "$(RUN)" || { echo "make status: set RUN=runs/<id>"; exit 2; }
-	$(NJ) status $(RUN) $(ARGS)
+	$(NJ) status $(or $(RUN),latest) $(ARGS)
 
 check: $(STAMP)
 	$(NJ) check --suite $(SUITE) $(ARGS)
 
 analyze: $(STAMP)
-	@test -n "$(RUN)" || { echo "make analyze: set RUN=runs/<id>"; exit 2; }
-	$(NJ) analyze $(RUN) $(ARGS)
+	$(NJ) analyze $(or $(RUN),latest) $(ARGS)
 
 report: $(STAMP)
-	@test -n "$(RUN)" || { echo "make report: set RUN=runs/<id>"; exit 2; }
-	$(NJ) report $(RUN) $(ARGS)
+	$(NJ) report $(or $(RUN),latest) $(ARGS)
 
 diff: $(STAMP)
 	@test -n "$(A)" -a -n "$(B)" || { echo "make diff: set A=runs/<a> B=runs/<b>"; exit 2; }

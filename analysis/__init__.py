@@ -8,8 +8,11 @@ the harness: nothing here imports ``harness`` or ``suites``. The flow runs one w
                  AnswerLog (interval paths joined with their answers, streamed)
     statistics/  -> Metrics, BootstrapResult, RunFacts, Analysis, RunDiff, suite computations,
                  ProbabilityStats / ProbabilityDiff (first divergence, calibration, orders)
-    rendering/   -> Markdown tables, JSON objects, figures, the report folder
-    cli.py       analyze | report | diff
+                 Comparison (a comparison folder's runs: paired differences against the first
+                 model, Holm-corrected verdicts)
+    rendering/   -> Markdown tables, JSON objects, figures, the report folder, the
+                 comparison summary
+    cli.py       analyze | report | diff (and a comparison's summary, for compare)
 
 Each layer imports only the layers above it in this list (and ``errors``).
 """
@@ -23,6 +26,7 @@ from .errors import (
     StrictRefusedError,
 )
 from .loading.answers import AnswerLog, load_answers
+from .loading.comparison import ComparisonRuns, load_comparison_runs
 from .loading.exact import output_errors, parse_decimal
 from .loading.exchanges import RequestLog, load_requests
 from .loading.manifest import Manifest, ModelSpec, load_manifest
@@ -30,6 +34,7 @@ from .loading.names import decoder_label, order_decoders
 from .loading.outputs import LogStats, Outputs, find_output, load_outputs
 from .loading.paths import DecisionPath, PathLevel, decision_path
 from .loading.run import Design, Run, design_of, load_run
+from .rendering.comparison import comparison_markdown, comparison_to_dict
 from .rendering.diff_tables import diff_markdown, diff_tables, diff_to_dict
 
 # The suite modules register their tables and JSON sections when imported; importing them
@@ -53,6 +58,7 @@ from .statistics.bootstrap import (
     ratio_replicates,
     resample_weights,
 )
+from .statistics.comparison import Comparison, SuiteComparison, compare_runs
 from .statistics.diff import ChangedOutput, RunDiff, check_comparable, diff_runs
 from .statistics.exploratory import ThresholdDecreases, threshold_decreases
 from .statistics.facts import ORACLE_NOTICE, SIMULATED_NOTICE, RunFacts, run_facts
@@ -66,6 +72,7 @@ from .statistics.metrics import (
     family_totals,
     ordering_pairs,
 )
+from .statistics.multiple import bootstrap_p_values, holm
 from .statistics.paired import PairedTotals, common_outputs, common_with_reference
 from .statistics.probabilities import (
     ProbabilityDiff,
@@ -89,6 +96,8 @@ __all__ = [
     "Banner",
     "BootstrapResult",
     "ChangedOutput",
+    "Comparison",
+    "ComparisonRuns",
     "DecisionPath",
     "Design",
     "DiffRefusedError",
@@ -111,6 +120,7 @@ __all__ = [
     "RunFolderError",
     "SelectionError",
     "StrictRefusedError",
+    "SuiteComparison",
     "Table",
     "TableBuilder",
     "ThresholdDecreases",
@@ -118,10 +128,14 @@ __all__ = [
     "analysis_markdown",
     "analysis_to_dict",
     "analyze_run",
+    "bootstrap_p_values",
     "build_tables",
     "check_comparable",
     "common_outputs",
     "common_with_reference",
+    "compare_runs",
+    "comparison_markdown",
+    "comparison_to_dict",
     "compute_metrics",
     "decision_path",
     "decoder_label",
@@ -138,7 +152,9 @@ __all__ = [
     "find_output",
     "history_readouts",
     "history_tables",
+    "holm",
     "load_answers",
+    "load_comparison_runs",
     "load_manifest",
     "load_outputs",
     "load_requests",

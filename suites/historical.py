@@ -8,6 +8,11 @@ orders and two repeats per date.
 
 The follow-up changed both the prompt and the branching factor to two. It is a separate
 protocol and a separate suite, ``historical_binary``: never pool it with ``historical``.
+The paper reports it "over six outputs" per condition (§5.5), half the ten-way protocol's
+twelve, without saying which half: this suite keeps both option orders and asks each once
+(``repeats``, a suite parameter, default 1; ``--param repeats=2`` gives twelve). Neither
+subject sentence below is the paper's: it gives the arithmetic prompts (Appendix
+"Complete Prompt Specification") but not the historical ones, nor the follow-up's change.
 This is a recall diagnostic, not forecasting: the sim model knows no history and guesses.
 """
 
@@ -17,12 +22,14 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from harness.cases import Case, Suite
+from harness.errors import ConfigError
 from harness.grid import Grid
 from harness.registry import SuiteBuilder
 
 SEED = 20260923  # orders the scheduler's shuffle only; the cases are fixed
 CONDITIONS = ("recall", "provided")
 REPEATS = 2
+BINARY_REPEATS = 1  # six outputs per condition: 3 dates x 2 orders x 1 (paper §5.5)
 GRID = Grid.from_range(0, 10000, "0.01")
 
 # (date, reference close); the last trading day of 2023 was Friday 2023-12-29.
@@ -32,6 +39,7 @@ CLOSES = (
     ("2023-12-29", Fraction("4769.83")),
 )
 # Neither subject names a number: in the recall condition the state holds only the question.
+# The paper does not print either wording; these are the harness's own.
 SUBJECT = "Determine the numerical value x asked for in state."
 SUBJECT_BINARY = "Recall the number x that the question in state asks for."
 
@@ -56,14 +64,25 @@ def build(seed: int = SEED, decoders: tuple[str, ...] = ("tree10",)) -> Suite:
     return Suite("historical", seed, _cases(SUBJECT), decoders, CONDITIONS, repeats=REPEATS)
 
 
-def build_binary(seed: int = SEED, decoders: tuple[str, ...] = ("tree2",)) -> Suite:
+def build_binary(
+    seed: int = SEED, decoders: tuple[str, ...] = ("tree2",), repeats: int = BINARY_REPEATS
+) -> Suite:
     """The follow-up: a binary tree and a changed subject sentence (reported on its own)."""
+    if repeats < 1:
+        raise ConfigError(f"repeats must be >= 1; got {repeats}")
     return Suite(
-        "historical_binary", seed, _cases(SUBJECT_BINARY), decoders, CONDITIONS, repeats=REPEATS
+        "historical_binary",
+        seed,
+        _cases(SUBJECT_BINARY),
+        decoders,
+        CONDITIONS,
+        repeats=repeats,
+        params={"repeats": repeats},
     )
 
 
 PARAMS: dict[str, Callable[[str], object]] = {}
+BINARY_PARAMS: dict[str, Callable[[str], object]] = {"repeats": int}
 # The entry points (pyproject.toml): two protocols, two suites.
 SUITE = SuiteBuilder(build, PARAMS)
-BINARY = SuiteBuilder(build_binary, PARAMS)
+BINARY = SuiteBuilder(build_binary, BINARY_PARAMS)

@@ -21,7 +21,7 @@ from harness.backends.sim import SimModel
 from harness.cases import Suite
 from harness.check import oracle_for, run_check
 from harness.cli import main
-from harness.errors import BackendError
+from harness.errors import BackendError, ConfigError
 from harness.grid import Grid
 from harness.jobs import Job
 from harness.registry import load_suite
@@ -33,7 +33,8 @@ CLOSES = {"2019-12-31": "3230.78", "2020-12-31": "3756.07", "2023-12-29": "4769.
 
 @pytest.fixture(scope="module", params=["historical", "historical_binary"])
 def suite(request: pytest.FixtureRequest) -> Suite:
-    return load_suite(request.param)
+    # Both with the ten-way protocol's two repeats, so that they can be compared job for job.
+    return load_suite(request.param, params={"repeats": "2"} if "binary" in request.param else {})
 
 
 def test_cases_are_the_three_closes() -> None:
@@ -64,13 +65,30 @@ def test_the_follow_up_is_its_own_suite() -> None:
     assert {j.id.split("/")[0] for j in two.jobs()} == {"historical_binary"}
 
 
-@pytest.mark.parametrize(("name", "rounds"), [("historical", 6), ("historical_binary", 20)])
+def test_the_follow_up_has_the_papers_six_recall_outputs() -> None:
+    # Paper §5.5: "Recall MAPE rises to 31.17% over six outputs".
+    two = load_suite("historical_binary")
+    assert two.repeats == 1 and dict(two.params) == {"repeats": 1}
+    recall = [j for j in two.jobs() if j.condition == "recall"]
+    assert len(recall) * len(two.decoders) == 6
+    assert {j.order for j in recall} == {"ascending", "reversed"}
+    twelve = load_suite("historical_binary", params={"repeats": "2"})
+    assert len(twelve.jobs()) == 24 and twelve.case_hash() != two.case_hash()
+    with pytest.raises(ConfigError, match="repeats must be >= 1"):
+        load_suite("historical_binary", params={"repeats": "0"})
+    with pytest.raises(ConfigError, match="has no parameter"):
+        load_suite("historical", params={"repeats": "1"})
+
+
+@pytest.mark.parametrize(
+    ("name", "jobs", "rounds"), [("historical", 24, 6), ("historical_binary", 12, 20)]
+)
 def test_check_command_recovers_every_close(
-    name: str, rounds: int, capsys: pytest.CaptureFixture[str]
+    name: str, jobs: int, rounds: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["check", "--suite", name]) == 0
     out = capsys.readouterr()
-    assert "24 jobs, 24 outputs, 24 recovered exactly (all recovered)" in out.out
+    assert f"{jobs} jobs, {jobs} outputs, {jobs} recovered exactly (all recovered)" in out.out
     assert f"in {rounds} rounds" in out.out
     assert out.err == ""
 

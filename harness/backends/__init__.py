@@ -74,6 +74,8 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
     name, rest = (text[: found.start()], text[found.end() :]) if found else (text, "")
     if not name:
         raise ConfigError(f"model spec {text!r} has no model name before ':'")
+    if name.partition(":")[0] in ("sim", "oracle") and ":" in name:
+        raise ConfigError(f"model spec {text!r} has ':' but no KEY=VALUE after it, e.g. sim:seed=7")
     options: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))) if found else ():
         key, sep, value = item.partition("=")
@@ -82,8 +84,6 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
         if key.strip() in options:
             raise ConfigError(f"model spec {text!r} sets {key.strip()!r} twice")
         options[key.strip()] = value.strip()
-    if found and not options:
-        raise ConfigError(f"model spec {text!r} has ':' but no KEY=VALUE after it")
     if name == "sim":
         knobs = dict(base.sim)
         for key, value in options.items():
