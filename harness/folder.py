@@ -127,7 +127,8 @@ def create_run_folder(folder: Path, plan: RunPlan, run_id: str | None = None) ->
         raise RunFolderError(
             f"{folder} already holds a run; continue it with: numericjev resume {folder}"
         )
-    if folder.exists() and any(folder.iterdir()):
+    # A manifest's temp file alone is a run killed before its manifest was in place.
+    if folder.exists() and any(p.name != f".{MANIFEST}.tmp" for p in folder.iterdir()):
         raise RunFolderError(f"{folder} exists and is not empty; choose another --run folder")
     manifest = build_manifest(folder, plan, run_id)
     encode_manifest(manifest)  # a value JSON cannot carry is refused before the folder exists

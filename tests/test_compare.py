@@ -151,14 +151,19 @@ def test_a_cap_stops_the_comparison_and_resume_finishes_it(
     assert summary(folder) == summary(reference)
 
 
-def test_a_clearly_worse_model_is_called_worse(tmp_path: Path) -> None:
+def test_a_clearly_worse_model_is_called_worse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "worse"
     args = ["compare", "--models", "sim,sim:noise_arithmetic=0.3", "--suites", "affine",
             "--param", "per_operator=2", "--out", str(folder), "--no-progress", "--json"]  # fmt: skip
     assert cli(*args) == 0
+    printed = orjson.loads(capsys.readouterr().out)  # stdout is the JSON alone
+    assert printed["rows"] == rows(folder)
     verdicts = {(r["decoder"], r["condition"]): r["verdict"] for r in rows(folder)}
     assert {v for (_, c), v in verdicts.items() if c == "arithmetic"} == {"worse"}
     assert {v for (_, c), v in verdicts.items() if c == "provided"} == {"no clear difference"}
+    assert printed["verdicts"] == {"worse": 6, "no clear difference": 6}
 
 
 @pytest.mark.parametrize(

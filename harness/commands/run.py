@@ -63,7 +63,13 @@ def announce(args: argparse.Namespace, what: str = "run folder") -> Callable[[Pa
 
     def show(folder: Path) -> None:
         args.interrupt_folder = folder
-        print(f"{what}: {folder}  (continue it any time: numericjev resume {folder})", flush=True)
+        # With --json, stdout is the JSON alone.
+        out = sys.stderr if getattr(args, "json", False) else sys.stdout
+        print(
+            f"{what}: {folder}  (continue it any time: numericjev resume {folder})",
+            file=out,
+            flush=True,
+        )
 
     return show
 

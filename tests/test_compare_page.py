@@ -1,0 +1,43 @@
+"""The comparison's HTML page (``DIR/index.html``) in headless Chromium."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from tests.browser import chromium, not_blank, open_page
+from tests.runhelpers import cli
+
+
+def test_comparison_page_shows_every_run_the_verdicts_and_the_models_side_by_side(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "cmp"
+    assert cli("compare", "--models", "sim,sim:seed=7", "--suites", "exploratory,historical",
+               "--out", str(folder), "--no-progress") == 0  # fmt: skip
+    with chromium() as browser:
+        opened = open_page(browser, folder / "index.html")
+        page = opened.page
+        assert page.locator("#provenance thead th").all_inner_texts() == [
+            "Field",
+            "exploratory · sim",
+            "exploratory · sim:seed=7",
+            "historical · sim",
+            "historical · sim:seed=7",
+        ]
+        assert (
+            "Model parameters (sim knobs)"
+            in page.locator("#provenance tr.differs th").all_inner_texts()
+        )
+        verdicts = page.locator("#verdicts figure.table tbody tr")
+        assert verdicts.count() == 7 + 2  # exploratory: 7 decoders; historical: 2 conditions
+        assert "no verdict" in verdicts.last.inner_text()  # three dates: no interval
+        assert page.locator(".warning").first.inner_text().startswith("⚠ Runs marked SIMULATED")
+        # The viewer lists the first suite's jobs and shows both models' rounds.
+        page.locator("#job-list tbody tr").first.click()
+        sides = page.locator("#job-detail .side")
+        expect(sides).to_have_count(2)
+        assert sides.nth(1).locator("h3").inner_text().startswith("exploratory · sim:seed=7 · ")
+        assert not_blank(page.screenshot()) > 0.05
+        assert opened.refused == [] and opened.errors == []
