@@ -78,10 +78,44 @@ def mark_of(model: dict[str, Any]) -> str:
     return "simulated" if model.get("simulated") is True else ""
 
 
+_JOB = b'{"job":"'
+_DECODER = b'"decoder":"'
+_STATUS = b'"status":"'
+
+
+def _text_after(line: bytes, key: bytes, at: int) -> str | None:
+    """The string value that starts after ``key`` found at ``at`` (None: not plain text)."""
+    start = at + len(key)
+    end = line.find(b'"', start)
+    value = line[start:end]
+    return None if end < 0 or b"\\" in value else value.decode()
+
+
 def job_status(folder: Path, decoders: tuple[str, ...]) -> tuple[set[str], set[str]]:
-    """Jobs done and failed by ``outputs.jsonl`` (the last line of each job × decoder wins)."""
+    """Jobs done and failed by ``outputs.jsonl`` (the last line of each job × decoder wins).
+
+    Fast: a line as the harness writes it (compact, ``job`` first, ``status`` after the
+    trace) is read for those three fields without parsing it; any other line is parsed.
+    Either way the one reader's torn-line rule applies.
+    """
     last: dict[str, dict[str, Any]] = defaultdict(dict)
-    for record in JsonlReader[dict[str, Any]](folder / OUTPUTS):
+
+    def scan(line: bytes) -> bool:
+        # True: not in the writer's form, so the reader parses it and it is read below.
+        if not line.startswith(_JOB):
+            return True
+        at_decoder, at_status = line.find(_DECODER), line.rfind(_STATUS)
+        if at_decoder < 0 or at_status < 0:
+            return True
+        job = _text_after(line, _JOB, 0)
+        decoder = _text_after(line, _DECODER, at_decoder)
+        status = _text_after(line, _STATUS, at_status)
+        if job is None or decoder is None or status is None:
+            return True
+        last[job][decoder] = status
+        return False
+
+    for record in JsonlReader[dict[str, Any]](folder / OUTPUTS, keep=scan):
         last[str(record.get("job"))][str(record.get("decoder"))] = record.get("status")
     done = {job for job, status in last.items() if all(status.get(d) == "ok" for d in decoders)}
     return done, set(last) - done

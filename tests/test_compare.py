@@ -60,6 +60,11 @@ def test_compare_runs_every_cell_and_writes_one_summary(
     capsys.readouterr()
     assert cli("analyze", str(reference)) == 0
     assert capsys.readouterr().out.replace(str(reference), "DIR") == text
+    out = reference.parent / "again"
+    assert cli("report", str(reference), "--out", str(out)) == 0
+    assert (out / "summary.md").read_text().replace(str(reference), "DIR") == text
+    assert cli("diff", str(reference), str(reference / CELLS[0])) == 2
+    assert "is a comparison folder" in capsys.readouterr().err
 
 
 def _ape(record: dict[str, Any]) -> float | None:

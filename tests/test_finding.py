@@ -9,10 +9,21 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import harness.folder
 from harness import ModelSpec, load_suite, start_run
-from runfolder import RunFolderError, entries, list_rows, read_totals, resolve_run, unique_folder
+from runfolder import (
+    RunFolderError,
+    dumps_line,
+    entries,
+    job_status,
+    list_rows,
+    read_totals,
+    resolve_run,
+    unique_folder,
+)
 from tests.runhelpers import cli
 
 SMALL = ["--suite", "exploratory"]
@@ -121,3 +132,39 @@ def test_list_of_an_empty_or_missing_root(
     assert cli("list", str(tmp_path)) == 0
     assert "no run folders under" in capsys.readouterr().out
     assert cli("list", str(tmp_path / "nope")) == 2
+
+
+job_ids = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=8)
+lines = st.lists(
+    st.tuples(
+        job_ids,
+        st.sampled_from(["tree2", "direct", 'odd"name']),
+        st.sampled_from(["ok", "failed"]),
+        st.booleans(),  # written by the one writer, or by hand (another spacing)
+        st.booleans(),  # with a trace and extra that hold keys named like the fields
+    ),
+    max_size=30,
+)
+
+
+@given(lines)
+@settings(max_examples=60, deadline=None)
+def test_job_status_reads_raw_lines_as_a_parser_would(
+    tmp_path_factory: pytest.TempPathFactory, written: list[tuple[str, str, str, bool, bool]]
+) -> None:
+    folder = tmp_path_factory.mktemp("status")
+    last: dict[str, dict[str, str]] = {}
+    with (folder / "outputs.jsonl").open("wb") as out:
+        for job, decoder, status, compact, nested in written:
+            record: dict[str, object] = {"job": job, "suite": "s", "decoder": decoder}
+            if nested:
+                record["trace"] = [{"status": "ok", "decoder": "x"}]
+                record["extra"] = {"decoder": "y", "status": "failed"}
+            record |= {"status": status, "simulated": True, "run": "r"}
+            line = dumps_line(record)
+            out.write(line if compact else b"{ " + line[1:])  # as a person might write it
+            last.setdefault(job, {})[decoder] = status
+        out.write(b'{"job":"torn","decoder":"tree2","status":"ok"')  # no newline: ignored
+    decoders = ("tree2", "direct")
+    done = {j for j, s in last.items() if all(s.get(d) == "ok" for d in decoders)}
+    assert job_status(folder, decoders) == (done, set(last) - done)
