@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -136,7 +136,8 @@ async def start_run_async(
             manifest = create_run_folder(folder, plan, run_id)
         except BaseException:
             if reserved:  # the empty folder reserved for this run: nothing was written
-                folder.rmdir()
+                with suppress(OSError):
+                    folder.rmdir()
             raise
         on_start(folder)
         with RunLock(folder):
@@ -353,8 +354,10 @@ async def _execute(
     try:
         await scheduler.run(jobs)
     finally:
-        # Also on Ctrl-C and cancellation: ``numericjev list`` reads these, not the log.
-        _save_totals(folder, run_id, counters, recorder.requests_end)
+        # Also on Ctrl-C and cancellation: ``numericjev list`` reads these, not the log. They
+        # are a summary of the log, never the record: a disk that refuses them loses nothing.
+        with suppress(OSError):
+            _save_totals(folder, run_id, counters, recorder.requests_end)
         recorder.close()
         display.close()
     served = set(counters.models)
