@@ -130,7 +130,8 @@ def test_killed_part_way_and_resumed_gives_the_same_summary(
     child.send_signal(signal.SIGKILL)
     child.wait()
     assert not (folder / "summary.md").exists()
-    assert not (folder / "affine-m2-sim_seed_7").exists()  # never started: resume starts it
+    # Usually the fourth cell has not started (resume starts it; the cap test checks that
+    # case for certain), and the third is cut mid-way.
     assert cli("resume", str(folder), "--no-progress") == 0
     assert summary(folder) == summary(reference)
     for cell in CELLS:
