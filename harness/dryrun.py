@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.backends import IN_PROCESS, ModelSpec
 from harness.backends.reading import usage_of
 from harness.cases import Suite
 from harness.check import oracle_for
@@ -10,15 +11,22 @@ from harness.jobs import Job
 from harness.wire.answers import parse_answers
 
 
-def dry_run_price(model: str, override: float | None) -> float | None:
-    """USD per million input tokens for ``model``: the override, free built-ins, or the table."""
-    if override is not None:
-        return override
-    if model in ("sim", "oracle"):
+def dry_run_price(spec: ModelSpec) -> float | None:
+    """USD per million input tokens for ``spec``: the override, free in-process models, or
+    the table (hosted TypeSafe API only: ``harness.backends.pricing``)."""
+    if spec.price_per_million is not None:
+        return spec.price_per_million
+    if spec.name in IN_PROCESS or spec.is_gguf:
         return 0.0
-    from harness.backends.pricing import price_for
+    if spec.wire != "systemone":
+        return None  # the table prices no OpenAI-wire server
+    import os
 
-    price = price_for(model, None)
+    from harness.backends.pricing import price_for
+    from harness.backends.systemone import DEFAULT_BASE_URL
+
+    base = spec.base_url or os.environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
+    price = price_for(spec.name, base)
     return None if price is None else price.input_per_million
 
 

@@ -66,7 +66,8 @@ class BackendError(NumericJevError):
     failed attempt's log line records, each None when unknown: the HTTP ``status``, the
     server's ``Retry-After`` as ``wait_s``, the failed response's ``body`` (truncated, never
     a key), its ``request_id``, and any ``usage``, ``cost_usd`` and served ``model`` the
-    failed response billed (a 200 rejected as malformed is still paid for).
+    failed response billed (a 200 rejected as malformed is still paid for), and ``sent``:
+    the exact body sent when the wire format is not System One (the log records it).
     """
 
     def __init__(
@@ -81,6 +82,7 @@ class BackendError(NumericJevError):
         usage: Mapping[str, Any] | None = None,
         cost_usd: float | None = None,
         model: str | None = None,
+        sent: Any = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -91,6 +93,7 @@ class BackendError(NumericJevError):
         self.usage = usage
         self.cost_usd = cost_usd
         self.model = model
+        self.sent = sent
 
 
 class TransientError(BackendError):

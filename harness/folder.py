@@ -3,19 +3,22 @@
 ``create_run_folder`` writes the manifest of a new run (what the plan will ask, of which
 model, under which limits, from which code); ``open_for_resume`` reads one back, rebuilds its
 suite and checks that the cases and the code are still the ones it started with;
-``record_session`` appends each ``run`` or ``resume`` to ``sessions.jsonl``. The format
+``record_session`` appends each ``run`` or ``resume`` to ``sessions.jsonl``; ``model_spec_of``
+and ``limits_of`` rebuild a run's model and limits from its manifest for a resume. The format
 itself (records, manifest class, reader, writer, lock) is ``runfolder``'s.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
+from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
 from harness.backends.base import Backend
 from harness.calling import Limits, RetrySettings
 from harness.cases import Suite
@@ -189,3 +192,80 @@ def open_for_resume(folder: Path, allow_mismatch: bool) -> tuple[Manifest, Suite
         ) from exc
     problems = verify(manifest, suite, allow_mismatch)
     return manifest, suite, problems
+
+
+# What a manifest's model.backend may name (an HTTP backend's name is its wire format).
+BACKENDS = ("sim", "oracle", "gguf", *WIRES)
+
+
+def limits_of(
+    manifest: Manifest,
+    *,
+    concurrency: int | None = None,
+    rps: float | None = None,
+    max_requests: int | None = None,
+    max_cost_usd: float | None = None,
+) -> Limits:
+    """A resume's limits: each given value, else the run's own (the request cap never carries
+    over: it counts the requests of one invocation)."""
+    saved = manifest.limits
+    return Limits(
+        concurrency=concurrency if concurrency is not None else saved["concurrency"] or 64,
+        rps=rps if rps is not None else saved["rps"],
+        max_requests=max_requests,
+        max_cost_usd=max_cost_usd if max_cost_usd is not None else saved["max_cost_usd"],
+    )
+
+
+def model_spec_of(
+    manifest: Manifest, *, base_url: str | None = None, where: str = "manifest.json"
+) -> tuple[ModelSpec, RetrySettings]:
+    """The model a run folder was started with and its retry policy, as the manifest records
+    them (never a key). ``base_url`` replaces the recorded server; ``where`` names the file
+    in errors."""
+    model = manifest.model
+    if model.backend not in BACKENDS:
+        raise RunFolderError(f"{where} names an unknown backend {model.backend!r}")
+    params = model.params
+    # Recorded as model.retries; a run made before that kept it in a System One's params.
+    recorded = model.retries or params.get("retries") or {}
+    known = {k: v for k, v in recorded.items() if k in RetrySettings.__dataclass_fields__}
+    attempts = known.get("max_attempts", 6)
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise RunFolderError(
+            f"{where}: field 'model.retries.max_attempts' must be a whole number >= 1; "
+            f"got {attempts!r}"
+        )
+    try:
+        retry = RetrySettings(**known)
+    except (TypeError, ValueError) as exc:
+        raise RunFolderError(
+            f"{where}: field 'model.retries' is not a retry policy: {exc}"
+        ) from exc
+    # Recorded as model.wire; a run made before that spoke System One.
+    wire = model.wire or "systemone"
+    if model.backend in ("sim", "oracle", "gguf"):
+        wire = "systemone"  # in process: no wire (ModelSpec's default)
+    if wire not in WIRES:
+        raise RunFolderError(f"{where}: field 'model.wire' names an unknown wire {wire!r}")
+    name = model.name
+    if model.backend == "gguf":
+        path = params.get("path")
+        if not isinstance(path, str):
+            raise RunFolderError(f"{where}: field 'model.params.path' must name the GGUF file")
+        name = GGUF_PREFIX + path
+    variable = "TYPESAFE_BASE_URL" if wire == "systemone" else "OPENAI_BASE_URL"
+    top = params.get("top_logprobs", 20)
+    spec = ModelSpec(
+        name=name,
+        base_url=None
+        if model.backend == "gguf"
+        else base_url or model.base_url or os.environ.get(variable),
+        sim={k: str(v) for k, v in params.items()} if model.backend == "sim" else {},
+        timeout_s=float(params.get("timeout_s", 30.0)),
+        max_attempts=attempts,
+        price_per_million=model.price_usd_per_million_input,
+        wire=wire,
+        top_logprobs=top if isinstance(top, int) and not isinstance(top, bool) else 20,
+    )
+    return spec, retry

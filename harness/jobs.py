@@ -3,6 +3,10 @@
 Each round it batches every ready question of its unfinished decoders into ONE request.
 Question ids on the wire are opaque (``q1``, ``q2``, ...) because some servers show them
 to the model; ``qmap`` records which decoder and step each id stands for.
+
+A question the model declined (a refusal, ``harness.wire.answers``) fails the decoder that
+asked it, for good: that decoder's output is failed with error ``refusal`` and it asks
+nothing more, while the job's other decoders go on.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any, cast
 from harness.cases import JobSpec
 from harness.decoders import Answer, Decoder, make_decoder
 from harness.grid import fmt, to_decimal
+from harness.wire.answers import Refusal
 from runfolder import ErrorKind, OutputIdentity, OutputRecord, OutputResult, TraceStep
 
 
@@ -28,6 +33,7 @@ class Job:
         self.state = case.state_for(spec.condition)
         self.round = 0
         self.served: set[str] = set()  # models that answered, as the server named them
+        self.refused: set[str] = set()  # decoders failed by a refused question (final)
 
     @property
     def id(self) -> str:
@@ -36,8 +42,8 @@ class Job:
 
     @property
     def done(self) -> bool:
-        """True once every decoder has its value."""
-        return all(d.done for d in self.decoders.values())
+        """True once every decoder has its value, or failed for good (a refusal)."""
+        return all(d.done or name in self.refused for name, d in self.decoders.items())
 
     def next_request(self, model: str) -> tuple[dict[str, Any], dict[str, str]] | None:
         """The next round's request body and its question map, or None when finished."""
@@ -45,6 +51,8 @@ class Job:
         questions: dict[str, Any] = {}
         qmap: dict[str, str] = {}
         for name, decoder in self.decoders.items():
+            if name in self.refused:
+                continue
             for question in decoder.ready():
                 qid = f"q{len(questions) + 1}"
                 questions[qid] = question.wire(reverse)
@@ -53,24 +61,33 @@ class Job:
             return None
         return {"model": model, "state": self.state, "questions": questions}, qmap
 
-    def apply(self, qmap: Mapping[str, str], answers: Mapping[str, Answer]) -> None:
-        """Hand each answer to its decoder and advance the round."""
+    def apply(
+        self,
+        qmap: Mapping[str, str],
+        answers: Mapping[str, Answer],
+        refused: Mapping[str, Refusal] | None = None,
+    ) -> None:
+        """Hand each answer to its decoder and advance the round; a decoder with a refused
+        question gets none of this round's answers and fails with error ``refusal``."""
+        if refused:
+            self.refused.update(qmap[qid].split("/", 1)[0] for qid in refused)
         for qid, target in qmap.items():
             name, key = target.split("/", 1)
-            self.decoders[name].give(key, answers[qid])
+            if name not in self.refused:
+                self.decoders[name].give(key, answers[qid])
         self.round += 1
 
     def outputs(self, simulated: bool, error: ErrorKind | None = None) -> list[OutputRecord]:
         """One output record per decoder (the ``outputs.jsonl`` contract).
 
         ``error`` is the kind of the attempt that failed the job; it is recorded on the
-        decoders that did not finish.
+        decoders that did not finish (a decoder failed by a refusal records ``refusal``).
         """
         places = self.spec.case.grid.places
         records: list[OutputRecord] = []
         for name, decoder in self.decoders.items():
             identity = output_identity(self.spec, name)
-            if not decoder.done:
+            if not decoder.done or name in self.refused:
                 failed: OutputResult = {
                     **identity,
                     "value": None,
@@ -78,11 +95,12 @@ class Job:
                     "rounds": None,
                     "trace": [],
                 }
-                if error is None:
+                why: ErrorKind | None = "refusal" if name in self.refused else error
+                if why is None:
                     records.append({**failed, "status": "failed", "simulated": simulated})
                 else:
                     records.append(
-                        {**failed, "status": "failed", "simulated": simulated, "error": error}
+                        {**failed, "status": "failed", "simulated": simulated, "error": why}
                     )
                 continue
             result = decoder.result()

@@ -15,8 +15,9 @@ class Counters:
     jobs_total: int = 0
     jobs_done: int = 0
     jobs_failed: int = 0
-    requests: int = 0
-    errors: int = 0
+    requests: int = 0  # answered exchanges (those with refused questions included)
+    errors: int = 0  # failed attempts
+    refusals: int = 0  # answered exchanges in which the model declined some questions
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.calling import Attempt
 from harness.jobs import Job
@@ -71,9 +71,11 @@ class Recorder:
             "request_id": attempt.request_id,
             "run": self.run_id,
         }
+        if attempt.sent is not None:
+            line = _with_sent(line, attempt.sent)
         self._requests.write(line)
         c = self.counters
-        if kind is None:
+        if attempt.answers is not None:  # answered: every question, or all but refused ones
             c.requests += 1
             model = attempt.model
             if model:
@@ -81,8 +83,12 @@ class Recorder:
                 c.models[model] = c.models.get(model, 0) + 1
             if cost is None:
                 c.cost_known = False
+            if kind is not None:  # "refusal": counted by kind, not as a failed attempt
+                c.refusals += 1
+                c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
         else:
             c.errors += 1
+            kind = kind or "error"
             c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
         # A failed attempt counts too when its response was billed (a rejected 200).
         if usage:
@@ -124,3 +130,13 @@ class Recorder:
         """Flush both logs to disk."""
         self._requests.close()
         self._outputs.close()
+
+
+def _with_sent(line: RequestLine, sent: Any) -> RequestLine:
+    """``line`` with ``sent`` right after ``request`` (field order is the order on disk)."""
+    out: dict[str, Any] = {}
+    for key, value in line.items():
+        out[key] = value
+        if key == "request":
+            out["sent"] = sent
+    return cast(RequestLine, out)

@@ -5,6 +5,10 @@ Resume never trusts memory: it reads ``outputs.jsonl`` for finished jobs and rep
 unfinished job's answered exchanges through fresh decoders. Because decoders are pure,
 the replayed job asks exactly what it asked before; if it does not, the code changed and
 resume refuses rather than mixing two versions' questions in one job.
+
+An exchange in which the model declined questions (error kind ``refusal``) was answered: it
+is replayed like any answer, and the decoders it failed stay failed. A job whose decoders
+are all ok or failed by a refusal is finished: resume asks a refused question never again.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from harness.cases import JobSpec, Suite
 from harness.errors import BackendError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters
-from harness.wire.answers import parse_answers
+from harness.wire.answers import read_answers
 from runfolder import OUTPUTS, REQUESTS, JsonlReader, OutputLine, RequestLine
 
 Line = TypeVar("Line", OutputLine, RequestLine)
+FINAL = "failed:refusal"  # a decoder's last status when a refusal failed it for good
 
 
 @dataclass
@@ -58,12 +63,14 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     outputs = JsonlReader[OutputLine](folder / OUTPUTS)
     for output in _own(outputs, run_id):
         key = (str(output.get("job")), str(output.get("decoder")))
-        last_status[key] = str(output.get("status"))
+        status = str(output.get("status"))
+        # A decoder failed by a refusal is final (never asked again): it counts as finished.
+        last_status[key] = FINAL if output.get("error") == "refusal" else status
     per_job: dict[str, dict[str, str]] = defaultdict(dict)
     for (job, decoder), status in last_status.items():
         per_job[job][decoder] = status
     for job, statuses in per_job.items():
-        if all(statuses.get(d) == "ok" for d in decoders):
+        if all(statuses.get(d) in ("ok", FINAL) for d in decoders):
             state.finished.add(job)
         else:
             state.failed.add(job)
@@ -85,10 +92,12 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
         if cost is not None:
             c.cost_usd += float(cost)
         if error:
-            c.errors += 1
             kind = str(error.get("kind", "error")) if isinstance(error, dict) else "error"
             c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
-            continue
+            if kind != "refusal":
+                c.errors += 1
+                continue
+            c.refusals += 1  # answered, with some questions declined: replayed like any answer
         c.requests += 1
         if cost is None:
             c.cost_known = False
@@ -125,10 +134,10 @@ def replay(job: Job, recorded: dict[int, RequestLine], model: str) -> int:
                 "start a new run for this code"
             )
         try:
-            answers = parse_answers(body["questions"], record.get("response"))
+            read = read_answers(body["questions"], record.get("response"))
         except BackendError:
             break  # an answer we cannot use is asked again, never guessed
-        job.apply(qmap, answers)
+        job.apply(qmap, read.answers, read.refused)
         if record.get("model"):
             job.served.add(str(record["model"]))
         replayed += 1

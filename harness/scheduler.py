@@ -76,7 +76,7 @@ class Scheduler:
             budget.release(reservation, answered.cost_usd)
             budget.answered()
             assert answered.answers is not None  # an answered attempt carries its answers
-            job.apply(qmap, answered.answers)
+            job.apply(qmap, answered.answers, answered.refused)
 
     def _failed(self, job: Job, exc: BackendError) -> None:
         """A request failed after its retries (each attempt is already in the log)."""

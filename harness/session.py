@@ -13,7 +13,6 @@ scheduler. Nothing here prints: the command line turns a ``RunResult`` into word
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, replace
@@ -25,14 +24,16 @@ import anyio
 
 from harness.backends import Backend, ModelSpec, make_backend
 from harness.backends.oracle import Oracle
+from harness.backends.pricing import require_price
 from harness.calling import Budget, Caller, Limits, Pacer, RetrySettings
 from harness.cases import Suite
 from harness.check import oracle_for
-from harness.errors import RunFolderError
 from harness.folder import (
     RunPlan,
     create_run_folder,
     default_run_folder,
+    limits_of,
+    model_spec_of,
     open_for_resume,
     record_session,
 )
@@ -40,9 +41,7 @@ from harness.progress import Counters, NoProgress, Progress, TqdmProgress
 from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
 from harness.replay import LogState, job_queue, read_logs
 from harness.scheduler import Scheduler
-from runfolder import Manifest, RunLock, write_totals
-
-BACKENDS = ("sim", "oracle", "systemone")  # what a manifest's model.backend may name
+from runfolder import RunLock, write_totals
 
 
 @dataclass(frozen=True)
@@ -103,6 +102,15 @@ def _plan(
     return RunPlan(suite, backend, limits, price, retry or RetrySettings())
 
 
+def check_price(plan: RunPlan) -> None:
+    """Refuse a spend cap with no price to reserve against (``pricing.require_price``)."""
+    described = plan.backend.describe()
+    where = f" at {described['base_url']}" if described.get("base_url") else ""
+    require_price(
+        plan.limits.max_cost_usd, plan.price_per_million, f"model {plan.backend.name!r}{where}"
+    )
+
+
 async def start_run_async(
     suite: Suite,
     model: ModelSpec | Backend | None = None,
@@ -130,6 +138,7 @@ async def start_run_async(
     plan = _plan(suite, model, limits, retry)
     name = model.label if isinstance(model, ModelSpec) else plan.backend.name
     async with _closing(plan.backend):
+        check_price(plan)  # before any folder exists
         reserved = folder is None
         folder = folder or default_run_folder(suite.name, name)
         try:
@@ -172,61 +181,6 @@ def start_run(
     )
 
 
-def limits_of(
-    manifest: Manifest,
-    *,
-    concurrency: int | None = None,
-    rps: float | None = None,
-    max_requests: int | None = None,
-    max_cost_usd: float | None = None,
-) -> Limits:
-    """A resume's limits: each given value, else the run's own (the request cap never carries
-    over: it counts the requests of one invocation)."""
-    saved = manifest.limits
-    return Limits(
-        concurrency=concurrency if concurrency is not None else saved["concurrency"] or 64,
-        rps=rps if rps is not None else saved["rps"],
-        max_requests=max_requests,
-        max_cost_usd=max_cost_usd if max_cost_usd is not None else saved["max_cost_usd"],
-    )
-
-
-def model_spec_of(
-    manifest: Manifest, *, base_url: str | None = None, where: str = "manifest.json"
-) -> tuple[ModelSpec, RetrySettings]:
-    """The model a run folder was started with and its retry policy, as the manifest records
-    them (never a key). ``base_url`` replaces the recorded server; ``where`` names the file
-    in errors."""
-    model = manifest.model
-    if model.backend not in BACKENDS:
-        raise RunFolderError(f"{where} names an unknown backend {model.backend!r}")
-    params = model.params
-    # Recorded as model.retries; a run made before that kept it in a System One's params.
-    recorded = model.retries or params.get("retries") or {}
-    known = {k: v for k, v in recorded.items() if k in RetrySettings.__dataclass_fields__}
-    attempts = known.get("max_attempts", 6)
-    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
-        raise RunFolderError(
-            f"{where}: field 'model.retries.max_attempts' must be a whole number >= 1; "
-            f"got {attempts!r}"
-        )
-    try:
-        retry = RetrySettings(**known)
-    except (TypeError, ValueError) as exc:
-        raise RunFolderError(
-            f"{where}: field 'model.retries' is not a retry policy: {exc}"
-        ) from exc
-    spec = ModelSpec(
-        name=model.name,
-        base_url=base_url or model.base_url or os.environ.get("TYPESAFE_BASE_URL"),
-        sim={k: str(v) for k, v in params.items()} if model.backend == "sim" else {},
-        timeout_s=float(params.get("timeout_s", 30.0)),
-        max_attempts=attempts,
-        price_per_million=model.price_usd_per_million_input,
-    )
-    return spec, retry
-
-
 async def resume_run_async(
     folder: Path,
     *,
@@ -235,13 +189,15 @@ async def resume_run_async(
     max_requests: int | None = None,
     max_cost_usd: float | None = None,
     base_url: str | None = None,
+    price_per_million: float | None = None,
     allow_mismatch: bool = False,
     progress: Display = False,
     on_warning: Warn = _ignore,
 ) -> RunResult:
     """Continue the run in ``folder``: replay what was answered, send what was not.
 
-    Limits left as None are the run's own. Refuses (``ManifestMismatch``) when the cases or
+    Limits left as None are the run's own; ``price_per_million`` replaces the run's price
+    (each request line records its own cost). Refuses (``ManifestMismatch``) when the cases or
     the code changed since the run started, unless ``allow_mismatch``; each problem let
     through, and each torn log tail cut, goes to ``on_warning`` before anything is sent.
     """
@@ -262,8 +218,11 @@ async def resume_run_async(
         max_cost_usd=max_cost_usd,
     )
     spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
+    if price_per_million is not None:
+        spec = replace(spec, price_per_million=price_per_million)
     plan = _plan(suite, spec, limits, retry)
     async with _closing(plan.backend):
+        check_price(plan)
         with RunLock(folder):
             state = read_logs(folder, suite.decoders, manifest.run_id)
             for name in state.torn:
@@ -282,6 +241,7 @@ def resume_run(
     max_requests: int | None = None,
     max_cost_usd: float | None = None,
     base_url: str | None = None,
+    price_per_million: float | None = None,
     allow_mismatch: bool = False,
     progress: Display = False,
     on_warning: Warn = _ignore,
@@ -296,6 +256,7 @@ def resume_run(
             max_requests=max_requests,
             max_cost_usd=max_cost_usd,
             base_url=base_url,
+            price_per_million=price_per_million,
             allow_mismatch=allow_mismatch,
             progress=progress,
             on_warning=on_warning,

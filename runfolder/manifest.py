@@ -137,6 +137,9 @@ class ModelInfo:
     base_url: str | None  # scrubbed of credentials
     params: dict[str, Any]  # the backend's own knobs, as it described them
     price_usd_per_million_input: float | None
+    # The wire format an HTTP backend spoke (systemone | openai-decisions | openai-chat);
+    # None for in-process models and for runs made before it was recorded (System One).
+    wire: str | None = None
     # The caller's retry policy (max_attempts, budget_s, waits); None in runs made before it
     # was recorded here (their System One backends kept it as params.retries).
     retries: dict[str, Any] | None = None
@@ -154,6 +157,7 @@ class ModelInfo:
             params=fields.mapping("params"),
             price_usd_per_million_input=fields.optional_number("price_usd_per_million_input"),
             retries=fields.optional_mapping("retries"),
+            wire=fields.optional_text("wire"),
             extra={k: v for k, v in fields.raw.items() if k not in known},
         )
 
@@ -162,6 +166,7 @@ class ModelInfo:
         return {
             "name": self.name,
             "backend": self.backend,
+            **({} if self.wire is None else {"wire": self.wire}),
             "simulated": self.simulated,
             "base_url": self.base_url,
             "params": self.params,

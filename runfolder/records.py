@@ -39,6 +39,11 @@ __all__ = [
 # Why an exchange attempt failed. One kind per row of the wire table (retry.classify), plus
 # those raised from bodies and in-process backends, plus "error" for an attempt a backend
 # reported without a kind. tests/test_runfolder.py fails if the harness writes any other.
+# "refusal" marks an ANSWERED attempt in which the model declined one or more questions (an
+# OpenAI refusal, or a chat reply whose likely tokens name no option): its ``response``
+# holds every answer, the refused ones as ``{"type": "refusal", ...}``; the decoders that
+# asked them fail with error "refusal", the others go on. It is final: never retried, and
+# resume replays it like any answer.
 ErrorKind = Literal[
     "rate_limited",  # 429
     "server_error",  # other 5xx
@@ -52,6 +57,7 @@ ErrorKind = Literal[
     "bad_body",  # a request body that cannot be serialised
     "bad_request",  # a question an in-process backend cannot read
     "unexpected",  # anything else (not retried)
+    "refusal",  # answered, but the model declined some questions (never retried): see below
     "error",  # a failed attempt reported without a kind
 ]
 ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
@@ -89,7 +95,10 @@ class ExchangeRecord(TypedDict):
     job: str
     round: int
     t: float  # epoch seconds when the request started, to the millisecond
-    request: Mapping[str, Any]  # the exact body sent
+    request: Mapping[str, Any]  # the System One body the decoders asked (replay compares it)
+    # The exact body sent when the wire is not System One (``--wire``): a Decisions body, or
+    # {qid: chat-completions body}; absent on System One, where ``request`` is what was sent.
+    sent: NotRequired[Any]
     qmap: dict[str, str]  # wire question id -> "decoder/step"
     attempt: int  # 1-based
     latency_ms: float | None

@@ -145,9 +145,7 @@ async def test_sends_the_body_exactly_with_the_key_and_reads_the_reply() -> None
     assert reply.model == "jev-1.13.0"
     assert reply.request_id == "req-ok"
     assert reply.usage == reply.response["usage"]
-    assert reply.cost_usd == pytest.approx(
-        reply.usage["input_tokens"] * JEV_INPUT_USD_PER_MILLION / 1e6
-    )
+    assert reply.cost_usd is None  # a jev model at a server other than the hosted API
     assert len(records) == 1 and records[0] is reply  # one attempt, no retries
     assert [r.kind for r in records] == [None]
     assert records[0].request_id == "req-ok" and records[0].status == 200
@@ -190,12 +188,32 @@ def test_base_url_is_normalised_or_refused() -> None:
         ModelSpec("jev-latest", max_attempts=0)
 
 
+async def test_the_price_table_prices_the_hosted_api_only() -> None:
+    hosted = SystemOneBackend(
+        "jev-latest",
+        base_url="https://api.typesafe.ai/v1",
+        api_key=KEY,
+        transport=httpx.MockTransport(ok_response),
+    )
+    async with hosted:
+        reply = await ask(hosted)
+    assert reply.cost_usd == pytest.approx(
+        reply.usage["input_tokens"] * JEV_INPUT_USD_PER_MILLION / 1e6
+    )
+    assert hosted.price_per_million == JEV_INPUT_USD_PER_MILLION
+    assert hosted.describe()["params"]["price"]["source"] == "table"
+    loopback = SystemOneBackend("jev-latest", base_url="http://127.0.0.1:8377", env={})
+    assert loopback.price_per_million is None and loopback.describe()["params"]["price"] is None
+    await loopback.aclose()
+
+
 def test_describe_is_the_manifest_spec() -> None:
-    b = SystemOneBackend("jev-latest", base_url="http://user:pw@127.0.0.1:1", env={})
+    b = SystemOneBackend("jev-latest", base_url="https://user:pw@api.typesafe.ai", env={})
     spec = b.describe()
     assert spec["name"] == "jev-latest"
     assert (spec["backend"], spec["simulated"]) == ("systemone", False)
-    assert spec["base_url"] == "http://***@127.0.0.1:1"
+    assert spec["base_url"] == "https://***@api.typesafe.ai"
+    assert spec["wire"] == "systemone"
     # The retry policy is the caller's; the manifest records it as model.retries.
     assert Caller(b, Pacer(1), RetrySettings(max_attempts=9)).describe()["max_attempts"] == 9
     assert spec["params"]["timeout_s"] == 30.0
@@ -207,16 +225,24 @@ def test_describe_is_the_manifest_spec() -> None:
 
 def test_price_table() -> None:
     usage = {"input_tokens": 1_000_000, "output_tokens": 500}
+    hosted = "https://api.typesafe.ai"
     for model in ("jev-latest", "jev-1.13.0", "typesafe/jev-1.13"):
-        assert price_for(model).cost(usage) == pytest.approx(0.042)
-    assert price_for("gpt-4o") is None
-    assert price_for("gpt-4o", 2.0).cost(usage) == pytest.approx(2.0)
-    assert cost_usd(("unknown",), usage, {}) is None  # unknown, not zero
-    assert cost_usd(("jev-latest",), {**usage, "cost": 0.5}, {}) == 0.5  # OpenRouter
+        assert price_for(model, hosted).cost(usage) == pytest.approx(0.042)
+    # The table prices the hosted API only: a jev name anywhere else is unknown.
+    for elsewhere in (
+        "http://127.0.0.1:8377",
+        "https://openrouter.ai/api",
+        "http://api.typesafe.ai",
+    ):
+        assert price_for("jev-latest", elsewhere) is None
+    assert price_for("gpt-4o", hosted) is None
+    assert price_for("gpt-4o", None, 2.0).cost(usage) == pytest.approx(2.0)
+    assert cost_usd(usage, {}, None) is None  # unknown, not zero
+    assert cost_usd({**usage, "cost": 0.5}, {}, None) == 0.5  # OpenRouter reports its own
     litellm = {"x-litellm-response-cost": "0.25"}
-    assert cost_usd(("unknown",), usage, litellm) == 0.25
-    assert cost_usd(("sim", "jev-latest"), usage, {}) == pytest.approx(0.042)
-    assert cost_usd(("jev-latest",), None, {}) is None
+    assert cost_usd(usage, litellm, None) == 0.25
+    assert cost_usd(usage, {}, price_for("jev-latest", hosted)) == pytest.approx(0.042)
+    assert cost_usd(None, {}, price_for("jev-latest", hosted)) is None
 
 
 async def test_reported_costs_win() -> None:

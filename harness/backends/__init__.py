@@ -1,10 +1,18 @@
 """Model backends behind one async ``answer(body)``: ONE attempt, failures classified.
 
-``sim`` and ``oracle`` run in process with no network; any other model name is a System One
-model sent over HTTP to ``--base-url`` (default ``TYPESAFE_BASE_URL``, else the hosted API),
-through the HTTP layer every HTTP backend shares (``harness.backends.http``). Each is looked
-up by name and imported on first use. Retries, pacing and validation are the caller's
-(``harness.calling``).
+In process, no network: ``sim``, ``oracle``, and ``gguf:PATH`` (a local GGUF file read
+through llama-cpp-python, an optional extra). Any other model name is sent over HTTP to
+``--base-url`` in the wire format ``--wire`` names (never guessed from the URL):
+
+- ``systemone`` (default): any ``/v1/systemone`` server; default server
+  ``TYPESAFE_BASE_URL``, else the hosted API; key ``TYPESAFE_API_KEY``.
+- ``openai-decisions``: OpenAI's Decisions API (``/v1/decisions``);
+- ``openai-chat``: any chat-completions server, one single-token completion per question.
+  Both OpenAI wires take ``OPENAI_BASE_URL`` (else OpenAI's API) and ``OPENAI_API_KEY``.
+
+Every HTTP backend shares the HTTP layer (``harness.backends.http``) and only translates
+bodies. Each backend is imported on first use. Retries, pacing and validation are the
+caller's (``harness.calling``).
 """
 
 from __future__ import annotations
@@ -16,8 +24,12 @@ from fractions import Fraction
 
 from harness.backends.base import Backend, Reply
 from harness.errors import ConfigError
+from harness.wire import WIRES
 
 __all__ = ["Backend", "ModelSpec", "Reply", "make_backend", "parse_model", "split_models"]
+
+IN_PROCESS = ("sim", "oracle")
+GGUF_PREFIX = "gguf:"  # --model gguf:PATH reads a local GGUF file in process
 
 
 @dataclass(frozen=True)
@@ -31,12 +43,31 @@ class ModelSpec:
     timeout_s: float = 30.0
     max_attempts: int = 6  # per request, first attempt included (the caller's retry policy)
     price_per_million: float | None = None
+    wire: str = "systemone"  # the HTTP wire format (--wire)
+    top_logprobs: int = 20  # openai-chat: alternatives asked per completion (OpenAI: <= 20)
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ConfigError(f"max attempts must be at least 1; got {self.max_attempts}")
         if not self.timeout_s > 0:
             raise ConfigError(f"the timeout must be positive; got {self.timeout_s}")
+        if self.wire not in WIRES:
+            raise ConfigError(f"--wire takes {', '.join(WIRES)}; got {self.wire!r}")
+        if self.top_logprobs < 1:
+            raise ConfigError(f"--top-logprobs must be at least 1; got {self.top_logprobs}")
+        local = self.name in IN_PROCESS or self.is_gguf
+        if local and self.wire != "systemone":
+            raise ConfigError(
+                f"--wire applies to models served over HTTP; {self.name!r} runs in process "
+                "(drop --wire, or name a served model with --base-url)"
+            )
+        if self.is_gguf and self.base_url:
+            raise ConfigError("--base-url does not apply to a gguf: model (a local file)")
+
+    @property
+    def is_gguf(self) -> bool:
+        """Whether the model is a local GGUF file (``gguf:PATH``)."""
+        return self.name.startswith(GGUF_PREFIX)
 
     @property
     def label(self) -> str:
@@ -45,6 +76,10 @@ class ModelSpec:
         options = dict(self.sim)
         if self.base_url is not None and self.name not in ("sim", "oracle"):
             options["base_url"] = self.base_url
+        if self.wire != "systemone":
+            options["wire"] = self.wire
+        if self.top_logprobs != 20:
+            options["top_logprobs"] = str(self.top_logprobs)
         return self.name + (
             ":" + ",".join(f"{k}={v}" for k, v in options.items()) if options else ""
         )
@@ -54,17 +89,18 @@ class ModelSpec:
 # ``openai/gpt-4o:free``): options start at the first colon followed by ``key=``.
 _OPTIONS = re.compile(r":(?=[A-Za-z_]\w*=)")
 _OPTION = re.compile(r"^[A-Za-z_]\w*=")
-# What a spec may set beyond the sim's knobs, per kind of model. Room for more (a wire
-# format, say) is here: name it, and make_backend reads it from the spec.
-_HTTP_OPTIONS = ("base_url",)
+# What a spec may set beyond the sim's knobs, per kind of model: make_backend reads each
+# from the spec (``gpt-4o-mini:wire=openai-chat,base_url=http://127.0.0.1:8000``).
+_HTTP_OPTIONS = ("base_url", "wire", "top_logprobs")
 
 
 def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
     """A model spec from text: ``sim``, ``sim:seed=7``, ``sim:noise_arithmetic=0.05,seed=3``,
-    ``oracle``, ``jev-latest``, ``jev-latest:base_url=http://127.0.0.1:8377``.
+    ``oracle``, ``jev-latest``, ``jev-latest:base_url=http://127.0.0.1:8377``,
+    ``gpt-4o-mini:wire=openai-chat``, ``gguf:models/x.gguf`` (a path holds no ``key=``).
 
     Options after the name are the sim's knobs for ``sim`` (``numericjev run --help`` lists
-    them) and ``base_url`` for a System One model; anything else is refused with the
+    them) and ``base_url``, ``wire`` and ``top_logprobs`` for a served model; anything else is refused with the
     options that exist. ``base`` gives every other setting (timeout, retries, price, and
     the knobs and URL the options add to); an option that contradicts it is refused.
     """
@@ -104,7 +140,19 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
     url = options.get("base_url")
     if url is not None and base.base_url not in (None, url):
         raise ConfigError(f"model spec {text!r} sets base_url, and so does --base-url: keep one")
-    return replace(base, name=name, base_url=url or base.base_url)
+    wire = options.get("wire", base.wire)
+    if "wire" in options and base.wire not in ("systemone", wire):
+        raise ConfigError(f"model spec {text!r} sets wire, and so does --wire: keep one")
+    top = options.get("top_logprobs")
+    if top is not None and not top.isdigit():
+        raise ConfigError(f"model spec {text!r}: top_logprobs must be a whole number; got {top!r}")
+    return replace(
+        base,
+        name=name,
+        base_url=url or base.base_url,
+        wire=wire,
+        top_logprobs=base.top_logprobs if top is None else int(top),
+    )
 
 
 def split_models(text: str) -> list[str]:
@@ -139,6 +187,31 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
         from harness.backends.oracle import Oracle
 
         return Oracle(known)
+    if spec.is_gguf:
+        from harness.backends.gguf import GgufBackend
+
+        return GgufBackend(spec.name[len(GGUF_PREFIX) :])
+    if spec.wire == "openai-decisions":
+        from harness.backends.decisions import OpenAIDecisionsBackend
+
+        return OpenAIDecisionsBackend(
+            spec.name,
+            base_url=spec.base_url,
+            concurrency=spec.concurrency,
+            timeout_s=spec.timeout_s,
+            price_per_million=spec.price_per_million,
+        )
+    if spec.wire == "openai-chat":
+        from harness.backends.chat import OpenAIChatBackend
+
+        return OpenAIChatBackend(
+            spec.name,
+            base_url=spec.base_url,
+            concurrency=spec.concurrency,
+            timeout_s=spec.timeout_s,
+            price_per_million=spec.price_per_million,
+            top_logprobs=spec.top_logprobs,
+        )
     import os
 
     from harness.backends.systemone import DEFAULT_BASE_URL, SystemOneBackend, normalise_base_url

@@ -17,6 +17,9 @@ class Reply:
     usage: Mapping[str, int] | None = None
     cost_usd: float | None = None  # None: the backend does not know
     request_id: str | None = None
+    # The exact body sent when the backend translated the System One body to another wire
+    # format (None: the body itself was sent, or nothing was: an in-process model).
+    sent: Any = None
 
 
 class Backend(Protocol):

@@ -1,9 +1,19 @@
-"""What an exchange cost: the server's own figure when it gives one, else a price table.
+"""What an exchange cost, and where a price applies: the ONE owner of the pricing rules.
 
-Hosted Jev bills input tokens only, USD 0.042 per million; output is free (docs/wire.md).
-OpenRouter may add ``usage.cost`` and LiteLLM sends ``x-litellm-response-cost``; both win
-over the table. An unknown model has an unknown price: ``None``, never 0, so a report can
-tell "free" from "not known".
+The rules, in order:
+
+1. **The server's own figure** wins: OpenRouter may add ``usage.cost``, LiteLLM sends
+   ``x-litellm-response-cost``, a Decisions proxy may report ``usage.cost``.
+2. **``--price-per-million``** prices any model at any URL (input tokens).
+3. **The price table** prices the hosted TypeSafe API only (``https://api.typesafe.ai``):
+   hosted Jev bills input tokens, USD 0.042 per million; output is free (docs/wire.md).
+   The same model name at any other base URL (a loopback serve-sim, a proxy, a local
+   llama.cpp) is NOT priced by the table: who serves it, and at what price, is unknown.
+4. Otherwise the cost is unknown: ``None``, never 0, so a report can tell "free" from
+   "not known". In-process models (sim, oracle) are free: 0.
+
+A spend cap needs a price to reserve against before any cost is known: ``require_price``
+refuses a ``--max-cost-usd`` without one, in one line naming the option to pass.
 """
 
 from __future__ import annotations
@@ -13,10 +23,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
+
+from harness.errors import ConfigError
 
 JEV_INPUT_USD_PER_MILLION = 0.042
+HOSTED_HOST = "api.typesafe.ai"  # the one host the price table prices
 
-# Hosted Jev under its own ids (jev-latest, jev-1.13.0) and OpenRouter's (typesafe/jev-1.13).
+# Hosted Jev under its ids (jev-latest, jev-1.13.0, and OpenRouter's typesafe/jev-1.13).
 _JEV = re.compile(r"^(typesafe/)?jev-[A-Za-z0-9._-]+$")
 
 
@@ -38,13 +52,43 @@ class Price:
         return (tokens_in * self.input_per_million + tokens_out * self.output_per_million) / 1e6
 
 
-def price_for(model: str | None, override: float | None = None) -> Price | None:
-    """The price of ``model``; ``override`` (``--price-per-million``) prices any model's input."""
-    if override is not None:
-        return Price(float(override))
-    if model and _JEV.match(model):
+def is_hosted(base_url: str | None) -> bool:
+    """Whether ``base_url`` is the hosted TypeSafe API (the only URL the table prices)."""
+    if not base_url:
+        return False
+    parts = urlsplit(base_url.strip())
+    return parts.scheme == "https" and (parts.hostname or "").lower() == HOSTED_HOST
+
+
+def table_price(model: str | None, base_url: str | None) -> Price | None:
+    """The price table's entry for ``model`` served at ``base_url`` (hosted Jev only)."""
+    if model and _JEV.match(model) and is_hosted(base_url):
         return Price(JEV_INPUT_USD_PER_MILLION)
     return None
+
+
+def price_for(
+    model: str | None, base_url: str | None, override: float | None = None
+) -> Price | None:
+    """The price of ``model`` at ``base_url``: ``override`` (``--price-per-million``) if
+    given, else the table (hosted API only), else None (unknown)."""
+    if override is not None:
+        return Price(float(override))
+    return table_price(model, base_url)
+
+
+def price_record(
+    model: str | None, base_url: str | None, override: float | None
+) -> dict[str, Any] | None:
+    """The price as a manifest's ``model.params.price`` records it (None: unknown)."""
+    price = price_for(model, base_url, override)
+    if price is None:
+        return None
+    return {
+        "input_usd_per_million": price.input_per_million,
+        "output_usd_per_million": price.output_per_million,
+        "source": "override" if override is not None else "table",
+    }
 
 
 def _number(value: Any) -> float | None:
@@ -72,21 +116,24 @@ def reported_cost(usage: Mapping[str, Any] | None, headers: Mapping[str, str]) -
 
 
 def cost_usd(
-    models: tuple[str | None, ...],
-    usage: Mapping[str, Any] | None,
-    headers: Mapping[str, str],
-    override: float | None = None,
+    usage: Mapping[str, Any] | None, headers: Mapping[str, str], price: Price | None
 ) -> float | None:
-    """The exchange's cost: reported by the server, else from the first priced model name.
-
-    ``models`` lists candidate names in order of preference (e.g. the served model, then
-    the requested one, since an alias like ``jev-latest`` and its version price alike).
-    """
+    """The exchange's cost: reported by the server, else ``usage`` at ``price``, else None."""
     reported = reported_cost(usage, headers)
     if reported is not None:
         return reported
-    for model in models:
-        price = price_for(model, override)
-        if price is not None:
-            return price.cost(usage)
-    return None
+    return None if price is None else price.cost(usage)
+
+
+def require_price(max_cost_usd: float | None, price_per_million: float | None, what: str) -> None:
+    """Refuse a spend cap that nothing can price before a cost is reported.
+
+    ``what`` names the model and server (``"model 'jev-sim' at http://127.0.0.1:8377"``).
+    A server that reports its own cost still needs a price here: the cap reserves each
+    request's cost before it is sent, when no report exists yet.
+    """
+    if max_cost_usd is not None and price_per_million is None:
+        raise ConfigError(
+            f"--max-cost-usd needs a price, and {what} has none (the price table prices only "
+            f"the hosted TypeSafe API, https://{HOSTED_HOST}): pass --price-per-million USD"
+        )

@@ -19,7 +19,7 @@ import orjson
 
 from harness.backends.base import Reply
 from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint
-from harness.backends.pricing import cost_usd, price_for
+from harness.backends.pricing import cost_usd, price_for, price_record
 from harness.errors import BackendError, ConfigError, TransientError
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
@@ -72,7 +72,10 @@ class SystemOneBackend:
             base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
         )
         self.concurrency = concurrency
-        self.price_per_million = price_per_million
+        self._override = price_per_million
+        # The price table applies at the hosted API only (harness.backends.pricing).
+        self._price = price_for(self.model, self.base_url, price_per_million)
+        self.price_per_million = None if self._price is None else self._price.input_per_million
         self._http = HttpEndpoint(
             self.base_url + ENDPOINT,
             api_key=environ.get("TYPESAFE_API_KEY", "") if api_key is None else api_key,
@@ -96,24 +99,17 @@ class SystemOneBackend:
 
     def describe(self) -> dict[str, Any]:
         """The manifest's model spec: endpoint, timeouts and price, never the key."""
-        price = price_for(self.model, self.price_per_million)
-        priced = None
-        if price is not None:
-            priced = {
-                "input_usd_per_million": price.input_per_million,
-                "output_usd_per_million": price.output_per_million,
-                "source": "override" if self.price_per_million is not None else "table",
-            }
         return {
             "name": self.model,
             "backend": "systemone",
+            "wire": "systemone",
             "simulated": False,
             "base_url": self._http.scrub(self.base_url),
             "params": {
                 "timeout_s": self._http.timeout_s,
                 "connect_timeout_s": self._http.connect_timeout_s,
                 "concurrency": self.concurrency,
-                "price": priced,
+                "price": price_record(self.model, self.base_url, self._override),
                 "api_key_set": self._http.has_key,
             },
         }
@@ -141,7 +137,7 @@ class SystemOneBackend:
             )
         usage = parsed.get("usage") if isinstance(parsed.get("usage"), Mapping) else None
         served = parsed.get("model") if isinstance(parsed.get("model"), str) else None
-        cost = cost_usd((served, self.model), usage, response.headers, self.price_per_million)
+        cost = cost_usd(usage, response.headers, self._price)
         return Reply(parsed, status, served, usage, cost, request_id)
 
     async def aclose(self) -> None:

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple, cast
 
 from harness.decoders import Answer
 from harness.errors import BackendError
+from harness.wire.answers import Refusal
 from runfolder import ErrorKind, Usage, error_kind
 
 
@@ -15,9 +16,11 @@ from runfolder import ErrorKind, Usage, error_kind
 class Attempt(NamedTuple):
     """What one attempt did, with its own start time and latency.
 
-    ``kind`` is None exactly when the attempt was answered; ``answers`` (every question's,
-    validated) then holds what the decoders read. ``response`` is the parsed body when one
-    came back, else the failed response's body (truncated) or None.
+    ``kind`` is None when every question was answered, and ``"refusal"`` when the attempt
+    was answered but the model declined some questions: ``answers`` (validated) holds what
+    the decoders read, ``refused`` the declined questions. Any other kind is a failed
+    attempt. ``response`` is the parsed body when one came back, else the failed response's
+    body (truncated) or None. ``sent`` is the exact body sent on a wire other than System One.
     """
 
     number: int  # 1-based, within the exchange
@@ -32,6 +35,13 @@ class Attempt(NamedTuple):
     cost_usd: float | None  # None: unknown
     request_id: str | None
     answers: Mapping[str, Answer] | None = None
+    refused: Mapping[str, Refusal] | None = None
+    sent: Any = None
+
+    @property
+    def answered(self) -> bool:
+        """Whether the exchange was answered (every question, or all but refused ones)."""
+        return self.answers is not None
 
     @classmethod
     def failed(cls, number: int, t: float, latency_ms: float, error: BackendError) -> Attempt:
@@ -39,5 +49,6 @@ class Attempt(NamedTuple):
         usage = cast(Usage, dict(error.usage)) if error.usage else None
         return cls(
             number, t, latency_ms, error.status, error_kind(error.kind), str(error),
-            error.body, error.model, usage, error.cost_usd, error.request_id,
+            error.body, error.model, usage, error.cost_usd, error.request_id, None, None,
+            error.sent,
         )  # fmt: skip

@@ -6,9 +6,10 @@ its own failures; the caller
 - takes a place from the run's ``Pacer`` for every attempt and gives it back, feeding it
   each success and each 429 (with the server's ``Retry-After``);
 - times every attempt on its own (start time and latency, no waits included);
-- validates the answers of a reply with ``parse_answers`` before anything reads them, so a
+- validates the answers of a reply with ``read_answers`` before anything reads them, so a
   malformed answer is a retryable ``TransientError("malformed")`` for every backend, and
-  its billed usage and cost are still recorded;
+  its billed usage and cost are still recorded; a refused question (the model declined it)
+  is not malformed: the attempt is answered, logged with kind ``refusal``, and not retried;
 - prices a reply that carries no cost with the run's price per million input tokens;
 - hands every ``Attempt``, failed or answered, to ``on_attempt`` as soon as it is over (the
   scheduler writes it to the log at once, so an attempt is never lost in a buffer);
@@ -33,8 +34,8 @@ from harness.calling.attempt import Attempt
 from harness.calling.pacing import Pacer
 from harness.calling.policy import Clock, RetrySettings, Sleep, build_retrying
 from harness.errors import BackendError, TransientError
-from harness.wire.answers import parse_answers
-from runfolder import Usage
+from harness.wire.answers import read_answers, refusal_summary
+from runfolder import ErrorKind, Usage
 
 OnAttempt = Callable[[Attempt], None]
 
@@ -67,7 +68,8 @@ class Caller:
         return asdict(self.retry)
 
     async def call(self, body: Mapping[str, Any], on_attempt: OnAttempt) -> Attempt:
-        """The answered attempt of one exchange (its ``answers`` validated).
+        """The answered attempt of one exchange (its ``answers`` validated; ``refused``
+        holds any question the model declined).
 
         Every attempt goes to ``on_attempt`` as it ends. Raises the last attempt's
         ``BackendError`` when no attempt was answered within the retry policy.
@@ -125,7 +127,7 @@ class Caller:
         if cost is None and self.price is not None:
             cost = (usage.get("input_tokens", 0) if usage else 0) * self.price / 1e6
         try:
-            answers = parse_answers(body["questions"], reply.body)
+            read = read_answers(body["questions"], reply.body)
         except BackendError as exc:
             malformed = TransientError(
                 "malformed",
@@ -136,13 +138,21 @@ class Caller:
                 usage=usage,
                 cost_usd=cost,  # a rejected 200 is still billed
                 model=reply.model,
+                sent=reply.sent,
             )
             on_attempt(Attempt.failed(number, t, latency, malformed))
             raise malformed from exc
         pacer.on_success()
+        # Refused questions are final for this exchange: logged as kind "refusal", returned
+        # with the other answers, never retried (see harness.wire.answers).
+        refused = read.refused or None
+        kind: ErrorKind | None = None
+        message = None
+        if refused is not None:
+            kind, message = "refusal", refusal_summary(refused, len(body["questions"]))
         answered = Attempt(
-            number, t, latency, reply.status, None, None, reply.body, reply.model, usage, cost,
-            reply.request_id, answers,
+            number, t, latency, reply.status, kind, message, reply.body, reply.model, usage,
+            cost, reply.request_id, read.answers, refused, reply.sent,
         )  # fmt: skip
         on_attempt(answered)
         return answered

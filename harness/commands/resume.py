@@ -30,7 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="continue although the harness source or case set changed (noted in the output)",
     )
-    parser.add_argument("--base-url", default=None, help="override the run's System One server URL")
+    parser.add_argument("--base-url", default=None, help="override the run's server URL")
+    parser.add_argument(
+        "--price-per-million",
+        type=float,
+        default=None,
+        help="USD per million input tokens for this session (default: the run's price)",
+    )
     add_limit_options(parser, defaults=False)
     parser.set_defaults(func=run)
 
@@ -58,6 +64,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         max_requests=args.max_requests,
         max_cost_usd=args.max_cost_usd,
         base_url=args.base_url,
+        price_per_million=args.price_per_million,
         allow_mismatch=args.allow_mismatch,
         progress=not args.no_progress,
         on_warning=warn,

@@ -86,9 +86,11 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Interrupt any time; continue with numericjev resume RUN."
         ),
         epilog=(
-            "models: sim (built-in simulator, no network), oracle (exact labels), or a System One "
-            "model name such as jev-latest, sent to --base-url (default $TYPESAFE_BASE_URL, else "
-            "the hosted API; the key comes from $TYPESAFE_API_KEY and is never written anywhere). "
+            "models: sim (built-in simulator, no network), oracle (exact labels), gguf:PATH (a "
+            "local GGUF file; needs the gguf extra), or a served model's name, sent to --base-url "
+            "in the --wire format. systemone (default): $TYPESAFE_BASE_URL, else the hosted API, "
+            "key $TYPESAFE_API_KEY. openai-decisions, openai-chat: $OPENAI_BASE_URL, else "
+            "OpenAI's API, key $OPENAI_API_KEY. Keys are never written anywhere. "
             "Before the first request to a served model, every decoder of the suite is checked "
             "against the exact oracle in process (seconds); a failure refuses the run "
             "(--skip-check skips it). " + exit_codes(*RUNNING)
@@ -98,11 +100,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--model",
         default="sim",
-        help="sim | oracle | a System One model name (default: sim); a spec may carry options: "
-        "sim:seed=7, sim:noise_arithmetic=0.05,seed=3, jev-latest:base_url=http://...",
+        help="sim | oracle | gguf:PATH | a served model's name (default: sim); a spec may carry "
+        "options: sim:seed=7, sim:noise_arithmetic=0.05,seed=3, jev-latest:base_url=http://..., "
+        "gpt-4o-mini:wire=openai-chat",
     )
     parser.add_argument(
-        "--base-url", default=None, help="System One server, e.g. http://127.0.0.1:8377"
+        "--base-url", default=None, help="the model's server, e.g. http://127.0.0.1:8377"
+    )
+    parser.add_argument(
+        "--wire",
+        default="systemone",
+        choices=("systemone", "openai-decisions", "openai-chat"),
+        help="the server's format: systemone (/v1/systemone, default), openai-decisions "
+        "(/v1/decisions), openai-chat (/v1/chat/completions, one completion per question)",
+    )
+    parser.add_argument(
+        "--top-logprobs",
+        type=int,
+        default=20,
+        help="openai-chat: alternatives asked per completion (default 20, OpenAI's maximum)",
     )
     parser.add_argument(
         "--run", type=Path, default=None, help="run folder (default: runs/<suite>-<model>-<time>)"
@@ -118,7 +134,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--price-per-million",
         type=float,
         default=None,
-        help="USD per million input tokens (default: the price table; hosted Jev 0.042)",
+        help="USD per million input tokens (default: the price table, which prices the hosted "
+        "TypeSafe API only: Jev 0.042; any other server is unknown unless it reports cost)",
     )
     parser.add_argument(
         "--timeout", type=float, default=30.0, help="seconds per HTTP attempt (default 30)"
@@ -147,14 +164,18 @@ def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
         raise ConfigError(f"--timeout must be positive; got {args.timeout}")
     if args.max_attempts < 1:
         raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")
+    text = args.model if text is None else text
     base = ModelSpec(
+        name=text,  # the spec before its options are read (parse_model sets the name)
         base_url=args.base_url,
         sim=parse_pairs(args.sim, "--sim"),
         timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         price_per_million=args.price_per_million,
+        wire=args.wire,
+        top_logprobs=args.top_logprobs,
     )
-    return parse_model(args.model if text is None else text, base)
+    return parse_model(text, base)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:  # sends nothing, so it needs no key and builds no client
         from harness.dryrun import describe, dry_run_price
 
-        for line in describe(suite, spec.name, dry_run_price(spec.name, args.price_per_million)):
+        for line in describe(suite, spec.name, dry_run_price(spec)):
             print(line, file=sys.stdout)
         return 0
     if spec.name not in ("sim", "oracle") and not args.skip_check:

@@ -57,10 +57,12 @@ def run(args: argparse.Namespace) -> int:
         f"jobs: {done:,} done, {failed:,} failed, {max(total - done - failed, 0):,} pending of {total:,}"
     )
     print(
-        f"requests: {c.requests:,} answered, {c.errors:,} failed attempts"
+        f"requests: {c.requests:,} answered"
+        + (f" ({c.refusals:,} with refused questions)" if c.refusals else "")
+        + f", {c.errors:,} failed attempts"
         + (
             f" ({', '.join(f'{k} {v}' for k, v in sorted(c.error_kinds.items()))})"
-            if c.errors
+            if c.error_kinds
             else ""
         )
     )

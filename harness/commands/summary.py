@@ -15,12 +15,20 @@ def summary_lines(result: RunResult) -> list[str]:
         f"run folder: {folder}",
         f"jobs: {c.jobs_done:,} of {c.jobs_total:,} done, {c.jobs_failed:,} failed, "
         f"{result.pending:,} pending",
-        f"requests: {c.requests:,} answered, {c.errors:,} failed attempts; "
+        f"requests: {c.requests:,} answered"
+        + (f" ({c.refusals:,} with refused questions)" if c.refusals else "")
+        + f", {c.errors:,} failed attempts; "
         f"tokens in {c.input_tokens:,} out {c.output_tokens:,}; {cost}",
     ]
     served = ", ".join(f"{name} ({n:,})" for name, n in sorted(c.models.items()))
     if served:
         lines.append(f"served models: {served}")
+    if c.refusals:
+        lines.append(
+            "refusals: the model declined questions in "
+            f"{c.refusals:,} answered requests; the decoders that asked them are failed "
+            "(error refusal), for good: resume does not ask again"
+        )
     if result.oracle:
         lines.append(
             "model: ORACLE (exact labels: a check of the decoding mechanics, not a measurement "

@@ -1,20 +1,43 @@
-"""Reading a response body against the request it answers: valid answers or a clear error.
+"""Reading a response body against the request it answers: valid answers, refusals, or an error.
 
 A 200 whose body lacks an answer for a question, or names a label outside the criteria,
-is a malformed response (docs/wire.md): an error for that exchange, never a crash.
+is a malformed response (docs/wire.md): an error for that exchange, never a crash, and
+worth another attempt.
+
+A **refusal** is not malformed: the model answered the exchange and declined one question
+(an OpenAI Decisions ``refusal``, a chat refusal message, or a chat reply whose likely
+tokens name no option; ``harness.wire.common.refusal_answer``). ``read_answers`` returns it
+beside the valid answers: a failed answer for that one question, logged with error kind
+``refusal`` and never retried as if it were a transport fault (the same model would most
+likely decline again, and the exchange was paid for).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.decoders import Answer
-from harness.errors import TransientError
+from harness.errors import BackendError, TransientError
+from harness.wire.common import REFUSAL
 
 # A JSON object as orjson returns it (a dict, checked first: the ABC check is slower), or
 # any other mapping.
 _OBJECT = (dict, Mapping)
+
+
+class Refusal(NamedTuple):
+    """A question the model declined: why (``refusal`` or ``no_label``) and what it said."""
+
+    reason: str
+    message: str
+
+
+class ReadAnswers(NamedTuple):
+    """A response read against its request: every question is in exactly one of the two."""
+
+    answers: dict[str, Answer]
+    refused: dict[str, Refusal]
 
 
 def _probabilities(raw: Any) -> Mapping[str, float] | None:
@@ -24,15 +47,27 @@ def _probabilities(raw: Any) -> Mapping[str, float] | None:
     return raw if isinstance(raw, _OBJECT) else None
 
 
-def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
-    """The answer to every question of the request, validated.
+def _refusal(raw: Mapping[str, Any]) -> Refusal | None:
+    if raw.get("type") != REFUSAL:
+        return None
+    reason, message = raw.get("reason"), raw.get(REFUSAL)
+    return Refusal(
+        reason if isinstance(reason, str) and reason else REFUSAL,
+        message if isinstance(message, str) else "the model declined to answer",
+    )
 
-    Raises ``TransientError("malformed")``: another attempt may well be answered correctly.
+
+def read_answers(questions: Mapping[str, Any], body: Any) -> ReadAnswers:
+    """The answer (or refusal) to every question of the request, validated.
+
+    Raises ``TransientError("malformed")`` when any question lacks a usable answer or
+    refusal: another attempt may well be answered correctly.
     """
     if not isinstance(body, _OBJECT) or not isinstance(body.get("answers"), _OBJECT):
         raise TransientError("malformed", "response has no 'answers' object")
     answers = body["answers"]
     parsed: dict[str, Answer] = {}
+    refused: dict[str, Refusal] = {}
     for qid, question in questions.items():
         raw = answers.get(qid)
         if not isinstance(raw, _OBJECT):
@@ -49,9 +84,37 @@ def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
             parsed[qid] = Answer(choice, {"true": p, "false": 1.0 - p})
             continue
         if not isinstance(choice, str) or choice not in labels:
+            # Checked only here, off the common path: a refusal names no label.
+            refusal = _refusal(raw)
+            if refusal is not None:
+                refused[qid] = refusal
+                continue
             shown = repr(choice)[:40]
             raise TransientError(
                 "malformed", f"answer to {qid!r} names label {shown}, not one of the criteria"
             )
         parsed[qid] = Answer(choice, _probabilities(raw.get("probabilities")))
-    return parsed
+    return ReadAnswers(parsed, refused)
+
+
+def refusal_summary(refused: Mapping[str, Refusal], asked: int, limit: int = 3) -> str:
+    """One line for the log: how many of ``asked`` questions were refused, and why."""
+    shown = "; ".join(
+        f"{qid} ({r.reason}: {' '.join(r.message.split())[:120]})"
+        for qid, r in list(refused.items())[:limit]
+    )
+    more = f"; and {len(refused) - limit} more" if len(refused) > limit else ""
+    return f"the model declined {len(refused)} of {asked} questions: {shown}{more}"
+
+
+def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
+    """The answer to every question of the request, validated; for callers that cannot use
+    a partial answer (the oracle check, the dry run, tests).
+
+    Raises ``TransientError("malformed")`` as ``read_answers`` does, and
+    ``BackendError("refusal")`` (not retried) when the model declined any question.
+    """
+    read = read_answers(questions, body)
+    if read.refused:
+        raise BackendError("refusal", refusal_summary(read.refused, len(questions)))
+    return read.answers

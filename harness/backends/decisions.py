@@ -1,0 +1,98 @@
+"""The ``openai-decisions`` backend: OpenAI's Decisions API (``POST /v1/decisions``).
+
+A translation at the backend's edge, over the shared HTTP layer: one ``answer`` turns the
+System One body into a Decisions body (``harness.wire.decisions``: ordered questions named
+by their ids, choice options as ``{value, description}``, ``predicate`` for noul), POSTs it
+once, and reads the answers back into a System One response by name (or position). The
+decoders and the log see System One; the log line also keeps the exact body sent
+(``sent``). A refused question comes back as a refusal answer, which the caller records as
+kind ``refusal`` and never retries. The format is chosen by ``--wire``, never by the URL.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from harness.backends.base import Reply
+from harness.backends.remote import RemoteServer, dumps, openai_settings
+from harness.errors import BackendError, TransientError
+from harness.wire import WireError, from_decisions_response, to_decisions_request
+
+WIRE = "openai-decisions"
+
+
+class OpenAIDecisionsBackend:
+    """Any server of OpenAI's Decisions shape: OpenAI, a proxy, or ``serve-sim --wire``."""
+
+    simulated = False
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        concurrency: int = 64,
+        timeout_s: float = 30.0,
+        price_per_million: float | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """The server is ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's API; the key
+        is ``OPENAI_API_KEY`` from ``env`` (default ``os.environ``)."""
+        base, key = openai_settings(base_url, os.environ if env is None else env)
+        self.name = model
+        self.server = RemoteServer(
+            model,
+            WIRE,
+            base,
+            api_key=key,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            price_per_million=price_per_million,
+        )
+
+    @property
+    def price_per_million(self) -> float | None:
+        """USD per million input tokens where a price applies (None: unknown)."""
+        return self.server.price_per_million
+
+    def __repr__(self) -> str:
+        return f"OpenAIDecisionsBackend(model={self.name!r}, url={self.server.http!r})"
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest's model spec (never the key)."""
+        return self.server.describe()
+
+    async def answer(self, body: Mapping[str, Any]) -> Reply:
+        """Translate ``body``, POST it once, and translate the reply back."""
+        try:
+            sent = to_decisions_request(body)
+        except WireError as exc:
+            raise BackendError("bad_request", f"cannot ask on {WIRE}: {exc}") from exc
+        server = self.server
+        response = await server.http.post(dumps(sent))
+        parsed = server.parse(response, sent)
+        usage = parsed.get("usage") if isinstance(parsed.get("usage"), Mapping) else None
+        cost = server.cost(usage, response.headers)
+        try:
+            reply = from_decisions_response(body, parsed)
+        except WireError as exc:
+            raise TransientError(
+                "malformed",
+                f"malformed Decisions response (status {response.status}) from "
+                f"{server.http.url}: {exc}",
+                status=response.status,
+                body=parsed,
+                request_id=response.request_id,
+                usage=usage,
+                cost_usd=cost,
+                sent=sent,
+            ) from exc
+        served = reply.get("model") if isinstance(reply.get("model"), str) else None
+        usage = reply.get("usage") or None
+        return Reply(reply, response.status, served, usage, cost, response.request_id, sent)
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self.server.aclose()

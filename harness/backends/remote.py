@@ -1,0 +1,157 @@
+"""What the OpenAI-shaped backends share besides the transport: server, key, price, manifest.
+
+``RemoteServer`` holds one model at one endpoint: the ``HttpEndpoint`` that POSTs (the
+shared HTTP layer, ``harness.backends.http``), the price that applies there
+(``harness.backends.pricing``), the JSON reading of a 2xx, and the manifest description. A
+backend for a wire format (``decisions``, ``chat``) only translates bodies around it.
+
+Keys and URLs of the OpenAI wires: the key is ``OPENAI_API_KEY`` (as the official client
+reads it; OpenAI-compatible servers such as vLLM, Ollama or OpenRouter take their own key in
+the same variable), the server is ``--base-url``, else ``OPENAI_BASE_URL``, else
+``https://api.openai.com``. The key is sent to whichever server that names; a hosted OpenAI
+URL without a key is refused before a run folder exists (``require_openai_key``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse
+from harness.backends.pricing import cost_usd, price_for, price_record
+from harness.errors import BackendError, ConfigError, TransientError
+from harness.wire import ROUTES
+
+OPENAI_BASE_URL = "https://api.openai.com"
+OPENAI_HOST = "api.openai.com"
+OPENAI_KEY_VARIABLE = "OPENAI_API_KEY"
+OPENAI_URL_VARIABLE = "OPENAI_BASE_URL"
+
+
+def server_base_url(url: str) -> str:
+    """``https://host[/prefix]`` without a trailing ``/``, ``/v1`` or any wire's route.
+
+    The OpenAI client's ``OPENAI_BASE_URL`` ends in ``/v1``; a full endpoint URL pasted in
+    works too. The route is then added by the wire format, never guessed from the URL.
+    """
+    url = url.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"base URL must start with http:// or https://; got {url!r}")
+    for suffix in (*ROUTES.values(), "/v1"):
+        if url.endswith(suffix):
+            return url[: -len(suffix)]
+    return url
+
+
+def is_openai_hosted(base_url: str) -> bool:
+    """Whether ``base_url`` is OpenAI's own API."""
+    return (urlsplit(base_url).hostname or "").lower() == OPENAI_HOST
+
+
+def openai_settings(
+    base_url: str | None, environ: Mapping[str, str]
+) -> tuple[str, str]:  # (base URL, key)
+    """The server and key of an OpenAI-wire backend; refuses OpenAI's API without a key."""
+    base = server_base_url(base_url or environ.get(OPENAI_URL_VARIABLE) or OPENAI_BASE_URL)
+    key = environ.get(OPENAI_KEY_VARIABLE, "").strip()
+    if is_openai_hosted(base) and not key:
+        # Fail before a run folder exists: every request to OpenAI would be a 401.
+        raise ConfigError(
+            f"{base} is OpenAI's API, which needs a key: set {OPENAI_KEY_VARIABLE}, or pass "
+            "--base-url for another server (e.g. a local vLLM or serve-sim)"
+        )
+    return base, key
+
+
+def dumps(body: Any) -> bytes:
+    """A translated body as bytes (they are plain JSON values: dicts, lists, strings)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError as exc:
+        raise BackendError("bad_body", f"request body is not JSON: {exc}") from exc
+
+
+class RemoteServer:
+    """One model at one endpoint of one wire format."""
+
+    def __init__(
+        self,
+        model: str,
+        wire: str,
+        base_url: str,
+        *,
+        api_key: str,
+        key_variable: str = OPENAI_KEY_VARIABLE,
+        request_id_header: str = "x-request-id",
+        concurrency: int = 64,
+        timeout_s: float = 30.0,
+        connect_timeout_s: float = 10.0,
+        price_per_million: float | None = None,
+    ) -> None:
+        self.model = model
+        self.wire = wire
+        self.base_url = base_url
+        self.concurrency = concurrency
+        self._override = price_per_million
+        self.price = price_for(model, base_url, price_per_million)
+        self.http = HttpEndpoint(
+            base_url + ROUTES[wire],
+            api_key=api_key,
+            key_variable=key_variable,
+            request_id_header=request_id_header,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            connect_timeout_s=connect_timeout_s,
+        )
+
+    @property
+    def price_per_million(self) -> float | None:
+        """USD per million input tokens where a price applies here (None: unknown)."""
+        return None if self.price is None else self.price.input_per_million
+
+    def describe(self, **params: Any) -> dict[str, Any]:
+        """The manifest's model spec: wire, endpoint, timeouts and price, never the key."""
+        return {
+            "name": self.model,
+            "backend": self.wire,
+            "wire": self.wire,
+            "simulated": False,
+            "base_url": self.http.scrub(self.base_url),
+            "params": {
+                "timeout_s": self.http.timeout_s,
+                "connect_timeout_s": self.http.connect_timeout_s,
+                "concurrency": self.concurrency,
+                "price": price_record(self.model, self.base_url, self._override),
+                "api_key_set": self.http.has_key,
+                **params,
+            },
+        }
+
+    def cost(self, usage: Mapping[str, Any] | None, headers: Mapping[str, str]) -> float | None:
+        """An exchange's cost: the server's own figure, else the price here, else None."""
+        return cost_usd(usage, headers, self.price)
+
+    def parse(self, response: HttpResponse, sent: Any) -> dict[str, Any]:
+        """A 2xx body as a JSON object; else a retryable ``malformed`` failure."""
+        try:
+            parsed = orjson.loads(response.content)
+            problem = None if isinstance(parsed, dict) else "response body is not a JSON object"
+        except orjson.JSONDecodeError as exc:
+            problem = str(exc)
+        if problem is not None:
+            raise TransientError(
+                "malformed",
+                f"malformed response (status {response.status}) from {self.http.url}: {problem}",
+                status=response.status,
+                body=self.http.text(response)[:ERROR_BODY_CHARS],
+                request_id=response.request_id,
+                sent=sent,
+            )
+        return parsed
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self.http.aclose()
