@@ -26,14 +26,16 @@ fault injection (--faults SPEC):
     missing    200 lacking one question's answer
     html       502 HTML error page, as from a proxy
     slow       the right answer, but only after --slow-seconds (past the client timeout)
-  mixed=P spreads P evenly over every kind; entries add up and may not exceed 1.
+    refusal    200 in which the model declines the first question (not part of mixed)
+  mixed=P spreads P evenly over every kind but refusal; entries add up to at most 1.
   Faults apply on every --wire; on openai-chat, badlabel is a reply whose token names
   no option and missing a reply without the logprobs the client asked for.
   e.g. --faults 429=0.03,500=0.01,reset=0.01,badlabel=0.01   or   --faults mixed=0.10
 
   Faults never turn a right answer into another valid one: they only make an exchange
   fail detectably, so a client that retries gets the same outputs as against a clean
-  server. Which request fails, and how, is a pure function of --fault-seed, the request
+  server. Except refusal, and badlabel on openai-chat: these are the model's answer, which
+  numericjev records as a refusal (final: its decoder fails, nothing is retried). Which request fails, and how, is a pure function of --fault-seed, the request
   body and how often that body has already failed; a body fails at most
   --max-faults-per-request times in a row, so retries always get through.
 """

@@ -24,8 +24,16 @@ from harness.backends.sim import SimModel, SimParams
 from harness.errors import BackendError, ConfigError
 from harness.serve.encoding import EncodingError, decode_body
 from harness.serve.faults import FaultPlan, FaultSpec
-from harness.serve.wires import Asked, Refused, chat_fault, error_body, read_request, write_response
-from harness.wire import ROUTES, WIRES
+from harness.serve.wires import (
+    DECLINED,
+    Asked,
+    Refused,
+    chat_fault,
+    error_body,
+    read_request,
+    write_response,
+)
+from harness.wire import ROUTES, WIRES, refusal_answer
 
 MODELS_ROUTE = "/v1/models"
 # serve-sim's models were never released; the SDK's model list requires a date all the same.
@@ -251,6 +259,10 @@ class SimApp:
             return _json(200, completion, delay_s=delay)
         answers = dict(response["answers"])
         questions = asked.request["questions"]
+        if fault == "refusal":  # the model declines the first question
+            answers[next(iter(questions))] = refusal_answer(DECLINED)
+            faulty = {**response, "answers": answers}
+            return _json(200, write_response(wire, asked, faulty), delay_s=delay)
         # A wrong label is only detectable on a choice question; else drop an answer.
         choice = next((q for q in questions if questions[q].get("type") == "choice"), None)
         if fault == "badlabel" and choice is not None:

@@ -1,10 +1,13 @@
 """Seeded fault injection for ``serve-sim``: which exchanges fail, and how.
 
-A fault only ever makes an exchange fail DETECTABLY (an error status, a dropped
-connection, a body that does not parse or does not answer the request, a reply slower
-than the client's timeout); it never turns a correct answer into a different valid one.
-So a run against a faulty server, once its retries succeed, gives the same outputs as a
-run against a clean one.
+A fault in ``KINDS`` only ever makes an exchange fail DETECTABLY (an error status, a
+dropped connection, a body that does not parse or does not answer the request, a reply
+slower than the client's timeout); it never turns a correct answer into a different valid
+one. So a run against a faulty server, once its retries succeed, gives the same outputs as
+a run against a clean one. Two exceptions are the model's own answer, not a transport
+fault, and a client records them as refusals (final, never retried): ``refusal`` (in
+``DECLINES``: the model declines one question; opt-in only, never part of ``mixed``) and
+``badlabel`` on the openai-chat wire (a reply whose token names no option).
 
 Whether a request is faulted, and how, is a pure function of the fault seed, a hash of
 the request body and how many times that body has already been faulted. A retried body
@@ -34,9 +37,13 @@ KINDS = (
     "slow",  # the right answer, but after the client's timeout
 )
 
+# Faults that are the model's answer rather than a failed exchange: a client records them
+# (as refusals) and does not retry, so they change outputs by design. Never in ``mixed``.
+DECLINES = ("refusal",)  # one question declined, in the wire's refusal shape
+
 SPEC_HELP = (
     "KIND=P[,KIND=P...] with P a probability per request; kinds: "
-    + ", ".join(KINDS)
+    + ", ".join((*KINDS, *DECLINES))
     + "; mixed=P spreads P evenly over all kinds (e.g. mixed=0.10 or 429=0.03,reset=0.01)"
 )
 
@@ -50,7 +57,7 @@ class FaultSpec:
     @classmethod
     def parse(cls, text: str | None) -> FaultSpec:
         """Parse ``429=0.03,reset=0.01`` or ``mixed=0.1``; refuses unknown kinds and bad sums."""
-        totals = dict.fromkeys(KINDS, 0.0)
+        totals = dict.fromkeys((*KINDS, *DECLINES), 0.0)
         for item in (text or "").split(","):
             if not item.strip():
                 continue
@@ -71,7 +78,8 @@ class FaultSpec:
                 totals[kind] += p
             else:
                 raise ConfigError(
-                    f"--faults: unknown kind {kind!r}; kinds: mixed, {', '.join(KINDS)}"
+                    f"--faults: unknown kind {kind!r}; kinds: mixed, "
+                    f"{', '.join((*KINDS, *DECLINES))}"
                 )
         total = sum(totals.values())
         if total > 1.0 + 1e-9:

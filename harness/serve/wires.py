@@ -25,6 +25,7 @@ from harness.wire import (
 )
 
 OPENAI_WIRES = ("openai-decisions", "openai-chat")
+DECLINED = "I can't help with that."  # what a ``refusal`` fault says
 
 
 class Refused(Exception):
@@ -110,13 +111,18 @@ def write_response(wire: str, asked: Asked, response: Mapping[str, Any]) -> Any:
 
 
 def chat_fault(fault: str, completion: dict[str, Any]) -> dict[str, Any]:
-    """A chat completion failed as ``fault`` (badlabel or missing) says.
+    """A chat completion failed as ``fault`` (badlabel, missing or refusal) says.
 
     badlabel: the token and every alternative name no option (the client reads a failed
     answer). missing: the logprobs the client asked for are absent (a malformed reply).
+    refusal: the model declines, as OpenAI's refusals look (no content, a refusal message).
     """
     choice = dict(completion["choices"][0])
-    if fault == "badlabel":
+    if fault == "refusal":
+        choice["message"] = {"role": "assistant", "content": None, "refusal": DECLINED}
+        choice["logprobs"] = {"content": None, "refusal": []}
+        choice["finish_reason"] = "stop"
+    elif fault == "badlabel":
         stray = {"token": "I", "logprob": 0.0, "bytes": [73]}
         choice["message"] = {**choice["message"], "content": "I"}
         choice["logprobs"] = {"content": [{**stray, "top_logprobs": [stray]}], "refusal": None}
