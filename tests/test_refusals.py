@@ -95,9 +95,7 @@ def test_a_run_with_refusals_finishes_records_them_and_resume_never_asks_again(
         assert refused and all(r["error"]["kind"] == "refusal" for r in lines if r["error"])
         # Never retried: each refused (job, round) has exactly one attempt.
         attempts = {(r["job"], r["round"]) for r in refused}
-        assert all(
-            sum(1 for r in lines if (r["job"], r["round"]) == key) == 1 for key in attempts
-        )
+        assert all(sum(1 for r in lines if (r["job"], r["round"]) == key) == 1 for key in attempts)
         got, expected = outputs_of(folder), outputs_of(reference)
         failed = {key for key, r in got.items() if r["status"] == "failed"}
         assert failed and all(got[key]["error"] == "refusal" for key in failed)

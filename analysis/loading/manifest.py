@@ -25,6 +25,7 @@ class ModelSpec:
     backend: str | None = None
     simulated: bool = False
     base_url: str | None = None
+    wire: str | None = None  # the HTTP wire format (absent: in process, or older System One)
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ def load_manifest(run_dir: Path) -> Manifest:
             backend=model.raw.get("backend"),
             simulated=bool(model.raw.get("simulated", False)),
             base_url=model.raw.get("base_url"),
+            wire=model.optional_text("wire"),
         ),
         format_version=version,
         created_utc=raw.get("created_utc"),

@@ -299,7 +299,8 @@ def facts_table(a: Analysis) -> Table:
         ),
         (
             "Model",
-            f"{f.model} (backend {f.backend or 'unknown'})"
+            f"{f.model} (backend {f.backend or 'unknown'}"
+            + (f", wire {f.wire})" if f.wire else ")")
             + (f" — {f.notice}" if f.notice else ""),
         ),
         ("Served model(s)", served),

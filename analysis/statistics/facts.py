@@ -60,6 +60,7 @@ class RunFacts:
     torn_lines: int
     requests_log_present: bool
     oracle: bool = False  # answered with exact labels by the oracle (then not simulated)
+    wire: str | None = None  # the HTTP wire format the run spoke (None: in process)
 
     @property
     def errors(self) -> int:
@@ -167,4 +168,5 @@ def run_facts(run: Run, metrics: Metrics) -> RunFacts:
         duplicate_outputs=run.outputs.stats.duplicates,
         torn_lines=run.outputs.stats.torn_last_line + req.stats.torn_last_line,
         requests_log_present=req.stats.present,
+        wire=manifest.model.wire,
     )

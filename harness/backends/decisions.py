@@ -71,7 +71,11 @@ class OpenAIDecisionsBackend:
         except WireError as exc:
             raise BackendError("bad_request", f"cannot ask on {WIRE}: {exc}") from exc
         server = self.server
-        response = await server.http.post(dumps(sent))
+        try:
+            response = await server.http.post(dumps(sent))
+        except BackendError as error:
+            error.sent = sent  # a failed attempt's line records what was sent, too
+            raise
         parsed = server.parse(response, sent)
         usage = parsed.get("usage") if isinstance(parsed.get("usage"), Mapping) else None
         cost = server.cost(usage, response.headers)

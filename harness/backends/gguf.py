@@ -23,14 +23,16 @@ whose logits are all equal is refused (``unexpected``), and the soak test checks
 label mass is well above zero.
 
 One forward pass runs at a time (one model, one context), in a worker thread, so the event
-loop stays free; prompts that share a prefix with the previous one (the system prompt and
-the state) reuse its KV cache. ``sent`` records each question's rendered prompt.
+loop stays free. Each prompt is evaluated whole, never from a cached prefix, so an answer
+depends on its prompt only (llama.cpp's kernels round differently by batch size).
+``sent`` records each question's rendered prompt.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -76,9 +78,9 @@ class GgufBackend:
         self.path = file.resolve()
         self.name = "gguf:" + self.path.stem
         self.sha256 = _file_sha256(self.path)
-        self._llama = Llama(
-            model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads, verbose=False
-        )
+        # llama-cpp-python's default is half the cores; one pass at a time can use them all.
+        threads = n_threads or os.cpu_count() or 1
+        self._llama = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=threads, verbose=False)
         template = self._llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise ConfigError(f"{self.path} has no chat template (tokenizer.chat_template)")
@@ -130,15 +132,11 @@ class GgufBackend:
                 "bad_request",
                 f"the prompt has {len(tokens)} tokens; the context holds {llm.n_ctx()}",
             )
-        # Reuse the cached prefix (system prompt, state); at least one token is evaluated.
-        cached = llm.input_ids[: llm.n_tokens]
-        same = 0
-        for a, b in zip(cached, tokens[:-1], strict=False):
-            if a != b:
-                break
-            same += 1
-        llm.n_tokens = same
-        llm.eval(tokens[same:])
+        # The whole prompt every time, in one pass: reusing a cached prefix would evaluate
+        # the rest in smaller batches, whose quantized kernels round differently (measured:
+        # logprobs moved by up to 0.13), so an answer would depend on the question before.
+        llm.reset()
+        llm.eval(tokens)
         pointer = llama_get_logits_ith(llm._ctx.ctx, -1)
         logits = np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).astype(np.float64)
         if not np.isfinite(logits).all() or float(logits.max()) == float(logits.min()):
@@ -194,5 +192,6 @@ class GgufBackend:
         return Reply(reply, 200, self.name, usage, 0.0, None, sent)
 
     async def aclose(self) -> None:
-        """Free the model."""
-        self._llama.close()
+        """Free the model, once no forward pass is running (freeing it under one crashes)."""
+        async with self._lock:
+            self._llama.close()
