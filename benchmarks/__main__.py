@@ -3,7 +3,8 @@
 Sections: the affine suite on the in-process sim (per-request overhead), through serve-sim
 on loopback with added latency (against the ideal wall time), serve-sim's own requests per
 second on each wire format (``bench_serve``; ``python -m benchmarks.bench_serve --against
-REV`` compares with another revision's server), resume start-up on a finished
+REV`` compares with another revision's server), the affine suite through serve-sim on each
+wire format beside System One (``bench_wires``), resume start-up on a finished
 run, scale at 1x and 100x jobs (wall time and peak RSS, each in a fresh process) with the
 Probabilities section on those two runs, and the analysis timings. ``--quick`` skips the
 100x run.
@@ -119,6 +120,15 @@ def bench_serve(tmp: Path) -> dict[str, Any]:
     return module.run(tmp)
 
 
+def bench_wires(tmp: Path, quick: bool) -> dict[str, Any]:
+    """The affine suite through serve-sim on each wire format, beside System One."""
+    try:
+        module = importlib.import_module("benchmarks.bench_wires")
+    except ImportError as exc:
+        return {"wires_skipped": f"benchmarks.bench_wires unavailable: {exc}"}
+    return module.run(tmp, quick)
+
+
 def bench_analysis() -> dict[str, Any]:
     """Full affine analysis and a diff (synthetic run folders)."""
     try:
@@ -154,6 +164,7 @@ def main() -> None:
         ]
         sections.append(("loopback HTTP", lambda: bench_http(tmp)))
         sections.append(("serve-sim rps", lambda: bench_serve(tmp)))
+        sections.append(("wire formats", lambda: bench_wires(tmp, args.quick)))
         if not args.quick:
             sections.append(("scale 1x/100x", lambda: bench_scale(tmp)))
         sections.append(("analysis", bench_analysis))

@@ -80,7 +80,9 @@ class GgufBackend:
         self.sha256 = _file_sha256(self.path)
         # llama-cpp-python's default is half the cores; one pass at a time can use them all.
         threads = n_threads or os.cpu_count() or 1
-        self._llama = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+        self._llama = Llama(
+            model_path=str(self.path), n_ctx=n_ctx, n_threads=threads, verbose=False
+        )
         template = self._llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise ConfigError(f"{self.path} has no chat template (tokenizer.chat_template)")
