@@ -118,6 +118,17 @@ def test_chat_run_equals_the_in_process_sim_and_records_coverage(
     assert truncated  # the direct decoder's 100 options: 80 of them missing each time
 
 
+@pytest.mark.parametrize("suite", ["exploratory", "historical"])
+def test_chat_runs_of_the_other_suites_equal_the_in_process_sim(tmp_path: Path, suite: str) -> None:
+    """Thresholds (noul probabilities, threshold_cdf), sets, digits of x, recall: all equal."""
+    base = ("--suite", suite, "--no-progress")
+    assert cli("run", *base, "--run", str(tmp_path / "inproc")) == 0
+    with serve_sim_in_thread(ServerConfig(port=0, wire="openai-chat")) as url:
+        run = ("run", *base, "--model", "sim-x", "--wire", "openai-chat", "--base-url", url)
+        assert cli(*run, "--run", str(tmp_path / "chat")) == 0
+    assert outputs_of(tmp_path / "chat") == outputs_of(tmp_path / "inproc")
+
+
 def test_a_loopback_server_is_not_priced_and_a_cap_needs_a_price(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
