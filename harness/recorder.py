@@ -75,7 +75,7 @@ class Recorder:
             line = _with_sent(line, attempt.sent)
         self._requests.write(line)
         c = self.counters
-        if attempt.answers is not None:  # answered: every question, or all but refused ones
+        if attempt.answered:  # every question answered, or all but refused ones
             c.requests += 1
             model = attempt.model
             if model:
