@@ -143,6 +143,11 @@ def test_a_loopback_server_is_not_priced_and_a_cap_needs_a_price(
         assert cli(*run, "--run", str(free)) == 0
         assert "cost unknown" in capsys.readouterr().out
         assert all(line["cost_usd"] is None for line in records(free / "requests.jsonl"))
+        # resume keeps the rule: a cap needs a price, which resume takes too
+        assert cli("resume", str(free), "--no-progress", "--max-cost-usd", "1") == 2
+        assert "--price-per-million" in capsys.readouterr().err
+        resumed = ("--max-cost-usd", "1", "--price-per-million", "0.042")
+        assert cli("resume", str(free), "--no-progress", *resumed) == 0
         priced = tmp_path / "priced"
         price = ("--price-per-million", "0.042", "--max-cost-usd", "1")
         assert cli(*run, "--run", str(priced), *price) == 0
