@@ -23,6 +23,7 @@ import orjson
 import pytest
 
 from harness.backends.sim import SimModel
+from harness.errors import ConfigError
 from harness.serve import ServerConfig, serve_sim_in_thread
 from harness.wire import to_chat_request, to_decisions_request
 from tests.runhelpers import cli, records
@@ -186,3 +187,19 @@ def test_model_options_that_cannot_work_are_one_line(
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and says in err[0]
     assert not folder.exists()
+
+
+def test_model_specs_carry_the_wire_and_read_back() -> None:
+    from harness.backends import ModelSpec, parse_model
+
+    spec = parse_model("gpt-4o-mini:wire=openai-chat,top_logprobs=5,base_url=http://h:8000")
+    assert (spec.name, spec.wire, spec.top_logprobs, spec.base_url) == (
+        "gpt-4o-mini", "openai-chat", 5, "http://h:8000",
+    )  # fmt: skip
+    assert parse_model(spec.label) == spec
+    local = parse_model("gguf:models/x.gguf")  # a path holds no KEY=: the name stays whole
+    assert local.name == "gguf:models/x.gguf" and local.is_gguf
+    with pytest.raises(ConfigError, match="keep one"):
+        parse_model("m:wire=openai-decisions", ModelSpec(name="m", wire="openai-chat"))
+    with pytest.raises(ConfigError, match="runs in process"):
+        parse_model("gguf:x.gguf:wire=openai-chat")
