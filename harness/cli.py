@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from types import FrameType
 
 from harness.commands import COMMANDS
 from harness.commands.common import Handoff
@@ -43,6 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM outside a session's own handling (e.g. while a resume reads a large log)."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -51,6 +62,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return analysis_main(argv)
     args = build_parser().parse_args(argv)
+    with _terminable(args.command in ("run", "resume", "compare")):
+        return _dispatch(args)
+
+
+@contextmanager
+def _terminable(wanted: bool) -> Iterator[None]:
+    """SIGTERM raises ``Terminated`` while a command that sends requests is outside a
+    session's own handling (which drains first), so it too ends in one line (exit 143);
+    the previous handler is restored afterwards."""
+    previous = signal.getsignal(signal.SIGTERM)
+    installed = False
+    if wanted and previous is signal.SIG_DFL:
+        with suppress(ValueError):  # not the main thread (tests drive the CLI from threads)
+            signal.signal(signal.SIGTERM, _terminate)
+            installed = True
+    try:
+        yield
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the command; every failure the user can fix becomes one line and exit status 2."""
     try:
         result = args.func(args)
         if isinstance(result, Handoff):
@@ -63,15 +98,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Output piped into `head` and the like: stop quietly, as Unix tools do.
         sys.stderr.close()
         return 0
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:
+        name, status = ("SIGTERM", 143) if isinstance(exc, Terminated) else ("SIGINT", 130)
         folder = getattr(args, "interrupt_folder", None)
         where = (
             f"; continue with: numericjev resume {folder}"
             if folder is not None
             else "; resume with numericjev resume RUN"
         )
-        print(f"numericjev {args.command}: interrupted{where}", file=sys.stderr)
-        return 130
+        print(f"numericjev {args.command}: interrupted by {name}{where}", file=sys.stderr)
+        return status
 
 
 def _summarise(args: argparse.Namespace, handoff: Handoff) -> int:

@@ -7,7 +7,10 @@ NumericJevError
 ├── BackendError         one attempt failed, classified by the backend that made it
 │   ├── TransientError   worth another attempt: the ONLY type the retry policy retries
 │   └── AuthError        401/403: every request would fail, so the run stops
-└── BudgetExhausted      a request or spend cap was reached (the run stops resumably)
+├── BudgetExhausted      a cap was reached: requests, spend, or time waited on 429s (the run
+│                        stops resumably)
+└── Stopping             the run is stopping (a signal, a cap, a fatal error): this attempt
+                         was not sent, and its job stays pending for resume
 
 RunFolderError           (runfolder's own class, re-exported) a run folder that is missing,
 │                        foreign, locked or inconsistent, or a log line that cannot be read
@@ -20,7 +23,8 @@ format code raises. The command line translates both trees.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from runfolder import RunFolderError
@@ -35,7 +39,9 @@ __all__ = [
     "ManifestMismatch",
     "NumericJevError",
     "RunFolderError",
+    "Stopping",
     "TransientError",
+    "first_error",
 ]
 
 
@@ -105,4 +111,33 @@ class AuthError(BackendError):
 
 
 class BudgetExhausted(NumericJevError):
-    """A request or cost cap was reached; the run can be resumed with a higher cap."""
+    """A cap was reached (requests, spend, or time waited on 429s); the run can be resumed."""
+
+
+class Stopping(NumericJevError):
+    """The run is stopping, so an attempt that was about to start (or to wait) was not sent.
+
+    Not a failure of the job: it stays pending, and ``resume`` asks it again.
+    """
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            yield from _leaves(exc)
+        else:
+            yield exc
+
+
+@contextmanager
+def first_error() -> Iterator[None]:
+    """A task group's errors as the one the user can act on: the harness's own error (a
+    ``NumericJevError`` or ``RunFolderError``, which the command line puts in one line)
+    rather than the group anyio wraps it in; a group holding anything else stays as it is."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        leaves = list(_leaves(group))
+        if leaves and all(isinstance(e, NumericJevError | RunFolderError) for e in leaves):
+            raise leaves[0] from group
+        raise

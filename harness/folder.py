@@ -1,11 +1,16 @@
 """A run folder from the harness's side: its manifest, its sessions, and whether it still fits.
 
 ``create_run_folder`` writes the manifest of a new run (what the plan will ask, of which
-model, under which limits, from which code); ``open_for_resume`` reads one back, rebuilds its
-suite and checks that the cases and the code are still the ones it started with;
-``record_session`` appends each ``run`` or ``resume`` to ``sessions.jsonl``; ``model_spec_of``
-and ``limits_of`` rebuild a run's model and limits from its manifest for a resume. The format
-itself (records, manifest class, reader, writer, lock) is ``runfolder``'s.
+model, under which limits, from which code) under the folder's lock, so that of two runs
+started into one new folder one wins and the other is refused in one line;
+``open_for_resume`` reads one back and refuses, naming what differs, to continue a run whose
+manifest was edited since its last session (the seal, ``runfolder.seal``), whose server would
+change (``--base-url``), or whose cases or code changed, unless ``--allow-mismatch``;
+``record_session`` appends each ``run`` or ``resume`` to ``sessions.jsonl`` with the seal of
+the manifest it ran under and what ``--allow-mismatch`` let through; ``model_spec_of`` and
+``limits_of`` give a resume the run's own model, retry policy (``--max-attempts``,
+timeouts) and limits. The format itself (records, manifest class, reader, writer, lock,
+seal) is ``runfolder``'s.
 """
 
 from __future__ import annotations
@@ -17,24 +22,34 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
 from harness.backends.base import Backend
+from harness.backends.pricing import require_price
 from harness.calling import Limits, RetrySettings
+from harness.calling.limits import DEFAULT_MAX_WAIT_S
 from harness.cases import Suite
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.registry import load_suite
 from runfolder import (
+    LOCK,
     MANIFEST,
     RUNS_ROOT,
     Fields,
     Manifest,
     ModelInfo,
+    RunLock,
     SessionCommand,
     SessionRecord,
     append_session,
+    edited_fields,
     encode_manifest,
-    load_manifest,
+    field_digests,
+    last_seal,
+    manifest_digest,
+    read_manifest_object,
+    read_sessions,
     unique_folder,
     write_manifest,
 )
@@ -124,26 +139,56 @@ def build_manifest(folder: Path, plan: RunPlan, run_id: str | None = None) -> Ma
     )
 
 
-def create_run_folder(folder: Path, plan: RunPlan, run_id: str | None = None) -> Manifest:
-    """Create a new run folder with its manifest; refuses to reuse an existing run."""
+def _refuse_existing(folder: Path) -> None:
+    """Refuse a ``--run`` folder that is a file, holds a run, or holds anything else."""
+    if folder.exists() and not folder.is_dir():
+        raise RunFolderError(f"--run {folder} is a file, not a folder; choose another --run folder")
     if (folder / MANIFEST).exists():
         raise RunFolderError(
             f"{folder} already holds a run; continue it with: numericjev resume {folder}"
         )
-    # A manifest's temp file alone is a run killed before its manifest was in place.
-    if folder.exists() and any(p.name != f".{MANIFEST}.tmp" for p in folder.iterdir()):
+    # The lock and the manifest's temporary file: another run creating this folder right now
+    # (the lock then refuses this one, naming it), or a run killed before its manifest was
+    # in place.
+    ours = {LOCK, f".{MANIFEST}.tmp"}
+    if folder.exists() and any(entry.name not in ours for entry in folder.iterdir()):
         raise RunFolderError(f"{folder} exists and is not empty; choose another --run folder")
+
+
+def create_run_folder(
+    folder: Path, plan: RunPlan, lock: RunLock, run_id: str | None = None
+) -> Manifest:
+    """Create a new run folder, take its ``lock``, and write its manifest (``run_id``: see
+    ``build_manifest``).
+
+    Refuses to reuse an existing run or folder. The lock is taken before the manifest is
+    written and the folder checked again under it: of two runs started into one new folder
+    at once, one writes the manifest and the other is refused (the lock's message, or the
+    run the first one left), with nothing of either overwritten.
+    """
+    _refuse_existing(folder)
     manifest = build_manifest(folder, plan, run_id)
     encode_manifest(manifest)  # a value JSON cannot carry is refused before the folder exists
     folder.mkdir(parents=True, exist_ok=True)
-    write_manifest(folder, manifest)
+    lock.acquire()
+    try:
+        _refuse_existing(folder)
+        write_manifest(folder, manifest)
+    except BaseException:
+        lock.release()
+        raise
     return manifest
 
 
 def record_session(
-    folder: Path, command: SessionCommand, run_id: str, plan: RunPlan, allowed: list[str]
+    folder: Path,
+    command: SessionCommand,
+    manifest: dict[str, Any],
+    plan: RunPlan,
+    allowed: list[str],
 ) -> None:
-    """Append this invocation to ``sessions.jsonl`` (the caller holds the lock)."""
+    """Append this invocation to ``sessions.jsonl`` with the seal of the manifest it runs
+    under (``manifest`` as on disk); the caller holds the lock."""
     described = plan.backend.describe()
     record: SessionRecord = {
         "utc": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -154,7 +199,9 @@ def record_session(
         "base_url": described.get("base_url"),  # the backend's description is scrubbed
         "limits": plan.limits.as_record(),
         "allowed_mismatches": list(allowed),
-        "run": run_id,
+        "run": str(manifest.get("run_id")),
+        "manifest_sha256": manifest_digest(manifest),
+        "manifest_fields": field_digests(manifest),
     }
     append_session(folder, record)
 
@@ -165,33 +212,90 @@ def suite_of(manifest: Manifest) -> Suite:
     return load_suite(manifest.suite, seed=manifest.seed, params=params, decoders=manifest.decoders)
 
 
-def verify(manifest: Manifest, suite: Suite, allow_mismatch: bool) -> list[str]:
-    """Compare the manifest's hashes with this code and these cases; refuse unless allowed."""
+def verify(manifest: Manifest, suite: Suite) -> list[str]:
+    """What differs between the manifest's hashes and this code and these cases."""
     problems = []
     if manifest.case_hash != suite.case_hash():
         problems.append("the case set differs from the one the run started with")
     if manifest.source_hash != source_hash():
         problems.append("the harness or suite source changed since the run started")
-    if problems and not allow_mismatch:
-        raise ManifestMismatch(
-            "; ".join(problems) + ": resuming would mix two versions in one run. Start a new run, "
-            "or pass --allow-mismatch to continue anyway (recorded in the log)"
-        )
     return problems
 
 
-def open_for_resume(folder: Path, allow_mismatch: bool) -> tuple[Manifest, Suite, list[str]]:
-    """Read and verify a run folder's manifest before resuming it."""
-    manifest = load_manifest(folder)
+@dataclass(frozen=True)
+class Opened:
+    """A run folder read back for resume: its manifest (as on disk too), suite, problems."""
+
+    manifest: Manifest
+    raw: dict[str, Any]
+    suite: Suite
+    problems: list[str]  # what --allow-mismatch lets through (recorded in sessions.jsonl)
+
+
+def open_for_resume(folder: Path, allow_mismatch: bool) -> Opened:
+    """Read and check a run folder before resuming it; refuse a mismatch unless allowed.
+
+    Refused, in one line naming each difference: a manifest edited since the last session
+    sealed it, cases or code that changed. With ``allow_mismatch`` the differences are
+    returned, to be recorded in ``sessions.jsonl``. (The server is checked once the resume's
+    backend exists: ``server_change``.)
+    """
+    raw = read_manifest_object(folder)
+    where = f"{folder}/{MANIFEST}"
+    problems: list[str] = []
+    seal = last_seal(read_sessions(folder))
+    if seal is not None and manifest_digest(raw) != seal["manifest_sha256"]:
+        edits = edited_fields(raw, seal["manifest_fields"]) or ["its content changed"]
+        problems.append(f"{where} was edited since its last session: " + ", ".join(edits))
+    manifest = Manifest.from_dict(raw, where)
     try:
         suite = suite_of(manifest)
     except ConfigError as exc:
-        raise RunFolderError(
-            f"{folder}/manifest.json names a suite this code cannot rebuild ({exc}); "
-            "the manifest was edited or comes from other code"
-        ) from exc
-    problems = verify(manifest, suite, allow_mismatch)
-    return manifest, suite, problems
+        if not problems:
+            raise RunFolderError(
+                f"{where} names a suite this code cannot rebuild ({exc}); "
+                "the manifest was edited or comes from other code"
+            ) from exc
+        raise ManifestMismatch("; ".join(problems) + f"; and it cannot be rebuilt ({exc})") from exc
+    problems += verify(manifest, suite)
+    if problems and not allow_mismatch:
+        raise ManifestMismatch(
+            "; ".join(problems) + ": resuming would mix two versions in one run. Restore the "
+            "run's settings or start a new run, or pass --allow-mismatch to continue anyway "
+            "(recorded in sessions.jsonl)"
+        )
+    return Opened(manifest, raw, suite, problems)
+
+
+def check_price(plan: RunPlan) -> None:
+    """Refuse a spend cap with no price to reserve against (``pricing.require_price``)."""
+    described = plan.backend.describe()
+    where = f" at {described['base_url']}" if described.get("base_url") else ""
+    require_price(
+        plan.limits.max_cost_usd, plan.price_per_million, f"model {plan.backend.name!r}{where}"
+    )
+
+
+def server_change(manifest: Manifest, plan: RunPlan, allow_mismatch: bool) -> str | None:
+    """The server a resume would ask, when it is not the run's (``--base-url``); refused in
+    one line unless ``allow_mismatch``, which returns it to be recorded.
+
+    Compared as each backend records its server (normalised, scrubbed), so the same server
+    written another way is the same server.
+    """
+    recorded = manifest.model.base_url
+    now = plan.backend.describe().get("base_url")
+    if now == recorded:
+        return None
+    change = (
+        f"the server {now} is not the run's ({recorded}): its answers could come from another model"
+    )
+    if not allow_mismatch:
+        raise ManifestMismatch(
+            f"{change}. Resume with the run's server, or pass --allow-mismatch to continue "
+            "anyway (recorded in sessions.jsonl)"
+        )
+    return change
 
 
 # What a manifest's model.backend may name (an HTTP backend's name is its wire format).
@@ -205,15 +309,18 @@ def limits_of(
     rps: float | None = None,
     max_requests: int | None = None,
     max_cost_usd: float | None = None,
+    max_wait_s: float | None = None,
 ) -> Limits:
     """A resume's limits: each given value, else the run's own (the request cap never carries
     over: it counts the requests of one invocation)."""
     saved = manifest.limits
+    wait = max_wait_s if max_wait_s is not None else saved.get("max_wait_s", DEFAULT_MAX_WAIT_S)
     return Limits(
         concurrency=concurrency if concurrency is not None else saved["concurrency"] or 64,
         rps=rps if rps is not None else saved["rps"],
         max_requests=max_requests,
         max_cost_usd=max_cost_usd if max_cost_usd is not None else saved["max_cost_usd"],
+        max_wait_s=wait,
     )
 
 

@@ -34,6 +34,9 @@ class Job:
         self.round = 0
         self.served: set[str] = set()  # models that answered, as the server named them
         self.refused: set[str] = set()  # decoders failed by a refused question (final)
+        # Decoders whose ok output an earlier session recorded (a failed job being resumed):
+        # replay gives them the same answers, and their line is not written twice.
+        self.recorded_ok: frozenset[str] = frozenset()
 
     @property
     def id(self) -> str:

@@ -4,18 +4,34 @@ The scheduler hands every ``Attempt`` here as the caller reports it, and every f
 failed) job's outputs. Methods are synchronous: in a single-threaded event loop a
 synchronous write cannot interleave with another task's, and no answered exchange can be
 stranded in a buffer when the run is cancelled (each line is flushed as written).
+
+Every line gets the next number of the run's one record counter as its last key, ``seq``
+(``runfolder.sequence``: duplicated lines are counted once, a cut log is refused); a number
+is spent only once its line is written, so a refused record leaves no hole. An output that
+an earlier session already recorded as ``ok`` is not written again (``Job.recorded_ok``):
+each (job, decoder) has one ``ok`` line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
 from harness.calling import Attempt
 from harness.jobs import Job
 from harness.progress import Counters, Progress
-from runfolder import OUTPUTS, REQUESTS, ErrorKind, JsonlAppender, OutputLine, RequestLine
+from runfolder import (
+    OUTPUTS,
+    REQUESTS,
+    ErrorKind,
+    JsonlAppender,
+    OutputLine,
+    RequestLine,
+    write_totals,
+)
 
 # What serve-sim names itself: the simulator, or the exact oracle (serve-sim --model oracle).
 SIMULATOR_MODELS = frozenset({"sim"})
@@ -36,9 +52,13 @@ class Recorder:
         oracle: bool = False,
         requests_end: int = 0,
         outputs_end: int = 0,
+        next_seq: int = 1,
     ) -> None:
-        """``*_end`` are the logs' valid lengths (a torn tail beyond them is cut first)."""
+        """``*_end`` are the logs' valid lengths (a torn tail beyond them is cut first);
+        ``next_seq`` is the number of the next record (one more than the logs' highest)."""
+        self.folder = folder
         self.run_id = run_id
+        self.seq = next_seq
         self.counters = counters
         self.progress = progress
         self.simulated = simulated
@@ -70,10 +90,12 @@ class Recorder:
             "cost_usd": cost,
             "request_id": attempt.request_id,
             "run": self.run_id,
+            "seq": self.seq,  # last: readers find it at the end of the line without parsing
         }
         if attempt.sent is not None:
             line = _with_sent(line, attempt.sent)
         self._requests.write(line)
+        self.seq += 1
         c = self.counters
         if attempt.answered:  # every question answered, or all but refused ones
             c.requests += 1
@@ -107,12 +129,15 @@ class Recorder:
         oracle = self.oracle or bool(job.served & ORACLE_MODELS)
         simulated = not oracle and (self.simulated or bool(job.served & SIMULATOR_MODELS))
         for record in job.outputs(simulated, error=failed):
+            if record["decoder"] in job.recorded_ok:
+                continue  # its ok line is in the log already (a failed job resumed)
             line: OutputLine = (
-                {**record, "oracle": True, "run": self.run_id}
+                {**record, "oracle": True, "run": self.run_id, "seq": self.seq}
                 if oracle
-                else {**record, "run": self.run_id}
+                else {**record, "run": self.run_id, "seq": self.seq}
             )
             self._outputs.write(line)
+            self.seq += 1
         c = self.counters
         if failed is None:
             c.jobs_done += 1
@@ -120,6 +145,26 @@ class Recorder:
             c.jobs_failed += 1
         c.rounds = max(c.rounds, job.round)
         self.progress.update(c)
+
+    def save_totals(self) -> None:
+        """Write ``totals.json`` from the counters (what ``numericjev list`` shows). A summary
+        of the log, never the record: a disk that refuses it loses nothing."""
+        c = self.counters
+        with suppress(OSError):
+            write_totals(
+                self.folder,
+                {
+                    "run": self.run_id,
+                    "utc": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "requests_end": self.requests_end,
+                    "requests": c.requests,
+                    "errors": c.errors,
+                    "input_tokens": c.input_tokens,
+                    "output_tokens": c.output_tokens,
+                    "cost_usd": c.cost_usd,
+                    "cost_known": c.cost_known,
+                },
+            )
 
     @property
     def requests_end(self) -> int:

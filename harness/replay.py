@@ -9,6 +9,9 @@ resume refuses rather than mixing two versions' questions in one job.
 An exchange in which the model declined questions (error kind ``refusal``) was answered: it
 is replayed like any answer, and the decoders it failed stay failed. A job whose decoders
 are all ok or failed by a refusal is finished: resume asks a refused question never again.
+Both logs are read by the one reader, which skips repeated records (``seq``), and their
+numbering is checked once both are read: a log cut in the middle stops resume (and status)
+before anything is sent (``runfolder.sequence``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from harness.errors import BackendError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters
 from harness.wire.answers import read_answers
-from runfolder import OUTPUTS, REQUESTS, JsonlReader, OutputLine, RequestLine
+from runfolder import OUTPUTS, REQUESTS, JsonlReader, OutputLine, RequestLine, check_sequence
 
 Line = TypeVar("Line", OutputLine, RequestLine)
 FINAL = "failed:refusal"  # a decoder's last status when a refusal failed it for good
@@ -42,7 +45,11 @@ class LogState:
     outputs_end: int = 0
     requests_end: int = 0
     torn: list[str] = field(default_factory=list)
-    duplicates: int = 0
+    duplicates: int = 0  # (job, round) answered more than once
+    repeated_lines: int = 0  # lines that repeat a record (same seq), skipped
+    next_seq: int = 1  # the number the next record gets
+    # Unfinished jobs' decoders whose last output is ok: not written again on resume.
+    recorded_ok: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def _own(records: JsonlReader[Line], run_id: str) -> Iterator[Line]:
@@ -74,6 +81,7 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
             state.finished.add(job)
         else:
             state.failed.add(job)
+            state.recorded_ok[job] = frozenset(d for d, s in statuses.items() if s == "ok")
     state.outputs_end = outputs.valid_bytes
     if outputs.torn:
         state.torn.append(OUTPUTS)
@@ -115,6 +123,8 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     state.requests_end = requests.valid_bytes
     if requests.torn:
         state.torn.append(REQUESTS)
+    state.next_seq = check_sequence(folder, requests, outputs) + 1
+    state.repeated_lines = requests.duplicates + outputs.duplicates
     return state
 
 
@@ -152,13 +162,30 @@ def shuffled_specs(suite: Suite) -> list[JobSpec]:
 
 
 def job_queue(suite: Suite, state: LogState, model: str) -> tuple[Iterator[Job], int]:
-    """Unfinished jobs, built lazily and replayed from the log; and how many there are."""
+    """Unfinished jobs, replayed from the log; and how many there are.
+
+    Jobs with recorded answers (those cut short, or failed) are replayed here, before
+    anything is sent, so that a replay the code no longer matches is refused before the
+    session starts (never part-way, after other jobs were asked); jobs never asked are
+    built lazily, so memory grows with the jobs in progress, not the suite.
+    """
     specs = [s for s in shuffled_specs(suite) if s.id not in state.finished]
+    started: list[Job] = []
+    fresh: list[JobSpec] = []
+    for spec in specs:
+        recorded = state.answered.get(spec.id)
+        ok = state.recorded_ok.get(spec.id)
+        if not recorded and not ok:
+            fresh.append(spec)
+            continue
+        job = Job(spec, suite.decoders)
+        job.recorded_ok = ok or frozenset()
+        replay(job, recorded or {}, model)
+        started.append(job)
 
     def generate() -> Iterator[Job]:
-        for spec in specs:
-            job = Job(spec, suite.decoders)
-            replay(job, state.answered.get(spec.id, {}), model)
-            yield job
+        yield from started
+        for spec in fresh:
+            yield Job(spec, suite.decoders)
 
     return generate(), len(specs)

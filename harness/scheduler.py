@@ -3,9 +3,13 @@
 Workers (one per allowed request in flight) take jobs from a seeded, shuffled queue and run
 each to its end; jobs are built lazily, so memory grows with the concurrency, not the suite.
 Each round the ``Budget`` admits the request, the ``Caller`` gets its answers (retrying,
-pacing, validating and timing attempts), and the ``Recorder`` writes every attempt as it
-ends and each job's outputs when it is done. The scheduler keeps only the workers and the
-advance loop, and says why it stopped early, if it did.
+pacing, holding spend, validating and timing attempts), and the ``Recorder`` writes every
+attempt as it ends and each job's outputs when it is done.
+
+A run stops early for a cap, a fatal error or an interrupt (``stop``): the run's
+``StopSwitch`` is thrown, so no new attempt starts and every wait ends, while attempts
+already sent finish and are recorded. A job cut short that way is left pending, never
+failed, so ``resume`` asks it again.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import anyio
 import anyio.lowlevel
 
 from harness.calling import Budget, Caller
-from harness.errors import AuthError, BackendError, BudgetExhausted
+from harness.errors import AuthError, BackendError, BudgetExhausted, Stopping
 from harness.jobs import Job
 from harness.recorder import Recorder
 from runfolder import error_kind
@@ -36,6 +40,12 @@ class Scheduler:
         self.stopped: str | None = None  # None: every job ran; else why it stopped early
         self.fatal: str | None = None  # an error that makes every request fail (bad key)
 
+    def stop(self, reason: str) -> None:
+        """Stop the run: no new exchange or attempt starts; what is in flight finishes."""
+        if self.stopped is None:
+            self.stopped = reason
+        self.caller.switch.stop(reason)
+
     async def run(self, jobs: Iterator[Job]) -> None:
         """Advance every job until done, failed, or a cap or fatal error stops the run."""
         async with anyio.create_task_group() as tg:
@@ -53,27 +63,25 @@ class Scheduler:
 
     async def _advance(self, job: Job) -> None:
         caller, budget, recorder, model = self.caller, self.budget, self.recorder, self.model
-        while self.stopped is None:
+        while True:
             step = job.next_request(model)
             if step is None:
-                recorder.finished(job, None)
+                recorder.finished(job, None)  # also when its last answer came in a drain
                 return
+            if self.stopped is not None:
+                return  # pending: resume asks it again
             body, qmap = step
             try:
-                reservation = budget.reserve(body)
-            except BudgetExhausted as exc:
-                self.stopped = self.stopped or str(exc)
-                return
-            try:
+                budget.admit()
                 answered = await caller.call(body, partial(recorder.attempt, job, body, qmap))
+            except Stopping:
+                return
+            except BudgetExhausted as exc:
+                self.stop(str(exc))
+                return
             except BackendError as exc:
-                budget.release(reservation, None)
                 self._failed(job, exc)
                 return
-            except BaseException:
-                budget.release(reservation, None)
-                raise
-            budget.release(reservation, answered.cost_usd)
             budget.answered()
             assert answered.answers is not None  # an answered attempt carries its answers
             job.apply(qmap, answered.answers, answered.refused)
@@ -82,10 +90,10 @@ class Scheduler:
         """A request failed after its retries (each attempt is already in the log)."""
         if isinstance(exc, AuthError):
             self.fatal = str(exc)
-            self.stopped = "the server refused the credentials"
+            self.stop("the server refused the credentials")
             return
         breaker = self.budget.failed(exc)
         if breaker is not None:
             self.fatal = breaker
-            self.stopped = "no request has succeeded"
+            self.stop("no request has succeeded")
         self.recorder.finished(job, error_kind(exc.kind))

@@ -6,17 +6,19 @@ rebuilding its model and limits from its manifest, sending only what was never a
 The async forms run inside a caller's event loop (a notebook, a service); the sync forms
 are the one place ``anyio.run`` is called.
 
-Each session holds the folder's lock, records itself in ``sessions.jsonl``, and wires one
-``Caller`` (retries, validation, timing), ``Pacer``, ``Budget`` and ``Recorder`` around the
-scheduler. Nothing here prints: the command line turns a ``RunResult`` into words.
+Each session holds the folder's lock, records itself in ``sessions.jsonl`` (with the seal of
+the manifest it runs under), and wires one ``Caller`` (retries, validation, timing),
+``Pacer``, ``Budget`` and ``Recorder`` around the scheduler. With ``signals`` (the command
+line), SIGINT and SIGTERM stop the session after draining what is in flight
+(``harness.interrupts``). Nothing here prints: the command line turns a ``RunResult`` into
+words.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
@@ -24,24 +26,28 @@ import anyio
 
 from harness.backends import Backend, ModelSpec, make_backend
 from harness.backends.oracle import Oracle
-from harness.backends.pricing import require_price
 from harness.calling import Budget, Caller, Limits, Pacer, RetrySettings
 from harness.cases import Suite
 from harness.check import oracle_for
+from harness.errors import first_error
 from harness.folder import (
     RunPlan,
+    check_price,
     create_run_folder,
     default_run_folder,
     limits_of,
     model_spec_of,
     open_for_resume,
     record_session,
+    server_change,
 )
+from harness.interrupts import DRAIN_S, Interrupt, can_watch, watch_signals
+from harness.jobs import Job
 from harness.progress import Counters, NoProgress, Progress, TqdmProgress
 from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
 from harness.replay import LogState, job_queue, read_logs
 from harness.scheduler import Scheduler
-from runfolder import RunLock, write_totals
+from runfolder import RunLock
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,10 @@ class RunResult:
     warnings: tuple[str, ...] = ()  # what resume let through or repaired (also sent on_warning)
     oracle: bool = False  # answered with exact labels (the oracle): a check, not a model
     sent: int = 0  # requests answered in this invocation (the request cap counts these)
+    attempts: int = 0  # requests (attempts) this invocation sent, answered or not
+    interrupted: int | None = None  # the signal that stopped it (SIGINT, SIGTERM), if one did
+    drained: int = 0  # attempts in flight at the signal that finished and were recorded
+    abandoned: int = 0  # attempts still in flight when the drain ran out (never recorded)
 
     @property
     def pending(self) -> int:
@@ -71,6 +81,7 @@ class RunResult:
 
 Warn = Callable[[str], None]
 Started = Callable[[Path], None]
+Queue = tuple[Iterator[Job], int]  # jobs to run, and how many
 # A progress display, or True for a tqdm bar of this run (False: none).
 Display = bool | Progress
 
@@ -102,15 +113,6 @@ def _plan(
     return RunPlan(suite, backend, limits, price, retry or RetrySettings())
 
 
-def check_price(plan: RunPlan) -> None:
-    """Refuse a spend cap with no price to reserve against (``pricing.require_price``)."""
-    described = plan.backend.describe()
-    where = f" at {described['base_url']}" if described.get("base_url") else ""
-    require_price(
-        plan.limits.max_cost_usd, plan.price_per_million, f"model {plan.backend.name!r}{where}"
-    )
-
-
 async def start_run_async(
     suite: Suite,
     model: ModelSpec | Backend | None = None,
@@ -121,6 +123,8 @@ async def start_run_async(
     progress: Display = False,
     on_start: Started = _ignore_folder,
     run_id: str | None = None,
+    signals: bool = False,
+    drain_s: float = DRAIN_S,
 ) -> RunResult:
     """Create a run folder for ``suite`` and run every job against ``model``.
 
@@ -131,7 +135,8 @@ async def start_run_async(
     and resume keeps it. ``on_start`` is told the folder once its manifest is written,
     before the first request; ``run_id`` replaces the folder's name as the run's id.
     Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the model
-    or the folder is unusable.
+    or the folder is unusable. ``signals``: SIGINT and SIGTERM stop the run after draining
+    the requests in flight for up to ``drain_s`` seconds (main thread only).
     """
     limits = limits or Limits()
     model = model or ModelSpec()
@@ -141,17 +146,23 @@ async def start_run_async(
         check_price(plan)  # before any folder exists
         reserved = folder is None
         folder = folder or default_run_folder(suite.name, name)
+        lock = RunLock(folder)
         try:
-            manifest = create_run_folder(folder, plan, run_id)
+            manifest = create_run_folder(folder, plan, lock, run_id)
         except BaseException:
             if reserved:  # the empty folder reserved for this run: nothing was written
                 with suppress(OSError):
                     folder.rmdir()
             raise
-        on_start(folder)
-        with RunLock(folder):
-            record_session(folder, "run", manifest.run_id, plan, [])
-            return await _execute(folder, manifest.run_id, plan, LogState(), progress)
+        try:
+            on_start(folder)
+            record_session(folder, "run", manifest.to_dict(), plan, [])
+            queue = job_queue(suite, LogState(), plan.backend.name)
+            return await _execute(
+                folder, manifest.run_id, plan, LogState(), queue, progress, signals, drain_s
+            )
+        finally:
+            lock.release()
 
 
 def start_run(
@@ -164,6 +175,8 @@ def start_run(
     progress: Display = False,
     on_start: Started = _ignore_folder,
     run_id: str | None = None,
+    signals: bool = False,
+    drain_s: float = DRAIN_S,
 ) -> RunResult:
     """``start_run_async`` in its own event loop."""
     return anyio.run(
@@ -177,6 +190,8 @@ def start_run(
             progress=progress,
             on_start=on_start,
             run_id=run_id,
+            signals=signals,
+            drain_s=drain_s,
         )
     )
 
@@ -188,18 +203,23 @@ async def resume_run_async(
     rps: float | None = None,
     max_requests: int | None = None,
     max_cost_usd: float | None = None,
+    max_wait_s: float | None = None,
     base_url: str | None = None,
     price_per_million: float | None = None,
     allow_mismatch: bool = False,
     progress: Display = False,
     on_warning: Warn = _ignore,
+    signals: bool = False,
+    drain_s: float = DRAIN_S,
 ) -> RunResult:
     """Continue the run in ``folder``: replay what was answered, send what was not.
 
     Limits left as None are the run's own; ``price_per_million`` replaces the run's price
-    (each request line records its own cost). Refuses (``ManifestMismatch``) when the cases or
-    the code changed since the run started, unless ``allow_mismatch``; each problem let
-    through, and each torn log tail cut, goes to ``on_warning`` before anything is sent.
+    (each request line records its own cost). Refuses (``ManifestMismatch``, one line naming
+    each difference) a manifest edited since its last session, a server (``base_url``) other
+    than the run's, or cases or code that changed since the run started, unless
+    ``allow_mismatch``: then each difference goes to ``on_warning`` and into
+    ``sessions.jsonl`` before anything is sent, as does each torn log tail cut.
     """
     warnings: list[str] = []
 
@@ -207,15 +227,15 @@ async def resume_run_async(
         warnings.append(message)
         on_warning(message)
 
-    manifest, suite, problems = open_for_resume(folder, allow_mismatch)
-    for problem in problems:
-        warn(f"{problem} (continuing: --allow-mismatch)")
+    opened = open_for_resume(folder, allow_mismatch)
+    manifest, suite, problems = opened.manifest, opened.suite, list(opened.problems)
     limits = limits_of(
         manifest,
         concurrency=concurrency,
         rps=rps,
         max_requests=max_requests,
         max_cost_usd=max_cost_usd,
+        max_wait_s=max_wait_s,
     )
     spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
     if price_per_million is not None:
@@ -223,13 +243,21 @@ async def resume_run_async(
     plan = _plan(suite, spec, limits, retry)
     async with _closing(plan.backend):
         check_price(plan)
+        change = server_change(manifest, plan, allow_mismatch)
+        problems += [change] if change else []
+        for problem in problems:
+            warn(f"{problem} (continuing: --allow-mismatch)")
         with RunLock(folder):
             state = read_logs(folder, suite.decoders, manifest.run_id)
+            # Replays what was answered: a job this code would ask differently is refused now.
+            queue = job_queue(suite, state, plan.backend.name)
             for name in state.torn:
                 warn(f"cut a torn last line from {name} (a crash mid-write)")
             # Recorded once the logs have been read: a resume refused above leaves no trace.
-            record_session(folder, "resume", manifest.run_id, plan, problems)
-            result = await _execute(folder, manifest.run_id, plan, state, progress)
+            record_session(folder, "resume", opened.raw, plan, problems)
+            result = await _execute(
+                folder, manifest.run_id, plan, state, queue, progress, signals, drain_s
+            )
     return replace(result, warnings=tuple(warnings))
 
 
@@ -240,11 +268,14 @@ def resume_run(
     rps: float | None = None,
     max_requests: int | None = None,
     max_cost_usd: float | None = None,
+    max_wait_s: float | None = None,
     base_url: str | None = None,
     price_per_million: float | None = None,
     allow_mismatch: bool = False,
     progress: Display = False,
     on_warning: Warn = _ignore,
+    signals: bool = False,
+    drain_s: float = DRAIN_S,
 ) -> RunResult:
     """``resume_run_async`` in its own event loop."""
     return anyio.run(
@@ -255,11 +286,14 @@ def resume_run(
             rps=rps,
             max_requests=max_requests,
             max_cost_usd=max_cost_usd,
+            max_wait_s=max_wait_s,
             base_url=base_url,
             price_per_million=price_per_million,
             allow_mismatch=allow_mismatch,
             progress=progress,
             on_warning=on_warning,
+            signals=signals,
+            drain_s=drain_s,
         )
     )
 
@@ -275,11 +309,18 @@ async def _closing(backend: Backend) -> AsyncIterator[None]:
 
 
 async def _execute(
-    folder: Path, run_id: str, plan: RunPlan, state: LogState, progress: Display
+    folder: Path,
+    run_id: str,
+    plan: RunPlan,
+    state: LogState,
+    queue: Queue,
+    progress: Display,
+    signals: bool,
+    drain_s: float,
 ) -> RunResult:
-    """Run every unfinished job of the folder; the caller holds the lock."""
+    """Run the ``queue`` of unfinished jobs; the caller holds the lock."""
     suite, backend, limits = plan.suite, plan.backend, plan.limits
-    jobs, pending = job_queue(suite, state, backend.name)
+    jobs, pending = queue
     counters = state.counters
     counters.jobs_total = len(suite.jobs())
     counters.jobs_done = len(state.finished)
@@ -302,23 +343,34 @@ async def _execute(
         oracle=oracle,
         requests_end=state.requests_end,
         outputs_end=state.outputs_end,
-    )
-    caller = Caller(
-        backend,
-        Pacer(limits.concurrency, rps=limits.rps),
-        plan.retry,
-        price_per_million=plan.price_per_million,
+        next_seq=state.next_seq,
     )
     budget = Budget(limits, counters, plan.price_per_million)
+    caller = Caller(
+        backend,
+        Pacer(limits.concurrency, rps=limits.rps, max_wait_s=limits.max_wait_s),
+        plan.retry,
+        price_per_million=plan.price_per_million,
+        budget=budget,
+        probe=True,
+    )
     # One worker per allowed request in flight.
     scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
+    interrupt = Interrupt()
     try:
-        await scheduler.run(jobs)
+        with first_error():
+            async with anyio.create_task_group() as tg:
+                hard = anyio.CancelScope()  # cut off what is still in flight (interrupts)
+                if signals and can_watch():
+                    await tg.start(watch_signals, scheduler, hard, drain_s, interrupt)
+                with hard:
+                    await scheduler.run(jobs)
+                tg.cancel_scope.cancel()
     finally:
         # Also on Ctrl-C and cancellation: ``numericjev list`` reads these, not the log. They
         # are a summary of the log, never the record: a disk that refuses them loses nothing.
         with suppress(OSError):
-            _save_totals(folder, run_id, counters, recorder.requests_end)
+            recorder.save_totals()
         recorder.close()
         display.close()
     served = set(counters.models)
@@ -332,22 +384,8 @@ async def _execute(
         scheduler.fatal,
         oracle=oracle,
         sent=counters.requests - before,
-    )
-
-
-def _save_totals(folder: Path, run_id: str, counters: Counters, requests_end: int) -> None:
-    """Write ``totals.json`` from the session's counters (what ``list`` shows)."""
-    write_totals(
-        folder,
-        {
-            "run": run_id,
-            "utc": datetime.now(UTC).isoformat(timespec="seconds"),
-            "requests_end": requests_end,
-            "requests": counters.requests,
-            "errors": counters.errors,
-            "input_tokens": counters.input_tokens,
-            "output_tokens": counters.output_tokens,
-            "cost_usd": counters.cost_usd,
-            "cost_known": counters.cost_known,
-        },
+        attempts=caller.sent,
+        interrupted=interrupt.signum,
+        drained=max(interrupt.in_flight - caller.abandoned, 0),
+        abandoned=caller.abandoned,
     )

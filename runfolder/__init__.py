@@ -4,9 +4,11 @@ A run folder holds ``manifest.json`` (written once), ``requests.jsonl`` and ``ou
 (append-only logs), ``sessions.jsonl`` (one line per run or resume), ``totals.json`` (the
 request totals as the last session left them) and a lock. This package owns their names,
 the typed records, the manifest, the ONE JSONL writer and the ONE reader (with one
-torn-line rule, explained in ``runfolder.jsonl``), the lock and the errors; and the
-comparison folder's ``compare.json``, how run folders are named, listed and found
-(``latest``), shared by both command lines.
+torn-line rule, explained in ``runfolder.jsonl``), the record numbers that make a
+duplicated or cut log visible (``runfolder.sequence``), the manifest's seal
+(``runfolder.seal``), the lock and the errors; and the comparison folder's
+``compare.json``, how run folders are named, listed and found (``latest``), shared by both
+command lines.
 
 It depends on the standard library and orjson only, and imports neither ``harness`` nor
 ``analysis``: both import it, so the format has one owner.
@@ -21,7 +23,14 @@ from runfolder.comparison import (
 )
 from runfolder.errors import LogFormatError, RecordError, RunFolderError
 from runfolder.finding import LATEST, RUNS_ROOT, entries, resolve_run, started, unique_folder
-from runfolder.jsonl import JsonlAppender, JsonlReader, dumps_line, find_unwritable, valid_end
+from runfolder.jsonl import (
+    JsonlAppender,
+    JsonlReader,
+    dumps_line,
+    find_unwritable,
+    seq_of,
+    valid_end,
+)
 from runfolder.layout import (
     COMPARISON,
     FORMAT_VERSION,
@@ -62,6 +71,8 @@ from runfolder.records import (
     Usage,
     error_kind,
 )
+from runfolder.seal import edited_fields, field_digests, last_seal, manifest_digest
+from runfolder.sequence import LogScan, check_sequence, scan_logs
 from runfolder.sessions import append_session, read_sessions
 from runfolder.totals import TotalsRecord, read_totals, totals_current, write_totals
 
@@ -88,6 +99,7 @@ __all__ = [
     "JsonlReader",
     "LimitsRecord",
     "LogFormatError",
+    "LogScan",
     "Manifest",
     "ModelInfo",
     "OutputIdentity",
@@ -106,22 +118,29 @@ __all__ = [
     "TraceStep",
     "Usage",
     "append_session",
+    "check_sequence",
     "dumps_line",
+    "edited_fields",
     "encode_manifest",
     "entries",
     "error_kind",
+    "field_digests",
     "find_unwritable",
     "is_comparison",
     "job_status",
+    "last_seal",
     "list_rows",
     "load_comparison",
     "load_manifest",
+    "manifest_digest",
     "mark_of",
     "read_manifest_object",
     "read_sessions",
     "read_totals",
     "resolve_run",
     "run_row",
+    "scan_logs",
+    "seq_of",
     "started",
     "totals_current",
     "unique_folder",

@@ -18,6 +18,15 @@ The torn-line rule, the same for every reader (resume, status, analysis):
 Before this module the harness cut a parseable last line without a newline while analysis
 kept it: the same folder gave two answers. Under this rule they agree.
 
+Sequence numbers (``seq``, the last key of every ``requests.jsonl`` and ``outputs.jsonl``
+line; see ``runfolder.sequence``): the writer numbers a run's records 1, 2, 3, ... across
+both logs, so within one file they only grow. A line whose ``seq`` is not above the one
+before it in the same file repeats a record already read (a duplicated line) and is skipped
+by every reader, counted in ``duplicates``: a record is counted once wherever it appears
+twice. The reader also keeps the count and sums of the numbers it accepted, so that
+``sequence.check_sequence`` can tell a log cut in the middle from a torn tail. Lines without
+``seq`` (runs made before it) are read as before.
+
 Numbers: orjson refuses integers outside [-2**63, 2**64 - 1] and reads such numbers back as
 floats. ``dumps_line`` never lets that become a silent loss or a traceback: it raises
 ``RecordError`` naming the field, and nothing is written. Non-finite floats are checked where
@@ -37,12 +46,37 @@ import orjson
 
 from runfolder.errors import LogFormatError, RecordError
 
-__all__ = ["JsonlAppender", "JsonlReader", "dumps_line", "find_unwritable", "valid_end"]
+__all__ = [
+    "JsonlAppender",
+    "JsonlReader",
+    "dumps_line",
+    "find_unwritable",
+    "seq_of",
+    "valid_end",
+]
 
 R = TypeVar("R")
 
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson writes, and reads back as an integer
 _BLANK = b" \t\r\n"  # first bytes of a line that may be blank
+_SEQ_KEY = b',"seq":'  # how the writer ends a numbered record: ...,"seq":123}
+_SEQ_TAIL = 40  # bytes at the end of a line that can hold it (the key, 20 digits, "}" and space)
+
+
+def seq_of(line: bytes) -> int | None:
+    """The ``seq`` a raw log line ends with, or None (an older line, or not the writer's).
+
+    Reads only the tail of the line, without parsing it: the writer puts ``seq`` last, and a
+    string value cannot hold ``,"seq":`` unescaped, so the match is the record's own key.
+    """
+    at = line.rfind(_SEQ_KEY, max(0, len(line) - _SEQ_TAIL))
+    if at < 0:
+        return None
+    tail = line[at + len(_SEQ_KEY) :].rstrip(_BLANK)
+    if not tail.endswith(b"}"):
+        return None
+    digits = tail[:-1].strip()
+    return int(digits) if digits.isdigit() and len(digits) < 20 else None
 
 
 def find_unwritable(value: Any, path: str = "") -> tuple[str, str] | None:
@@ -110,6 +144,10 @@ class JsonlReader(Generic[R]):
 
     The type parameter is what the caller expects (``JsonlReader[RequestLine](path)``); the
     reader checks only that each line is a JSON object.
+
+    Numbered lines (module docstring): a line whose ``seq`` is not above the previous one's
+    is a repeat and is skipped (``duplicates``); ``seq_count``, ``seq_sum``, ``seq_squares``
+    and ``seq_last`` describe the numbers accepted, for ``sequence.check_sequence``.
     """
 
     def __init__(self, path: Path, keep: Callable[[bytes], bool] | None = None) -> None:
@@ -118,6 +156,11 @@ class JsonlReader(Generic[R]):
         self.valid_bytes = 0
         self.torn_bytes = 0
         self.records = 0
+        self.duplicates = 0
+        self.seq_last = 0
+        self.seq_count = 0
+        self.seq_sum = 0
+        self.seq_squares = 0
 
     @property
     def torn(self) -> bool:
@@ -143,6 +186,18 @@ class JsonlReader(Generic[R]):
                 if line[0] in _BLANK and not line.strip():
                     self.valid_bytes = end
                     continue
+                seq = seq_of(line)
+                if seq is not None:
+                    if seq <= self.seq_last:  # a record read already: count it once
+                        if not (line.startswith(b"{") and line.rstrip(_BLANK).endswith(b"}")):
+                            self._parse(line, number)  # still refuse what is not a record
+                        self.valid_bytes = end
+                        self.duplicates += 1
+                        continue
+                    self.seq_last = seq
+                    self.seq_count += 1
+                    self.seq_sum += seq
+                    self.seq_squares += seq * seq
                 wanted = keep is None or keep(line)
                 if not wanted and line.startswith(b"{") and line.endswith(b"}\n"):
                     self.valid_bytes = end

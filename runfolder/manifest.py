@@ -227,12 +227,7 @@ class Manifest:
             repeats=f.integer("repeats"),
             n_jobs=f.integer("n_jobs"),
             model=ModelInfo.from_fields(f.nested("model")),
-            limits={
-                "concurrency": limits.integer("concurrency"),
-                "rps": limits.optional_number("rps"),
-                "max_requests": limits.optional_integer("max_requests"),
-                "max_cost_usd": limits.optional_number("max_cost_usd"),
-            },
+            limits=_limits(limits),
             versions=versions,
             format_version=f.integer("format_version"),
             extra={k: v for k, v in raw.items() if k not in known},
@@ -260,6 +255,18 @@ class Manifest:
             "versions": self.versions,
             **self.extra,
         }
+
+
+def _limits(limits: Fields) -> LimitsRecord:
+    record: LimitsRecord = {
+        "concurrency": limits.integer("concurrency"),
+        "rps": limits.optional_number("rps"),
+        "max_requests": limits.optional_integer("max_requests"),
+        "max_cost_usd": limits.optional_number("max_cost_usd"),
+    }
+    if "max_wait_s" in limits.raw:  # absent in runs made before the ceiling
+        record["max_wait_s"] = limits.optional_number("max_wait_s")
+    return record
 
 
 def check_version(raw: Mapping[str, Any], where: str) -> None:

@@ -115,6 +115,7 @@ class RequestLine(ExchangeRecord):
     """A ``requests.jsonl`` line."""
 
     run: str  # the manifest's run_id: resume refuses a line copied from another run
+    seq: int  # the record's number in the run, shared with outputs.jsonl (runfolder.sequence)
 
 
 class TraceStep(TypedDict, total=False):
@@ -180,6 +181,7 @@ class OutputLine(OutputRecord):
 
     run: str
     imported: NotRequired[ImportedFrom]
+    seq: int  # the record's number in the run, shared with requests.jsonl; the last key
 
 
 class LimitsRecord(TypedDict):
@@ -189,6 +191,9 @@ class LimitsRecord(TypedDict):
     rps: float | None
     max_requests: int | None  # requests sent by one invocation
     max_cost_usd: float | None  # the run's total recorded cost, all sessions included
+    # Seconds 429 replies may pause one invocation in total before it stops (absent in runs
+    # made before the ceiling).
+    max_wait_s: NotRequired[float | None]
 
 
 class SessionRecord(TypedDict):
@@ -207,3 +212,6 @@ class SessionRecord(TypedDict):
     limits: LimitsRecord
     allowed_mismatches: list[str]  # problems --allow-mismatch let through; [] if none
     run: str
+    # The seal of the manifest this session ran under (runfolder.seal); absent in older runs.
+    manifest_sha256: NotRequired[str]
+    manifest_fields: NotRequired[dict[str, str]]

@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("calling", "jobs"),
     ("replay", "recorder", "check", "serve"),
     ("scheduler", "dryrun", "folder"),
+    ("interrupts",),
     ("session",),
     ("comparison",),
     ("commands",),

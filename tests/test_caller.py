@@ -83,11 +83,14 @@ def first_body_usage() -> dict[str, int]:
 async def test_each_attempt_has_its_own_time_and_latency() -> None:
     fake, heard = FakeTime(), []
     busy = TransientError("overloaded", "busy", status=503)
-    await caller(Scripted(busy, busy, "sim"), fake).call(first_body(), heard.append)
+    ask = caller(Scripted(busy, busy, "sim"), fake, wall=fake.clock)
+    await ask.call(first_body(), heard.append)
     assert [a.number for a in heard] == [1, 2, 3]
-    # Waits happen between attempts, so no attempt's latency includes them.
+    # Waits happen between attempts, so no attempt's latency includes them, and each
+    # attempt's t is when IT started: the first's plus the waits before it (issue 10).
     assert len(fake.sleeps) == 2 and all(a.latency_ms < 1000 * min(fake.sleeps) for a in heard)
-    assert heard[0].t <= heard[1].t <= heard[2].t
+    assert heard[1].t - heard[0].t == pytest.approx(fake.sleeps[0])
+    assert heard[2].t - heard[1].t == pytest.approx(fake.sleeps[1])
 
 
 async def test_the_price_prices_a_reply_without_cost() -> None:
@@ -180,26 +183,69 @@ async def test_a_cancelled_waiter_passes_its_place_on() -> None:
 
 def test_budget_caps_requests_and_names_the_cap() -> None:
     budget = Budget(Limits(max_requests=2), Counters())
-    budget.reserve(first_body())
-    budget.reserve(first_body())
+    budget.admit()
+    budget.admit()
     with pytest.raises(BudgetExhausted, match=r"request cap reached \(2 requests\)"):
-        budget.reserve(first_body())
+        budget.admit()
 
 
-def test_budget_reserves_the_serialised_size_so_requests_in_flight_cannot_overshoot() -> None:
-    body = first_body()
-    size = len(orjson.dumps(body))
-    price = 1e6 / size * 3  # each request reserves USD 1.00 at ~3 bytes a token
-    budget = Budget(Limits(max_cost_usd=2.5), Counters(), price)
-    held = [budget.reserve(body), budget.reserve(body)]
-    assert [r.size for r in held] == [size, size]
-    assert sum(r.usd for r in held) == pytest.approx(2.0)
-    with pytest.raises(BudgetExhausted, match="spend cap reached"):
-        budget.reserve(body)  # a third in flight would pass the cap
-    budget.release(held[0], 1.0)
-    budget.counters.cost_usd += 1.0  # the recorder counted the answered request
-    with pytest.raises(BudgetExhausted):
-        budget.reserve(body)  # 1.0 spent + 1.0 held + 1.0 more > 2.5
+def test_each_attempt_holds_one_token_per_byte_so_attempts_in_flight_cannot_overshoot() -> None:
+    size = len(orjson.dumps(first_body()))
+    price = 1e6 / size  # one token per byte: each attempt holds USD 1.00
+    counters = Counters()
+    budget = Budget(Limits(max_cost_usd=2.5), counters, price)
+    assert budget.size_of(first_body()) == size
+    held = [budget.try_hold(size), budget.try_hold(size)]
+    assert all(h is not None and h.usd == pytest.approx(1.0) for h in held)
+    assert budget.try_hold(size) is None  # a third may fit once one of these ends
+    counters.cost_usd += 0.25  # the recorder counted the first one's real cost
+    budget.settle(held[0], 0.25)  # type: ignore[arg-type]
+    again = budget.try_hold(size)  # 0.25 spent + 1.0 held + 1.0 = 2.25 <= 2.5
+    assert again is not None and budget.try_hold(size) is None
+    for h in (held[1], again):
+        counters.cost_usd += 0.25
+        budget.settle(h, 0.25)  # type: ignore[arg-type]
+    assert budget.reserved == 0.0 and counters.cost_usd == 0.75
+    assert budget.try_hold(size) is not None  # 0.75 + 1.0 fits
+    assert budget.try_hold(size) is None
+
+
+def test_nothing_held_and_no_room_stops_the_run_in_words() -> None:
+    size = len(orjson.dumps(first_body()))
+    counters = Counters(cost_usd=2.0)
+    budget = Budget(Limits(max_cost_usd=2.5), counters, 1e6 / size)
+    with pytest.raises(BudgetExhausted, match=r"spend cap reached: USD 2\.000000 recorded"):
+        budget.try_hold(size)  # 2.0 + 1.0 > 2.5 and nothing in flight to wait for
+
+
+def test_the_bound_learns_the_most_an_attempt_cost() -> None:
+    budget = Budget(Limits(max_cost_usd=100.0), Counters(), 1e6)  # USD 1 per byte
+    first = budget.try_hold(10)
+    assert first is not None and first.usd == pytest.approx(10.0)
+    budget.settle(first, 30.0)  # a server whose template costs more than the body
+    assert budget.bound(10) == pytest.approx(30.0)  # 3 per byte learned
+    assert budget.bound(1) == pytest.approx(30.0)  # never below the most one attempt cost
+
+
+async def test_a_waiting_hold_gets_in_when_an_attempt_in_flight_ends() -> None:
+    size = len(orjson.dumps(first_body()))
+    counters = Counters()
+    budget = Budget(Limits(max_cost_usd=1.5), counters, 1e6 / size)
+    first = budget.try_hold(size)
+    assert first is not None
+    got: list[Any] = []
+
+    async def second() -> None:
+        got.append(await budget.hold(size))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(second)
+            await anyio.wait_all_tasks_blocked()
+            assert got == []  # 1.0 held + 1.0 > 1.5: it waits rather than stop the run
+            counters.cost_usd += 0.25
+            budget.settle(first, 0.25)
+    assert got and got[0].usd == pytest.approx(1.0)
 
 
 def test_the_breaker_trips_only_before_anything_was_answered() -> None:

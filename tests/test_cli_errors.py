@@ -24,6 +24,20 @@ BAD_RUNS = {
         "only to --model sim",
     ),
     "unknown sim knob": (["run", "--sim", "wisdom=1"], "no knob 'wisdom'"),
+    "unknown sim knob in a dry run": (
+        ["run", "--dry-run", "--sim", "wisdom=1"],
+        "no knob 'wisdom'",
+    ),
+    "sim knob for another model in a dry run": (
+        ["run", "--dry-run", "--model", "oracle", "--sim", "seed=1"],
+        "only to --model sim",
+    ),
+    "spend cap without a price": (
+        ["run", "--model", "my-model", "--base-url", "http://127.0.0.1:9", "--max-cost-usd", "1"],
+        "--price-per-million",
+    ),
+    "negative drain": (["run", "--drain-seconds", "-1"], "--drain-seconds"),
+    "negative wait ceiling": (["run", "--max-wait-seconds", "-1"], "--max-wait-seconds"),
     "sim knob out of range": (["run", "--sim", "slip_bit=2"], "must lie in [0, 1]"),
     "zero concurrency": (["run", "--concurrency", "0"], "--concurrency"),
     "negative cap": (["run", "--max-cost-usd", "-1"], "--max-cost-usd"),
@@ -64,7 +78,7 @@ def test_a_run_folder_of_another_suite_is_refused_by_resume_on_edit(
     before = (folder / "outputs.jsonl").read_bytes()
     assert cli("resume", str(folder), "--no-progress") == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "manifest" in err[0] and "cannot rebuild" in err[0]
+    assert len(err) == 1 and "field 'suite' was edited" in err[0] and "cannot be rebuilt" in err[0]
     assert (folder / "outputs.jsonl").read_bytes() == before
 
 

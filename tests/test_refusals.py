@@ -73,7 +73,7 @@ def test_a_refused_question_fails_its_decoder_for_good_and_the_others_go_on() ->
 def outputs_of(folder: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """(job, decoder) -> the whole last output line but its run id."""
     return {
-        (r["job"], r["decoder"]): {k: v for k, v in r.items() if k != "run"}
+        (r["job"], r["decoder"]): {k: v for k, v in r.items() if k not in ("run", "seq")}
         for r in records(folder / "outputs.jsonl")
     }
 

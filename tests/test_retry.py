@@ -216,7 +216,7 @@ async def test_policy_never_retries_anything_but_transient_errors(error: BaseExc
 async def test_policy_stops_before_a_wait_that_would_overrun_the_budget() -> None:
     fake = FakeTime()
     settings = RetrySettings(max_attempts=50, budget_s=10.0)
-    errors = [transient("rate_limited", 4.0) for _ in range(50)]
+    errors = [transient("overloaded", 4.0) for _ in range(50)]
     with pytest.raises(TransientError):
         await run_policy(settings, errors, fake)
     assert fake.sleeps == [4.0, 4.0]  # a third wait would end at 12 s > 10 s
@@ -226,8 +226,41 @@ async def test_policy_stops_before_a_wait_that_would_overrun_the_budget() -> Non
 async def test_policy_stops_when_retry_after_exceeds_the_budget() -> None:
     fake = FakeTime()
     with pytest.raises(TransientError):
-        await run_policy(RetrySettings(budget_s=5.0), [transient("rate_limited", 30.0)], fake)
+        await run_policy(RetrySettings(budget_s=5.0), [transient("overloaded", 30.0)], fake)
     assert fake.sleeps == []
+
+
+async def test_a_429_never_counts_as_an_attempt_nor_against_the_budget() -> None:
+    # Issue 10: "a 429 says slow down, not this request is bad".
+    fake = FakeTime()
+    settings = RetrySettings(max_attempts=2, budget_s=10.0)
+    script: list[BaseException | str] = [transient("rate_limited", 4.0) for _ in range(20)]
+    result, calls = await run_policy(settings, [*script, transient(), "ok"], fake)
+    assert (result, calls) == ("ok", 22) and fake.sleeps[:20] == [4.0] * 20
+    # ... while other failures still stop it after max_attempts
+    with pytest.raises(TransientError):
+        await run_policy(settings, [transient(), transient("rate_limited", 1.0), transient()], fake)
+
+
+async def count_attempts(settings: RetrySettings, answered: bool, fake: FakeTime) -> int:
+    """Attempts the policy makes at an exchange that always fails to connect."""
+    calls = 0
+    with pytest.raises(TransientError):
+        async for attempt in build_retrying(
+            settings, sleep=fake.sleep, clock=fake.clock, probing=lambda: not answered
+        ):
+            with attempt:
+                calls += 1
+                raise transient("connection")
+    return calls
+
+
+async def test_the_probe_policy_applies_until_something_is_answered() -> None:
+    fake = FakeTime()
+    assert await count_attempts(RetrySettings(), answered=False, fake=fake) == 3
+    assert fake.sleeps and all(wait <= 1.25 for wait in fake.sleeps)  # probe: 1 s, jittered
+    assert await count_attempts(RetrySettings(), answered=True, fake=FakeTime()) == 6
+    assert RetrySettings(max_attempts=1).probe().max_attempts == 1
 
 
 def test_aimd_halves_once_per_generation_and_grows_back_additively() -> None:

@@ -36,31 +36,37 @@ def _drop_last_newline(path: Path) -> dict:
     return orjson.loads(data.splitlines()[-1])
 
 
+def _newest_log(folder: Path) -> str:
+    """The log holding the run's last record (the one a crash can tear)."""
+    last = {name: records(folder / name)[-1]["seq"] for name in ("outputs.jsonl", "requests.jsonl")}
+    return max(last, key=last.__getitem__)
+
+
 def test_parseable_last_line_without_newline_is_torn_on_every_read_path(
     tmp_path: Path, reference: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = _partial(tmp_path)
-    whole_outputs = len(records(folder / "outputs.jsonl"))
-    whole_requests = len(records(folder / "requests.jsonl"))
-    torn_output = _drop_last_newline(folder / "outputs.jsonl")
-    _drop_last_newline(folder / "requests.jsonl")
+    newest = _newest_log(folder)
+    whole = {name: len(records(folder / name)) for name in ("outputs.jsonl", "requests.jsonl")}
+    torn = _drop_last_newline(folder / newest)  # a crash tears the last record written
     manifest = load_manifest(folder)
 
     # analysis: the torn record is not read, and it is counted
     run = load_run(folder)
-    assert run.outputs.stats.records == whole_outputs - 1
-    assert run.requests.stats.records == whole_requests - 1
-    assert (run.outputs.stats.torn_last_line, run.requests.stats.torn_last_line) == (1, 1)
-    names = run.outputs.decoder_names
-    pairs = {(j, names[d]) for j, d in zip(run.outputs.job, run.outputs.decoder, strict=True)}
-    assert (torn_output["job"], torn_output["decoder"]) not in pairs
+    stats = {"outputs.jsonl": run.outputs.stats, "requests.jsonl": run.requests.stats}
+    for name, stat in stats.items():
+        assert stat.records == whole[name] - (name == newest)
+        assert stat.torn_last_line == (name == newest)
+    if newest == "outputs.jsonl":
+        names = run.outputs.decoder_names
+        pairs = {(j, names[d]) for j, d in zip(run.outputs.job, run.outputs.decoder, strict=True)}
+        assert (torn["job"], torn["decoder"]) not in pairs
 
-    # harness: the same records, the torn tails reported
+    # harness: the same records, the torn tail reported
     state = read_logs(folder, manifest.decoders, manifest.run_id)
-    assert state.torn == ["outputs.jsonl", "requests.jsonl"]
-    assert torn_output["job"] not in state.finished
+    assert state.torn == [newest] and state.next_seq == torn["seq"]
     assert cli("status", str(folder)) == 0
-    assert "torn last line in outputs.jsonl, requests.jsonl" in capsys.readouterr().out
+    assert f"torn last line in {newest}" in capsys.readouterr().out
 
     # resume: cut before appending, and the run ends as an uninterrupted one
     assert cli("resume", str(folder), "--no-progress") == 0
@@ -68,6 +74,16 @@ def test_parseable_last_line_without_newline_is_torn_on_every_read_path(
     for name in ("outputs.jsonl", "requests.jsonl"):
         data = (folder / name).read_bytes()
         assert data.endswith(b"}\n") and len(records(folder / name)) == data.count(b"\n")
+
+
+def test_two_torn_logs_are_not_a_crash_and_are_refused(tmp_path: Path) -> None:
+    # One process writes one record at a time: a crash tears one line, never one per log.
+    folder = _partial(tmp_path)
+    for name in ("outputs.jsonl", "requests.jsonl"):
+        _drop_last_newline(folder / name)
+    manifest = load_manifest(folder)
+    with pytest.raises(LogFormatError, match="cut or deleted from the middle of a log"):
+        read_logs(folder, manifest.decoders, manifest.run_id)
 
 
 def test_corrupt_last_line_with_newline_is_an_error_on_every_read_path(
@@ -109,9 +125,9 @@ def test_sessions_record_each_run_and_resume(
     first, second = read_sessions(folder)
     assert (first["command"], second["command"]) == ("run", "resume")
     assert first["allowed_mismatches"] == []
-    assert second["allowed_mismatches"] == [
-        "the harness or suite source changed since the run started"
-    ]
+    edited, changed = second["allowed_mismatches"]
+    assert "manifest.json was edited since its last session: field 'source_hash'" in edited
+    assert changed == "the harness or suite source changed since the run started"
     assert first["limits"]["max_requests"] == 300 and second["limits"]["max_requests"] is None
     assert second["limits"]["rps"] == 5000
     for session in (first, second):
@@ -127,11 +143,13 @@ def test_sessions_record_each_run_and_resume(
             "limits",
             "allowed_mismatches",
             "run",
+            "manifest_sha256",
+            "manifest_fields",
         ]
     capsys.readouterr()
     assert cli("status", str(folder)) == 0
     out = capsys.readouterr().out
-    assert "sessions: 2 (1 resumes;" in out and "1 mismatches let through" in out
+    assert "sessions: 2 (1 resumes;" in out and "2 mismatches let through" in out
     assert len(load_run(folder).sessions) == 2
 
 

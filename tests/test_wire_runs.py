@@ -34,9 +34,9 @@ KEY = "sk-openai-planted-0123456789abcdef"
 
 
 def outputs_of(folder: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """(job, decoder) -> the whole last output line but its run id."""
+    """(job, decoder) -> the whole last output line but its run id and record number."""
     return {
-        (r["job"], r["decoder"]): {k: v for k, v in r.items() if k != "run"}
+        (r["job"], r["decoder"]): {k: v for k, v in r.items() if k not in ("run", "seq")}
         for r in records(folder / "outputs.jsonl")
     }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from runfolder import RunFolderError, SessionRecord, is_comparison, read_sessions
+from runfolder import RunFolderError, SessionRecord, is_comparison, read_sessions, scan_logs
 
 from .exchanges import RequestLog, load_requests
 from .manifest import Manifest, load_manifest
@@ -96,6 +96,9 @@ def load_run(path: Path | str) -> Run:
             f"its folder, e.g. {run_dir}/<suite>-m1-<model>"
         )
     manifest = load_manifest(run_dir)
+    # The logs' record numbers, checked across both files: a log cut in the middle is refused
+    # here as by resume (each reader below already counts a repeated record once).
+    scan_logs(run_dir)
     return Run(
         manifest=manifest,
         outputs=load_outputs(run_dir / "outputs.jsonl"),

@@ -2,7 +2,8 @@
 sides differ in more than the model (no I/O).
 
 A table of a half-finished run, or of a run answered by two models, looks like any other
-table; so does a diff of two runs made with different prompts, knobs or prices. Each such
+table; so does a diff of two runs made with different prompts, knobs or prices, and a run
+whose manifest was edited after its last session sealed it (``runfolder.seal``). Each such
 condition becomes a :class:`Banner` that ``analyze``, ``report`` and ``diff`` print first
 (Markdown) or list under ``"warnings"`` (JSON), and that ``--strict`` turns into a refusal.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 from analysis.loading.manifest import Manifest
 from analysis.loading.run import Run
+from runfolder import edited_fields, last_seal, manifest_digest
 
 from .facts import RunFacts
 
@@ -29,7 +31,7 @@ _UNREPORTED = "(not reported)"  # RunFacts' entry for requests that named no ser
 class Banner:
     """One warning: ``kind`` is a stable key for programs, ``message`` one line for people."""
 
-    kind: str  # incomplete | mixed_models | resumed | same_run | sides_differ
+    kind: str  # incomplete | mixed_models | resumed | manifest_edited | same_run | sides_differ
     message: str
 
 
@@ -117,13 +119,29 @@ def _resumed(who: str, run: Run) -> list[Banner]:
     return banners
 
 
+def _edited(who: str, run: Run) -> Banner | None:
+    """The manifest no longer matches the seal its last session recorded (an unrecorded edit)."""
+    seal = last_seal(run.sessions)
+    raw = run.manifest.raw
+    if seal is None or manifest_digest(raw) == seal["manifest_sha256"]:
+        return None
+    edits = edited_fields(raw, seal["manifest_fields"]) or ["its content changed"]
+    return Banner(
+        "manifest_edited",
+        f"{who}'s manifest.json was edited after its last session ({', '.join(edits)}); "
+        "the tables describe the run as recorded in the logs, not as the manifest now says",
+    )
+
+
 def run_banners(run: Run, facts: RunFacts, who: str | None = None) -> tuple[Banner, ...]:
-    """Warnings about one run: incomplete, answered by several models, resumed differently."""
+    """Warnings about one run: incomplete, answered by several models, resumed differently,
+    manifest edited since it was sealed."""
     who = who or f"run {facts.run_id}"
     found = [
         _incomplete(who, facts, str(run.manifest.run_dir)),
         _mixed(who, facts),
         *_resumed(who, run),
+        _edited(who, run),
     ]
     return tuple(b for b in found if b is not None)
 

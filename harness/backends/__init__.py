@@ -26,7 +26,15 @@ from harness.backends.base import Backend, Reply
 from harness.errors import ConfigError
 from harness.wire import WIRES
 
-__all__ = ["Backend", "ModelSpec", "Reply", "make_backend", "parse_model", "split_models"]
+__all__ = [
+    "Backend",
+    "ModelSpec",
+    "Reply",
+    "check_spec",
+    "make_backend",
+    "parse_model",
+    "split_models",
+]
 
 IN_PROCESS = ("sim", "oracle")
 GGUF_PREFIX = "gguf:"  # --model gguf:PATH reads a local GGUF file in process
@@ -170,6 +178,18 @@ def split_models(text: str) -> list[str]:
         else:
             specs.append(part)
     return specs
+
+
+def check_spec(spec: ModelSpec) -> None:
+    """Refuse what ``make_backend`` would refuse about the model's own settings (its sim
+    knobs), without building a client or asking for a key: ``--dry-run`` checks as a run does.
+    """
+    if spec.name == "sim":
+        from harness.backends.sim import SimParams
+
+        SimParams.parse(spec.sim)
+    elif spec.sim:
+        raise ConfigError("--sim knobs apply only to --model sim")
 
 
 def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -> Backend:

@@ -1,25 +1,28 @@
-"""Calling a model: the Caller, the run's Pacer and Budget, the retry policy, Limits.
+"""Calling a model: the Caller, the run's Pacer, Budget and StopSwitch, the retry policy, Limits.
 
 ``Caller.call(body, on_attempt)`` turns one request body into its validated answers, one
 backend attempt at a time, under the ONE retry policy (``RetrySettings``); the ``Pacer``
-admits every attempt (AIMD window, ``--rps``, ``Retry-After``); the ``Budget`` admits every
-exchange (request and spend caps, reservations, the early-failure breaker).
+admits every attempt (AIMD window, ``--rps``, ``Retry-After``, the ceiling on time paused by
+429s); the ``Budget`` admits every exchange (request cap, the early-failure breaker) and
+holds every attempt's cost under the spend cap; the ``StopSwitch`` stops them all.
 """
 
 from harness.calling.attempt import Attempt
-from harness.calling.budget import Budget, Reservation
+from harness.calling.budget import Budget, Hold
 from harness.calling.caller import Caller
 from harness.calling.limits import Limits
 from harness.calling.pacing import Pacer
 from harness.calling.policy import RetrySettings, build_retrying
+from harness.calling.stop import StopSwitch
 
 __all__ = [
     "Attempt",
     "Budget",
     "Caller",
+    "Hold",
     "Limits",
     "Pacer",
-    "Reservation",
     "RetrySettings",
+    "StopSwitch",
     "build_retrying",
 ]

@@ -1,11 +1,33 @@
-"""Caps, cost reservation and the early-failure breaker: what a run may still spend.
+"""Caps, spend reservations and the early-failure breaker: what a run may still spend.
 
-``reserve`` is asked before every exchange and raises ``BudgetExhausted`` once a cap says
-stop; the run then ends cleanly and ``resume`` can continue it. With a spend cap, each
-exchange in flight reserves what it may cost, so that requests sent together cannot
-overshoot the cap: the most a request of its size has cost so far, or the price's estimate
-(about three bytes of body a token). ``failed`` is the breaker: if the first
-``early_failure_limit`` exchanges all fail, the server is wrong, not unlucky.
+- ``admit`` is asked before every exchange and raises ``BudgetExhausted`` once the request
+  cap (``--max-requests``, per invocation) is reached.
+- With a spend cap (``--max-cost-usd``, the run's total recorded cost, earlier sessions
+  included) every ATTEMPT first takes a ``Hold`` on what it may cost and gives it back when
+  it ends, its real cost recorded. An attempt is sent only if the recorded cost, the holds
+  of attempts in flight and its own hold fit under the cap. An attempt that does not fit
+  waits while others hold reservations (their real cost is usually far below the bound,
+  and their release may make room); when nothing is held and it still does not fit, the
+  run stops. So the run uses the cap up to the last request that fits, and a resume with
+  the same cap starts only if one more request does.
+- ``failed`` is the breaker: if the first ``early_failure_limit`` exchanges all fail, the
+  server is wrong, not unlucky.
+
+The bound (``bound``): ONE TOKEN PER BYTE of the serialised body, at the run's price per
+million input tokens. A byte-level BPE tokenizer (the GPT-2 / tiktoken family, which merges
+bytes into tokens) never gives more tokens than the text has bytes, since every token
+covers at least one byte; and the body, with its JSON syntax, keys and ids, is longer than
+the question text a server builds from it. On the paper's affine run, hosted Jev billed
+6,982,898 input tokens for 6,863 requests (1,017 a request), and the same requests' bodies
+average 1,533 bytes: 0.66 tokens per byte. What the bound cannot see is a server's own
+prompt template around the question, so once answers come back it is also at least the
+highest cost per byte and the highest cost of one attempt seen so far. Holding the bound
+for every attempt keeps the recorded total under the cap whenever the bound holds, at any
+concurrency, from start and on resume; the README states what remains.
+
+A run with a spend cap and no price cannot bound a request before it is answered, so it is
+refused before it starts (``harness.backends.pricing.require_price``, the pricing rules'
+one owner).
 """
 
 from __future__ import annotations
@@ -13,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+import anyio
 import orjson
 
 from harness.calling.limits import Limits
@@ -23,18 +46,15 @@ from harness.progress import Counters
 EARLY_FAILURE_LIMIT = 8
 
 
-class Reservation(NamedTuple):
-    """What one exchange in flight holds of the spend cap."""
+class Hold(NamedTuple):
+    """What one attempt in flight holds of the spend cap."""
 
-    size: int  # the body's serialised bytes (0 without a spend cap)
+    size: int  # the body's serialised bytes
     usd: float
 
 
-_NOTHING = Reservation(0, 0.0)
-
-
 class Budget:
-    """One per run: counts exchanges sent, holds reservations, and trips the breaker."""
+    """One per run: counts exchanges sent, holds spend reservations, trips the breaker."""
 
     def __init__(
         self,
@@ -44,41 +64,78 @@ class Budget:
         *,
         early_failure_limit: int = EARLY_FAILURE_LIMIT,
     ) -> None:
-        """``counters`` holds the run's recorded cost so far, earlier sessions included."""
+        """``counters`` holds the run's recorded cost so far, earlier sessions included
+        (the recorder adds each attempt's cost as it ends); ``price_per_million`` bounds
+        each attempt's cost (None only without a spend cap: ``pricing.require_price``)."""
         self.limits = limits
         self.counters = counters
-        self.price = price_per_million
+        self.price = price_per_million or 0.0
         self.early_failure_limit = early_failure_limit
+        self.spending = limits.max_cost_usd is not None  # holds are taken only with a spend cap
         self.sent = 0  # exchanges started by this invocation
-        self._reserved = 0.0
-        self._cost_per_byte = 0.0
+        self.reserved = 0.0  # held by attempts in flight
+        self._held = 0
+        self._cost_per_byte = 0.0  # the most an attempt has cost per body byte
+        self._most = 0.0  # the most one attempt has cost
         self._answered_any = False
         self._early_failures = 0
+        self._room: anyio.Event | None = None
 
-    def reserve(self, body: Mapping[str, Any]) -> Reservation:
-        """Admit one more exchange, or raise ``BudgetExhausted`` naming the cap."""
-        limits = self.limits
-        if limits.max_requests is not None and self.sent >= limits.max_requests:
-            raise BudgetExhausted(f"request cap reached ({limits.max_requests:,} requests)")
-        reservation = _NOTHING
-        if limits.max_cost_usd is not None:
-            size = len(orjson.dumps(body))  # the bytes sent, as the server counts them
-            estimate = size / 3 * (self.price or 0.0) / 1e6
-            usd = max(estimate, self._cost_per_byte * size)
-            if self.counters.cost_usd + self._reserved + usd > limits.max_cost_usd:
-                raise BudgetExhausted(f"spend cap reached (USD {limits.max_cost_usd:g})")
-            self._reserved += usd
-            reservation = Reservation(size, usd)
+    def admit(self) -> None:
+        """Admit one more exchange under the request cap, or raise ``BudgetExhausted``."""
+        cap = self.limits.max_requests
+        if cap is not None and self.sent >= cap:
+            raise BudgetExhausted(f"request cap reached ({cap:,} requests)")
         self.sent += 1
-        return reservation
 
-    def release(self, reservation: Reservation, cost_usd: float | None) -> None:
-        """Give a reservation back once its exchange is over (its cost is then recorded)."""
-        if reservation is _NOTHING:
-            return
-        self._reserved -= reservation.usd
-        if cost_usd is not None and reservation.size:
-            self._cost_per_byte = max(self._cost_per_byte, cost_usd / reservation.size)
+    @staticmethod
+    def size_of(body: Mapping[str, Any]) -> int:
+        """The bytes a body is sent as (what the bound counts)."""
+        return len(orjson.dumps(body))
+
+    def bound(self, size: int) -> float:
+        """The most an attempt with a body of ``size`` bytes may cost (module docstring)."""
+        return max(size * self.price / 1e6, size * self._cost_per_byte, self._most)
+
+    def try_hold(self, size: int) -> Hold | None:
+        """Hold one attempt's bound if it fits; None if it may fit once others end.
+
+        Raises ``BudgetExhausted`` when nothing else is held and it still does not fit.
+        """
+        usd = self.bound(size)
+        cap = self.limits.max_cost_usd
+        assert cap is not None, "holds are taken only with a spend cap"
+        if self.counters.cost_usd + self.reserved + usd <= cap:
+            self.reserved += usd
+            self._held += 1
+            return Hold(size, usd)
+        if self._held == 0:
+            raise BudgetExhausted(
+                f"spend cap reached: USD {self.counters.cost_usd:.6f} recorded of the cap of "
+                f"USD {cap:g}, and the next request may cost up to USD {usd:.6f}"
+            )
+        return None
+
+    async def hold(self, size: int) -> Hold:
+        """Hold one attempt's bound, waiting while attempts in flight may make room."""
+        while True:
+            held = self.try_hold(size)
+            if held is not None:
+                return held
+            if self._room is None:
+                self._room = anyio.Event()
+            await self._room.wait()
+
+    def settle(self, held: Hold, cost_usd: float | None) -> None:
+        """Give a hold back once its attempt is over (its cost is recorded by then)."""
+        self.reserved = max(0.0, self.reserved - held.usd)
+        self._held -= 1
+        if cost_usd is not None and held.size:
+            self._cost_per_byte = max(self._cost_per_byte, cost_usd / held.size)
+            self._most = max(self._most, cost_usd)
+        if self._room is not None:
+            room, self._room = self._room, None
+            room.set()
 
     def answered(self) -> None:
         """An exchange was answered: the server works, so the breaker is off for good."""

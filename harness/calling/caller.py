@@ -3,8 +3,14 @@
 As Inspect's ``Model`` wraps a ``ModelAPI``: the backend makes ONE attempt and classifies
 its own failures; the caller
 
+- stops nothing in flight but starts nothing once the run's ``StopSwitch`` is thrown, and
+  ends every wait (pacer, spend cap, retry) at once then (``Stopping``);
+- with a spend cap, holds each attempt's bound under the run's ``Budget`` before it is sent
+  and gives it back, with the attempt's real cost, when it ends;
 - takes a place from the run's ``Pacer`` for every attempt and gives it back, feeding it
-  each success and each 429 (with the server's ``Retry-After``);
+  each success and each 429 (with the server's ``Retry-After``); a 429 is retried without
+  counting as an attempt, and stops the run (``BudgetExhausted``) only when the pacer's
+  ceiling on time paused is reached;
 - times every attempt on its own (start time and latency, no waits included);
 - validates the answers of a reply with ``read_answers`` before anything reads them, so a
   malformed answer is a retryable ``TransientError("malformed")`` for every backend, and
@@ -13,7 +19,8 @@ its own failures; the caller
 - prices a reply that carries no cost with the run's price per million input tokens;
 - hands every ``Attempt``, failed or answered, to ``on_attempt`` as soon as it is over (the
   scheduler writes it to the log at once, so an attempt is never lost in a buffer);
-- retries ``TransientError`` under the ONE tenacity policy (``policy.build_retrying``).
+- retries ``TransientError`` under the ONE tenacity policy (``policy.build_retrying``), the
+  short ``probe()`` policy while nothing has been answered yet.
 
 The first attempt is a plain await: the tenacity loop (tens of microseconds to build) is
 entered only after a failure, so an answered exchange costs no more than one attempt.
@@ -31,13 +38,25 @@ import anyio
 
 from harness.backends.base import Backend
 from harness.calling.attempt import Attempt
+from harness.calling.budget import Budget, Hold
 from harness.calling.pacing import Pacer
-from harness.calling.policy import Clock, RetrySettings, Sleep, build_retrying
-from harness.errors import BackendError, TransientError
+from harness.calling.policy import Clock, RetrySettings, Sleep, build_retrying, rate_limited
+from harness.calling.stop import StopSwitch
+from harness.errors import BackendError, BudgetExhausted, TransientError
 from harness.wire.answers import read_answers, refusal_summary
 from runfolder import ErrorKind, Usage
 
 OnAttempt = Callable[[Attempt], None]
+
+
+class _Exchange:
+    """What one exchange's retries need to know about it."""
+
+    __slots__ = ("paused", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size  # body bytes, for the spend hold (0 without a spend cap)
+        self.paused = 0.0  # seconds spent waiting for the pacer (not charged to its budget)
 
 
 class Caller:
@@ -50,17 +69,31 @@ class Caller:
         retry: RetrySettings | None = None,
         *,
         price_per_million: float | None = None,
+        budget: Budget | None = None,
+        switch: StopSwitch | None = None,
+        probe: bool = False,
         sleep: Sleep = anyio.sleep,
         clock: Clock = time.monotonic,
+        wall: Clock = time.time,
         rng: random.Random | None = None,
     ) -> None:
-        """``sleep``, ``clock`` and ``rng`` drive the retry waits (injected in tests)."""
+        """``budget`` holds spend per attempt (with a spend cap); ``switch`` stops the run;
+        ``probe``: retry under ``RetrySettings.probe()`` until an exchange is answered (a run
+        does, so that a wrong server is found out in seconds); ``sleep``, ``clock`` (retry
+        waits), ``wall`` (each attempt's ``t``) and ``rng`` are injected in tests."""
         self.backend = backend
         self.pacer = pacer
         self.retry = retry or RetrySettings()
         self.price = price_per_million
+        self.budget = budget
+        self.switch = switch or StopSwitch()
+        self.answered_any = not probe  # until then the probe() retry policy applies
+        self.sending = 0  # attempts sent and not over yet
+        self.sent = 0  # attempts sent in all
+        self.abandoned = 0  # attempts cut off while sent (an interrupt's drain ran out)
         self._sleep = sleep
         self._clock = clock
+        self._wall = wall
         self._rng = rng or random.Random()
 
     def describe(self) -> dict[str, Any]:
@@ -72,23 +105,42 @@ class Caller:
         holds any question the model declined).
 
         Every attempt goes to ``on_attempt`` as it ends. Raises the last attempt's
-        ``BackendError`` when no attempt was answered within the retry policy.
+        ``BackendError`` when no attempt was answered within the retry policy,
+        ``BudgetExhausted`` when a cap stops the run, ``Stopping`` when the run stops.
         """
+        budget = self.budget
+        exchange = _Exchange(budget.size_of(body) if budget is not None and budget.spending else 0)
         started = self._clock()
         try:
-            return await self._attempt(body, 1, on_attempt)
+            return await self._attempt(body, 1, on_attempt, exchange)
         except TransientError as error:
-            if self.retry.max_attempts == 1:
+            if self.retry.max_attempts == 1 and not rate_limited(error):
                 raise
             first = error
         # Outside the except block, so that later failures do not chain onto the first.
-        return await self._retry(body, on_attempt, first, started)
+        return await self._retry(body, on_attempt, first, started, exchange)
+
+    async def _wait(self, seconds: float) -> None:
+        """A retry's wait, ended at once when the run stops."""
+        with self.switch.waiting():
+            await self._sleep(seconds)
 
     async def _retry(
-        self, body: Mapping[str, Any], on_attempt: OnAttempt, first: TransientError, start: float
+        self,
+        body: Mapping[str, Any],
+        on_attempt: OnAttempt,
+        first: TransientError,
+        start: float,
+        exchange: _Exchange,
     ) -> Attempt:
         retrying = build_retrying(
-            self.retry, sleep=self._sleep, clock=self._clock, rng=self._rng, start=start
+            self.retry,
+            sleep=self._wait,
+            clock=self._clock,
+            rng=self._rng,
+            start=start,
+            probing=lambda: not self.answered_any,
+            paused=lambda: exchange.paused,
         )
         pending: TransientError | None = first
         async for attempt in retrying:
@@ -96,31 +148,74 @@ class Caller:
                 if pending is not None:  # the policy sees the first failure like any other
                     error, pending = pending, None
                     raise error
-                return await self._attempt(body, attempt.retry_state.attempt_number, on_attempt)
+                number = attempt.retry_state.attempt_number
+                return await self._attempt(body, number, on_attempt, exchange)
         raise AssertionError("unreachable: tenacity returns or raises")
 
-    async def _attempt(
-        self, body: Mapping[str, Any], number: int, on_attempt: OnAttempt
-    ) -> Attempt:
-        pacer = self.pacer
+    async def _admit(self, exchange: _Exchange) -> tuple[int, Hold | None]:
+        """A hold under the spend cap (if any), then a place in the pacer's window."""
+        switch, budget, pacer = self.switch, self.budget, self.pacer
+        switch.check()
+        held = None
+        if exchange.size:
+            assert budget is not None
+            held = budget.try_hold(exchange.size)
+            if held is None:
+                with switch.waiting():
+                    held = await budget.hold(exchange.size)
         generation = pacer.try_acquire()
         if generation is None:
-            generation = await pacer.acquire()
-        t = time.time()
+            began = self._clock()
+            try:
+                with switch.waiting():
+                    generation = await pacer.acquire()
+            except BaseException:
+                if held is not None and budget is not None:
+                    budget.settle(held, None)
+                raise
+            finally:
+                exchange.paused += self._clock() - began
+        if switch.stopping:  # a wait that ended as the run stopped: send nothing
+            pacer.release()
+            if held is not None and budget is not None:
+                budget.settle(held, None)
+            switch.check()
+        return generation, held
+
+    async def _attempt(
+        self, body: Mapping[str, Any], number: int, on_attempt: OnAttempt, exchange: _Exchange
+    ) -> Attempt:
+        pacer, budget = self.pacer, self.budget
+        generation, held = await self._admit(exchange)
+        t = self._wall()
         t0 = time.perf_counter()
+        self.sending += 1
+        self.sent += 1
         try:
             reply = await self.backend.answer(body)
         except BackendError as error:
             latency = (time.perf_counter() - t0) * 1000.0
+            self.sending -= 1
             pacer.release()
-            if error.kind == "rate_limited":
+            limited = error.kind == "rate_limited"
+            if limited:
                 pacer.on_rate_limited(generation, error.wait_s)
             on_attempt(Attempt.failed(number, t, latency, error))
+            if held is not None and budget is not None:
+                budget.settle(held, error.cost_usd)
+            if limited and pacer.exhausted:
+                raise BudgetExhausted(pacer.exhausted) from error
             raise
         except BaseException:
+            self.sending -= 1
+            if self.switch.stopping:
+                self.abandoned += 1  # cancelled while sent: the reply was never read
             pacer.release()
+            if held is not None and budget is not None:
+                budget.settle(held, None)
             raise
         latency = (time.perf_counter() - t0) * 1000.0
+        self.sending -= 1
         pacer.release()
         usage = cast("Usage | None", reply.usage or None)
         cost = reply.cost_usd
@@ -141,6 +236,8 @@ class Caller:
                 sent=reply.sent,
             )
             on_attempt(Attempt.failed(number, t, latency, malformed))
+            if held is not None and budget is not None:
+                budget.settle(held, cost)
             raise malformed from exc
         pacer.on_success()
         # Refused questions are final for this exchange: logged as kind "refusal", returned
@@ -150,9 +247,12 @@ class Caller:
         message = None
         if refused is not None:
             kind, message = "refusal", refusal_summary(refused, len(body["questions"]))
+        self.answered_any = True
         answered = Attempt(
             number, t, latency, reply.status, kind, message, reply.body, reply.model, usage,
             cost, reply.request_id, read.answers, refused, reply.sent,
         )  # fmt: skip
         on_attempt(answered)
+        if held is not None and budget is not None:
+            budget.settle(held, cost)
         return answered

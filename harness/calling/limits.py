@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from harness.errors import ConfigError
 from runfolder import LimitsRecord
 
+DEFAULT_MAX_WAIT_S = 600.0  # ten minutes of Retry-After: a server that keeps asking is down
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -16,6 +18,9 @@ class Limits:
     rps: float | None = None
     max_requests: int | None = None  # requests sent by this invocation
     max_cost_usd: float | None = None  # the run's total recorded cost, all sessions included
+    # 429s pause the whole run as long as the server asks; past this many seconds of such
+    # pauses in one invocation the run stops (resumably) rather than wait on. None: no limit.
+    max_wait_s: float | None = DEFAULT_MAX_WAIT_S
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -27,6 +32,8 @@ class Limits:
             raise ConfigError(f"--max-requests must be >= 0; got {self.max_requests}")
         if self.max_cost_usd is not None and self.max_cost_usd < 0:
             raise ConfigError(f"--max-cost-usd must be >= 0; got {self.max_cost_usd}")
+        if self.max_wait_s is not None and self.max_wait_s < 0:
+            raise ConfigError(f"--max-wait-seconds must be >= 0; got {self.max_wait_s}")
 
     def as_record(self) -> LimitsRecord:
         """The limits as the manifest and sessions.jsonl record them."""
@@ -35,4 +42,5 @@ class Limits:
             "rps": self.rps,
             "max_requests": self.max_requests,
             "max_cost_usd": self.max_cost_usd,
+            "max_wait_s": self.max_wait_s,
         }

@@ -10,6 +10,12 @@ its reply (or failure) is in. Three things can hold it back:
   attempt waits for, instead of each job hammering the server on its own schedule.
 - the pace: with ``rps``, attempts start at least ``1/rps`` seconds apart.
 
+A 429 never fails a job (the caller retries it without counting it as an attempt); what
+bounds it is a run-wide ceiling on the time 429s have paused the run (``max_wait_s``,
+``--max-wait-seconds``). ``waited_s`` is the length of the union of the pauses, so 64
+attempts told to wait the same second count one second; once it would pass the ceiling,
+``exhausted`` says so in one line and the caller stops the run, resumably.
+
 While none of them applies (an in-process model, or a server that never says 429),
 ``try_acquire`` takes a place without awaiting anything: the common path costs a comparison.
 """
@@ -36,9 +42,11 @@ class Pacer:
         rps: float | None = None,
         increase: float = 1.0,
         default_pause_s: float = 1.0,
+        max_wait_s: float | None = None,
         clock: Clock = time.monotonic,
         sleep: Sleep = anyio.sleep,
     ) -> None:
+        """``max_wait_s``: the ceiling on the time 429s may pause the run (None: none)."""
         if max_limit < 1:
             raise ValueError(f"concurrency must be at least 1; got {max_limit}")
         self.max_limit = max_limit
@@ -46,6 +54,9 @@ class Pacer:
         self.default_pause_s = default_pause_s
         self.interval = 1.0 / rps if rps else 0.0
         self.not_before = 0.0  # on ``clock``: no attempt starts before this
+        self.max_wait_s = max_wait_s
+        self.waited_s = 0.0  # how long 429s have paused the run (the union of the pauses)
+        self.exhausted: str | None = None  # why the run must stop rather than wait on
         self._clock = clock
         self._sleep = sleep
         self._window = float(max_limit)
@@ -83,7 +94,18 @@ class Pacer:
     def on_rate_limited(self, generation: int, wait_s: float | None) -> None:
         """Multiplicative decrease and a run-wide pause after a 429 from ``generation``."""
         pause = self.default_pause_s if wait_s is None else wait_s
-        self.not_before = max(self.not_before, self._clock() + pause)
+        now = self._clock()
+        until = max(self.not_before, now + pause)
+        added = until - max(self.not_before, now)  # only what extends the current pause
+        ceiling = self.max_wait_s
+        if ceiling is not None and self.waited_s + added > ceiling:
+            self.exhausted = (
+                f"429 replies have paused the run {self.waited_s:.0f} s and the server asks "
+                f"for {pause:g} s more, past the ceiling of {ceiling:g} s (--max-wait-seconds)"
+            )
+        else:
+            self.waited_s += added
+            self.not_before = until
         if generation == self._generation:
             self._window = max(1.0, self._window / 2.0)
             self._generation += 1

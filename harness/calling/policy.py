@@ -4,6 +4,16 @@
 matches ``TransientError`` and nothing else, so cancellation, ``AuthError``, other
 ``BackendError``s and programming errors are never retried. ``sleep`` and ``clock`` are
 injectable so that tests never wait.
+
+Two rules beyond attempts and time:
+
+- A 429 says "slow down", not "this request is bad": it is retried after the server's wait
+  and never counts toward ``max_attempts``, nor does its wait count toward ``budget_s``. The
+  run-wide ceiling on such waits is the pacer's (``Pacer.max_wait_s``).
+- While nothing has been answered yet (``probing``), the policy is ``probe()``: three attempts
+  and short waits. A wrong ``--base-url`` (nothing listening, an HTML page) then trips the
+  early-failure breaker within seconds instead of after minutes of patient retries; once
+  any exchange is answered the full policy applies, to retries already under way too.
 """
 
 from __future__ import annotations
@@ -15,13 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-    stop_any,
-)
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 from tenacity.stop import stop_base
 
 from harness.errors import ConfigError, TransientError
@@ -37,6 +41,16 @@ class ServerWait(Protocol):
     def wait_s(self) -> float | None:
         """Seconds the server asked to wait (``Retry-After``), or None."""
         ...
+
+
+PROBE_ATTEMPTS = 3  # attempts per exchange before anything was answered
+PROBE_BUDGET_S = 10.0
+PROBE_MAX_WAIT_S = 1.0
+
+
+def rate_limited(error: BaseException | None) -> bool:
+    """Whether a failure is a 429 (retried without counting as an attempt)."""
+    return isinstance(error, TransientError) and error.kind == "rate_limited"
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,17 @@ class RetrySettings:
             raise ConfigError(f"max_attempts must be at least 1; got {self.max_attempts}")
         if self.budget_s <= 0 or self.initial_wait_s < 0 or self.max_wait_s < 0:
             raise ConfigError("budget_s must be positive and waits must not be negative")
+
+    def probe(self) -> RetrySettings:
+        """The policy while no exchange has been answered yet (module docstring)."""
+        return RetrySettings(
+            max_attempts=min(self.max_attempts, PROBE_ATTEMPTS),
+            budget_s=min(self.budget_s, PROBE_BUDGET_S),
+            initial_wait_s=min(self.initial_wait_s, PROBE_MAX_WAIT_S),
+            max_wait_s=min(self.max_wait_s, PROBE_MAX_WAIT_S),
+            jitter=self.jitter,
+            max_retry_after_s=self.max_retry_after_s,
+        )
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Exponential backoff after failed attempt number ``attempt`` (1-based), jittered."""
@@ -77,28 +102,51 @@ def build_retrying(
     rng: random.Random | None = None,
     start: float | None = None,
     before_sleep: Callable[[RetryCallState], Any] | None = None,
+    probing: Callable[[], bool] | None = None,
+    paused: Callable[[], float] | None = None,
 ) -> AsyncRetrying:
     """The ONE tenacity policy: retry ``TransientError`` only, backoff or ``Retry-After``.
 
     Build one per exchange (tenacity keeps per-call state on the object). The time budget
-    counts from ``start`` on ``clock`` (default: now).
+    counts from ``start`` on ``clock`` (default: now), less the time spent waiting out 429s
+    and the time ``paused`` reports (the exchange's waits in the pacer, which 429s of other
+    exchanges cause). ``probing`` says whether nothing has been answered yet (the ``probe()``
+    policy applies).
     """
     rand = rng or random.Random()
     began = clock() if start is None else start
+    counted = 0  # failed attempts other than 429s
+    rate_waits = 0.0  # seconds of waits after 429s, not charged to the budget
 
+    def current() -> RetrySettings:
+        return settings.probe() if probing is not None and probing() else settings
+
+    # tenacity calls ``wait`` and then ``stop`` once after every failed attempt.
     def wait(state: RetryCallState) -> float:
+        nonlocal counted, rate_waits
         exc = state.outcome.exception() if state.outcome is not None else None
         failure = exc if isinstance(exc, TransientError) else None
-        return settings.wait_for(failure, state.attempt_number, rand)
+        if rate_limited(failure):
+            delay = current().wait_for(failure, max(counted, 1), rand)
+            rate_waits += delay
+            return delay
+        counted += 1
+        return current().wait_for(failure, counted, rand)
 
-    class OverBudget(stop_base):
+    class Exhausted(stop_base):
         def __call__(self, state: RetryCallState) -> bool:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            if rate_limited(exc):
+                return False  # the pacer's run-wide ceiling bounds 429s, not the exchange
+            limits = current()
             # Stop BEFORE a wait that would end past the budget, measured on the injected clock.
-            return clock() - began + (state.upcoming_sleep or 0.0) >= settings.budget_s
+            elsewhere = rate_waits + (paused() if paused is not None else 0.0)
+            spent = clock() - began - elsewhere + (state.upcoming_sleep or 0.0)
+            return counted >= limits.max_attempts or spent >= limits.budget_s
 
     return AsyncRetrying(
         sleep=sleep,
-        stop=stop_any(stop_after_attempt(settings.max_attempts), OverBudget()),
+        stop=Exhausted(),
         wait=wait,
         retry=retry_if_exception_type(TransientError),
         reraise=True,

@@ -14,11 +14,14 @@ from runfolder import resolve_run
 # The exit status of every command, said once (the README's "Exit status" lists the same).
 DONE = "0 done"
 CAPPED = (
-    "1 stopped by a cap (--max-requests, --max-cost-usd) or jobs left unfinished "
-    "(numericjev resume continues)"
+    "1 stopped by a cap (--max-requests, --max-cost-usd, --max-wait-seconds) or jobs left "
+    "unfinished (numericjev resume continues)"
 )
 REFUSED = "2 bad input or refused (one line on stderr; nothing recorded is touched)"
-INTERRUPTED = "130 interrupted by Ctrl-C (numericjev resume continues where it stopped)"
+INTERRUPTED = (
+    "130 interrupted by Ctrl-C, 143 by SIGTERM (the requests in flight are answered and "
+    "recorded first; numericjev resume continues where it stopped)"
+)
 RUNNING = (DONE, CAPPED, REFUSED, INTERRUPTED)
 READING = (DONE, REFUSED, "130 interrupted by Ctrl-C")
 

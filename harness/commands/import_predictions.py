@@ -88,7 +88,15 @@ def run(args: argparse.Namespace) -> int:
     """Validate every prediction against the run's jobs, then append them in one go."""
     from harness.folder import suite_of
     from harness.jobs import output_identity
-    from runfolder import OUTPUTS, JsonlAppender, OutputLine, RunLock, is_comparison, load_manifest
+    from runfolder import (
+        OUTPUTS,
+        JsonlAppender,
+        OutputLine,
+        RunLock,
+        is_comparison,
+        load_manifest,
+        scan_logs,
+    )
 
     folder = run_folder(args.run_folder)
     if is_comparison(folder):
@@ -135,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     digest = hashlib.sha256(args.predictions.read_bytes()).hexdigest()
     simulated = manifest.model.simulated
     with RunLock(folder):
+        seq = scan_logs(folder).last_seq  # continue the run's record numbers (a cut log: refused)
         log = JsonlAppender(folder / OUTPUTS)
         try:
             for job_id, row in chosen.items():
@@ -149,8 +158,10 @@ def run(args: argparse.Namespace) -> int:
                     "simulated": simulated,
                     "run": manifest.run_id,
                     "imported": {"file": args.predictions.name, "sha256": digest},
+                    "seq": seq + 1,
                 }
                 log.write(line)
+                seq += 1  # spent only once written: no hole
         finally:
             log.close()
     print(

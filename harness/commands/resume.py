@@ -17,10 +17,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="continue an interrupted run",
         description=(
             "Replay the recorded answers of every unfinished job through its decoders, send only "
-            "what was never answered, retry failed jobs, and skip finished ones. Refuses when the "
-            "code or cases changed since the run started (see --allow-mismatch). RUN may be a "
-            "comparison folder (numericjev compare): every run in it is continued, and the "
-            "comparison's summary written."
+            "what was never answered, retry failed jobs, and skip finished ones. Refuses, naming "
+            "what differs, when the manifest was edited since its last session, when --base-url "
+            "names another server, or when the code or cases changed since the run started "
+            "(see --allow-mismatch). RUN may be a comparison folder (numericjev compare): every "
+            "run in it is continued, and the comparison's summary written."
         ),
         epilog=exit_codes(*RUNNING),
     )
@@ -28,9 +29,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--allow-mismatch",
         action="store_true",
-        help="continue although the harness source or case set changed (noted in the output)",
+        help="continue although the manifest was edited, the server (--base-url) differs, or "
+        "the harness source or case set changed (recorded in sessions.jsonl; analysis shows it)",
     )
-    parser.add_argument("--base-url", default=None, help="override the run's server URL")
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        help="the run's server at another address (refused unless --allow-mismatch)",
+    )
     parser.add_argument(
         "--price-per-million",
         type=float,
@@ -43,9 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int | Handoff:
     """Verify, lock, replay and continue (a comparison: each of its runs)."""
+    from harness.commands.run import check_drain
     from harness.commands.summary import report
     from harness.session import resume_run
     from runfolder import is_comparison
+
+    check_drain(args.drain_seconds)
 
     def warn(message: str) -> None:
         print(f"numericjev resume: warning: {message}", file=sys.stderr)
@@ -63,10 +72,13 @@ def run(args: argparse.Namespace) -> int | Handoff:
         rps=args.rps,
         max_requests=args.max_requests,
         max_cost_usd=args.max_cost_usd,
+        max_wait_s=args.max_wait_seconds,
         base_url=args.base_url,
         price_per_million=args.price_per_million,
         allow_mismatch=args.allow_mismatch,
         progress=not args.no_progress,
         on_warning=warn,
+        signals=True,
+        drain_s=args.drain_seconds,
     )
     return report("resume", result)

@@ -17,6 +17,8 @@ from harness.commands.common import (
 )
 from harness.errors import ConfigError
 
+DRAIN_S = 5.0  # as harness.interrupts.DRAIN_S (not imported: --help stays fast)
+
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.backends import ModelSpec
 
@@ -43,7 +45,22 @@ def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True)
         type=float,
         default=None,
         help="stop cleanly before the run's total recorded cost, earlier sessions included, "
-        "would exceed this",
+        "would exceed this: each request holds its largest possible cost (one token per byte "
+        "at the price) until it is answered; needs a price (the table or --price-per-million)",
+    )
+    parser.add_argument(
+        "--max-wait-seconds",
+        type=float,
+        default=None,
+        help="stop cleanly once 429 replies have paused this invocation this long in total "
+        "(a 429 never fails a job; default 600; resume: the run's)",
+    )
+    parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=DRAIN_S,
+        help="on Ctrl-C or SIGTERM, stop sending and wait this long for the requests in flight "
+        f"to be answered and recorded (default {DRAIN_S:g}; a second Ctrl-C stops at once)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -83,7 +100,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Run every job (case x condition x order x repeat) of a suite against a model. Each "
             "job sends one request per round batching the ready questions of all its decoders. "
             "Writes runs/<suite>-<model>-<time>/ (manifest.json, requests.jsonl, outputs.jsonl). "
-            "Interrupt any time; continue with numericjev resume RUN."
+            "Interrupt any time (Ctrl-C: the requests in flight are answered and recorded "
+            "first); continue with numericjev resume RUN."
         ),
         epilog=(
             "models: sim (built-in simulator, no network), oracle (exact labels), gguf:PATH (a "
@@ -180,14 +198,19 @@ def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
 
 def run(args: argparse.Namespace) -> int:
     """Validate everything, then run (or describe, with --dry-run)."""
+    from harness.backends import check_spec
     from harness.calling import Limits
+    from harness.calling.limits import DEFAULT_MAX_WAIT_S
     from harness.commands.summary import report
     from harness.session import start_run
 
     # Limits check themselves (one line naming the option) before anything is written.
-    limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
+    wait = DEFAULT_MAX_WAIT_S if args.max_wait_seconds is None else args.max_wait_seconds
+    limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd, wait)
+    check_drain(args.drain_seconds)
     suite = suite_from(args)
     spec = model_spec(args)
+    check_spec(spec)  # --sim knobs are refused alike with and without --dry-run
     if args.dry_run:  # sends nothing, so it needs no key and builds no client
         from harness.dryrun import describe, dry_run_price
 
@@ -205,5 +228,13 @@ def run(args: argparse.Namespace) -> int:
         folder=args.run,
         progress=not args.no_progress,
         on_start=announce(args),
+        signals=True,
+        drain_s=args.drain_seconds,
     )
     return report("run", result)
+
+
+def check_drain(seconds: float) -> None:
+    """Refuse a drain that is not a number of seconds >= 0."""
+    if not seconds >= 0:  # also NaN
+        raise ConfigError(f"--drain-seconds must be >= 0; got {seconds}")

@@ -24,7 +24,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the folder's state."""
     from harness.replay import read_logs
-    from runfolder import is_comparison, list_rows, load_manifest, read_sessions
+    from runfolder import (
+        edited_fields,
+        is_comparison,
+        last_seal,
+        list_rows,
+        load_manifest,
+        manifest_digest,
+        read_manifest_object,
+        read_sessions,
+    )
 
     folder = run_folder(args.run_folder)
     if is_comparison(folder):
@@ -36,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
     manifest = load_manifest(folder)
     state = read_logs(folder, manifest.decoders, manifest.run_id)
     sessions = read_sessions(folder)
+    seal = last_seal(sessions)
+    raw = read_manifest_object(folder)
+    edits = []
+    if seal is not None and manifest_digest(raw) != seal["manifest_sha256"]:
+        edits = edited_fields(raw, seal["manifest_fields"]) or ["its content changed"]
     c = state.counters
     total = manifest.n_jobs
     done, failed = len(state.finished), len(state.failed)
@@ -74,6 +88,14 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"sessions: {len(sessions)} ({resumes} resumes; last started {sessions[-1].get('utc')})"
             + (f"; {allowed} mismatches let through by --allow-mismatch" if allowed else "")
+        )
+    if state.repeated_lines:
+        print(f"note: {state.repeated_lines:,} repeated log lines, each counted once")
+    if edits:
+        print(
+            "note: manifest.json was edited since its last session ("
+            + ", ".join(edits)
+            + "); resume refuses it unless --allow-mismatch"
         )
     if state.torn:
         print(f"note: torn last line in {', '.join(state.torn)} (cut off on the next resume)")

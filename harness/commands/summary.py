@@ -1,10 +1,18 @@
-"""What ``run`` and ``resume`` print when they end: a run's result in a few lines."""
+"""What ``run`` and ``resume`` print when they end: a run's result in a few lines.
+
+Exit status: 0 every job done; 1 stopped by a cap or with jobs unfinished; 2 a fatal error
+(a refused key, a wrong server); 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM. An
+interrupt, and a session that a cap kept from sending anything, say so in one line.
+"""
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from harness.session import RunResult
+
+EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal's number
 
 
 def summary_lines(result: RunResult) -> list[str]:
@@ -40,12 +48,42 @@ def summary_lines(result: RunResult) -> list[str]:
         lines.append(f"stopped early: {result.stopped}; continue with: make resume RUN={folder}")
     elif c.jobs_failed or result.pending > 0:
         lines.append(f"some jobs are unfinished; retry them with: make resume RUN={folder}")
-    lines.append(f"analyse it: make analyze RUN={folder}   (figures: make report RUN={folder})")
+    if c.requests:  # nothing answered: nothing to analyse
+        lines.append(f"analyse it: make analyze RUN={folder}   (figures: make report RUN={folder})")
     return lines
+
+
+def interrupted_line(command: str, result: RunResult) -> str:
+    """The one line an interrupted session ends with."""
+    name = signal.Signals(result.interrupted or signal.SIGINT).name
+    drained = f"the {result.drained:,} requests in flight were answered and recorded"
+    if not result.drained:
+        drained = "no request was in flight"
+    if result.abandoned:
+        drained = (
+            f"{result.abandoned:,} requests still in flight after --drain-seconds were cut off "
+            "(a resume may pay for them again)"
+        )
+    return (
+        f"numericjev {command}: interrupted by {name}; stopped sending, {drained}; run folder "
+        f"{result.folder}; continue with: numericjev resume {result.folder}"
+    )
 
 
 def report(command: str, result: RunResult) -> int:
     """Print the summary (and a fatal error on stderr); the exit status."""
+    if result.interrupted is not None:
+        print(interrupted_line(command, result), file=sys.stderr)
+        return EXIT_INTERRUPTED.get(signal.Signals(result.interrupted), 130)
+    if result.stopped and not result.fatal and result.attempts == 0:
+        # A cap that let nothing through: one line, and nothing else happened.
+        option = "--max-cost-usd" if "spend cap" in result.stopped else "--max-requests"
+        print(
+            f"numericjev {command}: {result.stopped}; nothing was sent (to continue: "
+            f"numericjev resume {result.folder} {option} with a higher cap)",
+            file=sys.stderr,
+        )
+        return 1
     for line in summary_lines(result):
         print(line, file=sys.stdout)
     if result.fatal:

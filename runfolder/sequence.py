@@ -1,0 +1,111 @@
+"""Record numbers across a run's two logs: duplicates counted once, a log cut in the middle refused.
+
+The writer gives every ``requests.jsonl`` and ``outputs.jsonl`` record of a run the next
+number of ONE counter, ``seq`` (1, 2, 3, ... over every session), written as the line's
+last key. Records are written one at a time, each flushed before the next is numbered, so:
+
+- within a file the numbers only grow: a line that does not is a repeat (``JsonlReader``
+  skips it, so a duplicated line is counted once by every reader);
+- a crash can lose only the record being written, the last and highest one, which the torn
+  rule already drops: the numbers both files accept are still exactly 1..N;
+- a file cut in the middle loses records whose numbers the other file's later records
+  bracket, so 1..N has holes. That is damage, not a crash, and every reader refuses it
+  rather than reading the shorter log as the run (resume would pay again for what it lost).
+
+The check needs no memory per record: two increasing runs of numbers are exactly 1..N when
+their count is N and their sums of values and of squares are those of 1..N (a hole cannot
+be filled by a repeat from the other file without changing one of the three). Only when it
+fails is the folder read again, to name the first missing record.
+
+Cutting away only the records written after the last ``outputs.jsonl`` line cannot be told
+from a crash this way; those are requests of jobs still running when the log was cut.
+
+Runs made before ``seq`` have no numbers; their logs are read as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runfolder.errors import LogFormatError
+from runfolder.jsonl import JsonlReader, seq_of
+from runfolder.layout import OUTPUTS, REQUESTS
+
+__all__ = ["LogScan", "check_sequence", "scan_logs"]
+
+
+def _holds_one_to_n(count: int, total: int, squares: int, last: int) -> bool:
+    n = last
+    return count == n and total == n * (n + 1) // 2 and squares == n * (n + 1) * (2 * n + 1) // 6
+
+
+def check_sequence(folder: Path, *readers: JsonlReader[Any]) -> int:
+    """Refuse logs whose numbered records are not exactly 1..N; returns N (0: unnumbered).
+
+    ``readers`` have each read one whole log of ``folder`` (``requests.jsonl`` and
+    ``outputs.jsonl``). Raises ``LogFormatError`` naming the first missing record.
+    """
+    count = sum(r.seq_count for r in readers)
+    total = sum(r.seq_sum for r in readers)
+    squares = sum(r.seq_squares for r in readers)
+    last = max((r.seq_last for r in readers), default=0)
+    if _holds_one_to_n(count, total, squares, last):
+        return last
+    missing = _first_missing(folder, last, count)
+    where = f"record {missing:,} is in neither log" if missing else "some numbers repeat"
+    raise LogFormatError(
+        f"{folder}: {REQUESTS} and {OUTPUTS} hold {count:,} numbered records, but their "
+        f"numbers run to {last:,} ({where}): lines were cut or deleted from the middle of a "
+        "log, which a crash cannot do (it tears at most the last line); restore the logs from "
+        "a copy, or start a new run"
+    )
+
+
+def _first_missing(folder: Path, last: int, count: int) -> int | None:
+    """The lowest number in 1..``last`` that neither log holds (a second, rare pass)."""
+    if last > 4 * count + 1_000_000:  # numbers far beyond the lines: edited, not cut
+        return None
+    seen = bytearray(last + 1)
+    seen[0] = 1
+    for name in (REQUESTS, OUTPUTS):
+        path = folder / name
+        if not path.is_file():
+            continue
+        with path.open("rb") as handle:
+            for line in handle:
+                seq = seq_of(line) if line.endswith(b"\n") else None
+                if seq is not None and seq <= last:
+                    seen[seq] = 1
+    found = seen.find(0)
+    return found if found > 0 else None
+
+
+@dataclass(frozen=True)
+class LogScan:
+    """What one pass over a run's two logs found, without parsing a record."""
+
+    last_seq: int  # the highest record number (0: an unnumbered, older run)
+    duplicates: int  # repeated lines, skipped
+    torn: tuple[str, ...]  # logs that end in a torn line
+
+
+def scan_logs(folder: Path) -> LogScan:
+    """Check both logs' numbering in one cheap pass (no JSON parsing); refuses a cut log.
+
+    For readers that do not read both logs themselves (analysis, ``import-predictions``).
+    """
+    readers = [
+        JsonlReader[dict[str, Any]](folder / name, keep=lambda _line: False)
+        for name in (REQUESTS, OUTPUTS)
+    ]
+    for reader in readers:
+        for _ in reader:
+            pass
+    last = check_sequence(folder, *readers)
+    return LogScan(
+        last,
+        sum(r.duplicates for r in readers),
+        tuple(r.path.name for r in readers if r.torn),
+    )
