@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.commands.common import RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
-from harness.commands.run import add_limit_options
+from harness.commands.run import add_limit_options, add_session_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="USD per million input tokens for this session (default: the run's price)",
     )
     add_limit_options(parser, defaults=False)
+    add_session_options(parser)
     parser.set_defaults(func=run)
 
 

@@ -48,6 +48,11 @@ def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True)
         "would exceed this: each request holds its largest possible cost (one token per byte "
         "at the price) until it is answered; needs a price (the table or --price-per-million)",
     )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def add_session_options(parser: argparse.ArgumentParser) -> None:
+    """The 429 ceiling and the interrupt drain of one run or resume (shared with ``resume``)."""
     parser.add_argument(
         "--max-wait-seconds",
         type=float,
@@ -62,7 +67,6 @@ def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True)
         help="on Ctrl-C or SIGTERM, stop sending and wait this long for the requests in flight "
         f"to be answered and recorded (default {DRAIN_S:g}; a second Ctrl-C stops at once)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def add_check_option(parser: argparse.ArgumentParser) -> None:
@@ -170,6 +174,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_check_option(parser)
     add_limit_options(parser)
+    add_session_options(parser)
     parser.set_defaults(func=run)
 
 
