@@ -6,11 +6,17 @@ serve-sim stands in for it, so that jev-sim is priced by the table as hosted Jev
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+import anyio
+import orjson
 import pytest
 
 import harness.backends.pricing
+from harness import Limits, Reply, load_suite, start_run
+from harness.backends.sim import SimModel
 from harness.serve import ServerConfig, serve_sim_in_thread
 from harness.serve.faults import FaultSpec
 from tests.runhelpers import answered, cli, final_outputs, records
@@ -103,3 +109,38 @@ def test_caps_on_the_full_suite_hold_from_start_and_on_every_resume(tmp_path: Pa
             assert cli("resume", str(folder), "--no-progress") in (0, 1)  # same cap
             assert spent(folder)[0] <= cap
     assert max(answered(folder).values()) == 1
+
+
+class BilledLikeHostedJev:
+    """The sim behind 10 ms of latency, billing 0.66 input tokens per body byte: what the
+    paper's affine run on hosted Jev was billed (1,017 tokens for 1,533-byte bodies)."""
+
+    name, simulated = "jev-billed", False
+    price_per_million = 0.042
+
+    def __init__(self) -> None:
+        self.sim = SimModel()
+
+    async def answer(self, body: Mapping[str, Any]) -> Reply:
+        await anyio.sleep(0.01)
+        response = self.sim.respond(body)
+        tokens = int(0.66 * len(orjson.dumps(body)))
+        cost = tokens * self.price_per_million / 1e6
+        return Reply(response, model="jev-billed", usage={"input_tokens": tokens}, cost_usd=cost)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "backend": "billed", "simulated": False, "params": {}}
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_a_server_billing_more_tokens_per_byte_still_cannot_overshoot(tmp_path: Path) -> None:
+    # Reserving "about three bytes a token" held a third of what each request was billed.
+    suite = load_suite("affine", params={"per_operator": "2"})
+    cap = 0.0005
+    folder = tmp_path / "billed"
+    result = start_run(suite, BilledLikeHostedJev(), Limits(64, max_cost_usd=cap), folder=folder)
+    assert result.stopped and "spend cap reached" in result.stopped
+    total, one = spent(folder)
+    assert total <= cap, f"USD {total:.6f} over a cap of {cap}: {(total - cap) / one:.1f} requests"
