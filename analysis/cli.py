@@ -336,10 +336,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
         return 2
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`): stop quietly, as the Python docs advise.
+        # The reader went away (e.g. `| head`): stop quietly, with the same status as the
+        # harness commands (the reader had all it wanted; nothing failed).
         with contextlib.suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return 0
     except KeyboardInterrupt:
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
         return 130

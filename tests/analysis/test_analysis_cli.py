@@ -212,3 +212,22 @@ def test_zero_targets_are_noted(runs: RunFactory, capsys: pytest.CaptureFixture)
     assert code == 0
     assert "APE is undefined for 2 ok output(s) with target 0: not in MAPE." in out
     assert table_row(out, "Fixed affine-grid evaluation", "Direct values")[1:3] == ["n/a", "2.00"]
+
+
+def test_a_reader_that_goes_away_is_not_an_error(runs: RunFactory) -> None:
+    """``numericjev analyze RUN | head -1`` exits 0, as the harness commands do."""
+    import subprocess
+    import sys
+
+    path = runs.affine(families=range(6))
+    with subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "analyze", str(path), "--bootstrap", "50"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as child:
+        assert child.stdout is not None and child.stderr is not None
+        child.stdout.readline()
+        child.stdout.close()  # the reader goes away after one line
+        err = child.stderr.read()
+        assert child.wait(timeout=60) == 0
+    assert b"Traceback" not in err
