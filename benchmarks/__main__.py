@@ -6,8 +6,10 @@ second on each wire format (``bench_serve``; ``python -m benchmarks.bench_serve 
 REV`` compares with another revision's server), the affine suite through serve-sim on each
 wire format beside System One (``bench_wires``), resume start-up on a finished
 run, scale at 1x and 100x jobs (wall time and peak RSS, each in a fresh process) with the
-Probabilities section on those two runs, and the analysis timings. ``--quick`` skips the
-100x run.
+Probabilities section on those two runs, one and two worker processes and a 4-shard run
+merged (``bench_spread``), and the analysis timings. ``--quick`` skips the 100x runs;
+``--peers`` also measures Inspect AI on the same shape of work (installs it into the
+git-ignored ``.peer-venv`` the first time) for the in-process ratio.
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ def bench_scale(tmp: Path) -> dict[str, Any]:
         "scale_1x_peak_rss_mb": round(one["peak_rss_mb"], 1),
         "scale_100x_jobs": hundred["jobs"],
         "scale_100x_wall_s": round(hundred["wall_s"], 2),
+        "scale_100x_wall_us_per_request": round(hundred["wall_s"] / hundred["requests"] * 1e6, 1),
+        "scale_100x_cpu_us_per_request": round(hundred["cpu_s"] / hundred["requests"] * 1e6, 1),
         "scale_100x_peak_rss_mb": round(hundred["peak_rss_mb"], 1),
         "scale_time_ratio_100x_over_1x": round(hundred["wall_s"] / one["wall_s"], 1),
         "scale_100x_log_mb": round((tmp / "x100" / "requests.jsonl").stat().st_size / 2**20, 1),
@@ -102,13 +106,14 @@ def bench_scale(tmp: Path) -> dict[str, Any]:
     return out
 
 
-def bench_http(tmp: Path) -> dict[str, Any]:
-    """The affine suite through serve-sim on loopback with 50 ms latency at concurrency 256."""
+def bench_http(tmp: Path, quick: bool) -> dict[str, Any]:
+    """The affine suite through serve-sim on loopback with 50 ms latency at concurrency 32
+    and 256 (``quick``: 256 only): the harness against a bare aiohttp client."""
     try:
         module = importlib.import_module("benchmarks.bench_http")
     except ImportError as exc:
         return {"http_skipped": f"benchmarks.bench_http unavailable: {exc}"}
-    return module.run(tmp)
+    return module.run(tmp, (256,) if quick else (32, 256))
 
 
 def bench_serve(tmp: Path) -> dict[str, Any]:
@@ -127,6 +132,12 @@ def bench_wires(tmp: Path, quick: bool) -> dict[str, Any]:
     except ImportError as exc:
         return {"wires_skipped": f"benchmarks.bench_wires unavailable: {exc}"}
     return module.run(tmp, quick)
+
+
+def bench_spread(tmp: Path, quick: bool, peers: bool) -> dict[str, Any]:
+    """1x (and 100x) with 1 and 2 workers, 4 shards merged, and Inspect AI with --peers."""
+    module = importlib.import_module("benchmarks.bench_spread")
+    return module.run(tmp, quick=quick, with_peers=peers)
 
 
 def bench_analysis() -> dict[str, Any]:
@@ -154,6 +165,9 @@ def main() -> None:
     """Run every section and print the figures, then one JSON line."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="skip the 100x scale run")
+    parser.add_argument(
+        "--peers", action="store_true", help="also run Inspect AI (its own venv) for the ratio"
+    )
     args = parser.parse_args()
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="nj-bench-") as name:
@@ -162,11 +176,12 @@ def main() -> None:
             ("in-process sim", lambda: bench_inprocess(tmp)),
             ("resume", lambda: bench_resume(tmp)),
         ]
-        sections.append(("loopback HTTP", lambda: bench_http(tmp)))
+        sections.append(("loopback HTTP", lambda: bench_http(tmp, args.quick)))
         sections.append(("serve-sim rps", lambda: bench_serve(tmp)))
         sections.append(("wire formats", lambda: bench_wires(tmp, args.quick)))
         if not args.quick:
             sections.append(("scale 1x/100x", lambda: bench_scale(tmp)))
+        sections.append(("workers, shards", lambda: bench_spread(tmp, args.quick, args.peers)))
         sections.append(("analysis", bench_analysis))
         sections.append(("html report", lambda: bench_html(tmp, args.quick)))
         for title, section in sections:

@@ -1,12 +1,31 @@
-"""The affine suite through serve-sim on loopback with added latency, against the ideal.
+"""The affine suite through serve-sim on loopback with 50 ms latency, against the ideal and
+against a bare aiohttp client, in one run with one server.
 
-Ideal wall time = max(requests x latency / concurrency, rounds x latency): what a client
-with no overhead of its own would need. The server runs in its own process so that the
-figure is the harness's, not a shared interpreter's.
+For each concurrency (32 and 256) against ONE serve-sim process (its own process, so its CPU
+is its own and is read from ``/proc``):
+
+- ``harness``: ``start_run`` as users run it (the default sender: aiohttp);
+- ``httpx_aiohttp``: the same run sending through httpx over the ``httpx-aiohttp``
+  transport (``HttpEndpoint(transport=...)``), the other candidate the issue names;
+- ``bare``: a bare aiohttp client replaying the harness run's own request bodies (from its
+  ``requests.jsonl``, pre-encoded) at the same concurrency: the floor for client CPU;
+- ``harness_2_workers``: the harness run in two worker processes (``run_workers``), each
+  with half the concurrency: on two cores a client that is CPU-bound can use the second.
+
+Client CPU per request is the client process's CPU time over the requests it sent; the
+ratio harness/bare is the figure the target is about (<= 1.5). The share of ideal is
+ideal / wall, where ideal = max(requests x latency / concurrency, rounds x latency): what a
+client with no overhead would need. The server's CPU share (its CPU seconds over the
+client's wall seconds, as a fraction of one core) says whether the server was the
+bottleneck: on a 2-core machine, client and server together cannot use more than 2.
+
+Wires: only System One has a client backend on main today; ``WIRES`` is the hook for the
+OpenAI Decisions and chat client backends (serve-sim serves both already).
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -18,18 +37,66 @@ import httpx
 import orjson
 
 LATENCY_S = 0.05
+WIRES = ("systemone",)  # add "openai-decisions", "openai-chat" when their client backends land
 
-_CLIENT = """
+_HARNESS = """
 import time, orjson
 from pathlib import Path
-from harness import Limits, ModelSpec, load_suite, start_run
+# SystemOneBackend is imported (with aiohttp) before the clock starts, as the bare client's.
+from harness import Limits, ModelSpec, SystemOneBackend, load_suite, run_workers, start_run
 suite = load_suite("affine")
-model = ModelSpec("jev-sim", base_url={url!r})
-t0, c0 = time.perf_counter(), time.process_time()
-result = start_run(suite, model, Limits(concurrency={concurrency}), folder=Path({folder!r}))
+concurrency, url, sender = {concurrency}, {url!r}, {sender!r}
+import resource
+if sender == "httpx-aiohttp":
+    import httpx
+    from httpx_aiohttp import AiohttpTransport
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    model = SystemOneBackend("jev-sim", base_url=url, api_key="", concurrency=concurrency,
+                             transport=AiohttpTransport(limits=limits))
+else:
+    model = ModelSpec("jev-sim", base_url=url)
+
+def cpu():
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+t0, c0 = time.perf_counter(), cpu()
+if sender == "aiohttp-2-workers":
+    result = run_workers(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}),
+                         workers=2)
+else:
+    result = start_run(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}))
 c = result.counters
-print(orjson.dumps({{"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
+print(orjson.dumps({{"wall_s": time.perf_counter() - t0, "cpu_s": cpu() - c0,
                     "requests": c.requests, "rounds": c.rounds, "jobs": c.jobs_done}}).decode())
+"""
+
+# Replays every request body of a run folder once, at a fixed concurrency, reading each reply.
+_BARE = """
+import sys, time, asyncio, aiohttp, orjson
+url, path, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3])
+payloads = [orjson.dumps(orjson.loads(line)["request"]) for line in open(path, "rb")]
+headers = {"content-type": "application/json"}
+
+async def main():
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
+        queue = iter(payloads)
+        ok = 0
+
+        async def worker():
+            nonlocal ok
+            for payload in queue:
+                async with session.post(url, data=payload) as reply:
+                    await reply.read()
+                    ok += reply.status == 200
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))  # noqa: TID251
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(orjson.dumps({"wall_s": wall, "cpu_s": cpu, "requests": len(payloads), "ok": ok}).decode())
+
+asyncio.run(main())
 """
 
 
@@ -39,9 +106,11 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_healthy(url: str) -> None:
+def _wait_healthy(url: str, server: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"serve-sim exited with {server.returncode}")
         try:
             if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                 return
@@ -51,50 +120,102 @@ def _wait_healthy(url: str) -> None:
     raise RuntimeError(f"serve-sim did not come up at {url}")
 
 
-def _one(tmp: Path, concurrency: int) -> dict[str, Any]:
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "harness.cli",
-            "serve-sim",
-            "--port",
-            str(port),
-            "--latency-ms",
-            "50",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_healthy(url)
-        code = _CLIENT.format(
-            url=url, concurrency=concurrency, folder=str(tmp / f"http{concurrency}")
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        result = orjson.loads(done.stdout.strip().splitlines()[-1])
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-    ideal = max(result["requests"] * LATENCY_S / concurrency, result["rounds"] * LATENCY_S)
+def server_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _last_json(args: list[str]) -> dict[str, Any]:
+    done = subprocess.run(args, capture_output=True, text=True, check=True)
+    return orjson.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _measure(pid: int, args: list[str]) -> dict[str, Any]:
+    """Run one client process; add the server's CPU seconds spent meanwhile."""
+    before = server_cpu_s(pid)
+    result = _last_json(args)
+    result["server_cpu_s"] = server_cpu_s(pid) - before
+    return result
+
+
+def _figures(name: str, result: dict[str, Any]) -> dict[str, Any]:
+    n = result["requests"]
     return {
-        f"http_c{concurrency}_requests": result["requests"],
-        f"http_c{concurrency}_wall_s": round(result["wall_s"], 2),
-        f"http_c{concurrency}_ideal_s": round(ideal, 2),
-        f"http_c{concurrency}_share_of_ideal": round(ideal / result["wall_s"], 3),
-        f"http_c{concurrency}_client_cpu_ms_per_request": round(
-            result["cpu_s"] / result["requests"] * 1000, 3
-        ),
+        f"{name}_wall_s": round(result["wall_s"], 2),
+        f"{name}_client_cpu_us_per_request": round(result["cpu_s"] / n * 1e6, 1),
+        f"{name}_server_cpu_us_per_request": round(result["server_cpu_s"] / n * 1e6, 1),
+        # CPU the server used per second of the client's wall time (1.0 = one core busy).
+        f"{name}_server_cpu_share": round(result["server_cpu_s"] / result["wall_s"], 2),
     }
 
 
-def run(tmp: Path) -> dict[str, Any]:
-    """The 256-concurrency figure the issue asks for, and 32 for context."""
+def compare_clients(tmp: Path, url: str, pid: int, concurrency: int) -> dict[str, Any]:
+    """The harness (aiohttp), the harness over httpx-aiohttp, and the bare client, one server."""
+    py = sys.executable
     out: dict[str, Any] = {}
-    for concurrency in (256, 32):
-        out.update(_one(tmp, concurrency))
+    folder = tmp / f"http-c{concurrency}"
+    code = _HARNESS.format(concurrency=concurrency, url=url, sender="aiohttp", folder=str(folder))
+    harness = _measure(pid, [py, "-c", code])
+    requests_log = folder / "requests.jsonl"
+    bare = _measure(
+        pid, [py, "-c", _BARE, url + "/v1/systemone", str(requests_log), str(concurrency)]
+    )
+    if bare["ok"] != bare["requests"]:
+        raise RuntimeError(f"the bare client got {bare['requests'] - bare['ok']} failures")
+    code = _HARNESS.format(
+        concurrency=concurrency, url=url, sender="httpx-aiohttp", folder=str(folder) + "-httpx"
+    )
+    try:
+        via_httpx: dict[str, Any] | None = _measure(pid, [py, "-c", code])
+    except subprocess.CalledProcessError as exc:  # httpx-aiohttp missing: say so, go on
+        out[f"http_c{concurrency}_httpx_aiohttp_skipped"] = exc.stderr.strip().splitlines()[-1]
+        via_httpx = None
+    code = _HARNESS.format(
+        concurrency=concurrency, url=url, sender="aiohttp-2-workers", folder=str(folder) + "-w2"
+    )
+    two = _measure(pid, [py, "-c", code])
+    c = f"http_c{concurrency}"
+    ideal = max(harness["requests"] * LATENCY_S / concurrency, harness["rounds"] * LATENCY_S)
+    out[f"{c}_requests"] = harness["requests"]
+    out[f"{c}_ideal_s"] = round(ideal, 2)
+    out.update(_figures(f"{c}_harness", harness))
+    out[f"{c}_harness_share_of_ideal"] = round(ideal / harness["wall_s"], 3)
+    out.update(_figures(f"{c}_harness_2_workers", two))
+    out[f"{c}_harness_2_workers_share_of_ideal"] = round(ideal / two["wall_s"], 3)
+    out.update(_figures(f"{c}_bare", bare))
+    per = {k: r["cpu_s"] / r["requests"] for k, r in (("harness", harness), ("bare", bare))}
+    out[f"{c}_harness_over_bare_cpu"] = round(per["harness"] / per["bare"], 2)
+    if via_httpx is not None:
+        out.update(_figures(f"{c}_httpx_aiohttp", via_httpx))
+        out[f"{c}_httpx_aiohttp_share_of_ideal"] = round(ideal / via_httpx["wall_s"], 3)
+        per_httpx = via_httpx["cpu_s"] / via_httpx["requests"]
+        out[f"{c}_httpx_aiohttp_over_bare_cpu"] = round(per_httpx / per["bare"], 2)
     return out
+
+
+def run(tmp: Path, concurrencies: tuple[int, ...] = (32, 256)) -> dict[str, Any]:
+    """``make bench``: each concurrency against one serve-sim process with 50 ms latency."""
+    out: dict[str, Any] = {"http_machine_load_1min": round(os.getloadavg()[0], 2)}
+    for wire in WIRES:
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        command = [sys.executable, "-m", "harness.cli", "serve-sim", "--port", str(port)]
+        command += ["--latency-ms", str(LATENCY_S * 1000), "--wire", wire]
+        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            _wait_healthy(url, server)
+            for concurrency in concurrencies:
+                out.update(compare_clients(tmp, url, server.pid, concurrency))
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    return out
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="nj-bench-http-") as name:
+        for key, value in run(Path(name)).items():
+            print(f"{key}: {value}")

@@ -7,7 +7,9 @@ The front door, for code that runs suites (the benchmarks, a notebook, a service
     result = start_run(load_suite("affine"), ModelSpec("sim"), Limits(concurrency=64))
     print(result.folder, result.counters.requests)
 
-``start_run_async`` / ``resume_run_async`` do the same inside a running event loop. Suites
+``start_run_async`` / ``resume_run_async`` do the same inside a running event loop;
+``start_shard`` runs one shard of a run split over machines, ``run_workers`` all of them in
+local processes, and ``merge`` makes the shards one run folder again. Suites
 are plugins (``register_suite``, or the ``numericjev.suites`` entry points); a model is a
 ``ModelSpec`` or any object that implements the ``Backend`` protocol (one attempt per call).
 A ``Job`` builds one job's requests and reads its answers, for code that drives a model
@@ -42,23 +44,31 @@ __all__ = [
     "JobSpec",
     "Limits",
     "ManifestMismatch",
+    "Merged",
     "ModelSpec",
     "NumericJevError",
     "Question",
     "Reply",
     "RetrySettings",
     "RunResult",
+    "Shard",
     "Suite",
     "SuiteBuilder",
+    "SystemOneBackend",
     "TransientError",
     "load_suite",
     "make_backend",
     "make_decoder",
+    "merge",
     "register_suite",
     "resume_run",
     "resume_run_async",
+    "resume_workers",
+    "run_workers",
     "start_run",
     "start_run_async",
+    "start_shard",
+    "start_shard_async",
     "suite_names",
 ]
 
@@ -93,6 +103,12 @@ _HOMES = {
         ],
         "harness.errors",
     ),
+    **dict.fromkeys(
+        ["resume_workers", "run_workers", "start_shard", "start_shard_async"], "harness.spread"
+    ),
+    **dict.fromkeys(["Merged", "merge"], "harness.merging"),
+    "Shard": "harness.sharding",
+    "SystemOneBackend": "harness.backends.systemone",
     "Grid": "harness.grid",
     "Job": "harness.jobs",
     "Counters": "harness.progress",
@@ -111,6 +127,7 @@ def __getattr__(name: str) -> typing.Any:
 
 if typing.TYPE_CHECKING:
     from harness.backends import Backend, ModelSpec, Reply, make_backend
+    from harness.backends.systemone import SystemOneBackend
     from harness.calling import Attempt, Limits, RetrySettings
     from harness.cases import Case, JobSpec, Suite
     from harness.decoders import Answer, Decoded, Decoder, Question, make_decoder
@@ -130,6 +147,7 @@ if typing.TYPE_CHECKING:
     )
     from harness.grid import Grid
     from harness.jobs import Job
+    from harness.merging import Merged, merge
     from harness.progress import Counters
     from harness.registry import SuiteBuilder, load_suite, register_suite, suite_names
     from harness.session import (
@@ -139,3 +157,5 @@ if typing.TYPE_CHECKING:
         start_run,
         start_run_async,
     )
+    from harness.sharding import Shard
+    from harness.spread import resume_workers, run_workers, start_shard, start_shard_async

@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -73,7 +74,7 @@ class JobSpec:
     order: str
     repeat: int
 
-    @property
+    @cached_property  # asked for every log line of the job
     def id(self) -> str:
         """Stable identity, e.g. ``affine/f17/x0.01/provided/reversed/r0``."""
         return f"{self.suite}/{self.case.id}/{self.condition}/{self.order}/r{self.repeat}"

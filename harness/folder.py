@@ -27,11 +27,12 @@ from typing import Any
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
 from harness.backends.base import Backend
 from harness.backends.pricing import require_price
-from harness.calling import Limits, RetrySettings
+from harness.calling import Limits, Pacer, RetrySettings
 from harness.calling.limits import DEFAULT_MAX_WAIT_S
 from harness.cases import Suite
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.registry import load_suite
+from harness.sharding import Shard
 from runfolder import (
     LOCK,
     MANIFEST,
@@ -85,6 +86,12 @@ class RunPlan:
     limits: Limits
     price_per_million: float | None = None
     retry: RetrySettings = field(default_factory=RetrySettings)
+    shard: Shard | None = None  # run only this shard's jobs (``harness.sharding``)
+    pacer: Pacer | None = None  # shared with other processes (Ray); default: the run's own
+
+    def jobs_total(self) -> int:
+        """How many jobs this plan runs: the suite's, or its shard's."""
+        return len(self.shard.jobs(self.suite) if self.shard else self.suite.jobs())
 
 
 def safe_name(text: str) -> str:
@@ -109,11 +116,18 @@ def describe_model(plan: RunPlan) -> ModelInfo:
     return ModelInfo.from_fields(Fields(described, "the backend's description", "model."))
 
 
-def build_manifest(folder: Path, plan: RunPlan, run_id: str | None = None) -> Manifest:
+def build_manifest(
+    folder: Path,
+    plan: RunPlan,
+    run_id: str | None = None,
+    *,
+    extra: dict[str, Any] | None = None,
+) -> Manifest:
     """The manifest written before the first request; it never holds a key.
 
     ``run_id`` defaults to the folder's name (a comparison names its cells' runs itself:
-    their folder names repeat from one comparison to the next)."""
+    their folder names repeat from one comparison to the next; a shard takes its
+    parent's); ``extra`` adds fields (a shard's ``"shard"``)."""
     suite = plan.suite
     return Manifest(
         run_id=run_id or folder.name,
@@ -128,7 +142,7 @@ def build_manifest(folder: Path, plan: RunPlan, run_id: str | None = None) -> Ma
         conditions=tuple(suite.conditions),
         orders=tuple(suite.orders),
         repeats=suite.repeats,
-        n_jobs=len(suite.jobs()),
+        n_jobs=plan.jobs_total(),
         model=describe_model(plan),
         limits=plan.limits.as_record(),
         versions={
@@ -136,6 +150,7 @@ def build_manifest(folder: Path, plan: RunPlan, run_id: str | None = None) -> Ma
             "python": platform.python_version(),
             "platform": platform.platform(),
         },
+        extra=dict(extra or {}),
     )
 
 
@@ -156,7 +171,12 @@ def _refuse_existing(folder: Path) -> None:
 
 
 def create_run_folder(
-    folder: Path, plan: RunPlan, lock: RunLock, run_id: str | None = None
+    folder: Path,
+    plan: RunPlan,
+    lock: RunLock,
+    run_id: str | None = None,
+    *,
+    extra: dict[str, Any] | None = None,
 ) -> Manifest:
     """Create a new run folder, take its ``lock``, and write its manifest (``run_id``: see
     ``build_manifest``).
@@ -167,7 +187,7 @@ def create_run_folder(
     run the first one left), with nothing of either overwritten.
     """
     _refuse_existing(folder)
-    manifest = build_manifest(folder, plan, run_id)
+    manifest = build_manifest(folder, plan, run_id, extra=extra)
     encode_manifest(manifest)  # a value JSON cannot carry is refused before the folder exists
     folder.mkdir(parents=True, exist_ok=True)
     lock.acquire()

@@ -6,10 +6,9 @@ A grid is ``(L, eps, N)`` with cells ``[L + i*eps, L + (i+1)*eps)`` for ``i < N`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from functools import lru_cache
 
 from harness.errors import GridError
 
@@ -59,6 +58,13 @@ class Grid:
     lo: Decimal
     eps: Decimal
     n: int
+    # Bound texts written so far, by index: decoders write the same bounds over and over,
+    # and a dict of ints beats a cache keyed on the grid (hashing three Decimals, then
+    # comparing them with an equal grid of another case, on every call).
+    _texts: dict[int, str] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
+    _hash: int = field(default=0, init=False, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.eps.is_finite() or self.eps <= 0:
@@ -67,6 +73,11 @@ class Grid:
             raise GridError(f"L must be a finite number; got L={self.lo}")
         if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
             raise GridError(f"N must be a whole number >= 1; got N={self.n}")
+        # Grids key the decoders' question caches: hash the three fields once.
+        object.__setattr__(self, "_hash", hash((self.lo, self.eps, self.n)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @classmethod
     def from_range(
@@ -102,7 +113,10 @@ class Grid:
 
     def bound_text(self, index: int) -> str:
         """``fmt(bound(index))``, memoised: decoders write the same bounds over and over."""
-        return _bound_text(self, index)
+        text = self._texts.get(index)
+        if text is None:
+            text = self._texts[index] = fmt(self.bound(index))
+        return text
 
     def value_text(self, index: int) -> str:
         """A cell's lower endpoint written with the grid's places: 11.00 at eps 0.01."""
@@ -132,11 +146,6 @@ def _approx(q: Fraction) -> str:
     if len(text) > 15:
         return f"about {text[0]}.{text[1:4]}e{len(text) - 1}"
     return f"{whole + rest / q.denominator:g}"
-
-
-@lru_cache(maxsize=1 << 16)
-def _bound_text(grid: Grid, index: int) -> str:
-    return fmt(grid.bound(index))
 
 
 def partition(a: int, b: int, k_max: int) -> list[int]:

@@ -20,6 +20,8 @@ from harness.grid import fmt, to_decimal
 from harness.wire.answers import Refusal
 from runfolder import ErrorKind, OutputIdentity, OutputRecord, OutputResult, TraceStep
 
+_QIDS = tuple(f"q{i}" for i in range(1, 257))  # wire ids, built once
+
 
 class Job:
     """The decoders of one job and the round they have reached."""
@@ -57,7 +59,8 @@ class Job:
             if name in self.refused:
                 continue
             for question in decoder.ready():
-                qid = f"q{len(questions) + 1}"
+                n = len(questions)
+                qid = _QIDS[n] if n < len(_QIDS) else f"q{n + 1}"
                 questions[qid] = question.wire(reverse)
                 qmap[qid] = f"{name}/{question.key}"
         if not questions:
@@ -86,10 +89,13 @@ class Job:
         ``error`` is the kind of the attempt that failed the job; it is recorded on the
         decoders that did not finish (a decoder failed by a refusal records ``refusal``).
         """
-        places = self.spec.case.grid.places
+        quantum = to_decimal(1).scaleb(-self.spec.case.grid.places)
         records: list[OutputRecord] = []
+        # The identity differs between decoders in the decoder only: build it once a job
+        # ("decoder" keeps its place in the key order when replaced).
+        common = output_identity(self.spec, "")
         for name, decoder in self.decoders.items():
-            identity = output_identity(self.spec, name)
+            identity: OutputIdentity = {**common, "decoder": name}
             if not decoder.done or name in self.refused:
                 failed: OutputResult = {
                     **identity,
@@ -109,7 +115,7 @@ class Job:
             result = decoder.result()
             done: OutputResult = {
                 **identity,
-                "value": format(result.value.quantize(to_decimal(1).scaleb(-places)), "f"),
+                "value": format(result.value.quantize(quantum), "f"),
                 "cell": [fmt(result.cell[0]), fmt(result.cell[1])],
                 "rounds": result.rounds,
                 # Decoders build their steps as plain dicts; TraceStep names the common keys.

@@ -349,31 +349,51 @@ def _exact_exploratory(meaning: Meaning, x: Fraction) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _grid_index(x: Fraction, lo: Fraction, eps: Fraction, last: int) -> int:
-    """``floor((x - L) / eps)`` clamped to ``[0, last]``; a request asks it once per bit."""
-    q = (x - lo) / eps
+def _grid_index(xn: int, xd: int, ln: int, ld: int, en: int, ed: int, last: int) -> int:
+    """``floor((x - L) / eps)`` clamped to ``[0, last]``; a request asks it once per bit.
+    Keyed on the integers: hashing a Fraction costs a modular inverse, every time."""
+    q = (Fraction(xn, xd) - Fraction(ln, ld)) / Fraction(en, ed)
     return min(max(q.numerator // q.denominator, 0), last)
 
 
-def exact_label(meaning: Meaning, x: Fraction) -> str:
-    """The label an exact reader picks for target ``x`` (clamped into the offered range)."""
+def _below(a: float, b: float) -> bool:
+    """True only if the exact values behind floats ``a`` and ``b`` surely satisfy a < b:
+    each is within 2**-53 (relative) of its value, so a gap over 1e-15 of their magnitudes
+    (or 1e-300, among subnormals) is no rounding. False means "not sure": compare exactly."""
+    return b - a > (abs(a) + abs(b)) * 1e-15 + 1e-300
+
+
+def exact_label(meaning: Meaning, x: Fraction, xf: float | None = None) -> str:
+    """The label an exact reader picks for target ``x`` (clamped into the offered range).
+
+    ``xf`` is ``float(x)`` when the caller has it already (the sim asks many questions of
+    one target)."""
     if meaning.kind in EXPLORATORY_KINDS:
         return _exact_exploratory(meaning, x)
     opts = meaning.options
     if meaning.kind in ("interval", "value"):
-        ranked, lows = meaning.ranked, meaning.lows
-        # Bisect on floats, then confirm with two exact comparisons; redo it exactly only
-        # when rounding put x on the wrong side of a bound.
-        i = bisect_right(meaning.lows_f, float(x)) - 1
-        if (i >= 0 and x < lows[i]) or (i + 1 < len(lows) and x >= lows[i + 1]):
+        ranked, lows, lows_f = meaning.ranked, meaning.lows, meaning.lows_f
+        # Bisect on floats, then confirm exactly; redo it exactly only when rounding put x on
+        # the wrong side of a bound. A float comparison settles a confirmation when the two
+        # floats are far apart beside their rounding error (``_below``): exact otherwise.
+        if xf is None:
+            xf = float(x)
+        i = bisect_right(lows_f, xf) - 1
+        low_ok = i < 0 or _below(lows_f[i], xf) or x >= lows[i]
+        high_ok = i + 1 >= len(lows) or _below(xf, lows_f[i + 1]) or x < lows[i + 1]
+        if not (low_ok and high_ok):
             i = bisect_right(lows, x) - 1
         if meaning.kind == "value":
             return ranked[max(i, 0)][1]
-        if i >= 0 and x < opts[ranked[i][1]][1]:
+        if i >= 0 and (_below(xf, meaning.highs_f[i]) or x < opts[ranked[i][1]][1]):
             return ranked[i][1]
         # Out of range: the nearest interval, as a reader forced to choose would.
         return min(opts, key=lambda lab: min(abs(x - opts[lab][0]), abs(x - opts[lab][1])))
-    index = _grid_index(x, meaning.lo, meaning.eps, meaning.last)
+    lo, eps = meaning.lo, meaning.eps
+    index = _grid_index(
+        x.numerator, x.denominator, lo.numerator, lo.denominator, eps.numerator,
+        eps.denominator, meaning.last,
+    )  # fmt: skip
     if meaning.kind == "digit":
         return str(index // meaning.power % 10)
     return str(index // meaning.power % 2)

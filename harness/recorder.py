@@ -2,8 +2,16 @@
 
 The scheduler hands every ``Attempt`` here as the caller reports it, and every finished (or
 failed) job's outputs. Methods are synchronous: in a single-threaded event loop a
-synchronous write cannot interleave with another task's, and no answered exchange can be
-stranded in a buffer when the run is cancelled (each line is flushed as written).
+synchronous write cannot interleave with another task's.
+
+When lines reach the OS: a finished job's outputs are handed over at once, and the
+exchanges recorded before them first (so what is on disk is always records 1..N, the
+prefix ``runfolder.sequence`` expects of a crash). Exchanges in between go out in one write
+per event-loop pass when the model is paid for or slow (HTTP: a SIGKILL loses only what
+arrived in the pass it lands in, as one line at a time loses the line being written;
+measured: a write per line cost ~6% of the client's CPU at concurrency 256), and in 64 KB
+blocks for an in-process sim or oracle, whose answers are free to make again (resume asks
+what a SIGKILL lost). Cancellation (Ctrl-C) and the end of the run flush and fsync both.
 
 Every line gets the next number of the run's one record counter as its last key, ``seq``
 (``runfolder.sequence``: duplicated lines are counted once, a cut log is refused); a number
@@ -14,6 +22,7 @@ each (job, decoder) has one ``ok`` line.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from contextlib import suppress
 from datetime import UTC, datetime
@@ -63,8 +72,34 @@ class Recorder:
         self.progress = progress
         self.simulated = simulated
         self.oracle = oracle
-        self._requests = JsonlAppender(folder / REQUESTS, requests_end)
-        self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end)
+        self._requests = JsonlAppender(folder / REQUESTS, requests_end, buffered=True)
+        self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end, buffered=True)
+        # See the module docstring: an in-process sim's or oracle's exchanges go out in
+        # blocks; any other model's at the end of each event-loop pass (or, off asyncio, at
+        # once).
+        free = simulated or oracle
+        self._loop: asyncio.AbstractEventLoop | None = None
+        if not free:
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:  # not on asyncio (trio): hand each line over at once
+                self._loop = None
+        self._per_line = not free and self._loop is None
+        self._flush_pending = False
+
+    def _exchange_written(self) -> None:
+        """An exchange was written: hand it to the OS now, at the end of this pass, or later."""
+        if self._per_line:
+            self._requests.flush()
+        elif self._loop is not None and not self._flush_pending:
+            self._flush_pending = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Hand both logs' lines to the OS, the exchanges first."""
+        self._flush_pending = False
+        self._requests.flush()
+        self._outputs.flush()
 
     def attempt(
         self, job: Job, body: Mapping[str, Any], qmap: dict[str, str], attempt: Attempt
@@ -96,6 +131,7 @@ class Recorder:
             line = _with_sent(line, attempt.sent)
         self._requests.write(line)
         self.seq += 1
+        self._exchange_written()
         c = self.counters
         if attempt.answered:  # every question answered, or all but refused ones
             c.requests += 1
@@ -128,16 +164,21 @@ class Recorder:
         # "simulated".
         oracle = self.oracle or bool(job.served & ORACLE_MODELS)
         simulated = not oracle and (self.simulated or bool(job.served & SIMULATOR_MODELS))
+        # The exchanges before these outputs reach the OS first, then the outputs: what is on
+        # disk stays a prefix of the numbered records whatever a kill interrupts.
+        self._requests.flush()
+        run_id = self.run_id
         for record in job.outputs(simulated, error=failed):
             if record["decoder"] in job.recorded_ok:
                 continue  # its ok line is in the log already (a failed job resumed)
-            line: OutputLine = (
-                {**record, "oracle": True, "run": self.run_id, "seq": self.seq}
-                if oracle
-                else {**record, "run": self.run_id, "seq": self.seq}
-            )
+            line = cast(OutputLine, record)  # a fresh dict: stamped in place, not copied
+            if oracle:
+                line["oracle"] = True
+            line["run"] = run_id
+            line["seq"] = self.seq
             self._outputs.write(line)
             self.seq += 1
+        self._outputs.flush()
         c = self.counters
         if failed is None:
             c.jobs_done += 1

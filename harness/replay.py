@@ -27,6 +27,7 @@ from harness.cases import JobSpec, Suite
 from harness.errors import BackendError, ManifestMismatch, RunFolderError
 from harness.jobs import Job
 from harness.progress import Counters
+from harness.sharding import Shard
 from harness.wire.answers import read_answers
 from runfolder import OUTPUTS, REQUESTS, JsonlReader, OutputLine, RequestLine, check_sequence
 
@@ -161,15 +162,22 @@ def shuffled_specs(suite: Suite) -> list[JobSpec]:
     return specs
 
 
-def job_queue(suite: Suite, state: LogState, model: str) -> tuple[Iterator[Job], int]:
-    """Unfinished jobs, replayed from the log; and how many there are.
+def job_queue(
+    suite: Suite, state: LogState, model: str, shard: Shard | None = None
+) -> tuple[Iterator[Job], int]:
+    """Unfinished jobs (of ``shard`` only, if given), replayed from the log; and how many
+    there are.
 
     Jobs with recorded answers (those cut short, or failed) are replayed here, before
     anything is sent, so that a replay the code no longer matches is refused before the
     session starts (never part-way, after other jobs were asked); jobs never asked are
     built lazily, so memory grows with the jobs in progress, not the suite.
     """
-    specs = [s for s in shuffled_specs(suite) if s.id not in state.finished]
+    specs = [
+        s
+        for s in shuffled_specs(suite)
+        if s.id not in state.finished and (shard is None or shard.holds(s))
+    ]
     started: list[Job] = []
     fresh: list[JobSpec] = []
     for spec in specs:

@@ -29,7 +29,7 @@ from harness.backends.oracle import Oracle
 from harness.calling import Budget, Caller, Limits, Pacer, RetrySettings
 from harness.cases import Suite
 from harness.check import oracle_for
-from harness.errors import first_error
+from harness.errors import RunFolderError, first_error
 from harness.folder import (
     RunPlan,
     check_price,
@@ -47,6 +47,7 @@ from harness.progress import Counters, NoProgress, Progress, TqdmProgress
 from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
 from harness.replay import LogState, job_queue, read_logs
 from harness.scheduler import Scheduler
+from harness.sharding import shard_count, shard_from_manifest
 from runfolder import RunLock
 
 
@@ -157,7 +158,7 @@ async def start_run_async(
         try:
             on_start(folder)
             record_session(folder, "run", manifest.to_dict(), plan, [])
-            queue = job_queue(suite, LogState(), plan.backend.name)
+            queue = job_queue(suite, LogState(), plan.backend.name, plan.shard)
             return await _execute(
                 folder, manifest.run_id, plan, LogState(), queue, progress, signals, drain_s
             )
@@ -229,6 +230,11 @@ async def resume_run_async(
 
     opened = open_for_resume(folder, allow_mismatch)
     manifest, suite, problems = opened.manifest, opened.suite, list(opened.problems)
+    if shard_count(manifest) is not None:
+        raise RunFolderError(
+            f"{folder} is the parent of {shard_count(manifest)} shards: resume them with "
+            f"numericjev resume {folder} (all, here) or numericjev resume {folder}/shards/K"
+        )
     limits = limits_of(
         manifest,
         concurrency=concurrency,
@@ -240,7 +246,7 @@ async def resume_run_async(
     spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
     if price_per_million is not None:
         spec = replace(spec, price_per_million=price_per_million)
-    plan = _plan(suite, spec, limits, retry)
+    plan = replace(_plan(suite, spec, limits, retry), shard=shard_from_manifest(manifest))
     async with _closing(plan.backend):
         check_price(plan)
         change = server_change(manifest, plan, allow_mismatch)
@@ -250,7 +256,7 @@ async def resume_run_async(
         with RunLock(folder):
             state = read_logs(folder, suite.decoders, manifest.run_id)
             # Replays what was answered: a job this code would ask differently is refused now.
-            queue = job_queue(suite, state, plan.backend.name)
+            queue = job_queue(suite, state, plan.backend.name, plan.shard)
             for name in state.torn:
                 warn(f"cut a torn last line from {name} (a crash mid-write)")
             # Recorded once the logs have been read: a resume refused above leaves no trace.
@@ -322,7 +328,7 @@ async def _execute(
     suite, backend, limits = plan.suite, plan.backend, plan.limits
     jobs, pending = queue
     counters = state.counters
-    counters.jobs_total = len(suite.jobs())
+    counters.jobs_total = plan.jobs_total()
     counters.jobs_done = len(state.finished)
     oracle = isinstance(backend, Oracle)
     before = counters.requests
@@ -331,6 +337,8 @@ async def _execute(
         display = progress
     elif progress and pending:
         mark = " (oracle: exact labels)" if oracle else " (simulated)" if backend.simulated else ""
+        if plan.shard:
+            mark += f" · shard {plan.shard.index}/{plan.shard.count}"
         display = TqdmProgress(
             counters.jobs_total, counters.jobs_done, suite.name + " · " + backend.name + mark
         )
@@ -348,7 +356,7 @@ async def _execute(
     budget = Budget(limits, counters, plan.price_per_million)
     caller = Caller(
         backend,
-        Pacer(limits.concurrency, rps=limits.rps, max_wait_s=limits.max_wait_s),
+        plan.pacer or Pacer(limits.concurrency, rps=limits.rps, max_wait_s=limits.max_wait_s),
         plan.retry,
         price_per_million=plan.price_per_million,
         budget=budget,

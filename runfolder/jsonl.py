@@ -237,14 +237,21 @@ class JsonlAppender:
     """Appends records to one JSONL file, first cutting off a torn tail left by a crash.
 
     ``end`` is where the valid data ends when the caller has just read the file (resume
-    has); otherwise the file is scanned.
+    has); otherwise the file is scanned. ``buffered`` hands lines to the OS when ``flush``
+    is called or ``BUFFER_BYTES`` have gathered, instead of one by one: the caller decides
+    when (``harness.recorder`` keeps what is on disk a prefix of the numbered records); the
+    default hands each line over as it is written.
     """
 
-    def __init__(self, path: Path, end: int | None = None) -> None:
+    BUFFER_BYTES = 1 << 16
+
+    def __init__(self, path: Path, end: int | None = None, *, buffered: bool = False) -> None:
         self.path = path
         if end is None:
             end = valid_end(path)
-        self._handle: BinaryIO = path.open("ab")
+        self._buffered = buffered
+        self._name = path.name
+        self._handle: BinaryIO = path.open("ab", buffering=self.BUFFER_BYTES if buffered else -1)
         if self._handle.tell() != end:
             self._handle.truncate(end)
             self._handle.seek(end)
@@ -255,9 +262,16 @@ class JsonlAppender:
         return self._handle.tell()
 
     def write(self, record: Mapping[str, Any]) -> None:
-        """Append one record and hand it to the OS at once (a SIGKILL loses nothing written)."""
-        self._handle.write(dumps_line(record, self.path.name))
-        self._handle.flush()
+        """Append one record and hand it to the OS at once (a SIGKILL loses nothing written),
+        unless ``buffered``."""
+        self._handle.write(dumps_line(record, self._name))
+        if not self._buffered:
+            self._handle.flush()
+
+    def flush(self) -> None:
+        """Hand every line written so far to the OS (nothing once closed)."""
+        if not self._handle.closed:
+            self._handle.flush()
 
     def close(self) -> None:
         """Flush to disk and close."""

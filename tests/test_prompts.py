@@ -7,6 +7,7 @@ bounds ``L + eps * t_j``: no exponents, no trailing zeros, no float artefacts.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from decimal import Decimal
 from fractions import Fraction
 
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from harness.cases import SUBJECT
 from harness.decoders import Answer, Question, TreeDecoder, make_decoder
 from harness.grid import Grid, fmt, partition
-from harness.prompts import DIRECT, TREE, exact_label, interpret
+from harness.prompts import DIRECT, TREE, Meaning, exact_label, interpret
 
 EPS = ("0.01", "1", "10000", "0.0625", "0.5", "0.001", "2.5", "0.2")
 # A canonical decimal: optional sign, no leading zeros, no exponent, no trailing zeros.
@@ -192,3 +193,36 @@ def test_index_definition_reads_back_exactly(grid: Grid) -> None:
 def test_interpret_declines_foreign_questions() -> None:
     assert interpret("Is this spam?", {"yes": "it is", "no": "it is not"}) is None
     assert interpret("Pick one.", {"0": "0 <= x < 1", "1": "one or more"}) is None
+
+
+def _exact_reference(meaning: Meaning, x: Fraction) -> str:
+    """``exact_label`` for interval and value meanings with Fractions only (no floats)."""
+    ranked = meaning.ranked
+    i = bisect_right(meaning.lows, x) - 1
+    if meaning.kind == "value":
+        return ranked[max(i, 0)][1]
+    if i >= 0 and x < meaning.options[ranked[i][1]][1]:
+        return ranked[i][1]
+    opts = meaning.options
+    return min(opts, key=lambda lab: min(abs(x - opts[lab][0]), abs(x - opts[lab][1])))
+
+
+@given(
+    cuts=st.lists(st.fractions(), min_size=2, max_size=8, unique=True),
+    x=st.fractions(),
+    nudge=st.sampled_from([Fraction(0), Fraction(1, 10**18), Fraction(-1, 10**18)]),
+    kind=st.sampled_from(["interval", "value"]),
+)
+def test_exact_label_float_shortcuts_never_change_the_exact_answer(
+    cuts: list[Fraction], x: Fraction, nudge: Fraction, kind: str
+) -> None:
+    # Floats only settle comparisons whose gap is far beyond rounding: on a bound, just
+    # beside one (1e-18 away), or anywhere, the label is the exact one.
+    cuts.sort()
+    if kind == "interval":
+        options = {str(j): (cuts[j], cuts[j + 1]) for j in range(len(cuts) - 1)}
+    else:
+        options = {str(j): (c, c) for j, c in enumerate(cuts)}
+    meaning = Meaning.ordered(kind, options)
+    for target in (x, *(c + nudge for c in cuts)):
+        assert exact_label(meaning, target) == _exact_reference(meaning, target)

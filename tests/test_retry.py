@@ -6,6 +6,7 @@ import asyncio
 import email.utils
 import random
 
+import aiohttp
 import anyio
 import httpx
 import orjson
@@ -72,6 +73,14 @@ REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/systemone")
         (TimeoutError(), True, "timeout"),
         (ConnectionResetError(), True, "connection"),
         (httpx.UnsupportedProtocol("ftp://", request=REQUEST), False, "connection"),
+        # aiohttp, the default sender
+        (aiohttp.ServerDisconnectedError(), True, "connection"),
+        (aiohttp.ClientOSError(104, "reset"), True, "connection"),
+        (aiohttp.ClientPayloadError("cut short"), True, "connection"),
+        (aiohttp.SocketTimeoutError("slow"), True, "timeout"),
+        (aiohttp.ConnectionTimeoutError("slow"), True, "timeout"),
+        (aiohttp.InvalidURL("http://[bad"), False, "connection"),
+        (aiohttp.NonHttpUrlClientError("ftp://x"), False, "connection"),
         (orjson.JSONDecodeError("bad", "{", 0), True, "malformed"),
         (BackendError("malformed", "no answer for q1"), True, "malformed"),
         (BackendError("http_4xx", "bad request"), False, "http_4xx"),

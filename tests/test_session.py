@@ -213,5 +213,6 @@ def test_anyio_run_is_called_only_by_the_sync_entry_points() -> None:
             ):
                 callers.add(path.relative_to(root).as_posix())
     # serve-sim's server owns its own event loop; every run goes through the session (a
-    # comparison's sync entry points wrap the session's async ones).
-    assert callers == {"session.py", "comparison.py", "commands/serve_sim.py"}
+    # comparison's sync entry points wrap the session's async ones; a shard's go through
+    # spread.start_shard).
+    assert callers == {"session.py", "comparison.py", "spread.py", "commands/serve_sim.py"}

@@ -515,7 +515,7 @@ async def test_the_planted_key_never_leaks(handler: Handler) -> None:
         found = list(
             leaks(
                 *chain, exc.args, exc.body, b, b.describe(),
-                orjson.dumps(b.describe()).decode(), b._http, b._http._client,
+                orjson.dumps(b.describe()).decode(), b._http, b._http._sender,
                 *(r._asdict() for r in records),
                 *(orjson.dumps(r._asdict()).decode() for r in records),
             )
@@ -526,7 +526,12 @@ async def test_the_planted_key_never_leaks(handler: Handler) -> None:
 async def test_the_key_is_sent_but_never_shown() -> None:
     async with backend(ok_response) as b:
         await b.answer(BODY)
-        assert list(leaks(repr(b), b.describe(), repr(b._http), b._http._client.headers)) == []
+        headers = b._http._sender._client.headers  # type: ignore[attr-defined]
+        assert list(leaks(repr(b), b.describe(), repr(b._http), headers)) == []
+    # The default sender (aiohttp) does not show the key either.
+    aiohttp_backend = SystemOneBackend("jev-latest", base_url=BASE, api_key=KEY)
+    sender = aiohttp_backend._http._sender
+    assert list(leaks(repr(aiohttp_backend), repr(aiohttp_backend._http), repr(sender))) == []
 
 
 # --- against the real loopback serve-sim ---------------------------------------------
@@ -586,3 +591,41 @@ def test_retry_settings_are_reported() -> None:
     settings = RetrySettings(max_attempts=4, budget_s=60.0)
     b = SystemOneBackend("jev-latest", env={})
     assert Caller(b, Pacer(1), settings).describe()["budget_s"] == 60.0
+
+
+async def test_loopback_timeout_bounds_the_whole_attempt_on_aiohttp() -> None:
+    # The default sender (aiohttp) against a real server slower than the timeout.
+    records: list[Attempt] = []
+    with anyio.fail_after(10):
+        async with (
+            serve_sim_in_background(ServerConfig(port=0, latency_ms=2000)) as url,
+            SystemOneBackend("sim", base_url=url, api_key=KEY, timeout_s=0.1) as b,
+        ):
+            with pytest.raises(BackendError) as caught:
+                await ask(b, records=records, max_attempts=2)
+    assert caught.value.kind == "timeout"
+    assert [r.kind for r in records] == ["timeout", "timeout"]
+    assert KEY not in str(caught.value)
+
+
+async def test_loopback_redirect_is_not_followed() -> None:
+    # aiohttp follows redirects unless told not to; a POST's redirect means a wrong base URL.
+    from aiohttp import web
+
+    async def moved(request: web.Request) -> web.Response:
+        raise web.HTTPFound("/elsewhere")
+
+    app = web.Application()
+    app.router.add_post("/v1/systemone", moved)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with SystemOneBackend("sim", base_url=f"http://127.0.0.1:{port}", api_key=KEY) as b:
+            with pytest.raises(BackendError) as caught:
+                await ask(b)
+    finally:
+        await runner.cleanup()
+    assert caught.value.kind == "redirect" and caught.value.status == 302

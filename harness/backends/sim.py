@@ -97,6 +97,9 @@ class Draws:
         return math.sqrt(-2.0 * math.log(1.0 - self[i])) * math.cos(2.0 * math.pi * self[j])
 
 
+PERCEIVED_CACHE = 8192  # states remembered (jobs in flight share a few hundred)
+
+
 class SimModel:
     """A seeded, deterministic, fallible stand-in for a decision model."""
 
@@ -110,6 +113,9 @@ class SimModel:
         self.params = params or SimParams()
         # ``known`` stays empty for runs: the sim knows no history, so recall questions are guesses.
         self.known = dict(known or {})
+        # A job sends its state with every round: perceive it once (a function of the
+        # state's canonical text, the params and ``known``, all fixed here).
+        self._perceived: dict[str, tuple[Fraction | None, float]] = {}
 
     def perceive(self, state: Any, key: str | None = None) -> Fraction | None:
         """The value the sim believes the state describes, fixed for the whole job.
@@ -141,6 +147,7 @@ class SimModel:
         question: Mapping[str, Any],
         meaning: Meaning | None,
         seen: Fraction | None,
+        seen_f: float = 0.0,
     ) -> tuple[str, float]:
         """The label the sim picks, and the confidence it reports for it.
 
@@ -167,14 +174,14 @@ class SimModel:
         confidence = 0.55 + 0.44 * d[3]
         if seen is None or meaning is None:
             return listed[int(d[0] * len(listed))], confidence
-        label = exact_label(meaning, seen)
+        label = exact_label(meaning, seen, seen_f)
         if meaning.kind == "threshold":
             # P("x <= z") falls off smoothly (logistic, scale 0.5% of the magnitude) as z drops
             # below the perceived value; at z == seen it is 1 - slip_interval, like an interval.
             # A standard-normal jitter of the logit per question, and a lapse to a uniform
             # probability (arithmetic condition), let thresholds disagree with their
             # neighbours, as the paper's raw answers do (25 of 48 groups decrease somewhere).
-            s, z = float(seen), float(meaning.at)
+            s, z = seen_f, float(meaning.at)
             scale = 0.005 * max(abs(s), abs(z)) or 1e-9
             slip = min(max(p.slip_interval, 1e-9), 1 - 1e-9)
             lapse = p.threshold_lapse_provided if provided else p.threshold_lapse_arithmetic
@@ -196,7 +203,7 @@ class SimModel:
         # Floats from here on: this is the sim's fuzzy reading, and Fraction arithmetic here
         # cost more than the rest of an answer. ``label`` above was chosen exactly.
         lo, hi = meaning.lows_f[i], meaning.highs_f[i]
-        at = float(seen)
+        at = seen_f
         if meaning.kind == "value" and i + 1 < len(ranked):
             # A value question is answered with the nearest value, not the one below.
             hi = meaning.lows_f[i + 1]
@@ -223,25 +230,33 @@ class SimModel:
         # Every draw depends on the state too: otherwise all cases that share a question text
         # (the expression lives in the state) would slip, or guess, together.
         key = state_key(state)
-        seen = self.perceive(state, key)
+        perceived = self._perceived
+        if key in perceived:
+            seen, seen_f = perceived[key]
+        else:
+            if len(perceived) >= PERCEIVED_CACHE:
+                perceived.clear()
+            seen = self.perceive(state, key)
+            seen_f = 0.0 if seen is None else float(seen)
+            perceived[key] = (seen, seen_f)
         provided = isinstance(state, Mapping) and "result" in state
         p = self.params
         # The sim knows its own perception noise: x ~ Normal(seen, sigma) is its belief.
         noise = p.noise_provided if provided else p.noise_arithmetic
-        sigma = 0.0 if seen is None else abs(float(seen)) * noise
+        sigma = 0.0 if seen is None else abs(seen_f) * noise
         answers = {}
         questions = body["questions"]
         # noul and score questions are answered as the choice they amount to (``as_choice``):
         # a noul's probability is that of "true", a score's the distribution over its levels.
         for qid, (question, meaning) in read_questions(body).items():
-            label, confidence = self._choose(key, provided, question, meaning, seen)
+            label, confidence = self._choose(key, provided, question, meaning, seen, seen_f)
             labels = list(question["criteria"])
             if seen is not None and meaning is not None and meaning.kind in ("interval", "value"):
                 # The choice is made above, exactly as before; the probabilities only add
                 # where the sim believes x lies, so probability-aware decoders have
                 # something to read (the rest of 1 - confidence no longer spreads evenly).
                 belief = perception_masses(
-                    meaning.kind, meaning.labels, meaning.lows_f, float(seen), sigma
+                    meaning.kind, meaning.labels, meaning.lows_f, seen_f, sigma
                 )
                 answer = informed_answer(label, labels, confidence, belief)
             else:

@@ -16,4 +16,5 @@ COMMANDS = (
     "check",
     "import_predictions",
     "serve_sim",
+    "merge",
 )

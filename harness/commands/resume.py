@@ -43,6 +43,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="USD per million input tokens for this session (default: the run's price)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a sharded run: continue its shards in N local processes (default: one per core)",
+    )
     add_limit_options(parser, defaults=False)
     add_session_options(parser)
     parser.set_defaults(func=run)
@@ -67,6 +74,22 @@ def run(args: argparse.Namespace) -> int | Handoff:
 
         return continue_comparison(args, folder, warn)
     print(f"run folder: {folder}", flush=True)
+    if (folder / "shards").is_dir():  # the parent of shards: continue all of them
+        import os
+
+        from harness.spread import resume_workers
+
+        result = resume_workers(
+            folder,
+            processes=args.workers or os.cpu_count() or 1,
+            concurrency=args.concurrency,
+            rps=args.rps,
+            max_requests=args.max_requests,
+            max_cost_usd=args.max_cost_usd,
+            base_url=args.base_url,
+            allow_mismatch=args.allow_mismatch,
+        )
+        return report("resume", result)
     result = resume_run(
         folder,
         concurrency=args.concurrency,

@@ -21,6 +21,8 @@ DRAIN_S = 5.0  # as harness.interrupts.DRAIN_S (not imported: --help stays fast)
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.backends import ModelSpec
+    from harness.calling import Limits
+    from harness.cases import Suite
 
 
 def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
@@ -175,7 +177,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_check_option(parser)
     add_limit_options(parser)
     add_session_options(parser)
+    add_spread_options(parser)
     parser.set_defaults(func=run)
+
+
+def add_spread_options(parser: argparse.ArgumentParser) -> None:
+    """``--workers``, ``--shard`` and ``--ray``: one run over processes and machines."""
+    group = parser.add_argument_group("spreading a run (README: Processes, shards and machines)")
+    group.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the jobs in N local processes (shards of one run folder, merged at the "
+        "end): for models bound by this machine's CPU, such as sim (default 1)",
+    )
+    group.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only shard K of N (jobs by a stable hash of their id) into RUN/shards/K; "
+        "needs --run RUN, the same for every shard; then: numericjev merge RUN",
+    )
+    group.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run --workers N shards as Ray actors sharing one rate limit (needs the 'ray' "
+        "extra; no ADDRESS starts a local Ray)",
+    )
 
 
 def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
@@ -226,6 +258,8 @@ def run(args: argparse.Namespace) -> int:
         from harness.check import preflight
 
         preflight(suite)  # before any folder exists or any request is paid for
+    if args.shard is not None or args.workers != 1 or args.ray is not None:
+        return _spread(args, suite, spec, limits)
     result = start_run(
         suite,
         spec,
@@ -243,3 +277,37 @@ def check_drain(seconds: float) -> None:
     """Refuse a drain that is not a number of seconds >= 0."""
     if not seconds >= 0:  # also NaN
         raise ConfigError(f"--drain-seconds must be >= 0; got {seconds}")
+
+
+def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Limits) -> int:
+    """``--shard``, ``--workers`` or ``--ray``."""
+    from harness.commands.summary import report
+    from harness.folder import default_run_folder
+    from harness.sharding import Shard
+
+    if args.workers < 1:
+        raise ConfigError(f"--workers must be at least 1; got {args.workers}")
+    if args.shard is not None:
+        if args.workers != 1 or args.ray is not None:
+            raise ConfigError("--shard runs one shard: it takes neither --workers nor --ray")
+        shard = Shard.parse(args.shard)
+        if args.run is None:
+            raise ConfigError(
+                "--shard needs --run RUN: every shard of a run must name the same folder"
+            )
+        from harness.spread import start_shard
+
+        progress = not args.no_progress
+        result = start_shard(suite, spec, limits, parent=args.run, shard=shard, progress=progress)
+        return report("run", result)
+    folder = args.run or default_run_folder(suite.name, spec.name)
+    if args.ray is not None:
+        from harness.raylaunch import run_on_ray
+
+        ray_run = run_on_ray(
+            suite, spec, limits, folder=folder, shards=args.workers, address=args.ray
+        )
+        return report("run", ray_run.result)
+    from harness.spread import run_workers
+
+    return report("run", run_workers(suite, spec, limits, folder=folder, workers=args.workers))

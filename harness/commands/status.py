@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from runfolder import Manifest
 
 from harness.commands.common import READING, RUN_HELP, exit_codes, run_folder
 
@@ -99,4 +103,27 @@ def run(args: argparse.Namespace) -> int:
         )
     if state.torn:
         print(f"note: torn last line in {', '.join(state.torn)} (cut off on the next resume)")
+    _shards(folder, manifest)
     return 0
+
+
+def _shards(folder: Path, manifest: Manifest) -> None:
+    """For the parent of shards: each shard's jobs, and whether the parent is merged."""
+    from harness.replay import read_logs
+    from harness.sharding import Shard, shard_count
+    from runfolder import load_manifest
+
+    count = shard_count(manifest)
+    if count is None:
+        return
+    parts = []
+    for index in range(count):
+        path = Shard(index, count).folder(folder)
+        if not (path / "manifest.json").exists():
+            parts.append(f"{index}: not here")
+            continue
+        own = load_manifest(path)
+        state = read_logs(path, own.decoders, own.run_id)
+        parts.append(f"{index}: {len(state.finished):,}/{own.n_jobs:,} done")
+    merged = (folder / "outputs.jsonl").exists()
+    print(f"shards ({count}): " + "; ".join(parts) + ("" if merged else " (not merged yet)"))

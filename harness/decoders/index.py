@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 from harness.decoders.base import Answer, Decoded, OneRoundBits, Question
 from harness.grid import Grid, GridError, fmt
@@ -34,10 +34,7 @@ class DigitsDecoder:
         """The next digit's question."""
         if self.done:
             return []
-        place = self.count - 1 - len(self.digits)
-        text = digits_instruction(self.subject, self.grid, self.count, self.digits, place)
-        criteria = tuple((str(d), digit_criterion(place, d)) for d in range(10))
-        return [Question(f"d{len(self.digits) + 1}", text, criteria)]
+        return [digit_question(self.grid, self.subject, self.count, tuple(self.digits))]
 
     def give(self, key: str, answer: Answer) -> None:
         """Take one digit."""
@@ -61,6 +58,16 @@ class DigitsDecoder:
         )
         cell = (self.grid.bound(q), self.grid.bound(q + 1))
         return Decoded(cell[0], cell, self.count, trace, {"index": q})
+
+
+@lru_cache(maxsize=65536)
+def digit_question(grid: Grid, subject: str, count: int, digits: tuple[int, ...]) -> Question:
+    """The question for the next digit after ``digits`` (shared by every job that gets there:
+    built once, its wire form too)."""
+    place = count - 1 - len(digits)
+    text = digits_instruction(subject, grid, count, list(digits), place)
+    criteria = tuple((str(d), digit_criterion(place, d)) for d in range(10))
+    return Question(f"d{len(digits) + 1}", text, criteria)
 
 
 @cache

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import httpx
 import orjson
 
@@ -117,9 +118,10 @@ def classify(
 ) -> Decision:
     """Classify one attempt's outcome: an HTTP ``status`` (with its headers) or an exception.
 
-    Exceptions are matched by explicit type only: httpx timeouts and ``TimeoutError`` (from
-    ``anyio.fail_after``) are "timeout", other httpx transport errors "connection", a body
-    that is not JSON "malformed"; a ``BackendError`` keeps its own kind and wait. Anything
+    Exceptions are matched by explicit type only: ``TimeoutError`` (aiohttp's timeouts,
+    ``anyio.fail_after``) and httpx's timeouts are "timeout"; a URL the library cannot use is
+    a "connection" error not retried; other aiohttp client errors and httpx transport errors
+    are "connection"; a body that is not JSON "malformed"; a ``BackendError`` keeps its own kind and wait. Anything
     else, cancellation included, is not retried.
     """
     if exc is not None:
@@ -129,9 +131,12 @@ def classify(
             return Decision(retry=retry, kind=exc.kind, wait_s=exc.wait_s, fatal=fatal)
         if isinstance(exc, httpx.TimeoutException | TimeoutError):
             return Decision(retry=True, kind="timeout")
-        if isinstance(exc, httpx.UnsupportedProtocol):
+        unusable_url = (
+            httpx.UnsupportedProtocol | aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError
+        )
+        if isinstance(exc, unusable_url):
             return Decision(retry=False, kind="connection")  # e.g. a base URL without http://
-        if isinstance(exc, httpx.TransportError | ConnectionError):
+        if isinstance(exc, aiohttp.ClientError | httpx.TransportError | ConnectionError):
             return Decision(retry=True, kind="connection")
         if isinstance(exc, orjson.JSONDecodeError):
             return Decision(retry=True, kind="malformed")

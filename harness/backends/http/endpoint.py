@@ -12,8 +12,8 @@ HTTP lives here, once:
 - holding the API key in one private attribute and scrubbing it (and any bearer token or
   URL credentials) from every message, error body and 2xx body that leaves this module.
 
-This module and ``pool.py`` are the only ones that touch the HTTP library (httpx), so a
-faster transport (aiohttp) replaces these two files and nothing else.
+Sending itself is ``senders.py``'s (aiohttp by default; any httpx transport when one is
+given): with ``classify.py`` the only modules that touch an HTTP library.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import anyio
+import aiohttp
 import httpx
 
 from harness.backends.http.classify import classify, error_excerpt
-from harness.backends.http.pool import ShardedTransport
+from harness.backends.http.senders import AiohttpSender, HttpxSender, Sender
 from harness.errors import BackendError, ConfigError
 
 ERROR_BODY_CHARS = 1000  # what a failed attempt's log line keeps of the raw error body
@@ -58,7 +58,8 @@ class HttpEndpoint:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         """``key_variable`` names where users set the key (for the 401 message);
-        ``transport`` replaces the network in tests (``httpx.MockTransport``)."""
+        ``transport`` sends through httpx over that transport instead of aiohttp (tests'
+        ``httpx.MockTransport``, the bench's ``httpx-aiohttp`` comparison)."""
         if concurrency < 1 or not timeout_s > 0:
             raise ConfigError(
                 f"concurrency must be >= 1 and the timeout > 0; got {concurrency}, {timeout_s}"
@@ -73,10 +74,11 @@ class HttpEndpoint:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.__key:
             headers["Authorization"] = f"Bearer {self.__key}"
-        self._client = httpx.AsyncClient(
-            headers=headers,
-            timeout=httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s),
-            transport=transport or ShardedTransport(concurrency),
+        timeouts = {"timeout_s": self.timeout_s, "connect_timeout_s": self.connect_timeout_s}
+        self._sender: Sender = (
+            AiohttpSender(headers, concurrency=concurrency, **timeouts)
+            if transport is None
+            else HttpxSender(headers, transport, **timeouts)
         )
 
     def __repr__(self) -> str:
@@ -98,14 +100,12 @@ class HttpEndpoint:
         """POST ``content`` once. A 2xx comes back; anything else raises its typed failure.
 
         Raises ``TransientError`` (429, 408, 5xx, connection errors, timeouts), ``AuthError``
-        (401/403) or ``BackendError`` (other statuses, a URL httpx cannot use).
+        (401/403) or ``BackendError`` (other statuses, a URL the library cannot use).
         """
         unchained: BackendError | None = None
         try:
-            # httpx's timeouts bound each phase; fail_after bounds the whole attempt.
-            with anyio.fail_after(self.timeout_s):
-                response = await self._client.post(self.url, content=content)
-        except (httpx.TransportError, TimeoutError) as exc:
+            response = await self._sender.post(self.url, content)
+        except (aiohttp.ClientError, httpx.TransportError, TimeoutError) as exc:
             decision = classify(None, exc)
             what = str(exc) or type(exc).__name__
             error = decision.error(self.scrub(f"{decision.kind} at {self.url}: {what}"))
@@ -114,14 +114,14 @@ class HttpEndpoint:
             unchained = error  # its cause names the key: raise it outside, with no context
         if unchained is not None:
             raise unchained
-        status = response.status_code
+        status = response.status
         request_id = response.headers.get(self._request_id_header)
         if 200 <= status < 300:
             body = response.content
             if self._key_bytes and self._key_bytes in body:  # a server echoing the key
                 body = body.replace(self._key_bytes, b"***")
             return HttpResponse(status, response.headers, body, request_id)
-        text = response.text
+        text = response.content.decode("utf-8", errors="replace")
         decision = classify(status, None, response.headers)
         excerpt = error_excerpt(status, response.headers.get("content-type", ""), text)
         if decision.fatal:
@@ -145,4 +145,4 @@ class HttpEndpoint:
 
     async def aclose(self) -> None:
         """Close the connection pool."""
-        await self._client.aclose()
+        await self._sender.aclose()

@@ -1,0 +1,115 @@
+"""The two ways ``HttpEndpoint`` sends a POST: aiohttp (the default) and any httpx transport.
+
+Both return a ``RawResponse`` (status, case-insensitive headers, body bytes) or raise their
+library's own exception, which ``classify`` turns into a log kind. Nothing else in the
+harness touches either library.
+
+Why aiohttp is the default: measured by ``make bench`` (section "loopback HTTP"), httpx
+spends several times a bare aiohttp client's CPU per request, most of it in httpcore's
+pool bookkeeping (an expiry check over every connection and an anyio lock per request);
+the ``httpx-aiohttp`` transport keeps httpx's API but still pays httpx's request and
+response models on every call. aiohttp's own pool is a dict of idle connections per host.
+The cost: aiohttp runs on asyncio only, so the harness needs anyio's asyncio backend
+(the default; trio is not supported).
+
+The httpx sender stays for what takes an ``httpx.AsyncBaseTransport``: the tests'
+``httpx.MockTransport`` scripts and the bench's ``httpx-aiohttp`` comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import aiohttp
+import anyio
+import httpx
+
+
+@dataclass(frozen=True, slots=True)
+class RawResponse:
+    """Any response: its status, headers (case-insensitive), and body bytes."""
+
+    status: int
+    headers: Mapping[str, str]
+    content: bytes
+
+
+class Sender(Protocol):
+    """Sends one POST; raises the library's exception for a transport failure or timeout."""
+
+    async def post(self, url: str, content: bytes) -> RawResponse:
+        """POST ``content`` to ``url`` once."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the pool."""
+        ...
+
+
+class AiohttpSender:
+    """One aiohttp session, made on first use (aiohttp wants a running event loop)."""
+
+    def __init__(
+        self,
+        headers: Mapping[str, str],
+        *,
+        concurrency: int,
+        timeout_s: float,
+        connect_timeout_s: float,
+    ) -> None:
+        self._headers = dict(headers)
+        self._concurrency = concurrency
+        # ``total`` bounds the whole attempt (connect, send, wait, read), as the docs promise.
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0)
+        self._session = aiohttp.ClientSession(
+            connector=connector, headers=self._headers, timeout=self._timeout
+        )
+        return self._session
+
+    async def post(self, url: str, content: bytes) -> RawResponse:
+        """POST once; redirects are not followed (a POST's base URL is wrong, not the request)."""
+        session = self._session or self._open()
+        async with session.post(url, data=content, allow_redirects=False) as response:
+            body = await response.read()
+            return RawResponse(response.status, response.headers, body)
+
+    async def aclose(self) -> None:
+        """Close the session and its connections."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+class HttpxSender:
+    """An ``httpx.AsyncClient`` over a given transport (tests, comparisons)."""
+
+    def __init__(
+        self,
+        headers: Mapping[str, str],
+        transport: httpx.AsyncBaseTransport,
+        *,
+        timeout_s: float,
+        connect_timeout_s: float,
+    ) -> None:
+        self._timeout_s = timeout_s
+        self._client = httpx.AsyncClient(
+            headers=dict(headers),
+            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
+            transport=transport,
+        )
+
+    async def post(self, url: str, content: bytes) -> RawResponse:
+        """POST once; httpx's timeouts bound each phase, ``fail_after`` the whole attempt."""
+        with anyio.fail_after(self._timeout_s):
+            response = await self._client.post(url, content=content)
+        return RawResponse(response.status_code, response.headers, response.content)
+
+    async def aclose(self) -> None:
+        """Close the client."""
+        await self._client.aclose()
