@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness.commands.common import READING, exit_codes
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``merge`` parser."""
@@ -19,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "sessions.jsonl so that analyze, report, diff and compare read RUN as one run. "
             "Merging again changes nothing."
         ),
+        epilog=exit_codes(*READING),
     )
     parser.add_argument("run_folder", type=Path, metavar="RUN", help="the parent run folder")
     parser.set_defaults(func=run)
