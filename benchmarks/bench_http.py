@@ -19,8 +19,9 @@ client with no overhead would need. The server's CPU share (its CPU seconds over
 client's wall seconds, as a fraction of one core) says whether the server was the
 bottleneck: on a 2-core machine, client and server together cannot use more than 2.
 
-Wires: only System One has a client backend on main today; ``WIRES`` is the hook for the
-OpenAI Decisions and chat client backends (serve-sim serves both already).
+Wires: System One here (the bare client replays its bodies as logged); the same suite on
+the OpenAI Decisions and chat wires, with each wire's client CPU as a ratio to System One's,
+is ``bench_wires``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import httpx
 import orjson
 
 LATENCY_S = 0.05
-WIRES = ("systemone",)  # add "openai-decisions", "openai-chat" when their client backends land
+WIRES = ("systemone",)  # the other wires: benchmarks.bench_wires
 
 _HARNESS = """
 import time, orjson
