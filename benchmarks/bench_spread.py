@@ -1,7 +1,8 @@
 """In process on the sim with 1 and 2 worker processes, the sharded run, and Inspect AI.
 
-- ``inproc_w{1,2}``: the whole affine suite (6,884 requests) in a fresh process, plain
-  ``start_run`` for one worker and ``run_workers`` (forked shards, merged) for two;
+- ``inproc_w{1,2}``: the whole affine suite (6,884 requests) in a fresh process (its
+  modules loaded first by a run that sends nothing), plain ``start_run`` for one worker
+  and ``run_workers`` (forked shards, merged) for two;
   alternated ``REPEATS`` times, reported as ranges. Wall time per request is what a user
   waits; CPU per request counts the workers' CPU too (``getrusage`` of the children).
 - ``x100_w2``: the same at 100x (``repeats=100``); the one-worker 100x figure is the scale
@@ -34,6 +35,10 @@ from pathlib import Path
 from harness import Limits, ModelSpec, load_suite, run_workers, start_run
 suite = load_suite("affine", params={params!r})
 workers = {workers}
+# Imports out of the clock (as Inspect's runner imports inspect_ai first): a run of a tiny
+# suite of other cases that sends nothing loads every module a run uses.
+start_run(load_suite("affine", params={{"per_operator": "1"}}), ModelSpec("sim"),
+          Limits(max_requests=0), folder=Path({folder!r} + "-warm"))
 
 def cpu():
     s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -127,11 +127,12 @@ def _statuses(path: Path, lines: Iterator[bytes], shard: Shard) -> dict[str, dic
     return status
 
 
-def merge(folder: Path, suite: Suite | None = None) -> Merged:
+def merge(folder: Path, suite: Suite | None = None, *, verify: bool = True) -> Merged:
     """Check the shards of the run in ``folder`` and write the merged logs there.
 
     ``suite`` is the run's suite when the caller has it (``run_workers``); else it is
-    rebuilt from the parent's manifest."""
+    rebuilt from the parent's manifest. ``verify=False`` skips re-reading every shard log
+    to check its numbering (``run_workers``, whose shards were just written here)."""
     t0 = time.perf_counter()
     parent = load_manifest(folder)
     count = shard_count(parent)
@@ -163,7 +164,7 @@ def merge(folder: Path, suite: Suite | None = None) -> Merged:
             if different:
                 raise RunFolderError(f"{path}: its {', '.join(different)} differ from the run's")
             locks.enter_context(RunLock(path))  # refuses while the shard is running
-            numbered.append(_numbered(path))
+            numbered.append(_numbered(path) if verify else _last_number(path))
             jobs, shard_failed = _shard_jobs(path, shard, parent.decoders)
             failed += shard_failed
             held |= jobs
@@ -222,6 +223,22 @@ def _numbered(folder: Path) -> int:
         for _ in reader:
             pass
     return check_sequence(folder, *readers)
+
+
+def _last_number(folder: Path) -> int:
+    """The highest record number of a shard: its logs' last whole lines' (0: unnumbered)."""
+    last = 0
+    for name in NUMBERED:
+        path = folder / name
+        end = _whole_lines(path)
+        if not end:
+            continue
+        with path.open("rb") as handle:
+            handle.seek(max(0, end - 65536))
+            tail = handle.read(end - handle.tell())
+        line = tail[tail.rfind(b"\n", 0, len(tail) - 1) + 1 :]
+        last = max(last, seq_of(line) or 0)
+    return last
 
 
 def _skip(_line: bytes) -> bool:
