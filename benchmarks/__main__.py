@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,12 +24,7 @@ from typing import Any
 
 import orjson
 
-
-def _child(code: str) -> dict[str, Any]:
-    """Run ``code`` in a fresh interpreter; it prints one JSON object last."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
-    return orjson.loads(done.stdout.strip().splitlines()[-1])
-
+from benchmarks.processes import child
 
 _RUN = """
 import resource, time, orjson
@@ -59,7 +53,7 @@ print(orjson.dumps({{"startup_s": time.perf_counter() - t0, "pending": result.pe
 
 def bench_inprocess(tmp: Path) -> dict[str, Any]:
     """The whole affine suite on the in-process sim (no latency)."""
-    result = _child(_RUN.format(params={}, folder=str(tmp / "x1"), concurrency=64))
+    result = child(_RUN.format(params={}, folder=str(tmp / "x1"), concurrency=64))
     per_request = result["wall_s"] / result["requests"] * 1e6
     return {
         "inprocess_requests": result["requests"],
@@ -73,7 +67,7 @@ def bench_inprocess(tmp: Path) -> dict[str, Any]:
 
 def bench_resume(tmp: Path, name: str = "x1") -> dict[str, Any]:
     """Seconds from start to the point where the first request could be sent."""
-    result = _child(_RESUME.format(folder=str(tmp / name)))
+    result = child(_RESUME.format(folder=str(tmp / name)))
     return {
         f"resume_startup_s_{name}": round(result["startup_s"], 3),
         f"resume_pending_{name}": result["pending"],
@@ -82,8 +76,8 @@ def bench_resume(tmp: Path, name: str = "x1") -> dict[str, Any]:
 
 def bench_scale(tmp: Path) -> dict[str, Any]:
     """1x and 100x (102,400 jobs) on the in-process sim: wall time and peak RSS."""
-    one = _child(_RUN.format(params={}, folder=str(tmp / "s1"), concurrency=64))
-    hundred = _child(
+    one = child(_RUN.format(params={}, folder=str(tmp / "s1"), concurrency=64))
+    hundred = child(
         _RUN.format(params={"repeats": "100"}, folder=str(tmp / "x100"), concurrency=64)
     )
     out = {
@@ -156,7 +150,7 @@ def bench_html(tmp: Path, quick: bool) -> dict[str, Any]:
     except ImportError as exc:
         return {"html_skipped": f"benchmarks.bench_html unavailable: {exc}"}
     if not (tmp / "s1").exists():  # --quick: the scale section did not make the 1x run
-        _child(_RUN.format(params={}, folder=str(tmp / "s1"), concurrency=64))
+        child(_RUN.format(params={}, folder=str(tmp / "s1"), concurrency=64))
     folders = {"1x": tmp / "s1"} if quick else {"1x": tmp / "s1", "100x": tmp / "x100"}
     return module.run(folders)
 

@@ -8,7 +8,6 @@ Each build runs in a fresh interpreter (peak RSS is per process). The browser fi
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from benchmarks.processes import child
 
 _BUILD = """
 import resource, time, orjson
@@ -36,11 +37,6 @@ rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(orjson.dumps({{"report_s": t2 - t0, "html_s": t2 - t1, "peak_rss_mb": rss,
                     "html_mb": index.stat().st_size / 2**20}}).decode())
 """
-
-
-def _child(code: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
-    return orjson.loads(done.stdout.strip().splitlines()[-1])
 
 
 def browse(page: Path, word: str) -> dict[str, float]:
@@ -70,7 +66,7 @@ def run(folders: dict[str, Path]) -> dict[str, Any]:
     """Build and open the page of each run folder, named by scale ("1x", "100x")."""
     out: dict[str, Any] = {}
     for scale, folder in folders.items():
-        built = _child(_BUILD.format(folder=str(folder)))
+        built = child(_BUILD.format(folder=str(folder)))
         opened = browse(folder / "report" / "index.html", "f12 minus50 tree10")
         for key, value in {**built, **opened}.items():
             out[f"html_{scale}_{key}"] = round(value, 3 if key.endswith("_s") else 1)

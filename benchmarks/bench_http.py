@@ -27,15 +27,12 @@ is ``bench_wires``.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-import orjson
+from benchmarks.processes import last_json, process_cpu_s, serve_sim
 
 LATENCY_S = 0.05
 WIRES = ("systemone",)  # the other wires: benchmarks.bench_wires
@@ -101,42 +98,11 @@ asyncio.run(main())
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(url: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"serve-sim exited with {server.returncode}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.05)  # noqa: TID251 - waiting for a child process to listen
-    raise RuntimeError(f"serve-sim did not come up at {url}")
-
-
-def server_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _last_json(args: list[str]) -> dict[str, Any]:
-    done = subprocess.run(args, capture_output=True, text=True, check=True)
-    return orjson.loads(done.stdout.strip().splitlines()[-1])
-
-
 def _measure(pid: int, args: list[str]) -> dict[str, Any]:
     """Run one client process; add the server's CPU seconds spent meanwhile."""
-    before = server_cpu_s(pid)
-    result = _last_json(args)
-    result["server_cpu_s"] = server_cpu_s(pid) - before
+    before = process_cpu_s(pid)
+    result = last_json(args)
+    result["server_cpu_s"] = process_cpu_s(pid) - before
     return result
 
 
@@ -199,18 +165,10 @@ def run(tmp: Path, concurrencies: tuple[int, ...] = (32, 256)) -> dict[str, Any]
     """``make bench``: each concurrency against one serve-sim process with 50 ms latency."""
     out: dict[str, Any] = {"http_machine_load_1min": round(os.getloadavg()[0], 2)}
     for wire in WIRES:
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        command = [sys.executable, "-m", "harness.cli", "serve-sim", "--port", str(port)]
-        command += ["--latency-ms", str(LATENCY_S * 1000), "--wire", wire]
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            _wait_healthy(url, server)
+        options = ["--latency-ms", str(LATENCY_S * 1000), "--wire", wire]
+        with serve_sim(options) as (url, pid):
             for concurrency in concurrencies:
-                out.update(compare_clients(tmp, url, server.pid, concurrency))
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+                out.update(compare_clients(tmp, url, pid, concurrency))
     return out
 
 

@@ -12,12 +12,10 @@ Target: peak RSS well under 1 GB at 100× (requests.jsonl is ~1.6 GB there).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
+from benchmarks.processes import child
 
 __all__ = ["run"]
 
@@ -47,17 +45,12 @@ print(orjson.dumps({{"wall_s": wall, "peak_rss_mb": rss}}).decode())
 """
 
 
-def _child(code: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
-    return orjson.loads(done.stdout.strip().splitlines()[-1])
-
-
 def run(one: Path, hundred: Path) -> dict[str, Any]:
     """Time the section on run folders ``one`` (1×) and ``hundred`` (100×)."""
-    small = _child(_SECTION.format(folder=str(one)))
-    large = _child(_SECTION.format(folder=str(hundred)))
-    with_section = _child(_ANALYZE.format(folder=str(hundred), extra=[]))
-    without = _child(_ANALYZE.format(folder=str(hundred), extra=["--no-probabilities"]))
+    small = child(_SECTION.format(folder=str(one)))
+    large = child(_SECTION.format(folder=str(hundred)))
+    with_section = child(_ANALYZE.format(folder=str(hundred), extra=[]))
+    without = child(_ANALYZE.format(folder=str(hundred), extra=["--no-probabilities"]))
     return {
         "probabilities_1x_wall_s": round(small["wall_s"], 2),
         "probabilities_1x_peak_rss_mb": round(small["peak_rss_mb"], 1),

@@ -14,22 +14,19 @@ measured in one run mean anything.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks.processes import ROOT, last_json, process_cpu_s, serve_sim
+
 REQUESTS = 4000
 
 _DRIVER = """
@@ -70,33 +67,12 @@ anyio.run(main)
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(url: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"serve-sim exited with {server.returncode}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.05)  # noqa: TID251 - waiting for a child process to listen
-    raise RuntimeError(f"serve-sim did not come up at {url}")
-
-
 def _cpu_s(pid: int) -> float | None:
-    """User + system CPU seconds of process ``pid`` so far (Linux), else None."""
+    """``process_cpu_s(pid)``, or None where there is no ``/proc``."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return process_cpu_s(pid)
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def bodies(wire: str, count: int = 600) -> list[Any]:
@@ -130,30 +106,15 @@ def measure(
     path = tmp / f"bodies-{wire}.json"
     if not path.exists():
         path.write_bytes(orjson.dumps(bodies(wire)))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "harness.commands.serve_sim", "--port", str(port)]
-    if wire != "systemone":
-        command += ["--wire", wire]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    server = subprocess.Popen(
-        command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        _wait_healthy(url, server)
+    options = [] if wire == "systemone" else ["--wire", wire]
+    with serve_sim(options, tree=tree) as (url, pid):
         args = [url + ROUTES[wire], str(path), str(concurrency), str(requests)]
-        before = _cpu_s(server.pid)
-        done = subprocess.run(
-            [sys.executable, "-c", _DRIVER, *args], capture_output=True, text=True, check=True
-        )
-        after = _cpu_s(server.pid)
-        result = orjson.loads(done.stdout.strip().splitlines()[-1])
+        before = _cpu_s(pid)
+        result = last_json([sys.executable, "-c", _DRIVER, *args])
+        after = _cpu_s(pid)
         if before is not None and after is not None:
             # CPU time is less sensitive than wall time to what else the machine is doing.
             result["server_cpu_us"] = (after - before) / result["sent"] * 1e6
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     if result["ok"] != result["requests"]:
         raise RuntimeError(f"{result['requests'] - result['ok']} requests failed on {wire}")
     return result

@@ -23,9 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
+from benchmarks.processes import ROOT, child
 
-ROOT = Path(__file__).resolve().parent.parent
 REPEATS = 3
 PEER_SAMPLES = 1024
 
@@ -87,11 +86,6 @@ print(orjson.dumps({{"merge_s": first, "jobs": merged.jobs, "identical": same,
 """
 
 
-def _child(code: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
-    return orjson.loads(done.stdout.strip().splitlines()[-1])
-
-
 def _span(values: list[float], digits: int = 1) -> str:
     low, high = min(values), max(values)
     return (
@@ -107,7 +101,7 @@ def inprocess(tmp: Path, repeats: int = REPEATS) -> dict[str, Any]:
     for i in range(repeats):
         for workers in (1, 2):
             folder = str(tmp / f"inproc-w{workers}-{i}")
-            runs[workers].append(_child(_RUN.format(params={}, workers=workers, folder=folder)))
+            runs[workers].append(child(_RUN.format(params={}, workers=workers, folder=folder)))
     out: dict[str, Any] = {"inproc_machine_load_1min": round(os.getloadavg()[0], 2)}
     for workers, results in runs.items():
         wall = [r["wall_s"] / r["requests"] * 1e6 for r in results]
@@ -125,7 +119,7 @@ def inprocess(tmp: Path, repeats: int = REPEATS) -> dict[str, Any]:
 
 def hundred(tmp: Path) -> dict[str, Any]:
     """100x with two workers (the one-worker 100x run is the scale section's)."""
-    r = _child(_RUN.format(params={"repeats": "100"}, workers=2, folder=str(tmp / "x100-w2")))
+    r = child(_RUN.format(params={"repeats": "100"}, workers=2, folder=str(tmp / "x100-w2")))
     return {
         "x100_w2_requests": r["requests"],
         "x100_w2_wall_s": round(r["wall_s"], 2),
@@ -138,7 +132,7 @@ def hundred(tmp: Path) -> dict[str, Any]:
 
 def sharded(tmp: Path) -> dict[str, Any]:
     """4 shards merged against an unsharded run: identical outputs; the merge's time."""
-    r = _child(_SHARDS.format(parent=str(tmp / "sharded"), whole=str(tmp / "unsharded")))
+    r = child(_SHARDS.format(parent=str(tmp / "sharded"), whole=str(tmp / "unsharded")))
     if not (r["identical"] and r["merge_twice_same"]):
         raise RuntimeError(f"the merged run differs from the unsharded one: {r}")
     return {

@@ -14,16 +14,13 @@ wire; ``python -m benchmarks.bench_wires [--quick]`` runs this section alone.
 from __future__ import annotations
 
 import argparse
-import socket
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
+
+from benchmarks.processes import child, serve_sim
 
 WIRES = ("systemone", "openai-decisions", "openai-chat")
 CONCURRENCY = 64
@@ -46,34 +43,9 @@ print(orjson.dumps({{"wall_s": wall, "cpu_s": cpu, "exchanges": c.requests, "htt
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(url: str) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.05)  # noqa: TID251 - waiting for a child process to listen
-    raise RuntimeError(f"serve-sim did not come up at {url}")
-
-
 def one(tmp: Path, wire: str, params: dict[str, str] | None = None) -> dict[str, Any]:
     """The affine suite through ``serve-sim --wire wire``: wall, CPU, exchanges, HTTP requests."""
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "harness.cli", "serve-sim", "--port", str(port)]
-    server = subprocess.Popen(
-        [*command, "--wire", wire], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        _wait_healthy(url)
+    with serve_sim(["--wire", wire]) as (url, _):
         code = _CLIENT.format(
             params=params or {},
             url=url,
@@ -81,13 +53,7 @@ def one(tmp: Path, wire: str, params: dict[str, str] | None = None) -> dict[str,
             concurrency=CONCURRENCY,
             folder=str(tmp / f"wire-{wire}"),
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        return dict(orjson.loads(done.stdout.strip().splitlines()[-1]))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+        return child(code)
 
 
 def run(tmp: Path, quick: bool = False) -> dict[str, Any]:

@@ -1,0 +1,86 @@
+"""The child processes the benchmark sections run: measured code and serve-sim servers.
+
+Each measurement runs in a fresh interpreter (its imports, memory and CPU time are its
+own) and prints one JSON object as its last line; serve-sim runs in a process of its own
+so that its CPU time can be read from ``/proc`` apart from the client's.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def last_json(args: Sequence[str]) -> dict[str, Any]:
+    """Run the command ``args``; the JSON object on the last line it prints."""
+    done = subprocess.run(args, capture_output=True, check=True, text=True)
+    return dict(orjson.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def child(code: str) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter; it prints one JSON object last."""
+    return last_json([sys.executable, "-c", code])
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``; OSError elsewhere)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_healthy(url: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"serve-sim exited with {server.returncode}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)  # noqa: TID251 - waiting for a child process to listen
+    raise RuntimeError(f"serve-sim did not come up at {url}")
+
+
+@contextmanager
+def serve_sim(options: Sequence[str] = (), *, tree: Path = ROOT) -> Iterator[tuple[str, int]]:
+    """serve-sim of the source ``tree`` on a free loopback port: yields its URL and pid.
+
+    ``python -m harness.commands.serve_sim`` rather than the CLI: it also runs the server of
+    an older revision extracted into ``tree`` (``bench_serve --against``), whose CLI may not
+    list the command yet.
+    """
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "harness.commands.serve_sim", "--port", str(port), *options]
+    server = subprocess.Popen(
+        command,
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_healthy(url, server)
+        yield url, server.pid
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
