@@ -10,16 +10,12 @@ can continue the whole comparison (a cell killed before it began is started then
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, TypedDict
 
-import orjson
-
-from runfolder.errors import RecordError, RunFolderError
-from runfolder.jsonl import find_unwritable
+from runfolder.errors import RunFolderError
 from runfolder.layout import COMPARISON, FORMAT_VERSION
-from runfolder.manifest import Fields
+from runfolder.manifest import Fields, encode_document, read_document, write_document
 
 __all__ = [
     "ComparisonCell",
@@ -64,19 +60,7 @@ def write_comparison(folder: Path, record: ComparisonRecord) -> None:
         raise RunFolderError(
             f"{folder} already holds a comparison; continue it with: numericjev resume {folder}"
         )
-    found = find_unwritable(record)
-    if found is not None:
-        raise RecordError(
-            f"{COMPARISON}: cannot record field {found[0]!r}: it holds {found[1]}; nothing was "
-            "written"
-        )
-    data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    tmp = folder / f".{COMPARISON}.tmp"
-    with tmp.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, folder / COMPARISON)
+    write_document(folder / COMPARISON, encode_document(record, COMPARISON))
 
 
 def load_comparison(folder: Path) -> ComparisonRecord:
@@ -84,15 +68,7 @@ def load_comparison(folder: Path) -> ComparisonRecord:
     path = folder / COMPARISON
     if not path.is_file():
         raise RunFolderError(f"{folder} has no {COMPARISON}, so it is not a comparison; {_HINT}")
-    try:
-        raw = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise RunFolderError(
-            f"{path} is not valid JSON ({exc}); it is written atomically, so restore the "
-            "original file"
-        ) from exc
-    if not isinstance(raw, dict):
-        raise RunFolderError(f"{path} must hold a JSON object; got {type(raw).__name__}")
+    raw = read_document(path, "it is written atomically, so restore the original file")
     f = Fields(raw, str(path))
     version = f.integer("format_version")
     if not 1 <= version <= FORMAT_VERSION:

@@ -51,6 +51,7 @@ __all__ = [
     "JsonlReader",
     "dumps_line",
     "find_unwritable",
+    "require_writable",
     "seq_of",
     "valid_end",
 ]
@@ -127,10 +128,24 @@ def dumps_line(record: Mapping[str, Any], where: str = "a record") -> bytes:
     try:
         return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError as exc:  # orjson.JSONEncodeError is a TypeError
-        found = find_unwritable(record) or ("(unknown)", str(exc))
-        raise RecordError(
-            f"{where}: cannot record field {found[0]!r}: it holds {found[1]}; nothing was written"
-        ) from exc
+        raise _unwritable(where, find_unwritable(record) or ("(unknown)", str(exc))) from exc
+
+
+def require_writable(value: Any, where: str) -> None:
+    """Refuse ``value`` (``RecordError`` naming the field) unless JSON carries it exactly.
+
+    For records whose numbers come from the user (the manifest, sessions, ``compare.json``):
+    unlike ``dumps_line`` it refuses NaN and infinities too, which orjson writes as null.
+    """
+    found = find_unwritable(value)
+    if found is not None:
+        raise _unwritable(where, found)
+
+
+def _unwritable(where: str, found: tuple[str, str]) -> RecordError:
+    return RecordError(
+        f"{where}: cannot record field {found[0]!r}: it holds {found[1]}; nothing was written"
+    )
 
 
 class JsonlReader(Generic[R]):

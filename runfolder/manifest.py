@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from runfolder.errors import RecordError, RunFolderError
-from runfolder.jsonl import find_unwritable
+from runfolder.errors import RunFolderError
+from runfolder.jsonl import require_writable
 from runfolder.layout import FORMAT_VERSION, MANIFEST
 from runfolder.records import LimitsRecord
 
@@ -297,17 +297,10 @@ def read_manifest_object(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST
     if not path.is_file():
         raise RunFolderError(f"{folder} has no {MANIFEST}, so it is not a run folder; {_HINT}")
-    try:
-        raw = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        # The harness writes the manifest atomically, so a broken one was edited or cut short.
-        raise RunFolderError(
-            f"{path} is not valid JSON ({exc}); the harness writes it atomically, so restore "
-            "the original file or start a new run"
-        ) from exc
-    if not isinstance(raw, dict):
-        raise RunFolderError(f"{path} must hold a JSON object; got {type(raw).__name__}")
-    return raw
+    # The harness writes the manifest atomically, so a broken one was edited or cut short.
+    return read_document(
+        path, "the harness writes it atomically, so restore the original file or start a new run"
+    )
 
 
 def load_manifest(folder: Path) -> Manifest:
@@ -321,22 +314,41 @@ def encode_manifest(manifest: Manifest) -> bytes:
     Unlike log lines the manifest is scanned for NaN and infinities too (orjson would write
     them as null): its numbers come from the user (limits, prices), and it is written once.
     """
-    data = manifest.to_dict()
-    found = find_unwritable(data)
-    if found is not None:
-        raise RecordError(
-            f"{MANIFEST}: cannot record field {found[0]!r}: it holds {found[1]}; nothing was "
-            "written"
-        )
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    return encode_document(manifest.to_dict(), MANIFEST)
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> None:
     """Write the manifest atomically (temp file, fsync, rename): it is never half-written."""
-    data = encode_manifest(manifest)
-    tmp = folder / f".{MANIFEST}.tmp"
+    write_document(folder / MANIFEST, encode_manifest(manifest))
+
+
+def read_document(path: Path, fix: str) -> dict[str, Any]:
+    """The JSON object in the file ``path`` (a manifest, ``compare.json``).
+
+    ``fix`` ends the message when the file is not JSON: these files are written atomically,
+    so a broken one was edited or damaged.
+    """
+    try:
+        raw = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise RunFolderError(f"{path} is not valid JSON ({exc}); {fix}") from exc
+    if not isinstance(raw, dict):
+        raise RunFolderError(f"{path} must hold a JSON object; got {type(raw).__name__}")
+    return raw
+
+
+def encode_document(value: Mapping[str, Any], name: str) -> bytes:
+    """Indented JSON of a file written once (a manifest, ``compare.json``); refuses, naming
+    the field, a value JSON cannot carry exactly (NaN and infinities included)."""
+    require_writable(value, name)
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+
+
+def write_document(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file, fsync, rename): never half-written."""
+    tmp = path.with_name(f".{path.name}.tmp")
     with tmp.open("wb") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
-    os.replace(tmp, folder / MANIFEST)
+    os.replace(tmp, path)

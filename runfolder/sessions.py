@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runfolder.errors import RecordError
-from runfolder.jsonl import JsonlAppender, JsonlReader, find_unwritable
+from runfolder.jsonl import JsonlAppender, JsonlReader, require_writable
 from runfolder.layout import SESSIONS
 from runfolder.records import SessionRecord
 
@@ -23,12 +22,7 @@ def append_session(folder: Path, record: SessionRecord) -> None:
     Checked for NaN and infinities as well (orjson would write them as null): its limits come
     from the command line.
     """
-    found = find_unwritable(record)
-    if found is not None:
-        raise RecordError(
-            f"{SESSIONS}: cannot record field {found[0]!r}: it holds {found[1]}; nothing was "
-            "written"
-        )
+    require_writable(record, SESSIONS)
     with JsonlAppender(folder / SESSIONS) as log:
         log.write(record)
 
