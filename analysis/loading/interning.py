@@ -17,7 +17,8 @@ class Interner:
         self.ids: dict[str, int] = {}
         self.strings: list[str] = []
 
-    def __call__(self, text: str) -> int:
+    def code(self, text: str) -> int:
+        """The id of ``text``, a new one the first time it is seen."""
         found = self.ids.get(text)
         if found is None:
             found = self.ids[text] = len(self.strings)

@@ -33,6 +33,7 @@ from analysis.errors import LogFormatError
 from runfolder import JsonlReader, OutputLine
 
 from .exact import parse_decimal
+from .interning import Interner
 from .interval_steps import (
     FORMS,
     GridIndex,
@@ -80,13 +81,6 @@ _FAILED, _OTHER, _ABSENT = -1, -2, -3  # what the last line of an output said, i
 def ceil_div(n: int, m: int) -> int:
     """⌈n/m⌉ for positive integers."""
     return -(-n // m)
-
-
-class _Codes(dict[str, int]):
-    """Interns names to dense codes in first-seen order."""
-
-    def code(self, name: str) -> int:
-        return self.setdefault(name, len(self))
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,7 +146,7 @@ _Derived = tuple[tuple[int, ...], tuple[float, float], list[int], list[tuple[int
 
 
 def _derive(
-    steps: tuple[Step, ...], grid: GridIndex, numbers: tuple[Any, ...], choices: _Codes
+    steps: tuple[Step, ...], grid: GridIndex, numbers: tuple[Any, ...], choices: Interner
 ) -> _Derived:
     """First divergence, exact error, forced error and eligibility of one path (module doc)."""
     cell, position, found, error = numbers
@@ -213,8 +207,8 @@ class _Reader:
         self.units = array("q")  # _UNIT_INTS per unit
         self.floats = array("d")  # error_cells, forced_cells per unit
         self.steps = array("q")  # _STEP_INTS per step
-        self.codes = {name: _Codes() for name in ("job", "decoder", "condition", "order", "case")}
-        self.codes["choice"] = _Codes()
+        self.codes = {name: Interner() for name in ("job", "decoder", "condition", "order", "case")}
+        self.codes["choice"] = Interner()
         self.cuts: dict[int, tuple[int, ...]] = {}
         self.grids: dict[tuple[Any, ...], GridIndex] = {}
         self.cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
@@ -323,7 +317,7 @@ class _Reader:
         # Step columns are strided views of the one flat buffer (no copy: 90 MB at 100×).
         flat = np.frombuffer(self.steps, np.int64).reshape(-1, len(_STEP_INTS))
         step = {name: flat[:, i] for i, name in enumerate(_STEP_INTS)}
-        names = {name: tuple(codes) for name, codes in self.codes.items()}
+        names = {name: tuple(codes.strings) for name, codes in self.codes.items()}
         n_decoders = max(len(names["decoder"]), 1)
         unit_at = np.full(len(names["job"]) * n_decoders, -1, np.int64)
         unit_at[unit["job"] * n_decoders + unit["decoder"]] = np.arange(len(unit["job"]))
@@ -334,7 +328,7 @@ class _Reader:
             step=step,
             names=names,
             cuts=self.cuts,
-            codes={name: dict(self.codes[name]) for name in ("job", "decoder")},
+            codes={name: dict(self.codes[name].ids) for name in ("job", "decoder")},
             unit_at=unit_at,
             pair_first=first,
             pair_second=second,

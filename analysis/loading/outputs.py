@@ -13,6 +13,7 @@ from analysis.errors import LogFormatError
 from runfolder import JsonlReader, OutputLine
 
 from .exact import output_errors, parse_decimal
+from .interning import Interner
 
 __all__ = ["LogStats", "Outputs", "family_sort_key", "find_output", "load_outputs"]
 
@@ -72,21 +73,6 @@ class Outputs:
         return len(self.job)
 
 
-class _Codes:
-    """Interns names to dense int codes in first-seen order."""
-
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self.names: list[str] = []
-
-    def code(self, name: str) -> int:
-        found = self.index.get(name)
-        if found is None:
-            found = self.index[name] = len(self.names)
-            self.names.append(name)
-        return found
-
-
 def family_sort_key(name: str) -> tuple[int, int, str]:
     """Sort key for family names: whole numbers numerically, then other names."""
     try:
@@ -116,7 +102,7 @@ def _numbers(target: Any, value: Any, lower: Any, eps: Any, n_cells: Any) -> tup
 
 def _parse_row(
     record: OutputLine,
-    codes: dict[str, _Codes],
+    codes: dict[str, Interner],
     cache: dict[tuple[Any, ...], tuple[float, ...]],
 ) -> tuple[Any, ...]:
     try:
@@ -176,8 +162,8 @@ def _parse_row(
 
 def load_outputs(path: Path) -> Outputs:
     """Stream ``outputs.jsonl`` into column arrays; a missing file reads as empty."""
-    codes = {name: _Codes() for name in ("decoder", "condition", "order", "domain", "case")}
-    codes["family"] = _Codes()
+    codes = {name: Interner() for name in ("decoder", "condition", "order", "domain", "case")}
+    codes["family"] = Interner()
     cache: dict[tuple[Any, ...], tuple[float, ...]] = {}
     rows: list[tuple[Any, ...]] = []
     where: dict[tuple[str, str], int] = {}
@@ -192,7 +178,7 @@ def load_outputs(path: Path) -> Outputs:
                     f"{path} line {lineno}: {exc}; outputs.jsonl lines are written by "
                     "`numericjev run` — repair the line or re-run the job"
                 ) from exc
-            key = (row[0], codes["decoder"].names[row[1]])
+            key = (row[0], codes["decoder"].strings[row[1]])
             at = where.get(key)
             if at is None:
                 where[key] = len(rows)
@@ -203,9 +189,9 @@ def load_outputs(path: Path) -> Outputs:
     columns = list(zip(*rows, strict=True)) if rows else [()] * 22
     # Family codes are re-numbered in sorted order so that bootstrap resamples do not
     # depend on the (shuffled, resumable) order in which jobs were written.
-    family_names = sorted(codes["family"].names, key=family_sort_key)
+    family_names = sorted(codes["family"].strings, key=family_sort_key)
     rank = {name: i for i, name in enumerate(family_names)}
-    remap = np.array([rank[n] for n in codes["family"].names] or [0], np.int64)
+    remap = np.array([rank[n] for n in codes["family"].strings] or [0], np.int64)
 
     def ints(i: int) -> np.ndarray:
         return np.asarray(columns[i], dtype=np.int64).reshape(-1)
@@ -216,15 +202,15 @@ def load_outputs(path: Path) -> Outputs:
     return Outputs(
         job=tuple(columns[0]),
         decoder=ints(1),
-        decoder_names=tuple(codes["decoder"].names),
+        decoder_names=tuple(codes["decoder"].strings),
         condition=ints(2),
-        condition_names=tuple(codes["condition"].names),
+        condition_names=tuple(codes["condition"].strings),
         order=ints(3),
-        order_names=tuple(codes["order"].names),
+        order_names=tuple(codes["order"].strings),
         domain=ints(4),
-        domain_names=tuple(codes["domain"].names),
+        domain_names=tuple(codes["domain"].strings),
         case=ints(5),
-        case_names=tuple(codes["case"].names),
+        case_names=tuple(codes["case"].strings),
         family=remap[ints(6)],
         family_names=tuple(family_names),
         repeat=ints(7),

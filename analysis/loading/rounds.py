@@ -134,7 +134,7 @@ class _Reader:
 
     def __init__(self) -> None:
         self.s = Interner()
-        self.s("")  # id 0: the empty string
+        self.s.code("")  # id 0: the empty string
         self.decoders: dict[str, int] = {}
         self.decoder_names: list[str] = []
         self.enums: dict[str, Interner] = {k: Interner() for k in ("domain", "cond", "order")}
@@ -164,12 +164,14 @@ class _Reader:
         c = self.cols
         found = self.jobs[job] = len(c["job_id"])
         case = str(record.get("case", job))
-        c["job_id"].append(self.s(job))
-        c["job_case"].append(self.s(case))
-        c["job_family"].append(self.s(str(record.get("family", case))))
-        c["job_domain"].append(min(self.enums["domain"](str(record.get("domain", "all"))), 255))
-        c["job_condition"].append(min(self.enums["cond"](str(record["condition"])), 255))
-        c["job_order"].append(min(self.enums["order"](str(record["order"])), 255))
+        c["job_id"].append(self.s.code(job))
+        c["job_case"].append(self.s.code(case))
+        c["job_family"].append(self.s.code(str(record.get("family", case))))
+        c["job_domain"].append(
+            min(self.enums["domain"].code(str(record.get("domain", "all"))), 255)
+        )
+        c["job_condition"].append(min(self.enums["cond"].code(str(record["condition"])), 255))
+        c["job_order"].append(min(self.enums["order"].code(str(record["order"])), 255))
         repeat = record.get("repeat")
         c["job_repeat"].append(repeat if isinstance(repeat, int) and 0 <= repeat < 65536 else 0)
         return found
@@ -205,7 +207,7 @@ class _Reader:
         ok = record.get("status") == "ok"
         trace = record.get("trace")
         steps = trace if isinstance(trace, list) else []
-        c, s = self.cols, self.s
+        c, s = self.cols, self.s.code
         cell = record.get("cell")
         numbers = (record["target"], record["L"], record["eps"], record["N"])
         nid = self.number_ids.get(numbers)  # TypeError on a list or object: a bad line
@@ -321,8 +323,8 @@ class _Reader:
         if not isinstance(questions, dict):
             return
         answers = answers if isinstance(answers, dict) else {}
-        state = self.s(as_text(request.get("state", "")))
-        c, s = self.cols, self.s
+        state = self.s.code(as_text(request.get("state", "")))
+        c, s = self.cols, self.s.code
         probabilities = c["probabilities"]
         for qid, meaning in qmap.items():
             decoder, _, step = str(meaning).partition("/")
