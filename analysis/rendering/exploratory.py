@@ -11,8 +11,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from analysis.loading.names import decoder_label, domain_label
 from analysis.statistics.exploratory import threshold_decreases
 from analysis.statistics.metrics import STATISTICS
@@ -41,10 +39,6 @@ SUITE = "exploratory"
 _MAPE = STATISTICS.index("mape")
 
 
-def _has_gaps(a: Analysis) -> bool:
-    return bool(np.any(a.metrics.n_failed) or np.any(a.metrics.n_missing))
-
-
 def _bracket_note(a: Analysis) -> list[str]:
     b = a.bootstrap
     if b.refusal is not None:
@@ -61,7 +55,7 @@ def _bracket_note(a: Analysis) -> list[str]:
 def exploratory_tables(a: Analysis) -> list[Table]:
     """Paper "Exploratory arithmetic MAPE (%)": MAPE per domain, overall [interval], n."""
     m, b = a.metrics, a.bootstrap
-    gaps = _has_gaps(a)
+    gaps = a.metrics.has_gaps
     tables = []
     for c, condition in enumerate(a.design.conditions):
         header = (

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-import numpy as np
-
 from analysis.loading.names import condition_label, decoder_label, domain_label
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
@@ -46,20 +44,16 @@ def table_suffix(a: Analysis) -> str:
     return title_suffix(a.facts.model, a.facts.suite, a.facts.notice)
 
 
-def _has_gaps(a: Analysis) -> bool:
-    return bool(np.any(a.metrics.n_failed) or np.any(a.metrics.n_missing))
-
-
 def _count_cells(a: Analysis, d: int, conditions: range, always: bool = False) -> list[str]:
     """``ok/failed/missing`` per condition: always, or only when some output is not ok."""
-    if not (always or _has_gaps(a)):
+    if not (always or a.metrics.has_gaps):
         return []
     m = a.metrics
     return [f"{m.n_ok[d, c]}/{m.n_failed[d, c]}/{m.n_missing[d, c]}" for c in conditions]
 
 
 def _count_header(a: Analysis, conditions: range, always: bool = False) -> list[str]:
-    if not (always or _has_gaps(a)):
+    if not (always or a.metrics.has_gaps):
         return []
     return [f"n {a.design.conditions[c]} ok/failed/missing" for c in conditions]
 

@@ -60,6 +60,11 @@ class Metrics:
     # mape, nmae and within5 per domain, shape (3, D, C, domains); mape_by_domain is [0].
     by_domain: np.ndarray
 
+    @property
+    def has_gaps(self) -> bool:
+        """Whether some output failed or is missing (tables then show ok/failed/missing)."""
+        return bool(np.any(self.n_failed) or np.any(self.n_missing))
+
     def get(self, statistic: str, decoder: str, condition: str) -> float:
         """One point estimate by names."""
         d = self.design.decoders.index(decoder)
