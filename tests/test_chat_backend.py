@@ -20,6 +20,7 @@ from harness.errors import TransientError
 from harness.jobs import Job
 from harness.registry import load_suite
 from harness.wire import from_chat_request, to_chat_completion
+from tests.loopback import serve_post
 from tests.test_retry import FakeTime
 
 
@@ -66,17 +67,8 @@ class FakeChat:
 
 @asynccontextmanager
 async def fake_server(fake: FakeChat) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", fake.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"  # the OpenAI client's style of base URL
-    finally:
-        await runner.cleanup()
+    async with serve_post("/v1/chat/completions", fake.handle) as url:
+        yield f"{url}/v1"  # the OpenAI client's style of base URL
 
 
 async def test_completions_in_flight_never_exceed_the_concurrency() -> None:

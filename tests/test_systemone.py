@@ -28,6 +28,7 @@ from harness.jobs import Job
 from harness.registry import load_suite
 from harness.serve import ServerConfig, serve_sim_in_background
 from harness.wire.answers import parse_answers
+from tests.loopback import serve_post
 
 KEY = "sk-planted-0123456789abcdef"
 BASE = "http://sim.test"
@@ -615,17 +616,10 @@ async def test_loopback_redirect_is_not_followed() -> None:
     async def moved(request: web.Request) -> web.Response:
         raise web.HTTPFound("/elsewhere")
 
-    app = web.Application()
-    app.router.add_post("/v1/systemone", moved)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        async with SystemOneBackend("sim", base_url=f"http://127.0.0.1:{port}", api_key=KEY) as b:
-            with pytest.raises(BackendError) as caught:
-                await ask(b)
-    finally:
-        await runner.cleanup()
+    async with (
+        serve_post("/v1/systemone", moved) as url,
+        SystemOneBackend("sim", base_url=url, api_key=KEY) as b,
+    ):
+        with pytest.raises(BackendError) as caught:
+            await ask(b)
     assert caught.value.kind == "redirect" and caught.value.status == 302
