@@ -516,7 +516,7 @@ async def test_the_planted_key_never_leaks(handler: Handler) -> None:
         found = list(
             leaks(
                 *chain, exc.args, exc.body, b, b.describe(),
-                orjson.dumps(b.describe()).decode(), b._http, b._http._sender,
+                orjson.dumps(b.describe()).decode(), b.server.http, b.server.http._sender,
                 *(r._asdict() for r in records),
                 *(orjson.dumps(r._asdict()).decode() for r in records),
             )
@@ -527,12 +527,12 @@ async def test_the_planted_key_never_leaks(handler: Handler) -> None:
 async def test_the_key_is_sent_but_never_shown() -> None:
     async with backend(ok_response) as b:
         await b.answer(BODY)
-        headers = b._http._sender._client.headers  # type: ignore[attr-defined]
-        assert list(leaks(repr(b), b.describe(), repr(b._http), headers)) == []
+        headers = b.server.http._sender._client.headers  # type: ignore[attr-defined]
+        assert list(leaks(repr(b), b.describe(), repr(b.server.http), headers)) == []
     # The default sender (aiohttp) does not show the key either.
     aiohttp_backend = SystemOneBackend("jev-latest", base_url=BASE, api_key=KEY)
-    sender = aiohttp_backend._http._sender
-    assert list(leaks(repr(aiohttp_backend), repr(aiohttp_backend._http), repr(sender))) == []
+    sender = aiohttp_backend.server.http._sender
+    assert list(leaks(repr(aiohttp_backend), repr(aiohttp_backend.server.http), repr(sender))) == []
 
 
 # --- against the real loopback serve-sim ---------------------------------------------

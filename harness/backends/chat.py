@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 
 from harness.backends.base import Reply
-from harness.backends.remote import RemoteServer, dumps, openai_settings
+from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
 from harness.errors import AuthError, BackendError, TransientError
 from harness.wire import WireError, chat_usage, from_chat_completions, to_chat_requests
 from harness.wire.chat import TOP_LOGPROBS, ChatQuestion
@@ -58,10 +58,8 @@ def worst(failures: Mapping[str, BackendError]) -> tuple[str, BackendError]:
     return min(failures.items(), key=rank)
 
 
-class OpenAIChatBackend:
+class OpenAIChatBackend(RemoteBackend):
     """A chat-completions server asked one single-token question per completion."""
-
-    simulated = False
 
     def __init__(
         self,
@@ -90,14 +88,6 @@ class OpenAIChatBackend:
             price_per_million=price_per_million,
         )
         self._places = anyio.CapacityLimiter(concurrency)
-
-    @property
-    def price_per_million(self) -> float | None:
-        """USD per million input tokens where a price applies (None: unknown)."""
-        return self.server.price_per_million
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatBackend(model={self.name!r}, url={self.server.http!r})"
 
     def describe(self) -> dict[str, Any]:
         """The manifest's model spec (never the key)."""
@@ -186,7 +176,3 @@ class OpenAIChatBackend:
             ) from exc
         served = reply.get("model") if isinstance(reply.get("model"), str) else None
         return Reply(reply, 200, served, usage, cost, request_id, sent)
-
-    async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self.server.aclose()

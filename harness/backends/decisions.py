@@ -16,17 +16,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.backends.base import Reply
-from harness.backends.remote import RemoteServer, dumps, openai_settings
+from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
 from harness.errors import BackendError, TransientError
 from harness.wire import WireError, from_decisions_response, to_decisions_request
 
 WIRE = "openai-decisions"
 
 
-class OpenAIDecisionsBackend:
+class OpenAIDecisionsBackend(RemoteBackend):
     """Any server of OpenAI's Decisions shape: OpenAI, a proxy, or ``serve-sim --wire``."""
-
-    simulated = False
 
     def __init__(
         self,
@@ -51,18 +49,6 @@ class OpenAIDecisionsBackend:
             timeout_s=timeout_s,
             price_per_million=price_per_million,
         )
-
-    @property
-    def price_per_million(self) -> float | None:
-        """USD per million input tokens where a price applies (None: unknown)."""
-        return self.server.price_per_million
-
-    def __repr__(self) -> str:
-        return f"OpenAIDecisionsBackend(model={self.name!r}, url={self.server.http!r})"
-
-    def describe(self) -> dict[str, Any]:
-        """The manifest's model spec (never the key)."""
-        return self.server.describe()
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Translate ``body``, POST it once, and translate the reply back."""
@@ -96,7 +82,3 @@ class OpenAIDecisionsBackend:
         served = reply.get("model") if isinstance(reply.get("model"), str) else None
         usage = reply.get("usage") or None
         return Reply(reply, response.status, served, usage, cost, response.request_id, sent)
-
-    async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self.server.aclose()

@@ -1,15 +1,16 @@
-"""What the OpenAI-shaped backends share besides the transport: server, key, price, manifest.
+"""What the HTTP backends share besides the transport: server, key, price, manifest.
 
 ``RemoteServer`` holds one model at one endpoint: the ``HttpEndpoint`` that POSTs (the
 shared HTTP layer, ``harness.backends.http``), the price that applies there
 (``harness.backends.pricing``), the JSON reading of a 2xx, and the manifest description. A
-backend for a wire format (``decisions``, ``chat``) only translates bodies around it.
+backend for a wire format (``systemone``, ``decisions``, ``chat``) only translates bodies
+around it; ``RemoteBackend`` gives each the rest (price, ``describe``, ``aclose``).
 
 Keys and URLs of the OpenAI wires: the key is ``OPENAI_API_KEY`` (as the official client
 reads it; OpenAI-compatible servers such as vLLM, Ollama or OpenRouter take their own key in
 the same variable), the server is ``--base-url``, else ``OPENAI_BASE_URL``, else
 ``https://api.openai.com``. The key is sent to whichever server that names; a hosted OpenAI
-URL without a key is refused before a run folder exists (``require_openai_key``).
+URL without a key is refused before a run folder exists (``openai_settings``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import orjson
 
 from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse
@@ -90,7 +92,9 @@ class RemoteServer:
         timeout_s: float = 30.0,
         connect_timeout_s: float = 10.0,
         price_per_million: float | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        """``transport`` sends through httpx over it instead of aiohttp (tests)."""
         self.model = model
         self.wire = wire
         self.base_url = base_url
@@ -105,6 +109,7 @@ class RemoteServer:
             concurrency=concurrency,
             timeout_s=timeout_s,
             connect_timeout_s=connect_timeout_s,
+            transport=transport,
         )
 
     @property
@@ -155,3 +160,27 @@ class RemoteServer:
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self.http.aclose()
+
+
+class RemoteBackend:
+    """What a backend over a ``RemoteServer`` only passes on to it: price, manifest, close."""
+
+    simulated = False
+    name: str
+    server: RemoteServer
+
+    @property
+    def price_per_million(self) -> float | None:
+        """USD per million input tokens where a price applies (None: unknown)."""
+        return self.server.price_per_million
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.name!r}, url={self.server.http!r})"
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest's model spec (never the key)."""
+        return self.server.describe()
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self.server.aclose()

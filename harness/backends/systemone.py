@@ -5,7 +5,8 @@ keep their insertion order) and one reading of the reply: a 2xx whose body is a 
 becomes a ``Reply`` with the served model, usage, cost and request id. Whether it answers
 every question is checked by the caller, as for every backend. A 2xx that is not a JSON
 object is a ``TransientError("malformed")``; everything about HTTP (timeouts, statuses,
-``Retry-After``, the key and its scrubbing) is ``HttpEndpoint``'s.
+``Retry-After``, the key and its scrubbing) is ``HttpEndpoint``'s, and the endpoint, price,
+reading of a 2xx and manifest description are ``RemoteServer``'s, as on the OpenAI wires.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import httpx
 import orjson
 
 from harness.backends.base import Reply
-from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint
-from harness.backends.pricing import cost_usd, price_for, price_record
-from harness.errors import BackendError, ConfigError, TransientError
+from harness.backends.remote import RemoteBackend, RemoteServer
+from harness.errors import BackendError, ConfigError
+from harness.wire import ROUTES
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-latest"
-ENDPOINT = "/v1/systemone"
+ENDPOINT = ROUTES["systemone"]
 
 
 def normalise_base_url(url: str) -> str:
@@ -44,10 +45,8 @@ def _to_json(obj: Any) -> Any:
     raise TypeError(f"cannot serialise {type(obj).__name__} in a request body")
 
 
-class SystemOneBackend:
+class SystemOneBackend(RemoteBackend):
     """Any ``/v1/systemone`` server: TypeSafe's hosted Jev, OpenRouter, LiteLLM, llama.cpp."""
-
-    simulated = False
 
     def __init__(
         self,
@@ -72,47 +71,29 @@ class SystemOneBackend:
             base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
         )
         self.concurrency = concurrency
-        self._override = price_per_million
         # The price table applies at the hosted API only (harness.backends.pricing).
-        self._price = price_for(self.model, self.base_url, price_per_million)
-        self.price_per_million = None if self._price is None else self._price.input_per_million
-        self._http = HttpEndpoint(
-            self.base_url + ENDPOINT,
+        self.server = RemoteServer(
+            self.model,
+            "systemone",
+            self.base_url,
             api_key=environ.get("TYPESAFE_API_KEY", "") if api_key is None else api_key,
             key_variable="TYPESAFE_API_KEY",
             request_id_header="x-typesafe-request-id",
             concurrency=concurrency,
             timeout_s=timeout_s,
             connect_timeout_s=connect_timeout_s,
+            price_per_million=price_per_million,
             transport=transport,
         )
 
     @property
     def url(self) -> str:
         """The endpoint requests go to."""
-        return self._http.url
+        return self.server.http.url
 
     def __repr__(self) -> str:
-        return (
-            f"SystemOneBackend(model={self.model!r}, base_url={self._http.scrub(self.base_url)!r})"
-        )
-
-    def describe(self) -> dict[str, Any]:
-        """The manifest's model spec: endpoint, timeouts and price, never the key."""
-        return {
-            "name": self.model,
-            "backend": "systemone",
-            "wire": "systemone",
-            "simulated": False,
-            "base_url": self._http.scrub(self.base_url),
-            "params": {
-                "timeout_s": self._http.timeout_s,
-                "connect_timeout_s": self._http.connect_timeout_s,
-                "concurrency": self.concurrency,
-                "price": price_record(self.model, self.base_url, self._override),
-                "api_key_set": self._http.has_key,
-            },
-        }
+        scrubbed = self.server.http.scrub(self.base_url)
+        return f"SystemOneBackend(model={self.model!r}, base_url={scrubbed!r})"
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """POST ``body`` once and read the reply (see the module docstring)."""
@@ -120,29 +101,12 @@ class SystemOneBackend:
             content = orjson.dumps(body, default=_to_json)
         except TypeError as exc:
             raise BackendError("bad_body", f"request body is not JSON: {exc}") from exc
-        response = await self._http.post(content)
-        status, request_id = response.status, response.request_id
-        try:
-            parsed = orjson.loads(response.content)
-            problem = None if isinstance(parsed, dict) else "response body is not a JSON object"
-        except orjson.JSONDecodeError as exc:
-            problem = str(exc)
-        if problem is not None:
-            raise TransientError(
-                "malformed",
-                f"malformed response (status {status}) from {self.url}: {problem}",
-                status=status,
-                body=self._http.text(response)[:ERROR_BODY_CHARS],
-                request_id=request_id,
-            )
+        response = await self.server.http.post(content)
+        parsed = self.server.parse(response, None)
         usage = parsed.get("usage") if isinstance(parsed.get("usage"), Mapping) else None
         served = parsed.get("model") if isinstance(parsed.get("model"), str) else None
-        cost = cost_usd(usage, response.headers, self._price)
-        return Reply(parsed, status, served, usage, cost, request_id)
-
-    async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self._http.aclose()
+        cost = self.server.cost(usage, response.headers)
+        return Reply(parsed, response.status, served, usage, cost, response.request_id)
 
     async def __aenter__(self) -> SystemOneBackend:
         return self
