@@ -189,30 +189,29 @@ def comparison_markdown(c: Comparison) -> str:
 
 def comparison_to_dict(c: Comparison) -> dict[str, Any]:
     """The summary's numbers as one JSON-ready object (NaN written as null)."""
+
+    def arm(s: SuiteComparison, m: int, d: int, cond: int) -> dict[str, Any]:
+        """Model ``m``'s own metric in one cell (0: the baseline)."""
+        return {
+            "model": s.models[m],
+            "value": number(s.point[m, d, cond]),
+            "lo": number(s.lo[m, d, cond]),
+            "hi": number(s.hi[m, d, cond]),
+            "n_ok": int(s.n_ok[m, d, cond]),
+        }
+
     rows = []
     for s in c.suites:
         for d, decoder in enumerate(s.design.decoders):
             for cond, condition in enumerate(s.design.conditions):
-                for k, model in enumerate(s.models[1:]):
+                for k in range(len(s.models) - 1):
                     rows.append(
                         {
                             "suite": s.suite,
                             "decoder": decoder,
                             "condition": condition,
-                            "baseline": {
-                                "model": s.models[0],
-                                "value": number(s.point[0, d, cond]),
-                                "lo": number(s.lo[0, d, cond]),
-                                "hi": number(s.hi[0, d, cond]),
-                                "n_ok": int(s.n_ok[0, d, cond]),
-                            },
-                            "model": {
-                                "model": model,
-                                "value": number(s.point[k + 1, d, cond]),
-                                "lo": number(s.lo[k + 1, d, cond]),
-                                "hi": number(s.hi[k + 1, d, cond]),
-                                "n_ok": int(s.n_ok[k + 1, d, cond]),
-                            },
+                            "baseline": arm(s, 0, d, cond),
+                            "model": arm(s, k + 1, d, cond),
                             "delta": number(s.delta[k, d, cond]),
                             "delta_lo": number(s.delta_lo[k, d, cond]),
                             "delta_hi": number(s.delta_hi[k, d, cond]),
