@@ -191,12 +191,14 @@ def _comparison(folder: Path, strict: bool, n_boot: int | None, seed: int) -> Co
     return comparison
 
 
+def _json(numbers: object) -> bytes:
+    """``--json`` output and ``summary.json``: indented, ending in a newline."""
+    return orjson.dumps(numbers, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+
+
 def _print_comparison(comparison: Comparison, as_json: bool) -> None:
     if as_json:
-        sys.stdout.buffer.write(
-            orjson.dumps(comparison_to_dict(comparison), option=orjson.OPT_INDENT_2)
-        )
-        sys.stdout.buffer.write(b"\n")
+        sys.stdout.buffer.write(_json(comparison_to_dict(comparison)))
     else:
         print(comparison_markdown(comparison), end="")
 
@@ -209,9 +211,7 @@ def _write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / name for name in SUMMARY_FILES]
     paths[0].write_text(comparison_markdown(comparison), encoding="utf-8")
-    paths[1].write_bytes(
-        orjson.dumps(comparison_to_dict(comparison), option=orjson.OPT_INDENT_2) + b"\n"
-    )
+    paths[1].write_bytes(_json(comparison_to_dict(comparison)))
     first = comparison.suites[0].runs if comparison.suites else ()
     rounds = {run.manifest.run_dir: load_rounds(run.manifest.run_dir) for run in first}
     paths[2].write_text(comparison_page(comparison, rounds), encoding="utf-8")
@@ -244,10 +244,7 @@ def _analyze(args: argparse.Namespace) -> int:
     analysis = analyze_run(run, _replicates(args), args.seed, _answers(run, args))
     _refuse_if_strict(args, analysis.banners)
     if args.json:
-        sys.stdout.buffer.write(
-            orjson.dumps(analysis_to_dict(analysis), option=orjson.OPT_INDENT_2)
-        )
-        sys.stdout.buffer.write(b"\n")
+        sys.stdout.buffer.write(_json(analysis_to_dict(analysis)))
     else:
         print(analysis_markdown(analysis))
     return 0
@@ -312,8 +309,7 @@ def _diff(args: argparse.Namespace) -> int:
         html.write_text(page, encoding="utf-8")
         print(f"wrote {html}", file=sys.stderr)
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(diff_to_dict(result), option=orjson.OPT_INDENT_2))
-        sys.stdout.buffer.write(b"\n")
+        sys.stdout.buffer.write(_json(diff_to_dict(result)))
     else:
         print(diff_markdown(result), end="")
     return 0
