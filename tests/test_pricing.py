@@ -38,6 +38,20 @@ def test_only_the_hosted_api_is_hosted(url: str | None, hosted: bool) -> None:
     assert price_for("jev-latest", url, 1.5) is not None  # an override prices anything
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["https://api.typesafe.ai", "https://API.typesafe.ai/prefix", "https://api.typesafe.ai/v1"],
+)
+def test_the_key_check_and_the_price_table_agree_on_the_hosted_api(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wherever the table prices a URL as the hosted API, a run there needs the key."""
+    monkeypatch.delenv("TYPESAFE_API_KEY", raising=False)
+    assert price_for("jev-latest", url) is not None
+    with pytest.raises(ConfigError, match="TYPESAFE_API_KEY"):
+        make_backend(ModelSpec("jev-latest", base_url=url))
+
+
 def test_a_cap_without_a_price_is_one_line_naming_the_option() -> None:
     require_price(None, None, "anything")  # no cap: nothing to check
     require_price(5.0, 0.0, "model 'sim'")  # free is a price

@@ -234,11 +234,12 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
         )
     import os
 
-    from harness.backends.systemone import DEFAULT_BASE_URL, SystemOneBackend, normalise_base_url
+    from harness.backends.pricing import is_hosted
+    from harness.backends.systemone import DEFAULT_BASE_URL, SystemOneBackend
 
     base = spec.base_url or os.environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
-    hosted = normalise_base_url(base) == normalise_base_url(DEFAULT_BASE_URL)
-    if hosted and not os.environ.get("TYPESAFE_API_KEY", "").strip():
+    # One definition of "the hosted API" for the key check and the price table.
+    if is_hosted(base) and not os.environ.get("TYPESAFE_API_KEY", "").strip():
         # Fail before a run folder exists: every request to the hosted API would be a 401.
         raise ConfigError(
             f"model {spec.name!r} is served by the hosted TypeSafe API, which needs a key: "
