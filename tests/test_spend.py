@@ -26,8 +26,13 @@ SMALL = ["--param", "per_operator=2"]  # 128 jobs
 
 @pytest.fixture(autouse=True)
 def loopback_is_hosted(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The price table applies to the loopback server as to the hosted API."""
+    """The price table applies to the loopback server as to the hosted API.
+
+    The key check shares that definition of "hosted", so a placeholder key is set too (the
+    loopback server asks for none).
+    """
     monkeypatch.setattr(harness.backends.pricing, "is_hosted", lambda url: True)
+    monkeypatch.setenv("TYPESAFE_API_KEY", "placeholder-not-a-key")
 
 
 def spent(folder: Path) -> tuple[float, float]:
