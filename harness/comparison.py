@@ -11,7 +11,8 @@ Cells run one after another, not at once: the built-in sim is CPU-bound (two at 
 this project's two cores only take turns); a served model's limits (concurrency, rps,
 rate limits) are the server's, which two cells at once would split or overrun; and a
 request or cost cap then stops the comparison at one clear place. Each cell already keeps
-``--concurrency`` requests in flight.
+``--concurrency`` requests in flight. One ``Interrupts`` watches the whole comparison: a
+Ctrl-C or SIGTERM drains the cell that is sending and starts no other.
 
 Nothing here reads results: ``analysis`` summarises the cells' run folders.
 """
@@ -31,10 +32,11 @@ from harness.calling import Limits
 from harness.cases import Suite
 from harness.check import preflight
 from harness.errors import ConfigError, RunFolderError
-from harness.folder import safe_name
+from harness.interrupts import Interrupts, watching
+from harness.naming import cell_folder_name
 from harness.progress import CellProgress, Progress, TqdmProgress
 from harness.registry import load_suite
-from harness.session import RunResult, resume_run_async, start_run_async
+from harness.session import RunResult, in_own_loop, resume_run_async, start_run_async
 from runfolder import (
     MANIFEST,
     RUNS_ROOT,
@@ -110,6 +112,17 @@ class ComparisonResult:
     cells: tuple[CellResult, ...]
     stopped: str | None = None  # why it stopped before every cell ran to its end
     fatal: str | None = None  # an error every request of a cell would meet
+    interrupted: int | None = None  # the signal that stopped it (SIGINT, SIGTERM), if one did
+
+    @property
+    def drained(self) -> int:
+        """Attempts in flight at the signal that finished and were recorded."""
+        return sum(c.result.drained for c in self.cells if c.result is not None)
+
+    @property
+    def abandoned(self) -> int:
+        """Attempts still in flight when the drain ran out (never recorded)."""
+        return sum(c.result.abandoned for c in self.cells if c.result is not None)
 
     @property
     def complete(self) -> bool:
@@ -203,9 +216,9 @@ def create_comparison(
             )
         raise RunFolderError(f"{folder} exists and is not empty; choose another --out folder")
     cells: list[ComparisonCell] = [
-        {"suite": s, "model": m, "folder": f"{s}-m{i}-{safe_name(m)[:60]}"}
+        {"suite": s, "model": m, "folder": cell_folder_name(s, i, spec)}
         for s in suites
-        for i, m in enumerate(models, start=1)
+        for i, (m, spec) in enumerate(zip(models, specs, strict=True), start=1)
     ]
     record: ComparisonRecord = {
         "format_version": 1,
@@ -254,20 +267,27 @@ async def run_comparison_async(
     *,
     max_requests: int | None = None,
     max_cost_usd: float | None = None,
+    concurrency: int | None = None,
+    rps: float | None = None,
     progress: bool = False,
     on_warning: Callable[[str], None] | None = None,
+    interrupts: Interrupts | None = None,
 ) -> ComparisonResult:
     """Run (or continue) every cell of the comparison in ``folder``, in order.
 
     ``max_requests`` caps the requests of this invocation over all cells; ``max_cost_usd``
     the comparison's total recorded cost. A cell stopped by a cap or a fatal error stops
-    the comparison (``numericjev resume`` continues it).
+    the comparison (``numericjev resume`` continues it). ``concurrency`` and ``rps``
+    replace the recorded ones for every cell this invocation runs (they change no answer).
+    ``interrupts``: SIGINT and SIGTERM, watched over the whole comparison, drain the cell
+    that is sending and start no other (``harness.interrupts``).
     """
     record = load_comparison(folder)
     options = options_of(record, f"{folder}/compare.json")
     cells = _cells(folder, record, options)
     jobs = [len(c.suite.jobs()) for c in cells]
     done = [_done(c) for c in cells]
+    pace = _Pace(concurrency, rps, on_warning or _ignore, interrupts)
     bar = (
         TqdmProgress(sum(jobs), sum(done), "compare")
         if progress and sum(done) < sum(jobs)
@@ -277,34 +297,59 @@ async def run_comparison_async(
     sent = 0
     stopped = fatal = None
     try:
-        for i, cell in enumerate(cells):
-            name = cell.record["folder"]
-            if done[i] == jobs[i]:
-                results.append(CellResult(cell.suite.name, cell.record["model"], cell.folder, None))
-                continue
-            remaining = None if max_requests is None else max_requests - sent
-            if remaining is not None and remaining <= 0:
-                stopped = f"the request cap ({max_requests:,}) was reached before cell {name}"
-                break
-            cap = None
-            if max_cost_usd is not None:
-                cap = max(max_cost_usd - _cost_elsewhere(cells, cell), 0.0)
-            display: Progress | bool = False
-            if bar is not None:
-                label = f"compare {i + 1}/{len(cells)} · {cell.suite.name} · {cell.record['model']}"
-                display = CellProgress(bar, sum(done) - done[i], label)
-            result = await _run_cell(cell, options, remaining, cap, display, on_warning)
-            results.append(CellResult(cell.suite.name, cell.record["model"], cell.folder, result))
-            done[i] = result.counters.jobs_done
-            sent += result.sent
-            if result.stopped or result.fatal:
-                stopped = f"cell {name}: {result.stopped or result.fatal}"
-                fatal = result.fatal
-                break
+        async with watching(interrupts):
+            for i, cell in enumerate(cells):
+                name = cell.record["folder"]
+                if done[i] == jobs[i]:
+                    results.append(
+                        CellResult(cell.suite.name, cell.record["model"], cell.folder, None)
+                    )
+                    continue
+                remaining = None if max_requests is None else max_requests - sent
+                if remaining is not None and remaining <= 0:
+                    stopped = f"the request cap ({max_requests:,}) was reached before cell {name}"
+                    break
+                if interrupts is not None and interrupts.signum is not None:
+                    stopped = f"interrupted by {interrupts.name} before cell {name}"
+                    break
+                cap = None
+                if max_cost_usd is not None:
+                    cap = max(max_cost_usd - _cost_elsewhere(cells, cell), 0.0)
+                display: Progress | bool = False
+                if bar is not None:
+                    label = (
+                        f"compare {i + 1}/{len(cells)} · {cell.suite.name} · {cell.record['model']}"
+                    )
+                    display = CellProgress(bar, sum(done) - done[i], label)
+                result = await _run_cell(cell, options, remaining, cap, display, pace)
+                results.append(
+                    CellResult(cell.suite.name, cell.record["model"], cell.folder, result)
+                )
+                done[i] = result.counters.jobs_done
+                sent += result.sent
+                if result.stopped or result.fatal:
+                    stopped = f"cell {name}: {result.stopped or result.fatal}"
+                    fatal = result.fatal
+                    break
     finally:
         if bar is not None:
             bar.close()
-    return ComparisonResult(folder, tuple(results), stopped, fatal)
+    signum = None if interrupts is None else interrupts.signum
+    return ComparisonResult(folder, tuple(results), stopped, fatal, signum)
+
+
+def _ignore(message: str) -> None:
+    """Discard a warning."""
+
+
+@dataclass(frozen=True)
+class _Pace:
+    """What every cell of one invocation shares: its pace, warnings and interrupts."""
+
+    concurrency: int | None
+    rps: float | None
+    on_warning: Callable[[str], None]
+    interrupts: Interrupts | None
 
 
 async def _run_cell(
@@ -313,39 +358,31 @@ async def _run_cell(
     max_requests: int | None,
     max_cost_usd: float | None,
     display: Progress | bool,
-    on_warning: Callable[[str], None] | None,
+    pace: _Pace,
 ) -> RunResult:
     if (cell.folder / MANIFEST).is_file():
         return await resume_run_async(
             cell.folder,
+            progress=display,
+            on_warning=pace.on_warning,
+            interrupts=pace.interrupts,
+            concurrency=pace.concurrency,
+            rps=pace.rps,
             max_requests=max_requests,
             max_cost_usd=max_cost_usd,
-            progress=display,
-            on_warning=on_warning or (lambda _message: None),
         )
-    limits = Limits(options.concurrency, options.rps, max_requests, max_cost_usd)
+    concurrency = options.concurrency if pace.concurrency is None else pace.concurrency
+    rps = options.rps if pace.rps is None else pace.rps
+    limits = Limits(concurrency, rps, max_requests, max_cost_usd)
     return await start_run_async(
-        cell.suite, cell.spec, limits, folder=cell.folder, progress=display, run_id=cell.run_id
+        cell.suite,
+        cell.spec,
+        limits,
+        folder=cell.folder,
+        progress=display,
+        run_id=cell.run_id,
+        interrupts=pace.interrupts,
     )
 
 
-def run_comparison(
-    folder: Path,
-    *,
-    max_requests: int | None = None,
-    max_cost_usd: float | None = None,
-    progress: bool = False,
-    on_warning: Callable[[str], None] | None = None,
-) -> ComparisonResult:
-    """``run_comparison_async`` in its own event loop."""
-
-    async def main() -> ComparisonResult:
-        return await run_comparison_async(
-            folder,
-            max_requests=max_requests,
-            max_cost_usd=max_cost_usd,
-            progress=progress,
-            on_warning=on_warning,
-        )
-
-    return anyio.run(main)
+run_comparison = in_own_loop(run_comparison_async)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
 from harness.backends.base import Backend
@@ -36,7 +36,6 @@ from harness.sharding import Shard
 from runfolder import (
     LOCK,
     MANIFEST,
-    RUNS_ROOT,
     Fields,
     Manifest,
     ModelInfo,
@@ -51,7 +50,6 @@ from runfolder import (
     manifest_digest,
     read_manifest_object,
     read_sessions,
-    unique_folder,
     write_manifest,
 )
 
@@ -92,18 +90,6 @@ class RunPlan:
     def jobs_total(self) -> int:
         """How many jobs this plan runs: the suite's, or its shard's."""
         return len(self.shard.jobs(self.suite) if self.shard else self.suite.jobs())
-
-
-def safe_name(text: str) -> str:
-    """``text`` fit for a folder name: letters, digits and ``-._``; anything else ``_``."""
-    return "".join(ch if ch.isalnum() or ch in "-._" else "_" for ch in text)
-
-
-def default_run_folder(suite: str, model: str, root: Path = RUNS_ROOT) -> Path:
-    """Create ``runs/<suite>-<model>-<UTC time>`` (``-2``, ``-3``, ... when a run started in
-    the same second already has it) and return it, empty."""
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return unique_folder(root, f"{suite}-{safe_name(model)}-{stamp}")
 
 
 def describe_model(plan: RunPlan) -> ModelInfo:
@@ -322,25 +308,29 @@ def server_change(manifest: Manifest, plan: RunPlan, allow_mismatch: bool) -> st
 BACKENDS = ("sim", "oracle", "gguf", *WIRES)
 
 
-def limits_of(
-    manifest: Manifest,
-    *,
-    concurrency: int | None = None,
-    rps: float | None = None,
-    max_requests: int | None = None,
-    max_cost_usd: float | None = None,
-    max_wait_s: float | None = None,
-) -> Limits:
+class LimitChanges(TypedDict, total=False):
+    """What a resume may change of a run's limits, for its own session; what is left out
+    (or None) stays the run's own."""
+
+    concurrency: int | None
+    rps: float | None
+    max_requests: int | None
+    max_cost_usd: float | None
+    max_wait_s: float | None
+
+
+def limits_of(manifest: Manifest, **changes: Unpack[LimitChanges]) -> Limits:
     """A resume's limits: each given value, else the run's own (the request cap never carries
     over: it counts the requests of one invocation)."""
     saved = manifest.limits
-    wait = max_wait_s if max_wait_s is not None else saved.get("max_wait_s", DEFAULT_MAX_WAIT_S)
+    concurrency, rps = changes.get("concurrency"), changes.get("rps")
+    cost, wait = changes.get("max_cost_usd"), changes.get("max_wait_s")
     return Limits(
         concurrency=concurrency if concurrency is not None else saved["concurrency"] or 64,
         rps=rps if rps is not None else saved["rps"],
-        max_requests=max_requests,
-        max_cost_usd=max_cost_usd if max_cost_usd is not None else saved["max_cost_usd"],
-        max_wait_s=wait,
+        max_requests=changes.get("max_requests"),
+        max_cost_usd=cost if cost is not None else saved["max_cost_usd"],
+        max_wait_s=wait if wait is not None else saved.get("max_wait_s", DEFAULT_MAX_WAIT_S),
     )
 
 

@@ -4,23 +4,24 @@
 a model; ``resume_run`` / ``resume_run_async`` continue a run folder where it stopped,
 rebuilding its model and limits from its manifest, sending only what was never answered.
 The async forms run inside a caller's event loop (a notebook, a service); the sync forms
-are the one place ``anyio.run`` is called.
+are the same functions in their own event loop (``in_own_loop``).
 
 Each session holds the folder's lock, records itself in ``sessions.jsonl`` (with the seal of
 the manifest it runs under), and wires one ``Caller`` (retries, validation, timing),
-``Pacer``, ``Budget`` and ``Recorder`` around the scheduler. With ``signals`` (the command
-line), SIGINT and SIGTERM stop the session after draining what is in flight
+``Pacer``, ``Budget`` and ``Recorder`` around the scheduler. With ``interrupts`` (the
+command line), SIGINT and SIGTERM stop the session after draining what is in flight
 (``harness.interrupts``). Nothing here prints: the command line turns a ``RunResult`` into
 words.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import partial, wraps
 from pathlib import Path
+from typing import ParamSpec, TypeVar, Unpack
 
 import anyio
 
@@ -31,18 +32,19 @@ from harness.cases import Suite
 from harness.check import oracle_for
 from harness.errors import RunFolderError, first_error
 from harness.folder import (
+    LimitChanges,
     RunPlan,
     check_price,
     create_run_folder,
-    default_run_folder,
     limits_of,
     model_spec_of,
     open_for_resume,
     record_session,
     server_change,
 )
-from harness.interrupts import DRAIN_S, Interrupt, can_watch, watch_signals
+from harness.interrupts import Interrupts, watching
 from harness.jobs import Job
+from harness.naming import default_run_folder, folder_model_name
 from harness.progress import Counters, NoProgress, Progress, TqdmProgress
 from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
 from harness.replay import LogState, job_queue, read_logs
@@ -85,6 +87,8 @@ Started = Callable[[Path], None]
 Queue = tuple[Iterator[Job], int]  # jobs to run, and how many
 # A progress display, or True for a tqdm bar of this run (False: none).
 Display = bool | Progress
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def _ignore(message: str) -> None:
@@ -124,8 +128,7 @@ async def start_run_async(
     progress: Display = False,
     on_start: Started = _ignore_folder,
     run_id: str | None = None,
-    signals: bool = False,
-    drain_s: float = DRAIN_S,
+    interrupts: Interrupts | None = None,
 ) -> RunResult:
     """Create a run folder for ``suite`` and run every job against ``model``.
 
@@ -136,13 +139,14 @@ async def start_run_async(
     and resume keeps it. ``on_start`` is told the folder once its manifest is written,
     before the first request; ``run_id`` replaces the folder's name as the run's id.
     Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the model
-    or the folder is unusable. ``signals``: SIGINT and SIGTERM stop the run after draining
-    the requests in flight for up to ``drain_s`` seconds (main thread only).
+    or the folder is unusable. ``interrupts``: SIGINT and SIGTERM stop the run after
+    draining the requests in flight for up to ``interrupts.drain_s`` seconds (main thread
+    only; ``harness.interrupts``).
     """
     limits = limits or Limits()
     model = model or ModelSpec()
     plan = _plan(suite, model, limits, retry)
-    name = model.label if isinstance(model, ModelSpec) else plan.backend.name
+    name = folder_model_name(model) if isinstance(model, ModelSpec) else plan.backend.name
     async with _closing(plan.backend):
         check_price(plan)  # before any folder exists
         reserved = folder is None
@@ -160,67 +164,33 @@ async def start_run_async(
             record_session(folder, "run", manifest.to_dict(), plan, [])
             queue = job_queue(suite, LogState(), plan.backend.name, plan.shard)
             return await _execute(
-                folder, manifest.run_id, plan, LogState(), queue, progress, signals, drain_s
+                folder, manifest.run_id, plan, LogState(), queue, progress, interrupts
             )
         finally:
             lock.release()
 
 
-def start_run(
-    suite: Suite,
-    model: ModelSpec | Backend | None = None,
-    limits: Limits | None = None,
-    *,
-    folder: Path | None = None,
-    retry: RetrySettings | None = None,
-    progress: Display = False,
-    on_start: Started = _ignore_folder,
-    run_id: str | None = None,
-    signals: bool = False,
-    drain_s: float = DRAIN_S,
-) -> RunResult:
-    """``start_run_async`` in its own event loop."""
-    return anyio.run(
-        partial(
-            start_run_async,
-            suite,
-            model,
-            limits,
-            folder=folder,
-            retry=retry,
-            progress=progress,
-            on_start=on_start,
-            run_id=run_id,
-            signals=signals,
-            drain_s=drain_s,
-        )
-    )
-
-
 async def resume_run_async(
     folder: Path,
     *,
-    concurrency: int | None = None,
-    rps: float | None = None,
-    max_requests: int | None = None,
-    max_cost_usd: float | None = None,
-    max_wait_s: float | None = None,
     base_url: str | None = None,
     price_per_million: float | None = None,
     allow_mismatch: bool = False,
     progress: Display = False,
     on_warning: Warn = _ignore,
-    signals: bool = False,
-    drain_s: float = DRAIN_S,
+    interrupts: Interrupts | None = None,
+    **limits: Unpack[LimitChanges],
 ) -> RunResult:
     """Continue the run in ``folder``: replay what was answered, send what was not.
 
-    Limits left as None are the run's own; ``price_per_million`` replaces the run's price
-    (each request line records its own cost). Refuses (``ManifestMismatch``, one line naming
-    each difference) a manifest edited since its last session, a server (``base_url``) other
-    than the run's, or cases or code that changed since the run started, unless
-    ``allow_mismatch``: then each difference goes to ``on_warning`` and into
-    ``sessions.jsonl`` before anything is sent, as does each torn log tail cut.
+    ``limits`` (``concurrency``, ``rps``, ``max_requests``, ``max_cost_usd``,
+    ``max_wait_s``) replace the run's own for this session (``LimitChanges``);
+    ``price_per_million`` replaces the run's price (each request line records its own
+    cost). Refuses (``ManifestMismatch``, one line naming each difference) a manifest
+    edited since its last session, a server (``base_url``) other than the run's, or cases
+    or code that changed since the run started, unless ``allow_mismatch``: then each
+    difference goes to ``on_warning`` and into ``sessions.jsonl`` before anything is sent,
+    as does each torn log tail cut. ``interrupts``: as ``start_run_async``.
     """
     warnings: list[str] = []
 
@@ -235,18 +205,11 @@ async def resume_run_async(
             f"{folder} is the parent of {shard_count(manifest)} shards: resume them with "
             f"numericjev resume {folder} (all, here) or numericjev resume {folder}/shards/K"
         )
-    limits = limits_of(
-        manifest,
-        concurrency=concurrency,
-        rps=rps,
-        max_requests=max_requests,
-        max_cost_usd=max_cost_usd,
-        max_wait_s=max_wait_s,
-    )
     spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
     if price_per_million is not None:
         spec = replace(spec, price_per_million=price_per_million)
-    plan = replace(_plan(suite, spec, limits, retry), shard=shard_from_manifest(manifest))
+    plan = _plan(suite, spec, limits_of(manifest, **limits), retry)
+    plan = replace(plan, shard=shard_from_manifest(manifest))
     async with _closing(plan.backend):
         check_price(plan)
         change = server_change(manifest, plan, allow_mismatch)
@@ -262,46 +225,28 @@ async def resume_run_async(
             # Recorded once the logs have been read: a resume refused above leaves no trace.
             record_session(folder, "resume", opened.raw, plan, problems)
             result = await _execute(
-                folder, manifest.run_id, plan, state, queue, progress, signals, drain_s
+                folder, manifest.run_id, plan, state, queue, progress, interrupts
             )
     return replace(result, warnings=tuple(warnings))
 
 
-def resume_run(
-    folder: Path,
-    *,
-    concurrency: int | None = None,
-    rps: float | None = None,
-    max_requests: int | None = None,
-    max_cost_usd: float | None = None,
-    max_wait_s: float | None = None,
-    base_url: str | None = None,
-    price_per_million: float | None = None,
-    allow_mismatch: bool = False,
-    progress: Display = False,
-    on_warning: Warn = _ignore,
-    signals: bool = False,
-    drain_s: float = DRAIN_S,
-) -> RunResult:
-    """``resume_run_async`` in its own event loop."""
-    return anyio.run(
-        partial(
-            resume_run_async,
-            folder,
-            concurrency=concurrency,
-            rps=rps,
-            max_requests=max_requests,
-            max_cost_usd=max_cost_usd,
-            max_wait_s=max_wait_s,
-            base_url=base_url,
-            price_per_million=price_per_million,
-            allow_mismatch=allow_mismatch,
-            progress=progress,
-            on_warning=on_warning,
-            signals=signals,
-            drain_s=drain_s,
-        )
-    )
+def in_own_loop(function: Callable[P, Awaitable[T]]) -> Callable[P, T]:
+    """The blocking form of an async entry point: ``function`` run in its own event loop
+    (``start_run`` is ``start_run_async`` so; the one kind of place ``anyio.run`` is called).
+    """
+
+    @wraps(function)
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
+        return anyio.run(partial(function, *args, **kwargs))
+
+    blocking.__name__ = function.__name__.removesuffix("_async")
+    blocking.__qualname__ = function.__qualname__.removesuffix("_async")
+    blocking.__doc__ = f"``{function.__name__}`` in its own event loop."
+    return blocking
+
+
+start_run = in_own_loop(start_run_async)
+resume_run = in_own_loop(resume_run_async)
 
 
 @asynccontextmanager
@@ -321,8 +266,7 @@ async def _execute(
     state: LogState,
     queue: Queue,
     progress: Display,
-    signals: bool,
-    drain_s: float,
+    interrupts: Interrupts | None,
 ) -> RunResult:
     """Run the ``queue`` of unfinished jobs; the caller holds the lock."""
     suite, backend, limits = plan.suite, plan.backend, plan.limits
@@ -364,16 +308,13 @@ async def _execute(
     )
     # One worker per allowed request in flight.
     scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
-    interrupt = Interrupt()
+    interrupt = interrupts or Interrupts()  # none given: signals are left alone
     try:
         with first_error():
-            async with anyio.create_task_group() as tg:
+            async with watching(interrupts):
                 hard = anyio.CancelScope()  # cut off what is still in flight (interrupts)
-                if signals and can_watch():
-                    await tg.start(watch_signals, scheduler, hard, drain_s, interrupt)
-                with hard:
+                with hard, interrupt.attach(scheduler, hard):
                     await scheduler.run(jobs)
-                tg.cancel_scope.cancel()
     finally:
         # Also on Ctrl-C and cancellation: ``numericjev list`` reads these, not the log. They
         # are a summary of the log, never the record: a disk that refuses them loses nothing.

@@ -14,17 +14,16 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from multiprocessing.connection import Connection
 from pathlib import Path
-
-import anyio
+from typing import Unpack
 
 from harness.backends import Backend, ModelSpec
 from harness.calling import Limits, Pacer, RetrySettings
 from harness.cases import Suite
 from harness.errors import ConfigError, NumericJevError
 from harness.folder import (
+    LimitChanges,
     build_manifest,
     check_price,
     create_run_folder,
@@ -33,7 +32,6 @@ from harness.folder import (
     open_for_resume,
     record_session,
 )
-from harness.interrupts import DRAIN_S
 from harness.progress import Counters
 from harness.replay import LogState, job_queue
 from harness.session import (
@@ -41,6 +39,7 @@ from harness.session import (
     _closing,
     _execute,
     _plan,
+    in_own_loop,
     resume_run,
     resume_run_async,
 )
@@ -83,45 +82,21 @@ async def start_shard_async(
                 record_session(folder, "run", manifest.to_dict(), plan, [])
                 queue = job_queue(suite, LogState(), plan.backend.name, shard)
                 state = LogState()
-                return await _execute(folder, run_id, plan, state, queue, progress, False, DRAIN_S)
+                return await _execute(folder, run_id, plan, state, queue, progress, None)
             finally:
                 lock.release()
     # The shard ran before (a requeued array task): continue it where it stopped.
     return await resume_run_async(
         folder,
+        progress=progress,
         concurrency=own.concurrency,
         rps=own.rps,
         max_requests=own.max_requests,
         max_cost_usd=own.max_cost_usd,
-        progress=progress,
     )
 
 
-def start_shard(
-    suite: Suite,
-    model: ModelSpec | Backend | None = None,
-    limits: Limits | None = None,
-    *,
-    parent: Path,
-    shard: Shard,
-    retry: RetrySettings | None = None,
-    progress: bool = False,
-    pacer: Pacer | None = None,
-) -> RunResult:
-    """``start_shard_async`` in its own event loop."""
-    return anyio.run(
-        partial(
-            start_shard_async,
-            suite,
-            model,
-            limits,
-            parent=parent,
-            shard=shard,
-            retry=retry,
-            progress=progress,
-            pacer=pacer,
-        )
-    )
+start_shard = in_own_loop(start_shard_async)
 
 
 @dataclass(frozen=True)
@@ -282,15 +257,12 @@ def resume_workers(
     folder: Path,
     *,
     processes: int,
-    concurrency: int | None = None,
-    rps: float | None = None,
-    max_requests: int | None = None,
-    max_cost_usd: float | None = None,
     base_url: str | None = None,
     allow_mismatch: bool = False,
+    **limits: Unpack[LimitChanges],
 ) -> RunResult:
     """Continue every shard of the parent run ``folder`` here, in ``processes`` processes;
-    a shard never started is started. Limits left as None are each shard's own."""
+    a shard never started is started. ``limits`` left out are each shard's own."""
     parent = load_manifest(folder)
     count = shard_count(parent)
     if count is None:
@@ -300,23 +272,9 @@ def resume_workers(
     def job(shard: Shard) -> RunResult:
         path = shard.folder(folder)
         if (path / MANIFEST).exists():
-            return resume_run(
-                path,
-                concurrency=concurrency,
-                rps=rps,
-                max_requests=max_requests,
-                max_cost_usd=max_cost_usd,
-                base_url=base_url,
-                allow_mismatch=allow_mismatch,
-            )
+            return resume_run(path, base_url=base_url, allow_mismatch=allow_mismatch, **limits)
         spec, retry = model_spec_of(parent, base_url=base_url, where=f"{folder}/manifest.json")
-        whole = limits_of(
-            parent,
-            concurrency=concurrency,
-            rps=rps,
-            max_requests=max_requests,
-            max_cost_usd=max_cost_usd,
-        )
+        whole = limits_of(parent, **limits)
         return start_shard(suite, spec, whole, parent=folder, shard=shard, retry=retry)
 
     shards = [Shard(k, count) for k in range(count)]

@@ -2,12 +2,22 @@
 
 The writer gives every ``requests.jsonl`` and ``outputs.jsonl`` record of a run the next
 number of ONE counter, ``seq`` (1, 2, 3, ... over every session), written as the line's
-last key. Records are written one at a time, each flushed before the next is numbered, so:
+last key. Lines are numbered in the order they are written and reach the OS in that
+order, whole, one log at a time (``harness.recorder``): a finished job's exchanges first,
+then its outputs, at once. Between two finished jobs, exchanges wait in the writer's
+buffer: until the end of the event-loop pass for a model over HTTP, and in blocks of up to
+64 KB (about 27 affine exchanges) for an in-process sim or oracle, which cost nothing to
+ask again. So:
 
 - within a file the numbers only grow: a line that does not is a repeat (``JsonlReader``
   skips it, so a duplicated line is counted once by every reader);
-- a crash can lose only the record being written, the last and highest one, which the torn
-  rule already drops: the numbers both files accept are still exactly 1..N;
+- a crash (SIGKILL) loses only the records still in the buffer, the highest numbers, and
+  tears at most one line, the last to reach the OS, which the torn rule drops: what is on
+  disk is exactly records 1..M. The records lost are exchanges of jobs still running, never
+  a finished job's: in process, up to one block of them; over HTTP, the answers that
+  arrived in the pass the kill lands in (besides the requests in flight, which no log
+  holds): resume asks those again and, on a paid model, pays for them again. A power
+  failure, unlike a crash, can lose the tails of both logs (written, not yet synced);
 - a file cut in the middle loses records whose numbers the other file's later records
   bracket, so 1..N has holes. That is damage, not a crash, and every reader refuses it
   rather than reading the shorter log as the run (resume would pay again for what it lost).

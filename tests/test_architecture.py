@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("backends",),
     ("calling", "jobs"),
     ("replay", "recorder", "check", "serve", "sharding"),
-    ("scheduler", "dryrun", "folder"),
+    ("scheduler", "dryrun", "folder", "naming"),
     ("interrupts",),
     ("session", "merging"),
     ("spread", "raylaunch", "comparison"),

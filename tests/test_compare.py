@@ -157,6 +157,46 @@ def test_a_cap_stops_the_comparison_and_resume_finishes_it(
     assert summary(folder) == summary(reference)
 
 
+def test_resume_of_a_comparison_takes_concurrency_and_rps_for_every_unfinished_cell(
+    reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "paced"
+    assert compare(folder, "--max-requests", "250") == 1  # cell 1 done, 2 cut, 3 and 4 not begun
+    for option in (
+        ["--base-url", "http://127.0.0.1:9"],
+        ["--allow-mismatch"],
+        ["--price-per-million", "1"],
+        ["--max-wait-seconds", "5"],
+    ):
+        capsys.readouterr()
+        assert cli("resume", str(folder), *option) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"(numericjev resume {folder}/<run> {option[0]} ...)" in err[0]
+    paced = ["--concurrency", "3", "--rps", "100000"]
+    assert cli("resume", str(folder), "--no-progress", *paced) == 0
+    for cell in CELLS[1:]:  # resumed, or started by the resume
+        limits = records(folder / cell / "sessions.jsonl")[-1]["limits"]
+        assert (limits["concurrency"], limits["rps"]) == (3, 100000)
+    first = records(folder / CELLS[0] / "sessions.jsonl")
+    assert [s["limits"]["concurrency"] for s in first] == [64]  # finished before: untouched
+    assert summary(folder) == summary(reference)  # the pace changed no answer
+
+
+def test_cells_are_found_by_the_names_compare_json_records(reference: Path, tmp_path: Path) -> None:
+    # A comparison made by an older harness named its cells otherwise (a served model's
+    # server in the name): resume finds each cell where compare.json says, never anew.
+    folder = tmp_path / "older"
+    assert compare(folder, "--max-requests", "100") == 1  # the first cell cut short
+    record = orjson.loads((folder / "compare.json").read_bytes())
+    old = "exploratory-m1-sim_base_url_http___127.0.0.1_8377"
+    (folder / record["cells"][0]["folder"]).rename(folder / old)
+    record["cells"][0]["folder"] = old
+    (folder / "compare.json").write_bytes(orjson.dumps(record))
+    assert cli("resume", str(folder), "--no-progress") == 0
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted([old, *CELLS[1:]])
+    assert final_outputs(folder / old) == final_outputs(reference / CELLS[0])
+
+
 def test_a_clearly_worse_model_is_called_worse(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

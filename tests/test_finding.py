@@ -12,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import harness.folder
+import harness.naming
 from harness import ModelSpec, load_suite, start_run
+from harness.naming import folder_model_name
+from harness.serve import ServerConfig
 from runfolder import (
     RunFolderError,
     dumps_line,
@@ -24,6 +26,7 @@ from runfolder import (
     resolve_run,
     unique_folder,
 )
+from tests.counting import counting_server
 from tests.runhelpers import cli
 
 SMALL = ["--suite", "exploratory"]
@@ -58,7 +61,7 @@ def test_runs_started_in_the_same_second_get_two_folders(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(harness.folder, "datetime", _Frozen)
+    monkeypatch.setattr(harness.naming, "datetime", _Frozen)
     suite = load_suite("exploratory")
     first = start_run(suite, ModelSpec("sim")).folder
     second = start_run(suite, ModelSpec("sim")).folder
@@ -68,6 +71,43 @@ def test_runs_started_in_the_same_second_get_two_folders(
     assert resolve_run("latest") == second
     third = start_run(suite, ModelSpec("sim", sim={"seed": "7"})).folder
     assert third.name == "exploratory-sim_seed_7-20261122-181000"
+
+
+def test_run_folders_are_named_by_model_knobs_and_wire_never_by_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(harness.naming, "datetime", _Frozen)
+    with counting_server(ServerConfig(port=0)) as (url, _):
+        spec = ModelSpec("jev-sim", base_url=url, top_logprobs=5)
+        folder = start_run(load_suite("exploratory"), spec).folder
+    assert folder.name == "exploratory-jev-sim-20261122-181000"
+    examples = [
+        (  # the knobs sorted: one name however the spec was written
+            ModelSpec("sim", sim={"seed": "3", "noise_arithmetic": "0.05"}),
+            "sim_noise_arithmetic_0.05_seed_3",
+        ),
+        (
+            ModelSpec("gpt-4o-mini", base_url="http://10.0.0.2:8000/v1", wire="openai-chat"),
+            "gpt-4o-mini_openai-chat",
+        ),
+        (
+            ModelSpec("openai/gpt-4o:free", wire="openai-decisions"),
+            "openai_gpt-4o_free_openai-decisions",
+        ),
+        (ModelSpec("gguf:/models/SmolLM2-135M.Q8.gguf"), "gguf_SmolLM2-135M.Q8"),
+        (ModelSpec("modèle v2"), "mod_le_v2"),
+    ]
+    for example, name in examples:
+        assert folder_model_name(example) == name
+
+
+@given(st.text(min_size=1, max_size=300).filter(str.strip))
+@settings(max_examples=200, deadline=None)
+def test_any_model_name_gives_a_short_safe_folder_name(name: str) -> None:
+    made = folder_model_name(ModelSpec(name.strip()))
+    assert 0 < len(made) <= 60 and made.isascii()
+    assert all(ch.isalnum() or ch in "-._" for ch in made)
 
 
 def _stamp(folder: Path, created: str, name: str = "manifest.json") -> None:

@@ -15,7 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from harness import load_suite, start_run
+from harness.comparison import run_comparison
+from harness.interrupts import Interrupts
 from harness.serve import ServerConfig
+from runfolder import scan_logs
 from tests.counting import Answered, counting_server
 from tests.runhelpers import answered, cli, final_outputs, records
 
@@ -93,28 +97,110 @@ def test_a_signal_drains_the_requests_in_flight_and_nothing_is_paid_twice(
         check(folder, reference, served)
 
 
-def test_a_second_ctrl_c_stops_at_once(tmp_path: Path, reference: Path) -> None:
+def test_a_sigkill_loses_at_most_what_was_in_flight_and_the_last_pass(
+    tmp_path: Path, reference: Path
+) -> None:
+    # runfolder.sequence: over HTTP each event-loop pass hands its exchanges to the OS, so a
+    # SIGKILL loses the requests in flight and the answers of the pass it lands in: together
+    # at most twice the concurrency (32). Those are what resume pays for again; no other.
     folder = tmp_path / "run"
+    with counting_server(ServerConfig(port=0, latency_ms=150)) as (url, served):
+        child = start(url, folder)
+        log = folder / "requests.jsonl"
+        deadline = time.monotonic() + 60
+        while child.poll() is None and lines(log) < 40 and time.monotonic() < deadline:
+            time.sleep(0.005)  # noqa: TID251 - polling a child process
+        assert child.poll() is None, "the run ended before it could be killed"
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=30)
+        scan_logs(folder)  # records 1..N: what reached the OS is a prefix
+        lost = served.total - sum(answered(folder).values())
+        assert 0 <= lost <= 2 * 32
+        assert cli("resume", str(folder), "--no-progress", "--concurrency", "64") == 0
+        assert served.twice == lost  # paid twice: exactly what the kill lost
+    assert final_outputs(folder) == final_outputs(reference)
+
+
+def start_compare(url: str, folder: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """A comparison of the in-process sim (first cell) and jev-sim through ``url``."""
+    args = ["--models", f"sim,jev-sim:base_url={url}", "--suites", "affine", *SUITE]
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "compare", *args, "--out", str(folder),
+         "--skip-check", "--bootstrap", "0", "--no-progress", "--concurrency", "32", *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_compare_drains_and_nothing_is_paid_twice(
+    tmp_path: Path, reference: Path, signum: int, status: int
+) -> None:
+    folder = tmp_path / "cmp"
+    cell = folder / "affine-m2-jev-sim"  # named by the model, not its server's address
+    with counting_server(ServerConfig(port=0, latency_ms=150)) as (url, served):
+        child = start_compare(url, folder)
+        err = interrupt(child, cell / "requests.jsonl", after=40, signum=signum)
+        assert child.returncode == status
+        assert len(err) == 1 and f"interrupted by {signal.Signals(signum).name}" in err[0]
+        assert f"comparison folder {folder};" in err[0] and "were answered and recorded" in err[0]
+        assert err[0].endswith(f"continue with: numericjev resume {folder}")
+        assert served.total == sum(answered(cell).values())  # every answer was recorded
+        assert not (folder / "summary.md").exists()
+        assert cli("resume", str(folder), "--no-progress") == 0
+        assert served.twice == 0, f"{served.twice} requests were answered twice (paid twice)"
+    assert final_outputs(cell) == final_outputs(reference)
+    assert (folder / "summary.md").exists()
+
+
+def ctrl_c_twice(child: subprocess.Popen[bytes], started: Path) -> tuple[float, list[str]]:
+    """Ctrl-C ``child`` once it has begun sending (``started`` exists), then again while it
+    drains; the time from the first Ctrl-C to its end, and its stderr lines."""
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.005)  # noqa: TID251 - polling a child process
+    time.sleep(0.5)  # noqa: TID251 - let the first requests go out
+    began = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    time.sleep(0.3)  # noqa: TID251 - the first Ctrl-C drains
+    draining = child.poll() is None  # still waiting for the replies in flight
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    assert draining, "the first Ctrl-C did not wait for the replies in flight"
+    return time.monotonic() - began, err.decode().strip().splitlines()
+
+
+@pytest.mark.parametrize("what", ["run", "comparison"])
+def test_a_second_ctrl_c_stops_at_once(tmp_path: Path, what: str) -> None:
+    folder = tmp_path / what
     # Replies take 20 s and the drain would wait 60: only the second Ctrl-C ends it soon.
     with counting_server(ServerConfig(port=0, latency_ms=20_000)) as (url, _):
-        child = start(url, folder, "--drain-seconds", "60")
-        deadline = time.monotonic() + 60
-        while not (folder / "sessions.jsonl").exists() and time.monotonic() < deadline:
-            time.sleep(0.005)  # noqa: TID251 - polling a child process
-        time.sleep(0.5)  # noqa: TID251 - let the first requests go out
-        began = time.monotonic()
-        child.send_signal(signal.SIGINT)
-        time.sleep(0.3)  # noqa: TID251 - the first Ctrl-C drains
-        assert child.poll() is None  # still waiting for the replies in flight
-        child.send_signal(signal.SIGINT)
-        _, err = child.communicate(timeout=30)
-        took = time.monotonic() - began
-    lines_ = err.decode().strip().splitlines()
+        if what == "run":
+            child, run = start(url, folder, "--drain-seconds", "60"), folder
+        else:
+            child = start_compare(url, folder, "--drain-seconds", "60")
+            run = folder / "affine-m2-jev-sim"  # the cell served over HTTP
+        took, lines_ = ctrl_c_twice(child, run / "sessions.jsonl")
     assert child.returncode == 130 and took < 15  # not the 20 s replies, nor the 60 s drain
-    assert (
-        len(lines_) == 1 and "cut off" in lines_[0] and f"numericjev resume {folder}" in lines_[0]
-    )
-    assert records(folder / "requests.jsonl") == []  # nothing answered, nothing recorded
+    assert len(lines_) == 1 and "cut off" in lines_[0]
+    assert f"{what} folder {folder}; continue with: numericjev resume {folder}" in lines_[0]
+    assert records(run / "requests.jsonl") == []  # nothing answered, nothing recorded
+
+
+def test_a_signal_between_two_cells_starts_no_other(tmp_path: Path) -> None:
+    # In process: Interrupts.receive is what the signal handler calls.
+    folder = tmp_path / "cmp"
+    args = ["--models", "sim,sim:seed=7", "--suites", "exploratory", "--out", str(folder)]
+    assert cli("compare", *args, "--max-requests", "0", "--no-progress") == 1  # no cell begun
+    interrupts = Interrupts()
+    interrupts.receive(signal.SIGTERM)  # before the first cell
+    result = run_comparison(folder, interrupts=interrupts)
+    assert result.interrupted == signal.SIGTERM and result.cells == ()
+    assert result.stopped == "interrupted by SIGTERM before cell exploratory-m1-sim"
+    # A session that attaches after a signal sends nothing: it is stopped before it starts.
+    run = start_run(load_suite("exploratory"), folder=tmp_path / "run", interrupts=interrupts)
+    assert run.interrupted == signal.SIGTERM and run.attempts == 0 and run.pending == 48
+    assert run.stopped == "interrupted by SIGTERM"
 
 
 @pytest.mark.soak

@@ -212,7 +212,47 @@ def test_anyio_run_is_called_only_by_the_sync_entry_points() -> None:
                 and node.func.value.id == "anyio"
             ):
                 callers.add(path.relative_to(root).as_posix())
-    # serve-sim's server owns its own event loop; every run goes through the session (a
-    # comparison's sync entry points wrap the session's async ones; a shard's go through
-    # spread.start_shard).
-    assert callers == {"session.py", "comparison.py", "spread.py", "commands/serve_sim.py"}
+    # serve-sim's server owns its own event loop; every run goes through the session, whose
+    # in_own_loop makes every sync entry point (a run's, a shard's, a comparison's); a
+    # comparison checks its models' backends before it writes anything.
+    assert callers == {"session.py", "comparison.py", "commands/serve_sim.py"}
+
+
+def test_each_sync_entry_point_is_its_async_one_in_its_own_loop() -> None:
+    from harness.comparison import run_comparison, run_comparison_async
+    from harness.session import resume_run_async
+    from harness.spread import start_shard, start_shard_async
+
+    pairs: list[tuple[object, object]] = [
+        (start_run, start_run_async),
+        (resume_run, resume_run_async),
+        (start_shard, start_shard_async),
+        (run_comparison, run_comparison_async),
+    ]
+    for blocking, coroutine in pairs:
+        # One signature, written once: the two forms cannot drift apart.
+        assert getattr(blocking, "__wrapped__", None) is coroutine
+        name = getattr(coroutine, "__name__", "")
+        assert getattr(blocking, "__name__", None) == name.removesuffix("_async")
+        assert getattr(blocking, "__doc__", None) == f"``{name}`` in its own event loop."
+
+
+def test_a_session_puts_back_the_signal_handlers_it_found(tmp_path: Path) -> None:
+    import signal
+    from types import FrameType
+
+    from harness.interrupts import Interrupts
+
+    def mine(signum: int, frame: FrameType | None) -> None:
+        """The command line's: a SIGTERM after the session still ends in one line."""
+
+    before = signal.signal(signal.SIGTERM, mine)
+    try:
+        result = start_run(
+            load_suite("exploratory"), folder=tmp_path / "run", interrupts=Interrupts()
+        )
+        assert result.complete and signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    with pytest.raises(ConfigError, match="--drain-seconds must be >= 0; got nan"):
+        Interrupts(float("nan"))

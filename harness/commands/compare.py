@@ -11,9 +11,13 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.commands.common import RUNNING, Handoff, exit_codes, parse_pairs
-from harness.commands.run import add_check_option, add_limit_options, announce
+from harness.commands.run import add_check_option, add_drain_option, add_limit_options, announce
+
+if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
+    from harness.interrupts import Interrupts
 
 METRICS = ("mape", "nmae", "within5")
 
@@ -31,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "the outputs ok in both, and a verdict (better / worse / no clear difference at "
             "95%, Holm-corrected for the number of cells compared). The summary is also "
             "written to DIR/summary.md, DIR/summary.json and DIR/index.html. Interrupt any "
-            "time; numericjev resume DIR continues the whole comparison."
+            "time (Ctrl-C: the requests in flight are answered and recorded first); "
+            "numericjev resume DIR continues the whole comparison."
         ),
         epilog=(
             "models: as run --model, comma-separated, the baseline first; a spec's options "
@@ -83,6 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="refuse (exit 2) instead of printing the summary under warning banners",
     )
     add_limit_options(parser)
+    add_drain_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -92,11 +98,13 @@ def run(args: argparse.Namespace) -> int | Handoff:
     from harness.calling import Limits
     from harness.comparison import CompareOptions, create_comparison
     from harness.errors import ConfigError
+    from harness.interrupts import Interrupts
 
     if args.bootstrap < 0:
         raise ConfigError(f"--bootstrap must be 0 or more; got {args.bootstrap}")
     # Limits check themselves (one line naming the option) before anything is written.
     Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
+    interrupts = Interrupts(args.drain_seconds)
     if args.timeout <= 0:
         raise ConfigError(f"--timeout must be positive; got {args.timeout}")
     if args.max_attempts < 1:
@@ -119,49 +127,74 @@ def run(args: argparse.Namespace) -> int | Handoff:
         options=options,
     )
     announce(args, "comparison folder")(folder)
-    return _run(args, folder, lambda message: None)
+    return _run(args, folder, lambda message: None, interrupts)
+
+
+# resume options that apply to one run: a comparison's resume refuses them, naming the
+# per-cell command (--concurrency and --rps change no answer: they pass to every cell).
+PER_RUN = (
+    ("--base-url", "base_url"),
+    ("--allow-mismatch", "allow_mismatch"),
+    ("--price-per-million", "price_per_million"),
+    ("--max-wait-seconds", "max_wait_seconds"),
+    ("--workers", "workers"),
+)
 
 
 def continue_comparison(
-    args: argparse.Namespace, folder: Path, warn: Callable[[str], None]
+    args: argparse.Namespace, folder: Path, warn: Callable[[str], None], interrupts: Interrupts
 ) -> int | Handoff:
     """``numericjev resume`` of a comparison folder: every cell, then the summary."""
     from harness.errors import ConfigError
 
-    for option, value in (
-        ("--base-url", args.base_url),
-        ("--allow-mismatch", args.allow_mismatch or None),
-        ("--concurrency", args.concurrency),
-        ("--rps", args.rps),
-    ):
-        if value is not None:
+    for option, name in PER_RUN:
+        if getattr(args, name) not in (None, False):
             raise ConfigError(
                 f"{option} applies to one run: resume a run of the comparison on its own "
                 f"(numericjev resume {folder}/<run> {option} ...), then resume {folder}"
             )
     print(f"comparison folder: {folder}", flush=True)
     args.json = args.strict = False
-    return _run(args, folder, warn)
+    return _run(args, folder, warn, interrupts)
 
 
-def _run(args: argparse.Namespace, folder: Path, warn: Callable[[str], None]) -> int | Handoff:
-    from harness.commands.summary import summary_lines
+def _run(
+    args: argparse.Namespace,
+    folder: Path,
+    warn: Callable[[str], None],
+    interrupts: Interrupts,
+) -> int | Handoff:
+    from harness.commands.summary import interrupted_line, interrupted_status, summary_lines
     from harness.comparison import run_comparison
 
     result = run_comparison(
         folder,
         max_requests=args.max_requests,
         max_cost_usd=args.max_cost_usd,
+        concurrency=args.concurrency,
+        rps=args.rps,
         progress=not args.no_progress,
         on_warning=warn,
+        interrupts=interrupts,
     )
+    if result.interrupted is not None:
+        line = interrupted_line(
+            args.command,
+            result.interrupted,
+            result.drained,
+            result.abandoned,
+            "comparison folder",
+            folder,
+        )
+        print(line, file=sys.stderr)
+        return interrupted_status(result.interrupted)
     out = sys.stderr if args.json else sys.stdout
     for cell in result.cells:
         if cell.result is not None and not cell.result.complete:
             for line in summary_lines(cell.result):
                 print(f"  {line}", file=out)
     if result.fatal:
-        print(f"numericjev compare: error: {result.fatal}", file=sys.stderr)
+        print(f"numericjev {args.command}: error: {result.fatal}", file=sys.stderr)
         return 2
     if not result.complete:
         print(

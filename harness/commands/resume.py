@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "what differs, when the manifest was edited since its last session, when --base-url "
             "names another server, or when the code or cases changed since the run started "
             "(see --allow-mismatch). RUN may be a comparison folder (numericjev compare): every "
-            "run in it is continued, and the comparison's summary written."
+            "run in it is continued (--concurrency and --rps apply to each), and the "
+            "comparison's summary written."
         ),
         epilog=exit_codes(*RUNNING),
     )
@@ -57,12 +58,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int | Handoff:
     """Verify, lock, replay and continue (a comparison: each of its runs)."""
-    from harness.commands.run import check_drain
     from harness.commands.summary import report
+    from harness.folder import LimitChanges
+    from harness.interrupts import Interrupts
     from harness.session import resume_run
     from runfolder import is_comparison
 
-    check_drain(args.drain_seconds)
+    interrupts = Interrupts(args.drain_seconds)
 
     def warn(message: str) -> None:
         print(f"numericjev resume: warning: {message}", file=sys.stderr)
@@ -72,8 +74,15 @@ def run(args: argparse.Namespace) -> int | Handoff:
     if is_comparison(folder):
         from harness.commands.compare import continue_comparison
 
-        return continue_comparison(args, folder, warn)
+        return continue_comparison(args, folder, warn, interrupts)
     print(f"run folder: {folder}", flush=True)
+    limits: LimitChanges = {
+        "concurrency": args.concurrency,
+        "rps": args.rps,
+        "max_requests": args.max_requests,
+        "max_cost_usd": args.max_cost_usd,
+        "max_wait_s": args.max_wait_seconds,
+    }
     if (folder / "shards").is_dir():  # the parent of shards: continue all of them
         import os
 
@@ -82,27 +91,19 @@ def run(args: argparse.Namespace) -> int | Handoff:
         result = resume_workers(
             folder,
             processes=args.workers or os.cpu_count() or 1,
-            concurrency=args.concurrency,
-            rps=args.rps,
-            max_requests=args.max_requests,
-            max_cost_usd=args.max_cost_usd,
             base_url=args.base_url,
             allow_mismatch=args.allow_mismatch,
+            **limits,
         )
         return report("resume", result)
     result = resume_run(
         folder,
-        concurrency=args.concurrency,
-        rps=args.rps,
-        max_requests=args.max_requests,
-        max_cost_usd=args.max_cost_usd,
-        max_wait_s=args.max_wait_seconds,
         base_url=args.base_url,
         price_per_million=args.price_per_million,
         allow_mismatch=args.allow_mismatch,
         progress=not args.no_progress,
         on_warning=warn,
-        signals=True,
-        drain_s=args.drain_seconds,
+        interrupts=interrupts,
+        **limits,
     )
     return report("resume", result)

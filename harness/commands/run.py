@@ -62,6 +62,11 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
         help="stop cleanly once 429 replies have paused this invocation this long in total "
         "(a 429 never fails a job; default 600; resume: the run's)",
     )
+    add_drain_option(parser)
+
+
+def add_drain_option(parser: argparse.ArgumentParser) -> None:
+    """``--drain-seconds`` (shared with ``resume`` and ``compare``)."""
     parser.add_argument(
         "--drain-seconds",
         type=float,
@@ -239,12 +244,13 @@ def run(args: argparse.Namespace) -> int:
     from harness.calling import Limits
     from harness.calling.limits import DEFAULT_MAX_WAIT_S
     from harness.commands.summary import report
+    from harness.interrupts import Interrupts
     from harness.session import start_run
 
     # Limits check themselves (one line naming the option) before anything is written.
     wait = DEFAULT_MAX_WAIT_S if args.max_wait_seconds is None else args.max_wait_seconds
     limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd, wait)
-    check_drain(args.drain_seconds)
+    interrupts = Interrupts(args.drain_seconds)
     suite = suite_from(args)
     spec = model_spec(args)
     check_spec(spec)  # --sim knobs are refused alike with and without --dry-run
@@ -267,22 +273,15 @@ def run(args: argparse.Namespace) -> int:
         folder=args.run,
         progress=not args.no_progress,
         on_start=announce(args),
-        signals=True,
-        drain_s=args.drain_seconds,
+        interrupts=interrupts,
     )
     return report("run", result)
-
-
-def check_drain(seconds: float) -> None:
-    """Refuse a drain that is not a number of seconds >= 0."""
-    if not seconds >= 0:  # also NaN
-        raise ConfigError(f"--drain-seconds must be >= 0; got {seconds}")
 
 
 def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Limits) -> int:
     """``--shard``, ``--workers`` or ``--ray``."""
     from harness.commands.summary import report
-    from harness.folder import default_run_folder
+    from harness.naming import default_run_folder, folder_model_name
     from harness.sharding import Shard
 
     if args.workers < 1:
@@ -300,7 +299,7 @@ def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Lim
         progress = not args.no_progress
         result = start_shard(suite, spec, limits, parent=args.run, shard=shard, progress=progress)
         return report("run", result)
-    folder = args.run or default_run_folder(suite.name, spec.name)
+    folder = args.run or default_run_folder(suite.name, folder_model_name(spec))
     if args.ray is not None:
         from harness.raylaunch import run_on_ray
 

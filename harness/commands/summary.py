@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from pathlib import Path
 
 from harness.session import RunResult
 
@@ -53,28 +54,44 @@ def summary_lines(result: RunResult) -> list[str]:
     return lines
 
 
-def interrupted_line(command: str, result: RunResult) -> str:
-    """The one line an interrupted session ends with."""
-    name = signal.Signals(result.interrupted or signal.SIGINT).name
-    drained = f"the {result.drained:,} requests in flight were answered and recorded"
-    if not result.drained:
-        drained = "no request was in flight"
-    if result.abandoned:
-        drained = (
-            f"{result.abandoned:,} requests still in flight after --drain-seconds were cut off "
+def interrupted_line(
+    command: str, signum: int | None, drained: int, abandoned: int, where: str, folder: Path
+) -> str:
+    """The one line an interrupted session (or comparison) ends with; ``where`` names what
+    ``folder`` is (``run folder``, ``comparison folder``)."""
+    name = signal.Signals(signum or signal.SIGINT).name
+    said = f"the {drained:,} requests in flight were answered and recorded"
+    if not drained:
+        said = "no request was in flight"
+    if abandoned:
+        said = (
+            f"{abandoned:,} requests still in flight after --drain-seconds were cut off "
             "(a resume may pay for them again)"
         )
     return (
-        f"numericjev {command}: interrupted by {name}; stopped sending, {drained}; run folder "
-        f"{result.folder}; continue with: numericjev resume {result.folder}"
+        f"numericjev {command}: interrupted by {name}; stopped sending, {said}; {where} "
+        f"{folder}; continue with: numericjev resume {folder}"
     )
+
+
+def interrupted_status(signum: int | None) -> int:
+    """130 for SIGINT, 143 for SIGTERM."""
+    return EXIT_INTERRUPTED.get(signal.Signals(signum or signal.SIGINT), 130)
 
 
 def report(command: str, result: RunResult) -> int:
     """Print the summary (and a fatal error on stderr); the exit status."""
     if result.interrupted is not None:
-        print(interrupted_line(command, result), file=sys.stderr)
-        return EXIT_INTERRUPTED.get(signal.Signals(result.interrupted), 130)
+        line = interrupted_line(
+            command,
+            result.interrupted,
+            result.drained,
+            result.abandoned,
+            "run folder",
+            result.folder,
+        )
+        print(line, file=sys.stderr)
+        return interrupted_status(result.interrupted)
     if result.stopped and not result.fatal and result.attempts == 0:
         # A cap that let nothing through: one line, and nothing else happened.
         option = "--max-cost-usd" if "spend cap" in result.stopped else "--max-requests"
