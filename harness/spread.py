@@ -32,6 +32,7 @@ from harness.folder import (
     open_for_resume,
     record_session,
 )
+from harness.pool.worker import die_with
 from harness.progress import Counters
 from harness.replay import LogState, job_queue
 from harness.session import (
@@ -112,24 +113,9 @@ class _Outcome:
 ShardJob = Callable[[Shard], RunResult]
 
 
-def _die_with(parent: int) -> None:
-    """Linux: have the kernel SIGKILL this worker when its parent dies (a SIGKILLed ``run``
-    leaves no orphan appending to a shard; ``resume`` then finds every lock free)."""
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: a killed parent may leave workers running
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
-
-
 def _work(shards: Sequence[Shard], job: ShardJob, conn: Connection, parent: int) -> None:
     """In a worker process: run ``shards`` one after another, sending each outcome."""
-    _die_with(parent)
+    die_with(parent)
     try:
         for shard in shards:
             try:

@@ -1,0 +1,121 @@
+"""Processes that answer, one process that writes: a run's jobs on every core, one run folder.
+
+A model that answers in Python in this process (the sim, the oracle) keeps one core busy,
+and a run is bound by it. ``--workers N`` (``auto``: one per core for those models) forks N
+processes once the run folder is set up. Each takes every N-th job of the shuffled queue
+and runs it through its own scheduler, caller and recorder, as a one-process run does, but
+its recorder hands each record, serialised, to the parent rather than to a file. The parent
+is the run folder's one writer: it numbers the lines (``seq``) in the order it writes them,
+keeps what is on disk a prefix of the numbered records (a finished job's outputs are handed
+to the OS at once, the exchanges before them first, as ``harness.recorder`` does), shows one
+progress bar over the workers' summed counters and writes ``totals.json``. So the folder is
+an ordinary run folder while the run goes and after it: ``status``, ``resume``, ``analyze``
+and ``list`` read it as any other, and its records are those of a one-process run in
+another order (``tests/test_pool.py``).
+
+Caps: ``--max-requests`` is one count across the processes (a shared counter: the run stops
+after exactly that many, as in one process). ``--rps``, ``--max-cost-usd`` (what the run may
+still spend) and ``--concurrency`` are divided among them.
+
+Signals: the workers ignore SIGINT and SIGTERM (a terminal's Ctrl-C reaches the whole process
+group); the parent turns each one it gets into SIGUSR1 for every worker, which stops a worker
+as the signal stops a one-process run: the first drains what is in flight, a second cuts it
+off. A SIGKILLed parent takes its workers with it (``PR_SET_PDEATHSIG``), and what it had
+written is a prefix of the records that ``resume`` continues; a worker's lines not yet handed
+over are lost with it, which is why only in-process models run here: their answers are free
+to make again (the one-process recorder writes theirs in 64 KB blocks for the same reason).
+
+Processes are forked before any event loop starts (they share the parent's imported code
+and its replayed jobs, and start in milliseconds).
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import suppress
+from pathlib import Path
+
+from harness.backends import ModelSpec
+from harness.calling import Limits, RetrySettings
+from harness.cases import Suite
+from harness.errors import ConfigError
+from harness.folder import check_price, create_run_folder, default_run_folder, record_session
+from harness.interrupts import DRAIN_S
+from harness.pool.parent import run_pool
+from harness.replay import LogState, job_lists
+from harness.session import Display, RunResult, Started, _ignore_folder, _plan
+from runfolder import RunLock
+
+# Models whose answers are made in this process, in Python: one core each.
+IN_PROCESS = ("sim", "oracle")
+
+
+def processes_for(model: str, requested: int | None, cores: int | None = None) -> int:
+    """How many processes answer: ``requested`` (None: ``auto``, one per core for a model
+    answered in process in Python, else one). Refuses more than one for any other model."""
+    in_process = model in IN_PROCESS
+    if requested is None:
+        return max(1, cores or os.cpu_count() or 1) if in_process else 1
+    if requested < 1:
+        raise ConfigError(f"--workers must be at least 1 (or auto); got {requested}")
+    if requested > 1 and not in_process:
+        raise ConfigError(
+            f"--workers {requested}: only a model answered in this process in Python (sim, "
+            "oracle) runs in several processes; a served model is bound by its server (raise "
+            "--concurrency), a GGUF model already uses every core; to spread a run over "
+            "machines use --shard K/N or --ray"
+        )
+    return requested
+
+
+def start_in_processes(
+    suite: Suite,
+    model: ModelSpec,
+    limits: Limits | None = None,
+    *,
+    processes: int,
+    folder: Path | None = None,
+    retry: RetrySettings | None = None,
+    progress: Display = False,
+    on_start: Started = _ignore_folder,
+    run_id: str | None = None,
+    signals: bool = False,
+    drain_s: float = DRAIN_S,
+) -> RunResult:
+    """``start_run`` with ``processes`` worker processes (module docstring); ``model``
+    must be answered in process (``IN_PROCESS``)."""
+    limits = limits or Limits()
+    processes_for(model.name, processes)
+    plan = _plan(suite, model, limits, retry)
+    check_price(plan)
+    reserved = folder is None
+    folder = folder or default_run_folder(suite.name, model.label)
+    lock = RunLock(folder)
+    try:
+        manifest = create_run_folder(folder, plan, lock, run_id)
+    except BaseException:
+        if reserved:  # the empty folder reserved for this run: nothing was written
+            with suppress(OSError):
+                folder.rmdir()
+        raise
+    try:
+        on_start(folder)
+        record_session(folder, "run", manifest.to_dict(), plan, [])
+        started, fresh = job_lists(suite, LogState(), plan.backend.name)
+        return run_pool(
+            folder,
+            manifest.run_id,
+            plan,
+            LogState(),
+            started,
+            fresh,
+            processes=processes,
+            progress=progress,
+            signals=signals,
+            drain_s=drain_s,
+        )
+    finally:
+        lock.release()
+
+
+__all__ = ["IN_PROCESS", "processes_for", "run_pool", "start_in_processes"]
