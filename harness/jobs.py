@@ -113,10 +113,10 @@ class Job:
         # ("decoder" keeps its place in the key order when replaced).
         common = output_identity(self.spec, "")
         for name, decoder in self.decoders.items():
-            identity: OutputIdentity = {**common, "decoder": name}
             if not decoder.done or name in self.refused:
                 failed: OutputResult = {
-                    **identity,
+                    **common,
+                    "decoder": name,
                     "value": None,
                     "cell": None,
                     "rounds": None,
@@ -138,19 +138,36 @@ class Job:
                 quantum = to_decimal(1).scaleb(-grid.places)
                 value = format(result.value.quantize(quantum), "f")
                 cell = [fmt(result.cell[0]), fmt(result.cell[1])]
-            done: OutputResult = {
-                **identity,
-                "value": value,
-                "cell": cell,
-                "rounds": result.rounds,
-                # Decoders build their steps as plain dicts; TraceStep names the common keys.
-                "trace": cast(list[TraceStep], list(result.trace)),
-            }
+            # Decoders build their steps as plain dicts; TraceStep names the common keys.
+            trace = cast(list[TraceStep], list(result.trace))
+            # One dict each, in the order on disk ("decoder" keeps its place in ``common``).
             if result.extra:
-                extra = dict(result.extra)
-                records.append({**done, "extra": extra, "status": "ok", "simulated": simulated})
+                records.append(
+                    {
+                        **common,
+                        "decoder": name,
+                        "value": value,
+                        "cell": cell,
+                        "rounds": result.rounds,
+                        "trace": trace,
+                        "extra": dict(result.extra),
+                        "status": "ok",
+                        "simulated": simulated,
+                    }
+                )
             else:
-                records.append({**done, "status": "ok", "simulated": simulated})
+                records.append(
+                    {
+                        **common,
+                        "decoder": name,
+                        "value": value,
+                        "cell": cell,
+                        "rounds": result.rounds,
+                        "trace": trace,
+                        "status": "ok",
+                        "simulated": simulated,
+                    }
+                )
         return records
 
 

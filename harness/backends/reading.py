@@ -154,27 +154,28 @@ def json_size(body: Mapping[str, Any], question_sizes: Mapping[str, int]) -> int
     compact JSON is ``{`` + ``"key":value`` pairs joined by commas + ``}``."""
     size = 2 + max(len(body) - 1, 0)  # the braces and the commas between members
     for key, value in body.items():
-        size += len(orjson.dumps(key)) + 1  # the key and its colon
+        size += _key_size(key) + 1  # the key and its colon
         if key == "questions" and isinstance(value, dict):
             size += 2 + max(len(value) - 1, 0)
             for qid in value:
-                size += len(orjson.dumps(qid)) + 1 + question_sizes[qid]
+                size += _key_size(qid) + 1 + question_sizes[qid]
         else:
             size += len(orjson.dumps(value))
     return size
+
+
+@lru_cache(maxsize=4096)
+def _key_size(key: str) -> int:
+    """The length of a key's JSON text (``model``, ``q1``, ...: a few, over and over)."""
+    return len(orjson.dumps(key))
 
 
 def choice_answer(label: str, labels: list[str], confidence: float) -> dict[str, Any]:
     """A wire choice answer: ``confidence`` on ``label``, the rest spread evenly."""
     rest = round((1.0 - confidence) / max(1, len(labels) - 1), 2)
     probabilities = dict.fromkeys(labels, rest)
-    probabilities[label] = round(confidence, 2)
-    return {
-        "type": "choice",
-        "choice": label,
-        "confidence": round(confidence, 2),
-        "probabilities": probabilities,
-    }
+    shown = probabilities[label] = round(confidence, 2)
+    return {"type": "choice", "choice": label, "confidence": shown, "probabilities": probabilities}
 
 
 def informed_answer(

@@ -230,11 +230,13 @@ class SimModel:
         p = self.params
         listed = asked.labels
         meaning = asked.meaning
-        d = uniforms(seen.prefix + asked.tail)
-        confidence = 0.55 + 0.44 * d[3]
+        # ``uniforms``, computed only as needed (most answers use two of the four).
+        d = _FOUR_WORDS(hashlib.blake2b(seen.prefix + asked.tail, digest_size=32).digest())
+        confidence = 0.55 + 0.44 * (d[3] * _TWO_TO_MINUS_64)
+        d0 = d[0] * _TWO_TO_MINUS_64
         x = seen.value
         if x is None or meaning is None:
-            return listed[int(d[0] * len(listed))], confidence
+            return listed[int(d0 * len(listed))], confidence
         seen_f = seen.value_f
         label = exact_label(meaning, x, seen_f)
         kind = meaning.kind
@@ -258,9 +260,11 @@ class SimModel:
             # Digits of x slip like index digits; a bit of x or an explicit set like an index
             # bit (the kinds: digit, bit, actual_digit, actual_bit, set).
             slip = p.slip_digit if kind == "digit" or kind == "actual_digit" else p.slip_bit
-            if d[0] < slip:
+            if d0 < slip:
                 others = [lab for lab in listed if lab != label]
-                return (others[int(d[1] * len(others))] if others else label), confidence
+                return (
+                    others[int(d[1] * _TWO_TO_MINUS_64 * len(others))] if others else label
+                ), confidence
             return label, confidence
         i = meaning.rank[label]
         ranked = meaning.labels
@@ -274,7 +278,7 @@ class SimModel:
             if at - lo > (hi - lo) / 2:
                 i, lo, hi = i + 1, hi, hi + (hi - lo)
         width = hi - lo
-        if width > 0 and d[0] < p.slip_interval * 10:
+        if width > 0 and d0 < p.slip_interval * 10:
             # Misreads happen near a boundary: within 10% of the width of either edge the sim
             # may cross it, more readily toward the first-listed option (order bias).
             rel = (at - lo) / width
@@ -284,7 +288,7 @@ class SimModel:
             if step and 0 <= j < len(ranked):
                 toward_first = (meaning.rank[listed[0]] - i) * step > 0
                 weight = (1 + p.order_bias) if toward_first else (1 - p.order_bias)
-                if d[1] < 0.5 * weight:
+                if d[1] * _TWO_TO_MINUS_64 < 0.5 * weight:
                     i = j
         return ranked[i], confidence
 
