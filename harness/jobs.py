@@ -35,6 +35,8 @@ class Job:
         }
         self.state = case.state_for(spec.condition)
         self._reverse = spec.order == "reversed"
+        # The decoders that may still ask (a finished one is dropped by ``next_request``).
+        self._active = list(self.decoders.items())
         # The last request's question map, and where each of its answers goes (``apply``).
         self._asked: tuple[dict[str, str], list[tuple[str, Decoder, str, str]]] | None = None
         self.round = 0
@@ -61,16 +63,22 @@ class Job:
         questions: dict[str, Any] = {}
         qmap: dict[str, str] = {}
         routes: list[tuple[str, Decoder, str, str]] = []
-        for name, decoder in self.decoders.items():
+        active = []
+        for name, decoder in self._active:
             if refused and name in refused:
                 continue
-            for question in decoder.ready():
+            ready = decoder.ready()
+            if not ready and decoder.done:
+                continue  # it asks nothing again: not asked from now on
+            active.append((name, decoder))
+            for question in ready:
                 n = len(questions)
                 qid = _QIDS[n] if n < len(_QIDS) else f"q{n + 1}"
                 questions[qid] = question.wire(reverse)
                 key = question.key
                 qmap[qid] = f"{name}/{key}"
                 routes.append((qid, decoder, key, name))
+        self._active = active
         if not questions:
             self._asked = None
             return None

@@ -38,6 +38,8 @@ class TreeSteps:
     LIMIT = 65536  # steps remembered (as the module's caches)
 
     def __init__(self, grid: Grid, subject: str, k: int) -> None:
+        check_options(k, f"a {k}-way tree")
+        partition(0, grid.n, k)  # validates K (once per grid and K, not per decoder)
         self.grid, self.subject, self.k = grid, subject, k
         self._steps: dict[tuple[int, int, int], tuple[Question, list[int]]] = {}
 
@@ -73,11 +75,9 @@ class TreeDecoder:
     trace: list[tuple[str, int, int, int, int, int]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
-        check_options(self.k, f"a {self.k}-way tree")
-        partition(0, self.grid.n, self.k)  # validates K
+        self._steps = tree_steps(self.grid, self.subject, self.k)  # checks K
         self.b = self.grid.n
         self.name = self.name or f"tree{self.k}"
-        self._steps = tree_steps(self.grid, self.subject, self.k)
 
     def ready(self) -> list[Question]:
         """The next partition of the current interval, or nothing once one cell is left."""
