@@ -200,6 +200,7 @@ _INDEX_RE = re.compile(
 )
 _DIGIT_RE = re.compile(r"Select the ([a-z-]+) digit of q\.")
 _BIT_RE = re.compile(r"Select the bit of weight (\d+),")
+_number = lru_cache(maxsize=65536)(Fraction)  # one bound recurs in many questions
 
 
 @dataclass(frozen=True)
@@ -259,27 +260,14 @@ def interpret(instructions: str, criteria: Mapping[str, str | None]) -> Meaning 
         return _interpret(instructions, tuple((k, str(v)) for k, v in items))
 
 
-@lru_cache(maxsize=65536)
-def _number(text: str) -> Fraction:
-    """``Fraction(text)`` of a number the prompts write: the same bounds recur in question
-    after question (a tree's levels share them), and parsing one is the costly part."""
-    return Fraction(text)
-
-
 # A run asks the same few thousand distinct questions over and over: parse each once.
 @lru_cache(maxsize=65536)
 def _interpret(instructions: str, items: tuple[tuple[str, str | None], ...]) -> Meaning | None:
     texts = {label: (text or "").strip() for label, text in items}
     intervals = {lab: _INTERVAL_RE.match(t) for lab, t in texts.items()}
     if texts and all(intervals.values()):
-        return Meaning.ordered(
-            "interval",
-            {
-                lab: (_number(m.group(1)), _number(m.group(2)))
-                for lab, m in intervals.items()
-                if m is not None
-            },
-        )
+        bounds = {lab: (_number(m[1]), _number(m[2])) for lab, m in intervals.items() if m}
+        return Meaning.ordered("interval", bounds)
     if texts and all(_VALUE_RE.match(t) for t in texts.values()):
         values = {lab: (_number(t), _number(t)) for lab, t in texts.items()}
         return Meaning.ordered("value", values)
@@ -363,12 +351,6 @@ def _grid_index(xn: int, xd: int, ln: int, ld: int, en: int, ed: int, last: int)
     return min(max(q.numerator // q.denominator, 0), last)
 
 
-def _at_least(x: Fraction, y: Fraction) -> bool:
-    """``x >= y`` by cross-multiplying (denominators are positive): a Fraction comparison
-    dispatches through several Python calls first."""
-    return x.numerator * y.denominator >= y.numerator * x.denominator
-
-
 def _below(a: float, b: float) -> bool:
     """True only if the exact values behind floats ``a`` and ``b`` surely satisfy a < b:
     each is within 2**-53 (relative) of its value, so a gap over 1e-15 of their magnitudes
@@ -392,13 +374,13 @@ def exact_label(meaning: Meaning, x: Fraction, xf: float | None = None) -> str:
         if xf is None:
             xf = float(x)
         i = bisect_right(lows_f, xf) - 1
-        low_ok = i < 0 or _below(lows_f[i], xf) or _at_least(x, lows[i])
-        high_ok = i + 1 >= len(lows) or _below(xf, lows_f[i + 1]) or not _at_least(x, lows[i + 1])
+        low_ok = i < 0 or _below(lows_f[i], xf) or x >= lows[i]
+        high_ok = i + 1 >= len(lows) or _below(xf, lows_f[i + 1]) or x < lows[i + 1]
         if not (low_ok and high_ok):
             i = bisect_right(lows, x) - 1
         if meaning.kind == "value":
             return ranked[max(i, 0)][1]
-        if i >= 0 and (_below(xf, meaning.highs_f[i]) or not _at_least(x, opts[ranked[i][1]][1])):
+        if i >= 0 and (_below(xf, meaning.highs_f[i]) or x < opts[ranked[i][1]][1]):
             return ranked[i][1]
         # Out of range: the nearest interval, as a reader forced to choose would.
         return min(opts, key=lambda lab: min(abs(x - opts[lab][0]), abs(x - opts[lab][1])))

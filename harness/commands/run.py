@@ -298,8 +298,7 @@ def run(args: argparse.Namespace) -> int:
             folder=args.run,
             progress=not args.no_progress,
             on_start=announce(args),
-            signals=True,
-            drain_s=args.drain_seconds,
+            interrupts=interrupts,
         )
         return report("run", result)
     result = start_run(

@@ -39,8 +39,9 @@ from harness.backends import ModelSpec
 from harness.calling import Limits, RetrySettings
 from harness.cases import Suite
 from harness.errors import ConfigError
-from harness.folder import check_price, create_run_folder, default_run_folder, record_session
-from harness.interrupts import DRAIN_S
+from harness.folder import check_price, create_run_folder, record_session
+from harness.interrupts import Interrupts
+from harness.naming import default_run_folder, folder_model_name
 from harness.pool.parent import run_pool
 from harness.replay import LogState, job_lists
 from harness.session import Display, RunResult, Started, _ignore_folder, _plan
@@ -79,17 +80,17 @@ def start_in_processes(
     progress: Display = False,
     on_start: Started = _ignore_folder,
     run_id: str | None = None,
-    signals: bool = False,
-    drain_s: float = DRAIN_S,
+    interrupts: Interrupts | None = None,
 ) -> RunResult:
     """``start_run`` with ``processes`` worker processes (module docstring); ``model``
-    must be answered in process (``IN_PROCESS``)."""
+    must be answered in process (``IN_PROCESS``). ``interrupts``: SIGINT and SIGTERM
+    reach every worker, which drains as a one-process run does (main thread only)."""
     limits = limits or Limits()
     processes_for(model.name, processes)
     plan = _plan(suite, model, limits, retry)
     check_price(plan)
     reserved = folder is None
-    folder = folder or default_run_folder(suite.name, model.label)
+    folder = folder or default_run_folder(suite.name, folder_model_name(model))
     lock = RunLock(folder)
     try:
         manifest = create_run_folder(folder, plan, lock, run_id)
@@ -111,8 +112,7 @@ def start_in_processes(
             fresh,
             processes=processes,
             progress=progress,
-            signals=signals,
-            drain_s=drain_s,
+            interrupts=interrupts,
         )
     finally:
         lock.release()

@@ -5,10 +5,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import threading
 from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from types import FrameType
@@ -18,7 +17,7 @@ from harness.backends.oracle import Oracle
 from harness.calling import Limits
 from harness.cases import JobSpec
 from harness.folder import RunPlan
-from harness.interrupts import DRAIN_S
+from harness.interrupts import Interrupts, can_watch
 from harness.jobs import Job
 from harness.pool.worker import FORWARDED, Done, Part, worker_main
 from harness.progress import Counters, NoProgress, Progress, TqdmProgress
@@ -113,20 +112,22 @@ def parts(
 
 @dataclass
 class Signals:
-    """What the parent was sent, and whom it tells."""
+    """What the parent was sent (recorded in ``interrupts``), and the workers it tells."""
 
-    pids: list[int]
-    signum: int | None = None
-    count: int = 0
+    interrupts: Interrupts
+    pids: list[int] = field(default_factory=list)
+    told: int = 0  # times the workers were told to stop (a worker's failure tells them once)
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
-        self.count += 1
-        if self.signum is None:
-            self.signum = signum
+        self.interrupts.receive(signum)  # nothing sends from this process: only recorded
+        self.tell()
+
+    def tell(self) -> None:
+        """The first two ask the workers to drain, then to stop; a third kills them."""
+        self.told += 1
         for pid in self.pids:
             with suppress(ProcessLookupError):
-                # The first two ask the workers to drain, then to stop; a third kills them.
-                os.kill(pid, signal.SIGUSR1 if self.count <= 2 else signal.SIGKILL)
+                os.kill(pid, signal.SIGUSR1 if self.told <= 2 else signal.SIGKILL)
 
 
 def run_pool(
@@ -139,11 +140,11 @@ def run_pool(
     *,
     processes: int,
     progress: Display = False,
-    signals: bool = False,
-    drain_s: float = DRAIN_S,
+    interrupts: Interrupts | None = None,
 ) -> RunResult:
     """Run the unfinished jobs (``started``, replayed, then ``fresh``) in ``processes``
-    forked workers, this process writing the folder; the caller holds the lock."""
+    forked workers, this process writing the folder; the caller holds the lock.
+    ``interrupts``: SIGINT and SIGTERM reach every worker (main thread only)."""
     limits = plan.limits
     base = state.counters
     base.jobs_total = plan.jobs_total()
@@ -152,12 +153,13 @@ def run_pool(
     context = multiprocessing.get_context("fork")  # no re-import: a worker starts at once
     shared = context.Value("q", 0)
     writer = Writer(folder, state)
-    watching = signals and threading.current_thread() is threading.main_thread()
+    watching = interrupts is not None and can_watch()
+    interrupts = interrupts or Interrupts()  # none given: signals are left alone
     latest: dict[int, Counters] = {}
     done: dict[int, Done] = {}
     errors: list[str] = []
     crash: str | None = None
-    handler = Signals([])
+    handler = Signals(interrupts)
     previous: dict[signal.Signals, Any] = {}
     # Signals wait until the workers exist, then reach the parent's handler (which forwards
     # them); the workers unblock them only once they ignore SIGINT and SIGTERM.
@@ -167,7 +169,7 @@ def run_pool(
         for part in parts(limits, processes, base.cost_usd, started, fresh):
             receive, send = context.Pipe(duplex=False)
             widen(send)
-            args = (part, plan, folder, run_id, drain_s, shared, send, os.getpid())
+            args = (part, plan, folder, run_id, interrupts.drain_s, shared, send, os.getpid())
             process = context.Process(target=worker_main, args=args, daemon=True)
             process.start()
             send.close()
@@ -208,7 +210,7 @@ def run_pool(
                     crash = crash or rest[0]
                     stop_others(handler)
     except BaseException:
-        # This process is going (Ctrl-C without ``signals``, a disk that refuses a write):
+        # This process is going (Ctrl-C without ``interrupts``, a disk that refuses a write):
         # what it wrote is a prefix of the records; the workers' unwritten lines are free to
         # make again, so they go too.
         for _, process in workers.values():
@@ -228,7 +230,7 @@ def run_pool(
         display.close()
     if crash is not None:
         raise RuntimeError(f"a worker process failed:\n{crash}")
-    return result_of(folder, plan, counters, list(done.values()), errors, handler.signum)
+    return result_of(folder, plan, counters, list(done.values()), errors, interrupts.signum)
 
 
 def widen(conn: Connection) -> None:
@@ -255,11 +257,8 @@ def display_for(progress: Display, plan: RunPlan, base: Counters, processes: int
 
 def stop_others(handler: Signals) -> None:
     """One worker failed: the others stop as on an interrupt (what is in flight drains)."""
-    if handler.count == 0:
-        handler.count = 1
-        for pid in handler.pids:
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGUSR1)
+    if handler.told == 0:
+        handler.tell()
 
 
 def result_of(
@@ -271,7 +270,7 @@ def result_of(
     signum: int | None,
 ) -> RunResult:
     """The run's result from its workers' last words."""
-    stopped = next((d.stopped for d in done if d.stopped and d.stopped != "interrupted"), None)
+    stopped = next((d.stopped for d in done if d.stopped), None)
     if signum is not None:
         stopped = f"interrupted by {signal.Signals(signum).name}"
     fatal = next((d.fatal for d in done if d.fatal), None)

@@ -20,11 +20,13 @@ from harness.calling import Budget, Caller, Limits, Pacer
 from harness.cases import JobSpec
 from harness.errors import BudgetExhausted, NumericJevError, first_error
 from harness.folder import RunPlan
+from harness.interrupts import Interrupts
 from harness.jobs import Job
 from harness.progress import Counters, NoProgress
 from harness.recorder import Recorder
 from harness.replay import jobs_of
 from harness.scheduler import Scheduler
+from harness.session import in_own_loop
 from runfolder import OUTPUTS, REQUESTS, RunFolderError, dumps_line
 
 BLOCK_BYTES = 1 << 18  # a worker hands its lines over in blocks of about this size
@@ -126,27 +128,17 @@ class SharedCap(Budget):
         self.sent += 1
 
 
-async def stop_on_usr1(
-    scheduler: Scheduler,
-    hard: anyio.CancelScope,
-    drain_s: float,
-    in_flight: list[int],
-    *,
-    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+async def forward_usr1(
+    interrupts: Interrupts, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
 ) -> None:
-    """The parent's signals, forwarded as SIGUSR1: the first stops the worker after draining
-    for up to ``drain_s`` seconds (``harness.interrupts``), a second cuts it off."""
+    """The parent's signals, forwarded as SIGUSR1, stop this worker as a signal stops a
+    one-process run (``harness.interrupts``): the first drains, a second cuts off."""
     with anyio.open_signal_receiver(signal.SIGUSR1) as received:
         # Blocked since the fork: a SIGUSR1 sent before this handler existed waits for it.
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
         task_status.started()
-        async for _ in received:
-            if not in_flight:
-                in_flight.append(scheduler.caller.sending)
-                scheduler.stop("interrupted")
-                hard.deadline = anyio.current_time() + drain_s
-            else:
-                hard.cancel()
+        async for signum in received:
+            interrupts.receive(signum)
 
 
 async def work(
@@ -177,23 +169,24 @@ async def work(
         probe=True,
     )
     scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
-    in_flight: list[int] = []
+    interrupts = Interrupts(drain_s)
     try:
         with first_error():
             async with anyio.create_task_group() as tg:
-                hard = anyio.CancelScope()
-                await tg.start(stop_on_usr1, scheduler, hard, drain_s, in_flight)
-                with hard:
+                await tg.start(forward_usr1, interrupts)
+                hard = anyio.CancelScope()  # cut off what is still in flight
+                with hard, interrupts.attach(scheduler, hard):
                     await scheduler.run(jobs_of(plan.suite, part.started, part.fresh))
                 tg.cancel_scope.cancel()
     finally:
         recorder.close()
         with anyio.CancelScope(shield=True):
             await backend.aclose()
-    drained = max(in_flight[0] - caller.abandoned, 0) if in_flight else 0
+    told = interrupts.signum is not None  # the parent says why (its signal, a failure)
+    drained = max(interrupts.in_flight - caller.abandoned, 0) if told else 0
     return Done(
         counters,
-        scheduler.stopped,
+        None if told else scheduler.stopped,
         scheduler.fatal,
         counters.requests,
         caller.sent,
@@ -232,7 +225,7 @@ def worker_main(
         signal.signal(signum, signal.SIG_IGN)  # the parent decides (module docstring)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
-        done = anyio.run(work, part, plan, folder, run_id, drain_s, shared, conn)
+        done = in_own_loop(work)(part, plan, folder, run_id, drain_s, shared, conn)
         conn.send(("done", done))
     except (NumericJevError, RunFolderError) as exc:  # one line the user can act on
         conn.send(("error", str(exc)))
