@@ -33,6 +33,7 @@ from harness.check import oracle_for
 from harness.errors import RunFolderError, first_error
 from harness.folder import (
     LimitChanges,
+    Opened,
     RunPlan,
     check_price,
     create_run_folder,
@@ -198,24 +199,10 @@ async def resume_run_async(
         warnings.append(message)
         on_warning(message)
 
-    opened = open_for_resume(folder, allow_mismatch)
-    manifest, suite, problems = opened.manifest, opened.suite, list(opened.problems)
-    if shard_count(manifest) is not None:
-        raise RunFolderError(
-            f"{folder} is the parent of {shard_count(manifest)} shards: resume them with "
-            f"numericjev resume {folder} (all, here) or numericjev resume {folder}/shards/K"
-        )
-    spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
-    if price_per_million is not None:
-        spec = replace(spec, price_per_million=price_per_million)
-    plan = _plan(suite, spec, limits_of(manifest, **limits), retry)
-    plan = replace(plan, shard=shard_from_manifest(manifest))
+    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits)
+    manifest, suite = opened.manifest, opened.suite
     async with _closing(plan.backend):
-        check_price(plan)
-        change = server_change(manifest, plan, allow_mismatch)
-        problems += [change] if change else []
-        for problem in problems:
-            warn(f"{problem} (continuing: --allow-mismatch)")
+        problems = resume_problems(opened, plan, allow_mismatch, warn)
         with RunLock(folder):
             state = read_logs(folder, suite.decoders, manifest.run_id)
             # Replays what was answered: a job this code would ask differently is refused now.
@@ -228,6 +215,41 @@ async def resume_run_async(
                 folder, manifest.run_id, plan, state, queue, progress, interrupts
             )
     return replace(result, warnings=tuple(warnings))
+
+
+def resume_plan(
+    folder: Path,
+    base_url: str | None,
+    price_per_million: float | None,
+    allow_mismatch: bool,
+    limits: LimitChanges,
+) -> tuple[Opened, RunPlan]:
+    """The checked folder and the plan a resume of it runs (``resume_run_async``'s
+    arguments); refuses the parent of shards. The plan's backend is the caller's to close."""
+    opened = open_for_resume(folder, allow_mismatch)
+    manifest = opened.manifest
+    if shard_count(manifest) is not None:
+        raise RunFolderError(
+            f"{folder} is the parent of {shard_count(manifest)} shards: resume them with "
+            f"numericjev resume {folder} (all, here) or numericjev resume {folder}/shards/K"
+        )
+    spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
+    if price_per_million is not None:
+        spec = replace(spec, price_per_million=price_per_million)
+    plan = _plan(opened.suite, spec, limits_of(manifest, **limits), retry)
+    return opened, replace(plan, shard=shard_from_manifest(manifest))
+
+
+def resume_problems(opened: Opened, plan: RunPlan, allow_mismatch: bool, warn: Warn) -> list[str]:
+    """What ``--allow-mismatch`` lets through (each sent to ``warn``), the server included;
+    refuses a price the plan lacks."""
+    check_price(plan)
+    problems = list(opened.problems)
+    change = server_change(opened.manifest, plan, allow_mismatch)
+    problems += [change] if change else []
+    for problem in problems:
+        warn(f"{problem} (continuing: --allow-mismatch)")
+    return problems
 
 
 def in_own_loop(function: Callable[P, Awaitable[T]]) -> Callable[P, T]:

@@ -68,7 +68,11 @@ def test_the_request_cap_counts_every_worker_and_resume_finishes(
     assert main(capped) == 1  # stopped by the cap
     assert sum(answered(folder).values()) == 41  # exactly the cap, across both processes
     assert "request cap reached" in capsys.readouterr().out
-    assert main(["resume", str(folder), "--no-progress"]) == 0
+    # Resumed in processes too, capped again, then finished in one.
+    resume = ["resume", str(folder), "--no-progress"]
+    assert main([*resume, "--workers", "2", "--max-requests", "30"]) == 1
+    assert sum(answered(folder).values()) == 71
+    assert main([*resume, "--workers", "1"]) == 0
     assert final_outputs(folder) == final_outputs(one)
     assert max(answered(folder).values()) == 1
 

@@ -226,15 +226,6 @@ def workers_count(text: str) -> int | None:
         raise argparse.ArgumentTypeError(f"expected a whole number or auto; got {text!r}") from None
 
 
-def processes(args: argparse.Namespace, model: str) -> int:
-    """The processes a run answers in (``--workers``; ``harness.pool``)."""
-    from harness.pool import processes_for
-
-    if args.workers is None and args.max_cost_usd is not None:
-        return 1  # a spend cap is exact in one process (divided, a share may go unused)
-    return processes_for(model, args.workers)
-
-
 def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
     """The model the options name (``text``: one spec of ``compare --models`` instead of
     ``--model``), e.g. ``sim:seed=7``."""
@@ -286,10 +277,10 @@ def run(args: argparse.Namespace) -> int:
         preflight(suite)  # before any folder exists or any request is paid for
     if args.shard is not None or args.ray is not None:
         return _spread(args, suite, spec, limits)
-    count = processes(args, spec.name)
-    if count > 1:
-        from harness.pool import start_in_processes
+    from harness.pool import processes_for, start_in_processes
 
+    count = processes_for(spec.name, args.workers, spend_cap=args.max_cost_usd is not None)
+    if count > 1:
         result = start_in_processes(
             suite,
             spec,

@@ -33,30 +33,46 @@ from __future__ import annotations
 
 import os
 from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
+from typing import Unpack
 
 from harness.backends import ModelSpec
 from harness.calling import Limits, RetrySettings
 from harness.cases import Suite
 from harness.errors import ConfigError
-from harness.folder import check_price, create_run_folder, record_session
+from harness.folder import LimitChanges, check_price, create_run_folder, record_session
 from harness.interrupts import Interrupts
 from harness.naming import default_run_folder, folder_model_name
 from harness.pool.parent import run_pool
-from harness.replay import LogState, job_lists
-from harness.session import Display, RunResult, Started, _ignore_folder, _plan
-from runfolder import RunLock
+from harness.replay import LogState, job_lists, read_logs
+from harness.session import (
+    Display,
+    RunResult,
+    Started,
+    Warn,
+    _ignore,
+    _ignore_folder,
+    _plan,
+    resume_plan,
+    resume_problems,
+)
+from runfolder import RunFolderError, RunLock, load_manifest
 
 # Models whose answers are made in this process, in Python: one core each.
 IN_PROCESS = ("sim", "oracle")
 
 
-def processes_for(model: str, requested: int | None, cores: int | None = None) -> int:
+def processes_for(
+    model: str, requested: int | None, cores: int | None = None, *, spend_cap: bool = False
+) -> int:
     """How many processes answer: ``requested`` (None: ``auto``, one per core for a model
-    answered in process in Python, else one). Refuses more than one for any other model."""
+    answered in process in Python, else one; one too under a spend cap, which is exact in
+    one process and, divided, may leave a share unused). Refuses more than one for any
+    other model."""
     in_process = model in IN_PROCESS
     if requested is None:
-        return max(1, cores or os.cpu_count() or 1) if in_process else 1
+        return max(1, cores or os.cpu_count() or 1) if in_process and not spend_cap else 1
     if requested < 1:
         raise ConfigError(f"--workers must be at least 1 (or auto); got {requested}")
     if requested > 1 and not in_process:
@@ -67,6 +83,17 @@ def processes_for(model: str, requested: int | None, cores: int | None = None) -
             "machines use --shard K/N or --ray"
         )
     return requested
+
+
+def processes_to_resume(folder: Path, requested: int | None, max_cost_usd: float | None) -> int:
+    """``processes_for`` the run in ``folder`` (its model, its spend cap unless this session
+    sets one); 1 when the manifest cannot be read (resume then says why)."""
+    try:
+        manifest = load_manifest(folder)
+    except RunFolderError:
+        return 1
+    cap = max_cost_usd if max_cost_usd is not None else manifest.limits["max_cost_usd"]
+    return processes_for(manifest.model.backend, requested, spend_cap=cap is not None)
 
 
 def start_in_processes(
@@ -118,4 +145,55 @@ def start_in_processes(
         lock.release()
 
 
-__all__ = ["IN_PROCESS", "processes_for", "run_pool", "start_in_processes"]
+def resume_in_processes(
+    folder: Path,
+    *,
+    processes: int,
+    base_url: str | None = None,
+    price_per_million: float | None = None,
+    allow_mismatch: bool = False,
+    progress: Display = False,
+    on_warning: Warn = _ignore,
+    interrupts: Interrupts | None = None,
+    **limits: Unpack[LimitChanges],
+) -> RunResult:
+    """``resume_run`` with ``processes`` worker processes (module docstring): the same checks
+    and refusals, then the unfinished jobs replayed here and shared among the workers."""
+    warnings: list[str] = []
+
+    def warn(message: str) -> None:
+        warnings.append(message)
+        on_warning(message)
+
+    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits)
+    processes_for(plan.backend.name, processes)
+    manifest, suite = opened.manifest, opened.suite
+    problems = resume_problems(opened, plan, allow_mismatch, warn)
+    with RunLock(folder):
+        state = read_logs(folder, suite.decoders, manifest.run_id)
+        started, fresh = job_lists(suite, state, plan.backend.name, plan.shard)
+        for name in state.torn:
+            warn(f"cut a torn last line from {name} (a crash mid-write)")
+        record_session(folder, "resume", opened.raw, plan, problems)
+        result = run_pool(
+            folder,
+            manifest.run_id,
+            plan,
+            state,
+            started,
+            fresh,
+            processes=processes,
+            progress=progress,
+            interrupts=interrupts,
+        )
+    return replace(result, warnings=tuple(warnings))
+
+
+__all__ = [
+    "IN_PROCESS",
+    "processes_for",
+    "processes_to_resume",
+    "resume_in_processes",
+    "run_pool",
+    "start_in_processes",
+]
