@@ -149,33 +149,20 @@ class Job:
             # Decoders build their steps as plain dicts; TraceStep names the common keys.
             trace = cast(list[TraceStep], list(result.trace))
             # One dict each, in the order on disk ("decoder" keeps its place in ``common``).
-            if result.extra:
-                records.append(
-                    {
-                        **common,
-                        "decoder": name,
-                        "value": value,
-                        "cell": cell,
-                        "rounds": result.rounds,
-                        "trace": trace,
-                        "extra": dict(result.extra),
-                        "status": "ok",
-                        "simulated": simulated,
-                    }
-                )
-            else:
-                records.append(
-                    {
-                        **common,
-                        "decoder": name,
-                        "value": value,
-                        "cell": cell,
-                        "rounds": result.rounds,
-                        "trace": trace,
-                        "status": "ok",
-                        "simulated": simulated,
-                    }
-                )
+            records.append(
+                {
+                    **common,
+                    "decoder": name,
+                    "value": value,
+                    "cell": cell,
+                    "rounds": result.rounds,
+                    "trace": trace,
+                    # mypy cannot type a conditional key of a TypedDict literal
+                    **({"extra": dict(result.extra)} if result.extra else {}),  # type: ignore[typeddict-item]
+                    "status": "ok",
+                    "simulated": simulated,
+                }
+            )
         return records
 
 

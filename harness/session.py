@@ -51,7 +51,7 @@ from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
 from harness.replay import LogState, job_queue, read_logs
 from harness.scheduler import Scheduler
 from harness.sharding import shard_count, shard_from_manifest
-from runfolder import RunLock
+from runfolder import Manifest, RunLock
 
 
 @dataclass(frozen=True)
@@ -150,16 +150,7 @@ async def start_run_async(
     name = folder_model_name(model) if isinstance(model, ModelSpec) else plan.backend.name
     async with _closing(plan.backend):
         check_price(plan)  # before any folder exists
-        reserved = folder is None
-        folder = folder or default_run_folder(suite.name, name)
-        lock = RunLock(folder)
-        try:
-            manifest = create_run_folder(folder, plan, lock, run_id)
-        except BaseException:
-            if reserved:  # the empty folder reserved for this run: nothing was written
-                with suppress(OSError):
-                    folder.rmdir()
-            raise
+        folder, lock, manifest = new_run_folder(folder, plan, name, run_id)
         try:
             on_start(folder)
             record_session(folder, "run", manifest.to_dict(), plan, [])
@@ -169,6 +160,24 @@ async def start_run_async(
             )
         finally:
             lock.release()
+
+
+def new_run_folder(
+    folder: Path | None, plan: RunPlan, name: str, run_id: str | None
+) -> tuple[Path, RunLock, Manifest]:
+    """Create ``folder`` (None: ``runs/<suite>-<name>-<UTC time>``, made unique) with the
+    plan's manifest, locked: the caller releases the lock. A folder reserved here and left
+    empty by a refusal is removed."""
+    reserved = folder is None
+    folder = folder or default_run_folder(plan.suite.name, name)
+    lock = RunLock(folder)
+    try:
+        return folder, lock, create_run_folder(folder, plan, lock, run_id)
+    except BaseException:
+        if reserved:  # the empty folder reserved for this run: nothing was written
+            with suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 async def resume_run_async(

@@ -32,7 +32,6 @@ and its replayed jobs, and start in milliseconds).
 from __future__ import annotations
 
 import os
-from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import Unpack
@@ -41,9 +40,9 @@ from harness.backends import ModelSpec
 from harness.calling import Limits, RetrySettings
 from harness.cases import Suite
 from harness.errors import ConfigError
-from harness.folder import LimitChanges, check_price, create_run_folder, record_session
+from harness.folder import LimitChanges, check_price, record_session
 from harness.interrupts import Interrupts
-from harness.naming import default_run_folder, folder_model_name
+from harness.naming import folder_model_name
 from harness.pool.parent import run_pool
 from harness.replay import LogState, job_lists, read_logs
 from harness.session import (
@@ -54,6 +53,7 @@ from harness.session import (
     _ignore,
     _ignore_folder,
     _plan,
+    new_run_folder,
     resume_plan,
     resume_problems,
 )
@@ -116,16 +116,7 @@ def start_in_processes(
     processes_for(model.name, processes)
     plan = _plan(suite, model, limits, retry)
     check_price(plan)
-    reserved = folder is None
-    folder = folder or default_run_folder(suite.name, folder_model_name(model))
-    lock = RunLock(folder)
-    try:
-        manifest = create_run_folder(folder, plan, lock, run_id)
-    except BaseException:
-        if reserved:  # the empty folder reserved for this run: nothing was written
-            with suppress(OSError):
-                folder.rmdir()
-        raise
+    folder, lock, manifest = new_run_folder(folder, plan, folder_model_name(model), run_id)
     try:
         on_start(folder)
         record_session(folder, "run", manifest.to_dict(), plan, [])

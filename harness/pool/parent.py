@@ -20,7 +20,7 @@ from harness.folder import RunPlan
 from harness.interrupts import Interrupts, can_watch
 from harness.jobs import Job
 from harness.pool.worker import FORWARDED, Done, Part, worker_main
-from harness.progress import Counters, NoProgress, Progress, TqdmProgress
+from harness.progress import Counters, NoProgress, Progress, TqdmProgress, summed
 from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS, totals_record
 from harness.replay import LogState
 from harness.session import Display, RunResult
@@ -64,27 +64,6 @@ class Writer:
         self._requests.close()
         self._outputs.close()
         return end
-
-
-_ADDED = (
-    "jobs_done", "jobs_failed", "requests", "errors", "refusals", "input_tokens",
-    "output_tokens", "cost_usd",
-)  # fmt: skip
-
-
-def total_of(base: Counters, parts: Sequence[Counters]) -> Counters:
-    """The run's counters: earlier sessions' plus every worker's."""
-    total = replace(base, error_kinds=dict(base.error_kinds), models=dict(base.models))
-    for part in parts:
-        for name in _ADDED:
-            setattr(total, name, getattr(total, name) + getattr(part, name))
-        total.cost_known = total.cost_known and part.cost_known
-        total.rounds = max(total.rounds, part.rounds)
-        for kind, n in part.error_kinds.items():
-            total.error_kinds[kind] = total.error_kinds.get(kind, 0) + n
-        for model, n in part.models.items():
-            total.models[model] = total.models.get(model, 0) + n
-    return total
 
 
 def share(amount: int, count: int, index: int) -> int:
@@ -199,7 +178,7 @@ def run_pool(
                     block, counters = rest
                     writer.write(block)
                     latest[index] = counters
-                    display.update(total_of(base, list(latest.values())))
+                    display.update(summed(base, list(latest.values())))
                 elif kind == "done":
                     done[index] = rest[0]
                     latest[index] = rest[0].counters
@@ -224,7 +203,7 @@ def run_pool(
             if process.is_alive():
                 process.kill()
         end = writer.close()
-        counters = total_of(base, list(latest.values()))
+        counters = summed(base, list(latest.values()))
         with suppress(OSError):  # a summary of the log, never the record
             write_totals(folder, totals_record(run_id, counters, end))
         display.close()
