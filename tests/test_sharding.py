@@ -15,7 +15,15 @@ from harness.errors import ConfigError, ManifestMismatch
 from harness.merging import merge
 from harness.sharding import Shard, shard_of
 from harness.spread import start_shard
-from runfolder import OUTPUTS, REQUESTS, RunFolderError, load_manifest
+from runfolder import (
+    OUTPUTS,
+    REQUESTS,
+    TOTALS,
+    RunFolderError,
+    load_manifest,
+    read_totals,
+    totals_current,
+)
 
 PARAMS = {"per_operator": "3"}  # 192 jobs: a few hundred milliseconds a run
 
@@ -86,6 +94,15 @@ def test_four_shards_merged_equal_an_unsharded_run(tmp_path: Path) -> None:
     merge(parent, verify=False)  # numbering from the logs' last lines: the same offsets
     assert {name: (parent / name).read_bytes() for name in before} == before
     assert main(["analyze", str(parent)]) == 0
+    # totals.json as an unsharded run's (what `numericjev list` reads), current for the
+    # merged log; none once a shard has none (no stale sum).
+    totals, own = read_totals(parent), read_totals(tmp_path / "whole")
+    assert totals is not None and own is not None and totals_current(parent, totals)
+    keys = ("requests", "errors", "input_tokens", "output_tokens", "cost_usd", "cost_known")
+    assert {k: totals[k] for k in keys} == {k: own[k] for k in keys}
+    (parent / "shards" / "1" / TOTALS).unlink()
+    merge(parent)
+    assert read_totals(parent) is None
 
 
 def test_merge_names_missing_and_unfinished_shards(tmp_path: Path) -> None:
