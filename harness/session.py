@@ -202,12 +202,7 @@ async def resume_run_async(
     difference goes to ``on_warning`` and into ``sessions.jsonl`` before anything is sent,
     as does each torn log tail cut. ``interrupts``: as ``start_run_async``.
     """
-    warnings: list[str] = []
-
-    def warn(message: str) -> None:
-        warnings.append(message)
-        on_warning(message)
-
+    warn = Warnings(on_warning)
     opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits)
     manifest, suite = opened.manifest, opened.suite
     async with _closing(plan.backend):
@@ -223,7 +218,19 @@ async def resume_run_async(
             result = await _execute(
                 folder, manifest.run_id, plan, state, queue, progress, interrupts
             )
-    return replace(result, warnings=tuple(warnings))
+    return replace(result, warnings=tuple(warn))
+
+
+class Warnings(list[str]):
+    """A resume's warnings: kept for its result, and each passed on as it comes."""
+
+    def __init__(self, on_warning: Warn) -> None:
+        super().__init__()
+        self._on_warning = on_warning
+
+    def __call__(self, message: str) -> None:
+        self.append(message)
+        self._on_warning(message)
 
 
 def resume_plan(

@@ -50,6 +50,7 @@ from harness.session import (
     RunResult,
     Started,
     Warn,
+    Warnings,
     _ignore,
     _ignore_folder,
     _plan,
@@ -150,12 +151,7 @@ def resume_in_processes(
 ) -> RunResult:
     """``resume_run`` with ``processes`` worker processes (module docstring): the same checks
     and refusals, then the unfinished jobs replayed here and shared among the workers."""
-    warnings: list[str] = []
-
-    def warn(message: str) -> None:
-        warnings.append(message)
-        on_warning(message)
-
+    warn = Warnings(on_warning)
     opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits)
     processes_for(plan.backend.name, processes)
     manifest, suite = opened.manifest, opened.suite
@@ -177,7 +173,7 @@ def resume_in_processes(
             progress=progress,
             interrupts=interrupts,
         )
-    return replace(result, warnings=tuple(warnings))
+    return replace(result, warnings=tuple(warn))
 
 
 __all__ = [
