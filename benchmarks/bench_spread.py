@@ -1,8 +1,9 @@
 """In process on the sim with 1 and 2 worker processes, the sharded run, and Inspect AI.
 
-- ``inproc_w{1,2}``: the whole affine suite (6,884 requests) in a fresh process (its
+- ``inproc_w{1,2,auto}``: the whole affine suite (6,884 requests) in a fresh process (its
   modules loaded first by a run that sends nothing), plain ``start_run`` for one worker
-  and ``run_workers`` (forked shards, merged) for two;
+  and ``start_in_processes`` (``--workers``: processes that answer, this one writing the
+  run folder) for 2 and for ``auto`` (one per core: the same as 2 on a 2-core machine);
   alternated ``REPEATS`` times, reported as ranges. Wall time per request is what a user
   waits; CPU per request counts the workers' CPU too (``getrusage`` of the children).
 - ``x100_w2``: the same at 100x (``repeats=100``); the one-worker 100x figure is the scale
@@ -31,7 +32,7 @@ PEER_SAMPLES = 1024
 _RUN = """
 import resource, time, orjson
 from pathlib import Path
-from harness import Limits, ModelSpec, load_suite, run_workers, start_run
+from harness import Limits, ModelSpec, load_suite, start_in_processes, start_run
 suite = load_suite("affine", params={params!r})
 workers = {workers}
 # Imports out of the clock (as Inspect's runner imports inspect_ai first): a run of a tiny
@@ -47,8 +48,8 @@ t0, c0 = time.perf_counter(), cpu()
 if workers == 1:
     result = start_run(suite, ModelSpec("sim"), Limits(concurrency=64), folder=Path({folder!r}))
 else:
-    result = run_workers(suite, ModelSpec("sim"), Limits(concurrency=64), folder=Path({folder!r}),
-                         workers=workers)
+    result = start_in_processes(suite, ModelSpec("sim"), Limits(concurrency=64),
+                                folder=Path({folder!r}), processes=workers)
 wall, used = time.perf_counter() - t0, cpu() - c0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -95,14 +96,22 @@ def _span(values: list[float], digits: int = 1) -> str:
     )
 
 
+AUTO = os.cpu_count() or 1  # --workers auto: one process per core for the sim
+SETTINGS = {"1": 1, "2": 2, "auto": AUTO}
+
+
 def inprocess(tmp: Path, repeats: int = REPEATS) -> dict[str, Any]:
-    """1x with one and two workers, alternated; ranges of wall and CPU per request."""
-    runs: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
+    """1x with one, two and one-per-core workers, alternated; ranges of wall and CPU per
+    request."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in SETTINGS}
     for i in range(repeats):
-        for workers in (1, 2):
+        for workers, count in SETTINGS.items():
             folder = str(tmp / f"inproc-w{workers}-{i}")
-            runs[workers].append(child(_RUN.format(params={}, workers=workers, folder=folder)))
-    out: dict[str, Any] = {"inproc_machine_load_1min": round(os.getloadavg()[0], 2)}
+            runs[workers].append(child(_RUN.format(params={}, workers=count, folder=folder)))
+    out: dict[str, Any] = {
+        "inproc_machine_load_1min": round(os.getloadavg()[0], 2),
+        "inproc_cores": AUTO,
+    }
     for workers, results in runs.items():
         wall = [r["wall_s"] / r["requests"] * 1e6 for r in results]
         cpu = [r["cpu_s"] / r["requests"] * 1e6 for r in results]
@@ -111,7 +120,7 @@ def inprocess(tmp: Path, repeats: int = REPEATS) -> dict[str, Any]:
         out[f"inproc_w{workers}_cpu_us_per_request"] = _span(cpu)
         out[f"inproc_w{workers}_median_wall_us"] = round(statistics.median(wall), 1)
         out[f"inproc_w{workers}_peak_rss_mb"] = round(max(r["rss_mb"] for r in results), 1)
-        if workers > 1:
+        if SETTINGS[workers] > 1:
             worker_rss = max(r["worker_rss_mb"] for r in results)
             out[f"inproc_w{workers}_worker_peak_rss_mb"] = round(worker_rss, 1)
     return out
@@ -151,9 +160,9 @@ def _shared() -> Path | None:
     return None
 
 
-def peers(wall_us: dict[int, float]) -> dict[str, Any]:
+def peers(wall_us: dict[str, float]) -> dict[str, Any]:
     """Inspect AI in its own git-ignored venv (``.peer-venv``), and the ratios of its wall
-    time per request to ours (median over the repeats) with 1 and 2 workers."""
+    time per request to ours (median over the repeats) with 1, 2 and auto workers."""
     shared = _shared()
     if shared is None:
         return {"peers_skipped": "../shared/bench/peer_inspect not found"}
@@ -185,6 +194,6 @@ def run(tmp: Path, *, quick: bool, with_peers: bool) -> dict[str, Any]:
         out.update(hundred(tmp))
     out.update(sharded(tmp))
     if with_peers:
-        median = {w: out[f"inproc_w{w}_median_wall_us"] for w in (1, 2)}
+        median = {w: out[f"inproc_w{w}_median_wall_us"] for w in SETTINGS}
         out.update(peers(median))
     return out

@@ -8,8 +8,10 @@ The front door, for code that runs suites (the benchmarks, a notebook, a service
     print(result.folder, result.counters.requests)
 
 ``start_run_async`` / ``resume_run_async`` do the same inside a running event loop;
-``start_shard`` runs one shard of a run split over machines, ``run_workers`` all of them in
-local processes, and ``merge`` makes the shards one run folder again. Suites
+``start_in_processes`` / ``resume_in_processes`` answer a sim or oracle run in several local
+processes (one run folder); ``start_shard`` runs one shard of a run split over machines,
+``run_workers`` all of them in local processes, and ``merge`` makes the shards one run
+folder again. Suites
 are plugins (``register_suite``, or the ``numericjev.suites`` entry points); a model is a
 ``ModelSpec`` or any object that implements the ``Backend`` protocol (one attempt per call).
 A ``Job`` builds one job's requests and reads its answers, for code that drives a model
@@ -61,10 +63,12 @@ __all__ = [
     "make_decoder",
     "merge",
     "register_suite",
+    "resume_in_processes",
     "resume_run",
     "resume_run_async",
     "resume_workers",
     "run_workers",
+    "start_in_processes",
     "start_run",
     "start_run_async",
     "start_shard",
@@ -107,6 +111,7 @@ _HOMES = {
         ["resume_workers", "run_workers", "start_shard", "start_shard_async"], "harness.spread"
     ),
     **dict.fromkeys(["Merged", "merge"], "harness.merging"),
+    **dict.fromkeys(["resume_in_processes", "start_in_processes"], "harness.pool"),
     "Shard": "harness.sharding",
     "SystemOneBackend": "harness.backends.systemone",
     "Grid": "harness.grid",
@@ -148,6 +153,7 @@ if typing.TYPE_CHECKING:
     from harness.grid import Grid
     from harness.jobs import Job
     from harness.merging import Merged, merge
+    from harness.pool import resume_in_processes, start_in_processes
     from harness.progress import Counters
     from harness.registry import SuiteBuilder, load_suite, register_suite, suite_names
     from harness.session import (

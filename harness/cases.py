@@ -34,11 +34,16 @@ class Case:
     grid: Grid
     subject: str = SUBJECT
 
+    @cached_property  # every job of the case writes them in each output line
+    def texts(self) -> tuple[str, str, str]:
+        """The target, L and eps as the logs write them (``fmt``)."""
+        return fmt(to_decimal(self.target)), fmt(self.grid.lo), fmt(self.grid.eps)
+
     def state_for(self, condition: str) -> dict[str, Any]:
         """The state sent in ``condition``; ``provided`` adds the exact result as a decimal."""
         state = dict(self.state)
         if condition == "provided":
-            state["result"] = fmt(to_decimal(self.target))
+            state["result"] = self.texts[0]
         return state
 
     def fingerprint(self) -> dict[str, Any]:
@@ -103,6 +108,10 @@ class Suite:
             for order in self.orders
             for repeat in range(self.repeats)
         ]
+
+    def job_count(self) -> int:
+        """``len(self.jobs())``, without building them."""
+        return len(self.cases) * len(self.conditions) * len(self.orders) * self.repeats
 
     def case_hash(self) -> str:
         """SHA-256 of the canonical case set, conditions, orders and repeats."""

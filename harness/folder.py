@@ -89,7 +89,7 @@ class RunPlan:
 
     def jobs_total(self) -> int:
         """How many jobs this plan runs: the suite's, or its shard's."""
-        return len(self.shard.jobs(self.suite) if self.shard else self.suite.jobs())
+        return len(self.shard.jobs(self.suite)) if self.shard else self.suite.job_count()
 
 
 def describe_model(plan: RunPlan) -> ModelInfo:

@@ -64,6 +64,9 @@ class Grid:
     _texts: dict[int, str] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
+    _values: dict[int, str] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
     _hash: int = field(default=0, init=False, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -119,8 +122,13 @@ class Grid:
         return text
 
     def value_text(self, index: int) -> str:
-        """A cell's lower endpoint written with the grid's places: 11.00 at eps 0.01."""
-        return format(self.bound(index).quantize(Decimal(1).scaleb(-self.places)), "f")
+        """A cell's lower endpoint written with the grid's places: 11.00 at eps 0.01
+        (memoised: every output of a job on this grid writes one)."""
+        text = self._values.get(index)
+        if text is None:
+            quantum = Decimal(1).scaleb(-self.places)
+            text = self._values[index] = format(self.bound(index).quantize(quantum), "f")
+        return text
 
     def index_of(self, x: Fraction) -> int:
         """The index of the cell holding ``x`` (may lie outside ``[0, N)``)."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from harness.cases import JobSpec
-from harness.decoders import Answer, Decoder, make_decoder
+from harness.decoders import Answer, Decoder, decoder_factory
 from harness.grid import fmt, to_decimal
 from harness.wire.answers import Refusal
 from runfolder import ErrorKind, OutputIdentity, OutputRecord, OutputResult, TraceStep
@@ -29,10 +29,16 @@ class Job:
     def __init__(self, spec: JobSpec, decoders: tuple[str, ...]) -> None:
         self.spec = spec
         case = spec.case
+        grid, subject = case.grid, case.subject
         self.decoders: dict[str, Decoder] = {
-            name: make_decoder(name, case.grid, case.subject) for name in decoders
+            name: decoder_factory(name)(grid, subject) for name in decoders
         }
         self.state = case.state_for(spec.condition)
+        self._reverse = spec.order == "reversed"
+        # The decoders that may still ask (a finished one is dropped by ``next_request``).
+        self._active = list(self.decoders.items())
+        # The last request's question map, and where each of its answers goes (``apply``).
+        self._asked: tuple[dict[str, str], list[tuple[str, Decoder, str, str]]] | None = None
         self.round = 0
         self.served: set[str] = set()  # models that answered, as the server named them
         self.refused: set[str] = set()  # decoders failed by a refused question (final)
@@ -52,19 +58,31 @@ class Job:
 
     def next_request(self, model: str) -> tuple[dict[str, Any], dict[str, str]] | None:
         """The next round's request body and its question map, or None when finished."""
-        reverse = self.spec.order == "reversed"
+        reverse = self._reverse
+        refused = self.refused
         questions: dict[str, Any] = {}
         qmap: dict[str, str] = {}
-        for name, decoder in self.decoders.items():
-            if name in self.refused:
+        routes: list[tuple[str, Decoder, str, str]] = []
+        active = []
+        for name, decoder in self._active:
+            if refused and name in refused:
                 continue
-            for question in decoder.ready():
+            ready = decoder.ready()
+            if not ready and decoder.done:
+                continue  # it asks nothing again: not asked from now on
+            active.append((name, decoder))
+            for question in ready:
                 n = len(questions)
                 qid = _QIDS[n] if n < len(_QIDS) else f"q{n + 1}"
                 questions[qid] = question.wire(reverse)
-                qmap[qid] = f"{name}/{question.key}"
+                key = question.key
+                qmap[qid] = f"{name}/{key}"
+                routes.append((qid, decoder, key, name))
+        self._active = active
         if not questions:
+            self._asked = None
             return None
+        self._asked = (qmap, routes)
         return {"model": model, "state": self.state, "questions": questions}, qmap
 
     def apply(
@@ -77,10 +95,18 @@ class Job:
         question gets none of this round's answers and fails with error ``refusal``."""
         if refused:
             self.refused.update(qmap[qid].split("/", 1)[0] for qid in refused)
-        for qid, target in qmap.items():
-            name, key = target.split("/", 1)
-            if name not in self.refused:
-                self.decoders[name].give(key, answers[qid])
+        asked = self._asked
+        self._asked = None
+        if asked is not None and asked[0] is qmap:  # the map this job just made: no parsing
+            skip = self.refused
+            for qid, decoder, key, name in asked[1]:
+                if not skip or name not in skip:
+                    decoder.give(key, answers[qid])
+        else:
+            for qid, target in qmap.items():
+                name, key = target.split("/", 1)
+                if name not in self.refused:
+                    self.decoders[name].give(key, answers[qid])
         self.round += 1
 
     def outputs(self, simulated: bool, error: ErrorKind | None = None) -> list[OutputRecord]:
@@ -89,16 +115,16 @@ class Job:
         ``error`` is the kind of the attempt that failed the job; it is recorded on the
         decoders that did not finish (a decoder failed by a refusal records ``refusal``).
         """
-        quantum = to_decimal(1).scaleb(-self.spec.case.grid.places)
+        grid = self.spec.case.grid
         records: list[OutputRecord] = []
         # The identity differs between decoders in the decoder only: build it once a job
         # ("decoder" keeps its place in the key order when replaced).
         common = output_identity(self.spec, "")
         for name, decoder in self.decoders.items():
-            identity: OutputIdentity = {**common, "decoder": name}
             if not decoder.done or name in self.refused:
                 failed: OutputResult = {
-                    **identity,
+                    **common,
+                    "decoder": name,
                     "value": None,
                     "cell": None,
                     "rounds": None,
@@ -113,25 +139,37 @@ class Job:
                     )
                 continue
             result = decoder.result()
-            done: OutputResult = {
-                **identity,
-                "value": format(result.value.quantize(quantum), "f"),
-                "cell": [fmt(result.cell[0]), fmt(result.cell[1])],
-                "rounds": result.rounds,
-                # Decoders build their steps as plain dicts; TraceStep names the common keys.
-                "trace": cast(list[TraceStep], list(result.trace)),
-            }
-            if result.extra:
-                extra = dict(result.extra)
-                records.append({**done, "extra": extra, "status": "ok", "simulated": simulated})
+            if result.index is not None:  # a cell's bounds: the grid's memoised texts
+                q = result.index
+                value, cell = grid.value_text(q), [grid.bound_text(q), grid.bound_text(q + 1)]
             else:
-                records.append({**done, "status": "ok", "simulated": simulated})
+                quantum = to_decimal(1).scaleb(-grid.places)
+                value = format(result.value.quantize(quantum), "f")
+                cell = [fmt(result.cell[0]), fmt(result.cell[1])]
+            # Decoders build their steps as plain dicts; TraceStep names the common keys.
+            trace = cast(list[TraceStep], list(result.trace))
+            # One dict each, in the order on disk ("decoder" keeps its place in ``common``).
+            records.append(
+                {
+                    **common,
+                    "decoder": name,
+                    "value": value,
+                    "cell": cell,
+                    "rounds": result.rounds,
+                    "trace": trace,
+                    # mypy cannot type a conditional key of a TypedDict literal
+                    **({"extra": dict(result.extra)} if result.extra else {}),  # type: ignore[typeddict-item]
+                    "status": "ok",
+                    "simulated": simulated,
+                }
+            )
         return records
 
 
 def output_identity(spec: JobSpec, decoder: str) -> OutputIdentity:
     """The fields that say which job, case and decoder an output line belongs to."""
-    case, grid = spec.case, spec.case.grid
+    case = spec.case
+    target, lo, eps = case.texts
     return {
         "job": spec.id,
         "suite": spec.suite,
@@ -142,8 +180,8 @@ def output_identity(spec: JobSpec, decoder: str) -> OutputIdentity:
         "order": spec.order,
         "repeat": spec.repeat,
         "decoder": decoder,
-        "target": fmt(to_decimal(case.target)),
-        "L": fmt(grid.lo),
-        "eps": fmt(grid.eps),
-        "N": grid.n,
+        "target": target,
+        "L": lo,
+        "eps": eps,
+        "N": case.grid.n,
     }

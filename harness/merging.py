@@ -16,7 +16,7 @@ run id. Each shard numbers its records 1..N_K (``seq``, ``runfolder.sequence``, 
 here: a shard cut in the middle is refused); the merged logs number them 1..N in shard
 order by adding the earlier shards' counts to each line's ``seq``, the only bytes changed,
 so every reader sees one run numbered as if written at once. Merging again gives the same
-bytes.
+bytes. ``totals.json`` is the shards' summed, as an unsharded run has one.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -39,12 +39,16 @@ from runfolder import (
     OUTPUTS,
     REQUESTS,
     SESSIONS,
+    TOTALS,
     JsonlReader,
     RunFolderError,
     RunLock,
     check_sequence,
     load_manifest,
+    read_totals,
     seq_of,
+    totals_current,
+    write_totals,
 )
 
 MERGED_FILES = (OUTPUTS, REQUESTS, SESSIONS)
@@ -189,7 +193,37 @@ def merge(folder: Path, suite: Suite | None = None, *, verify: bool = True) -> M
             raise RunFolderError(f"cannot merge {folder}: " + "; ".join(problems))
         offsets = [sum(numbered[:k]) for k in range(count)]
         written = {name: _concatenate(folder, name, count, offsets) for name in MERGED_FILES}
+        _merge_totals(folder, count, parent.run_id)
     return Merged(folder, count, len(held), failed, written, time.perf_counter() - t0)
+
+
+def _merge_totals(folder: Path, count: int, run_id: str) -> None:
+    """``totals.json`` of the merged run, as an unsharded run has (``numericjev list`` reads
+    it): the sum of the shards' own, when each is current; else none (``list`` then shows
+    what it cannot know, and ``status`` counts from the log). Merging again writes the same."""
+    parts = []
+    for index in range(count):
+        path = Shard(index, count).folder(folder)
+        totals = read_totals(path)
+        if totals is None or not totals_current(path, totals):
+            with suppress(FileNotFoundError):
+                (folder / TOTALS).unlink()
+            return
+        parts.append(totals)
+    write_totals(
+        folder,
+        {
+            "run": run_id,
+            "utc": max(t["utc"] for t in parts),  # the last shard session's end
+            "requests_end": (folder / REQUESTS).stat().st_size,
+            "requests": sum(t["requests"] for t in parts),
+            "errors": sum(t["errors"] for t in parts),
+            "input_tokens": sum(t["input_tokens"] for t in parts),
+            "output_tokens": sum(t["output_tokens"] for t in parts),
+            "cost_usd": sum(t["cost_usd"] for t in parts),
+            "cost_known": all(t["cost_known"] for t in parts),
+        },
+    )
 
 
 def _copy(source: BinaryIO, out: BinaryIO, length: int) -> None:

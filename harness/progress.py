@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 
@@ -25,6 +26,28 @@ class Counters:
     rounds: int = 0
     error_kinds: dict[str, int] = field(default_factory=dict)
     models: dict[str, int] = field(default_factory=dict)  # served model -> answered requests
+
+
+_ADDED = (
+    "jobs_done", "jobs_failed", "requests", "errors", "refusals", "input_tokens",
+    "output_tokens", "cost_usd",
+)  # fmt: skip
+
+
+def summed(base: Counters, parts: Sequence[Counters]) -> Counters:
+    """``base`` plus every part's totals (a run's processes, or its shards); ``base`` itself
+    is left as it was. ``jobs_total`` is ``base``'s: add it yourself where parts split it."""
+    total = replace(base, error_kinds=dict(base.error_kinds), models=dict(base.models))
+    for part in parts:
+        for name in _ADDED:
+            setattr(total, name, getattr(total, name) + getattr(part, name))
+        total.cost_known = total.cost_known and part.cost_known
+        total.rounds = max(total.rounds, part.rounds)
+        for kind, n in part.error_kinds.items():
+            total.error_kinds[kind] = total.error_kinds.get(kind, 0) + n
+        for model, n in part.models.items():
+            total.models[model] = total.models.get(model, 0) + n
+    return total
 
 
 class Progress(Protocol):

@@ -200,6 +200,7 @@ _INDEX_RE = re.compile(
 )
 _DIGIT_RE = re.compile(r"Select the ([a-z-]+) digit of q\.")
 _BIT_RE = re.compile(r"Select the bit of weight (\d+),")
+_number = lru_cache(maxsize=65536)(Fraction)  # one bound recurs in many questions
 
 
 @dataclass(frozen=True)
@@ -265,16 +266,10 @@ def _interpret(instructions: str, items: tuple[tuple[str, str | None], ...]) -> 
     texts = {label: (text or "").strip() for label, text in items}
     intervals = {lab: _INTERVAL_RE.match(t) for lab, t in texts.items()}
     if texts and all(intervals.values()):
-        return Meaning.ordered(
-            "interval",
-            {
-                lab: (Fraction(m.group(1)), Fraction(m.group(2)))
-                for lab, m in intervals.items()
-                if m is not None
-            },
-        )
+        bounds = {lab: (_number(m[1]), _number(m[2])) for lab, m in intervals.items() if m}
+        return Meaning.ordered("interval", bounds)
     if texts and all(_VALUE_RE.match(t) for t in texts.values()):
-        values = {lab: (Fraction(t), Fraction(t)) for lab, t in texts.items()}
+        values = {lab: (_number(t), _number(t)) for lab, t in texts.items()}
         return Meaning.ordered("value", values)
     index = _INDEX_RE.search(instructions)
     if index is None:

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from harness.calling import Attempt
 from harness.jobs import Job
@@ -39,12 +39,35 @@ from runfolder import (
     JsonlAppender,
     OutputLine,
     RequestLine,
+    TotalsRecord,
     write_totals,
 )
 
 # What serve-sim names itself: the simulator, or the exact oracle (serve-sim --model oracle).
 SIMULATOR_MODELS = frozenset({"sim"})
 ORACLE_MODELS = frozenset({"oracle"})
+
+
+class LineSink(Protocol):
+    """Where one log's records go: a ``JsonlAppender``, or a worker's pipe to the process
+    that writes the run folder (``harness.pool``)."""
+
+    @property
+    def position(self) -> int:
+        """The log's length so far (0 when the log is written elsewhere)."""
+        ...
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Take one record (numbered: ``seq`` is its last key)."""
+        ...
+
+    def flush(self) -> None:
+        """Hand what was taken to the OS (or to the writer)."""
+        ...
+
+    def close(self) -> None:
+        """Hand over the rest, for good."""
+        ...
 
 
 class Recorder:
@@ -62,9 +85,11 @@ class Recorder:
         requests_end: int = 0,
         outputs_end: int = 0,
         next_seq: int = 1,
+        sinks: tuple[LineSink, LineSink] | None = None,
     ) -> None:
         """``*_end`` are the logs' valid lengths (a torn tail beyond them is cut first);
-        ``next_seq`` is the number of the next record (one more than the logs' highest)."""
+        ``next_seq`` is the number of the next record (one more than the logs' highest).
+        ``sinks`` (requests, outputs) replace the folder's logs (a worker process's)."""
         self.folder = folder
         self.run_id = run_id
         self.seq = next_seq
@@ -72,8 +97,13 @@ class Recorder:
         self.progress = progress
         self.simulated = simulated
         self.oracle = oracle
-        self._requests = JsonlAppender(folder / REQUESTS, requests_end, buffered=True)
-        self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end, buffered=True)
+        self._requests: LineSink
+        self._outputs: LineSink
+        if sinks is None:
+            self._requests = JsonlAppender(folder / REQUESTS, requests_end, buffered=True)
+            self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end, buffered=True)
+        else:
+            self._requests, self._outputs = sinks
         # See the module docstring: an in-process sim's or oracle's exchanges go out in
         # blocks; any other model's at the end of each event-loop pass (or, off asyncio, at
         # once).
@@ -190,22 +220,8 @@ class Recorder:
     def save_totals(self) -> None:
         """Write ``totals.json`` from the counters (what ``numericjev list`` shows). A summary
         of the log, never the record: a disk that refuses it loses nothing."""
-        c = self.counters
         with suppress(OSError):
-            write_totals(
-                self.folder,
-                {
-                    "run": self.run_id,
-                    "utc": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "requests_end": self.requests_end,
-                    "requests": c.requests,
-                    "errors": c.errors,
-                    "input_tokens": c.input_tokens,
-                    "output_tokens": c.output_tokens,
-                    "cost_usd": c.cost_usd,
-                    "cost_known": c.cost_known,
-                },
-            )
+            write_totals(self.folder, totals_record(self.run_id, self.counters, self.requests_end))
 
     @property
     def requests_end(self) -> int:
@@ -216,6 +232,22 @@ class Recorder:
         """Flush both logs to disk."""
         self._requests.close()
         self._outputs.close()
+
+
+def totals_record(run_id: str, counters: Counters, requests_end: int) -> TotalsRecord:
+    """``totals.json`` of a run whose ``requests.jsonl`` is ``requests_end`` bytes long."""
+    c = counters
+    return {
+        "run": run_id,
+        "utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "requests_end": requests_end,
+        "requests": c.requests,
+        "errors": c.errors,
+        "input_tokens": c.input_tokens,
+        "output_tokens": c.output_tokens,
+        "cost_usd": c.cost_usd,
+        "cost_known": c.cost_known,
+    }
 
 
 def _with_sent(line: RequestLine, sent: Any) -> RequestLine:

@@ -173,6 +173,15 @@ def job_queue(
     session starts (never part-way, after other jobs were asked); jobs never asked are
     built lazily, so memory grows with the jobs in progress, not the suite.
     """
+    started, fresh = job_lists(suite, state, model, shard)
+    return jobs_of(suite, started, fresh), len(started) + len(fresh)
+
+
+def job_lists(
+    suite: Suite, state: LogState, model: str, shard: Shard | None = None
+) -> tuple[list[Job], list[JobSpec]]:
+    """``job_queue``'s jobs as two lists in the shuffled order: the replayed jobs (those
+    with recorded answers) and the specs of jobs never asked."""
     specs = [
         s
         for s in shuffled_specs(suite)
@@ -190,10 +199,11 @@ def job_queue(
         job.recorded_ok = ok or frozenset()
         replay(job, recorded or {}, model)
         started.append(job)
+    return started, fresh
 
-    def generate() -> Iterator[Job]:
-        yield from started
-        for spec in fresh:
-            yield Job(spec, suite.decoders)
 
-    return generate(), len(specs)
+def jobs_of(suite: Suite, started: list[Job], fresh: list[JobSpec]) -> Iterator[Job]:
+    """The replayed jobs, then a new job for each spec, built as it is taken."""
+    yield from started
+    for spec in fresh:
+        yield Job(spec, suite.decoders)

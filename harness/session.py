@@ -33,6 +33,7 @@ from harness.check import oracle_for
 from harness.errors import RunFolderError, first_error
 from harness.folder import (
     LimitChanges,
+    Opened,
     RunPlan,
     check_price,
     create_run_folder,
@@ -50,7 +51,7 @@ from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
 from harness.replay import LogState, job_queue, read_logs
 from harness.scheduler import Scheduler
 from harness.sharding import shard_count, shard_from_manifest
-from runfolder import RunLock
+from runfolder import Manifest, RunLock
 
 
 @dataclass(frozen=True)
@@ -149,16 +150,7 @@ async def start_run_async(
     name = folder_model_name(model) if isinstance(model, ModelSpec) else plan.backend.name
     async with _closing(plan.backend):
         check_price(plan)  # before any folder exists
-        reserved = folder is None
-        folder = folder or default_run_folder(suite.name, name)
-        lock = RunLock(folder)
-        try:
-            manifest = create_run_folder(folder, plan, lock, run_id)
-        except BaseException:
-            if reserved:  # the empty folder reserved for this run: nothing was written
-                with suppress(OSError):
-                    folder.rmdir()
-            raise
+        folder, lock, manifest = new_run_folder(folder, plan, name, run_id)
         try:
             on_start(folder)
             record_session(folder, "run", manifest.to_dict(), plan, [])
@@ -168,6 +160,24 @@ async def start_run_async(
             )
         finally:
             lock.release()
+
+
+def new_run_folder(
+    folder: Path | None, plan: RunPlan, name: str, run_id: str | None
+) -> tuple[Path, RunLock, Manifest]:
+    """Create ``folder`` (None: ``runs/<suite>-<name>-<UTC time>``, made unique) with the
+    plan's manifest, locked: the caller releases the lock. A folder reserved here and left
+    empty by a refusal is removed."""
+    reserved = folder is None
+    folder = folder or default_run_folder(plan.suite.name, name)
+    lock = RunLock(folder)
+    try:
+        return folder, lock, create_run_folder(folder, plan, lock, run_id)
+    except BaseException:
+        if reserved:  # the empty folder reserved for this run: nothing was written
+            with suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 async def resume_run_async(
@@ -192,30 +202,11 @@ async def resume_run_async(
     difference goes to ``on_warning`` and into ``sessions.jsonl`` before anything is sent,
     as does each torn log tail cut. ``interrupts``: as ``start_run_async``.
     """
-    warnings: list[str] = []
-
-    def warn(message: str) -> None:
-        warnings.append(message)
-        on_warning(message)
-
-    opened = open_for_resume(folder, allow_mismatch)
-    manifest, suite, problems = opened.manifest, opened.suite, list(opened.problems)
-    if shard_count(manifest) is not None:
-        raise RunFolderError(
-            f"{folder} is the parent of {shard_count(manifest)} shards: resume them with "
-            f"numericjev resume {folder} (all, here) or numericjev resume {folder}/shards/K"
-        )
-    spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
-    if price_per_million is not None:
-        spec = replace(spec, price_per_million=price_per_million)
-    plan = _plan(suite, spec, limits_of(manifest, **limits), retry)
-    plan = replace(plan, shard=shard_from_manifest(manifest))
+    warn = Warnings(on_warning)
+    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits)
+    manifest, suite = opened.manifest, opened.suite
     async with _closing(plan.backend):
-        check_price(plan)
-        change = server_change(manifest, plan, allow_mismatch)
-        problems += [change] if change else []
-        for problem in problems:
-            warn(f"{problem} (continuing: --allow-mismatch)")
+        problems = resume_problems(opened, plan, allow_mismatch, warn)
         with RunLock(folder):
             state = read_logs(folder, suite.decoders, manifest.run_id)
             # Replays what was answered: a job this code would ask differently is refused now.
@@ -227,7 +218,54 @@ async def resume_run_async(
             result = await _execute(
                 folder, manifest.run_id, plan, state, queue, progress, interrupts
             )
-    return replace(result, warnings=tuple(warnings))
+    return replace(result, warnings=tuple(warn))
+
+
+class Warnings(list[str]):
+    """A resume's warnings: kept for its result, and each passed on as it comes."""
+
+    def __init__(self, on_warning: Warn) -> None:
+        super().__init__()
+        self._on_warning = on_warning
+
+    def __call__(self, message: str) -> None:
+        self.append(message)
+        self._on_warning(message)
+
+
+def resume_plan(
+    folder: Path,
+    base_url: str | None,
+    price_per_million: float | None,
+    allow_mismatch: bool,
+    limits: LimitChanges,
+) -> tuple[Opened, RunPlan]:
+    """The checked folder and the plan a resume of it runs (``resume_run_async``'s
+    arguments); refuses the parent of shards. The plan's backend is the caller's to close."""
+    opened = open_for_resume(folder, allow_mismatch)
+    manifest = opened.manifest
+    if shard_count(manifest) is not None:
+        raise RunFolderError(
+            f"{folder} is the parent of {shard_count(manifest)} shards: resume them with "
+            f"numericjev resume {folder} (all, here) or numericjev resume {folder}/shards/K"
+        )
+    spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
+    if price_per_million is not None:
+        spec = replace(spec, price_per_million=price_per_million)
+    plan = _plan(opened.suite, spec, limits_of(manifest, **limits), retry)
+    return opened, replace(plan, shard=shard_from_manifest(manifest))
+
+
+def resume_problems(opened: Opened, plan: RunPlan, allow_mismatch: bool, warn: Warn) -> list[str]:
+    """What ``--allow-mismatch`` lets through (each sent to ``warn``), the server included;
+    refuses a price the plan lacks."""
+    check_price(plan)
+    problems = list(opened.problems)
+    change = server_change(opened.manifest, plan, allow_mismatch)
+    problems += [change] if change else []
+    for problem in problems:
+        warn(f"{problem} (continuing: --allow-mismatch)")
+    return problems
 
 
 def in_own_loop(function: Callable[P, Awaitable[T]]) -> Callable[P, T]:

@@ -32,7 +32,8 @@ from harness.folder import (
     open_for_resume,
     record_session,
 )
-from harness.progress import Counters
+from harness.pool.worker import die_with
+from harness.progress import Counters, summed
 from harness.replay import LogState, job_queue
 from harness.session import (
     RunResult,
@@ -112,24 +113,9 @@ class _Outcome:
 ShardJob = Callable[[Shard], RunResult]
 
 
-def _die_with(parent: int) -> None:
-    """Linux: have the kernel SIGKILL this worker when its parent dies (a SIGKILLed ``run``
-    leaves no orphan appending to a shard; ``resume`` then finds every lock free)."""
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: a killed parent may leave workers running
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
-
-
 def _work(shards: Sequence[Shard], job: ShardJob, conn: Connection, parent: int) -> None:
     """In a worker process: run ``shards`` one after another, sending each outcome."""
-    _die_with(parent)
+    die_with(parent)
     try:
         for shard in shards:
             try:
@@ -176,20 +162,8 @@ def _in_processes(shards: Sequence[Shard], job: ShardJob, processes: int) -> lis
 
 
 def _sum(results: Sequence[RunResult]) -> Counters:
-    total = Counters(cost_known=True)
-    for result in results:
-        c = result.counters
-        for name in ("jobs_total", "jobs_done", "jobs_failed", "requests", "errors"):
-            setattr(total, name, getattr(total, name) + getattr(c, name))
-        total.input_tokens += c.input_tokens
-        total.output_tokens += c.output_tokens
-        total.cost_usd += c.cost_usd
-        total.cost_known = total.cost_known and c.cost_known
-        total.rounds = max(total.rounds, c.rounds)
-        for kind, n in c.error_kinds.items():
-            total.error_kinds[kind] = total.error_kinds.get(kind, 0) + n
-        for model, n in c.models.items():
-            total.models[model] = total.models.get(model, 0) + n
+    total = summed(Counters(), [r.counters for r in results])
+    total.jobs_total = sum(r.counters.jobs_total for r in results)  # each shard's own jobs
     return total
 
 

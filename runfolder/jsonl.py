@@ -283,6 +283,13 @@ class JsonlAppender:
         if not self._buffered:
             self._handle.flush()
 
+    def write_line(self, line: bytes) -> None:
+        """Append one record already made bytes by ``dumps_line`` (in another process: the
+        one writer of a run in worker processes, ``harness.pool``), as ``write`` does."""
+        self._handle.write(line)
+        if not self._buffered:
+            self._handle.flush()
+
     def flush(self) -> None:
         """Hand every line written so far to the OS (nothing once closed)."""
         if not self._handle.closed:

@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scheduler", "dryrun", "folder", "naming"),
     ("interrupts",),
     ("session", "merging"),
-    ("spread", "raylaunch", "comparison"),
+    ("spread", "raylaunch", "comparison", "pool"),
     ("commands",),
     ("cli", "__init__"),
 )

@@ -1,4 +1,4 @@
-"""Shards of one run (``--shard K/N``), their merge, and ``--workers N`` local processes."""
+"""Shards of one run (``--shard K/N``) and their merge (``--workers N``: ``tests/test_pool.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,15 @@ from harness.errors import ConfigError, ManifestMismatch
 from harness.merging import merge
 from harness.sharding import Shard, shard_of
 from harness.spread import start_shard
-from runfolder import OUTPUTS, REQUESTS, RunFolderError, load_manifest
+from runfolder import (
+    OUTPUTS,
+    REQUESTS,
+    TOTALS,
+    RunFolderError,
+    load_manifest,
+    read_totals,
+    totals_current,
+)
 
 PARAMS = {"per_operator": "3"}  # 192 jobs: a few hundred milliseconds a run
 
@@ -86,6 +94,15 @@ def test_four_shards_merged_equal_an_unsharded_run(tmp_path: Path) -> None:
     merge(parent, verify=False)  # numbering from the logs' last lines: the same offsets
     assert {name: (parent / name).read_bytes() for name in before} == before
     assert main(["analyze", str(parent)]) == 0
+    # totals.json as an unsharded run's (what `numericjev list` reads), current for the
+    # merged log; none once a shard has none (no stale sum).
+    totals, own = read_totals(parent), read_totals(tmp_path / "whole")
+    assert totals is not None and own is not None and totals_current(parent, totals)
+    keys = ("requests", "errors", "input_tokens", "output_tokens", "cost_usd", "cost_known")
+    assert {k: totals[k] for k in keys} == {k: own[k] for k in keys}
+    (parent / "shards" / "1" / TOTALS).unlink()
+    merge(parent)
+    assert read_totals(parent) is None
 
 
 def test_merge_names_missing_and_unfinished_shards(tmp_path: Path) -> None:
@@ -146,20 +163,6 @@ def test_a_sharded_parent_is_not_resumed_as_one_run(tmp_path: Path) -> None:
         resume_run(parent)
 
 
-def test_workers_give_the_unsharded_outputs_and_resume_finishes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    args = ["run", "--param", "per_operator=3", "--no-progress"]
-    assert main([*args, "--run", str(tmp_path / "one")]) == 0
-    # A request cap stops both workers early: nothing is merged, resume finishes and merges.
-    capped = [*args, "--run", str(tmp_path / "two"), "--workers", "2", "--max-requests", "40"]
-    assert main(capped) == 1
-    assert not (tmp_path / "two" / OUTPUTS).exists()
-    assert main(["resume", str(tmp_path / "two"), "--no-progress"]) == 0
-    assert outputs(tmp_path / "two") == outputs(tmp_path / "one")
-    assert "1,024" not in capsys.readouterr().out  # the small suite's counts, summed
-
-
 def test_shard_needs_a_run_folder(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--shard", "0/2", "--no-progress"]) == 2
     assert "--shard needs --run" in capsys.readouterr().err
@@ -174,46 +177,3 @@ def test_status_of_a_parent_lists_its_shards(
     last = capsys.readouterr().out.strip().splitlines()[-1]
     want = len(Shard(1, 3).jobs(small_suite()))
     assert last == f"shards (3): 0: not here; 1: {want}/{want} done; 2: not here (not merged yet)"
-
-
-def test_a_killed_workers_run_leaves_no_worker_and_resumes(tmp_path: Path) -> None:
-    import os
-    import signal
-    import time
-
-    from tests.runhelpers import answered, final_outputs, spawn
-
-    args = ["run", "--param", "repeats=2", "--no-progress"]
-    assert main([*args, "--run", str(tmp_path / "one")]) == 0
-    folder = tmp_path / "two"
-    child = spawn(*args, "--run", str(folder), "--workers", "2")
-    shard_log = folder / "shards" / "0" / "requests.jsonl"
-    deadline = time.monotonic() + 30
-    while child.poll() is None and time.monotonic() < deadline:
-        if shard_log.exists() and shard_log.stat().st_size > 100_000:
-            break
-        time.sleep(0.005)  # noqa: TID251 - polling a child process
-    assert child.poll() is None, "the run finished before it could be killed"
-    workers = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == child.pid]
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    time.sleep(0.5)  # noqa: TID251 - the kernel delivers the workers' SIGKILL
-    assert workers and not any(_alive(pid) for pid in workers)
-    assert main(["resume", str(folder), "--no-progress"]) == 0
-    assert final_outputs(folder) == final_outputs(tmp_path / "one")
-    assert max(answered(folder).values()) == 1
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"

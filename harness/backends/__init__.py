@@ -200,7 +200,8 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
     if spec.name == "sim":
         from harness.backends.sim import SimModel, SimParams
 
-        return SimModel(SimParams.parse(spec.sim))
+        # A run hands the sim the same question objects job after job (``Question.wire``).
+        return SimModel(SimParams.parse(spec.sim), shared_questions=True)
     if spec.sim:
         raise ConfigError("--sim knobs apply only to --model sim")
     if spec.name == "oracle":

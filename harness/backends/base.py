@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+# A NamedTuple rather than a frozen dataclass: one is built per attempt (see ``Attempt``).
+class Reply(NamedTuple):
     """A model's response body plus what the log records about the exchange."""
 
     body: Mapping[str, Any]

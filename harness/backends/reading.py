@@ -90,31 +90,39 @@ def read_questions(body: Mapping[str, Any]) -> dict[str, tuple[Mapping[str, Any]
     guesses); an unreadable choice question raises BackendError("bad_request"), as does a
     question with no options.
     """
+    questions = body_questions(body)
+    return {qid: read_question(qid, question) for qid, question in questions.items()}
+
+
+def body_questions(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The body's ``questions`` object; BackendError("bad_request") when it has none."""
     questions = body.get("questions")
     if not is_mapping(questions) or not questions:
         raise BackendError("bad_request", "request has no questions", status=422)
-    out: dict[str, tuple[Mapping[str, Any], Meaning | None]] = {}
-    for qid, question in questions.items():
-        if not is_mapping(question):
-            raise BackendError("bad_request", f"question {qid!r} has no criteria", status=422)
-        kind = question.get("type")
-        # Choice questions (every question the suites ask) take the short way.
-        choice = as_choice(question) if kind == "noul" or kind == "score" else question
-        criteria = choice.get("criteria") if choice is not None else None
-        if kind == "box":
-            message = f"question {qid!r} is a box question, which needs an image"
-            raise BackendError("bad_request", message, status=400)
-        if choice is None or not is_mapping(criteria) or not criteria:
-            raise BackendError("bad_request", f"question {qid!r} has no criteria", status=422)
-        meaning = interpret(str(choice.get("instructions") or ""), criteria)
-        if choice is not question and meaning is not None and set(meaning.options) != set(criteria):
-            meaning = None  # read as something whose options are not this question's
-        if meaning is None and choice is question:
-            raise BackendError(
-                "bad_request", f"question {qid!r} is not one this model can read", status=400
-            )
-        out[qid] = (choice, meaning)
-    return out
+    return questions
+
+
+def read_question(qid: str, question: Any) -> tuple[Mapping[str, Any], Meaning | None]:
+    """One question of ``read_questions``: as a choice, with its meaning (or the error)."""
+    if not is_mapping(question):
+        raise BackendError("bad_request", f"question {qid!r} has no criteria", status=422)
+    kind = question.get("type")
+    # Choice questions (every question the suites ask) take the short way.
+    choice = as_choice(question) if kind == "noul" or kind == "score" else question
+    criteria = choice.get("criteria") if choice is not None else None
+    if kind == "box":
+        message = f"question {qid!r} is a box question, which needs an image"
+        raise BackendError("bad_request", message, status=400)
+    if choice is None or not is_mapping(criteria) or not criteria:
+        raise BackendError("bad_request", f"question {qid!r} has no criteria", status=422)
+    meaning = interpret(str(choice.get("instructions") or ""), criteria)
+    if choice is not question and meaning is not None and set(meaning.options) != set(criteria):
+        meaning = None  # read as something whose options are not this question's
+    if meaning is None and choice is question:
+        raise BackendError(
+            "bad_request", f"question {qid!r} is not one this model can read", status=400
+        )
+    return choice, meaning
 
 
 def meanings(body: Mapping[str, Any]) -> dict[str, Meaning]:
@@ -129,29 +137,53 @@ def meanings(body: Mapping[str, Any]) -> dict[str, Meaning]:
     return out
 
 
-def usage_of(body: Mapping[str, Any]) -> dict[str, int]:
-    """Simulated token counts: about four characters a token in, three tokens per answer out."""
+def usage_of(body: Mapping[str, Any], size: int | None = None) -> dict[str, int]:
+    """Simulated token counts: about four characters a token in, three tokens per answer out.
+
+    ``size`` is ``len(orjson.dumps(body))`` when the caller knows it (``json_size``)."""
+    if size is None:
+        size = len(orjson.dumps(body))
     return {
-        "input_tokens": max(1, len(orjson.dumps(body)) // 4),
+        "input_tokens": max(1, size // 4),
         "output_tokens": 3 * len(body.get("questions") or {}),
     }
+
+
+def json_size(body: Mapping[str, Any], question_sizes: Mapping[str, int]) -> int:
+    """``len(orjson.dumps(body))`` given the length of each question's own JSON text:
+    compact JSON is ``{`` + ``"key":value`` pairs joined by commas + ``}``."""
+    size = 2 + max(len(body) - 1, 0)  # the braces and the commas between members
+    for key, value in body.items():
+        size += _key_size(key) + 1  # the key and its colon
+        if key == "questions" and isinstance(value, dict):
+            size += 2 + max(len(value) - 1, 0)
+            for qid in value:
+                size += _key_size(qid) + 1 + question_sizes[qid]
+        else:
+            size += len(orjson.dumps(value))
+    return size
+
+
+@lru_cache(maxsize=4096)
+def _key_size(key: str) -> int:
+    """The length of a key's JSON text (``model``, ``q1``, ...: a few, over and over)."""
+    return len(orjson.dumps(key))
 
 
 def choice_answer(label: str, labels: list[str], confidence: float) -> dict[str, Any]:
     """A wire choice answer: ``confidence`` on ``label``, the rest spread evenly."""
     rest = round((1.0 - confidence) / max(1, len(labels) - 1), 2)
     probabilities = dict.fromkeys(labels, rest)
-    probabilities[label] = round(confidence, 2)
-    return {
-        "type": "choice",
-        "choice": label,
-        "confidence": round(confidence, 2),
-        "probabilities": probabilities,
-    }
+    shown = probabilities[label] = round(confidence, 2)
+    return {"type": "choice", "choice": label, "confidence": shown, "probabilities": probabilities}
 
 
 def informed_answer(
-    label: str, labels: list[str], confidence: float, belief: Mapping[str, float]
+    label: str,
+    labels: list[str],
+    confidence: float,
+    belief: Mapping[str, float],
+    zeros: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """A wire choice answer whose probabilities carry the answerer's belief.
 
@@ -160,11 +192,14 @@ def informed_answer(
     than evenly: ``p = confidence * [label] + (1 - confidence) * belief``. The selected
     label therefore keeps the largest probability whenever ``confidence >= 1/2``.
     Probabilities are rounded to 2 decimals, as Jev sends them; ``confidence`` is sent as is.
+    ``zeros`` is ``dict.fromkeys(labels, 0.0)`` kept by the caller (copying it is faster).
     """
     rest = 1.0 - confidence
-    probabilities = dict.fromkeys(labels, 0.0)
+    probabilities = zeros.copy() if zeros is not None else dict.fromkeys(labels, 0.0)
     for option, mass in belief.items():
-        probabilities[option] = round(rest * mass, 2)
+        share = rest * mass
+        if not 0.0 <= share < 0.005:  # else round(share, 2) is the 0.0 already there
+            probabilities[option] = round(share, 2)
     probabilities[label] = round(confidence + rest * belief.get(label, 0.0), 2)
     return {
         "type": "choice",
@@ -191,16 +226,29 @@ def _edges(kind: str, lows: tuple[float, ...]) -> tuple[float, ...]:
     return lows[1:]
 
 
+def region_edges(kind: str, lows: tuple[float, ...]) -> tuple[float, ...]:
+    """``_edges``, for a caller that keeps them with the question (``perception_masses``)."""
+    return _edges(kind, lows)
+
+
 def perception_masses(
-    kind: str, labels: Sequence[str], lows: tuple[float, ...], seen: float, sigma: float
+    kind: str,
+    labels: Sequence[str],
+    lows: tuple[float, ...],
+    seen: float,
+    sigma: float,
+    edges: tuple[float, ...] | None = None,
 ) -> dict[str, float]:
     """The belief ``x ~ Normal(seen, sigma)`` spread over ranked options' regions.
 
     ``labels`` and ``lows`` are the options in ascending order (``Meaning.labels`` and
     ``Meaning.lows_f``). With ``sigma == 0`` all mass is on the option holding ``seen``.
     Options further than ``_REACH`` standard deviations away are left out (mass 0).
+    ``edges`` is ``region_edges(kind, lows)`` when the caller has it already (looking it up
+    hashes every bound).
     """
-    edges = _edges(kind, lows)
+    if edges is None:
+        edges = _edges(kind, lows)
     if not sigma > 0:
         return {labels[bisect_right(edges, seen)]: 1.0}
     first = bisect_right(edges, seen - _REACH * sigma)

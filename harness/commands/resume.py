@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
 from harness.commands.common import RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
-from harness.commands.run import add_limit_options, add_session_options
+from harness.commands.run import add_limit_options, add_session_options, workers_count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,10 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=workers_count,
         default=None,
         metavar="N",
-        help="a sharded run: continue its shards in N local processes (default: one per core)",
+        help="answer in N local processes, as run --workers (default auto: one per core for "
+        "sim and oracle); a sharded run: continue its shards in N processes (one per core)",
     )
     add_limit_options(parser, defaults=False)
     add_session_options(parser)
@@ -96,7 +98,11 @@ def run(args: argparse.Namespace) -> int | Handoff:
             **limits,
         )
         return report("resume", result)
-    result = resume_run(
+    from harness.pool import processes_to_resume, resume_in_processes
+
+    count = processes_to_resume(folder, args.workers, args.max_cost_usd)
+    resume = partial(resume_in_processes, processes=count) if count > 1 else resume_run
+    result = resume(
         folder,
         base_url=args.base_url,
         price_per_million=args.price_per_million,

@@ -191,11 +191,12 @@ def add_spread_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("spreading a run (README: Processes, shards and machines)")
     group.add_argument(
         "--workers",
-        type=int,
-        default=1,
+        type=workers_count,
+        default=None,
         metavar="N",
-        help="run the jobs in N local processes (shards of one run folder, merged at the "
-        "end): for models bound by this machine's CPU, such as sim (default 1)",
+        help="answer in N local processes, this one writing the run folder: for a model "
+        "answered in process in Python (sim, oracle); default auto: one per core for those, "
+        "1 for any other model or with --max-cost-usd; with --ray, the number of shards",
     )
     group.add_argument(
         "--shard",
@@ -213,6 +214,16 @@ def add_spread_options(parser: argparse.ArgumentParser) -> None:
         help="run --workers N shards as Ray actors sharing one rate limit (needs the 'ray' "
         "extra; no ADDRESS starts a local Ray)",
     )
+
+
+def workers_count(text: str) -> int | None:
+    """``--workers``: a whole number, or ``auto`` (None)."""
+    if text == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or auto; got {text!r}") from None
 
 
 def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
@@ -264,8 +275,23 @@ def run(args: argparse.Namespace) -> int:
         from harness.check import preflight
 
         preflight(suite)  # before any folder exists or any request is paid for
-    if args.shard is not None or args.workers != 1 or args.ray is not None:
+    if args.shard is not None or args.ray is not None:
         return _spread(args, suite, spec, limits)
+    from harness.pool import processes_for, start_in_processes
+
+    count = processes_for(spec.name, args.workers, spend_cap=args.max_cost_usd is not None)
+    if count > 1:
+        result = start_in_processes(
+            suite,
+            spec,
+            limits,
+            processes=count,
+            folder=args.run,
+            progress=not args.no_progress,
+            on_start=announce(args),
+            interrupts=interrupts,
+        )
+        return report("run", result)
     result = start_run(
         suite,
         spec,
@@ -279,15 +305,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Limits) -> int:
-    """``--shard``, ``--workers`` or ``--ray``."""
+    """``--shard`` or ``--ray``."""
     from harness.commands.summary import report
     from harness.naming import default_run_folder, folder_model_name
     from harness.sharding import Shard
 
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1; got {args.workers}")
     if args.shard is not None:
-        if args.workers != 1 or args.ray is not None:
+        if args.workers not in (None, 1) or args.ray is not None:
             raise ConfigError("--shard runs one shard: it takes neither --workers nor --ray")
         shard = Shard.parse(args.shard)
         if args.run is None:
@@ -300,13 +326,8 @@ def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Lim
         result = start_shard(suite, spec, limits, parent=args.run, shard=shard, progress=progress)
         return report("run", result)
     folder = args.run or default_run_folder(suite.name, folder_model_name(spec))
-    if args.ray is not None:
-        from harness.raylaunch import run_on_ray
+    from harness.raylaunch import run_on_ray
 
-        ray_run = run_on_ray(
-            suite, spec, limits, folder=folder, shards=args.workers, address=args.ray
-        )
-        return report("run", ray_run.result)
-    from harness.spread import run_workers
-
-    return report("run", run_workers(suite, spec, limits, folder=folder, workers=args.workers))
+    shards = args.workers or 1  # --ray: the number of shards (auto: one)
+    ray_run = run_on_ray(suite, spec, limits, folder=folder, shards=shards, address=args.ray)
+    return report("run", ray_run.result)

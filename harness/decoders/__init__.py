@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache, partial
 
 from harness.decoders.actual_bits import ActualBitsDecoder
 from harness.decoders.actual_digits import ActualDigitsDecoder
@@ -41,6 +42,7 @@ __all__ = [
     "ThresholdCdfDecoder",
     "TreeDecoder",
     "TreeReadoutDecoder",
+    "decoder_factory",
     "make_decoder",
 ]
 
@@ -69,14 +71,21 @@ _BISECT = re.compile(rf"^bisect{_NUMBER}$")
 
 def make_decoder(name: str, grid: Grid, subject: str) -> Decoder:
     """Build the decoder called ``name`` on ``grid``; refuses unknown names with the list."""
+    return decoder_factory(name)(grid, subject)
+
+
+@lru_cache(maxsize=256)
+def decoder_factory(name: str) -> Callable[[Grid, str], Decoder]:
+    """What builds the decoder called ``name`` on a grid and subject (its name read once:
+    every job builds its decoders); refuses unknown names with the list."""
     if name == "direct":
-        return DirectDecoder(grid, subject)
+        return DirectDecoder
     if name == "digits":
-        return DigitsDecoder(grid, subject)
+        return DigitsDecoder
     if name == "bits":
-        return BitsDecoder(grid, subject)
+        return BitsDecoder
     if name in _EXPLORATORY or name in _ALIASES:
-        return _EXPLORATORY[_ALIASES.get(name, name)](grid, subject)
+        return _EXPLORATORY[_ALIASES.get(name, name)]
     match = _TREE.match(name)
     if match:
         k = int(match.group(1))
@@ -84,16 +93,32 @@ def make_decoder(name: str, grid: Grid, subject: str) -> Decoder:
             raise ConfigError(f"decoder {name!r}: a tree needs K >= 2, e.g. tree2 or tree10")
         variant, beam = match.group(2), match.group(3)
         if variant is None:
-            return TreeDecoder(grid, subject, k)
+            return partial(_tree, k=k)
         if beam is None:
-            return TreeReadoutDecoder(grid, subject, k, name, readout=variant)
+            return partial(_readout, k=k, name=name, readout=variant)
         if int(beam) < 1:
             raise ConfigError(f"decoder {name!r}: a beam keeps B >= 1 intervals, e.g. tree4_beam2")
-        return BeamTreeDecoder(grid, subject, k, int(beam), name)
+        return partial(_beam, k=k, beam=int(beam), name=name)
     match = _BISECT.match(name)
     if match:
         k = int(match.group(1))
         if k < 2:
             raise ConfigError(f"decoder {name!r}: bisection needs K >= 2, e.g. bisect2 or bisect4")
-        return BisectionDecoder(grid, subject, k, name)
+        return partial(_bisect, k=k, name=name)
     raise ConfigError(f"unknown decoder {name!r}; known decoders: {KNOWN}")
+
+
+def _tree(grid: Grid, subject: str, *, k: int) -> Decoder:
+    return TreeDecoder(grid, subject, k)
+
+
+def _readout(grid: Grid, subject: str, *, k: int, name: str, readout: str) -> Decoder:
+    return TreeReadoutDecoder(grid, subject, k, name, readout=readout)
+
+
+def _beam(grid: Grid, subject: str, *, k: int, beam: int, name: str) -> Decoder:
+    return BeamTreeDecoder(grid, subject, k, beam, name)
+
+
+def _bisect(grid: Grid, subject: str, *, k: int, name: str) -> Decoder:
+    return BisectionDecoder(grid, subject, k, name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from harness.grid import Grid, check_options
 
@@ -35,7 +35,9 @@ class Question:
         return frozenset(label for label, _ in self.criteria)
 
     def wire(self, reverse: bool) -> dict[str, Any]:
-        """The question as sent; ``reverse`` flips only the insertion order of criteria."""
+        """The question as sent; ``reverse`` flips only the insertion order of criteria.
+
+        The same dict every time (a model in process may remember it by identity)."""
         wire = self._wire.get(reverse)
         if wire is None:
             pairs = reversed(self.criteria) if reverse else iter(self.criteria)
@@ -44,8 +46,9 @@ class Question:
         return wire
 
 
-@dataclass(frozen=True)
-class Answer:
+# A NamedTuple rather than a frozen dataclass: one is built per question answered, and a
+# tuple is built in a fraction of the time a frozen dataclass's __init__ takes.
+class Answer(NamedTuple):
     """The selected label, and the returned probabilities where the model gave them."""
 
     choice: str
@@ -61,6 +64,9 @@ class Decoded:
     rounds: int
     trace: tuple[dict[str, Any], ...]
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # The grid index when ``value`` and ``cell`` are cell ``index``'s bounds (the output
+    # then takes the grid's memoised texts); None for any other read-out.
+    index: int | None = None
 
 
 class Decoder(Protocol):
@@ -117,7 +123,7 @@ class OneRoundBits:
     def decoded(self, q: int, choice: str, extra: Mapping[str, Any]) -> Decoded:
         """Cell ``q`` of the grid as the read-out; codes above N-1 are kept, not clipped."""
         cell = (self.grid.bound(q), self.grid.bound(q + 1))
-        return Decoded(cell[0], cell, 1, ({"round": 1, "choice": choice},), extra)
+        return Decoded(cell[0], cell, 1, ({"round": 1, "choice": choice},), extra, q)
 
 
 def answer_probability(answer: Answer, label: str) -> float | None:

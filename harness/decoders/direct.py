@@ -58,5 +58,5 @@ class DirectDecoder:
         assert self._choice is not None
         i = int(self._choice)
         cell = (self.grid.bound(i), self.grid.bound(i + 1))
-        trace = ({"round": 1, "choice": self._choice, "value": fmt(cell[0])},)
-        return Decoded(cell[0], cell, 1, trace)
+        trace = ({"round": 1, "choice": self._choice, "value": self.grid.bound_text(i)},)
+        return Decoded(cell[0], cell, 1, trace, index=i)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
 from harness.decoders.base import Answer, Decoded, OneRoundBits, Question
-from harness.grid import Grid, GridError, fmt
+from harness.grid import Grid, GridError
 from harness.prompts import (
     PLACES,
     bit_criterion,
@@ -57,7 +57,7 @@ class DigitsDecoder:
             for i, d in enumerate(self.digits)
         )
         cell = (self.grid.bound(q), self.grid.bound(q + 1))
-        return Decoded(cell[0], cell, self.count, trace, {"index": q})
+        return Decoded(cell[0], cell, self.count, trace, {"index": q}, q)
 
 
 @lru_cache(maxsize=65536)
@@ -96,12 +96,14 @@ class BitsDecoder(OneRoundBits):
     def __post_init__(self) -> None:
         count = max(1, (self.grid.n - 1).bit_length())
         self.weights = [1 << i for i in reversed(range(count))]
+        self._questions = bit_questions(self.grid, self.subject)  # one per weight, in order
 
     def ready(self) -> list[Question]:
         """Every unanswered bit's question (they are independent)."""
-        return [
-            q for q in bit_questions(self.grid, self.subject) if int(q.key[1:]) not in self.bits
-        ]
+        bits = self.bits
+        if not bits:
+            return list(self._questions)
+        return [q for q, w in zip(self._questions, self.weights, strict=True) if w not in bits]
 
     def give(self, key: str, answer: Answer) -> None:
         """Take one bit; ``key`` is ``b<weight>``."""
@@ -111,4 +113,4 @@ class BitsDecoder(OneRoundBits):
         """``L + eps*q``; codes above N-1 are kept, as the paper keeps them."""
         q = sum(self.set_weights())
         choice = "".join(str(self.bits[w]) for w in self.weights)
-        return self.decoded(q, choice, {"index": q, "value": fmt(self.grid.bound(q))})
+        return self.decoded(q, choice, {"index": q, "value": self.grid.bound_text(q)})

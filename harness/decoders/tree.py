@@ -30,6 +30,37 @@ def tree_question(grid: Grid, subject: str, a: int, b: int, k: int, step: int | 
     return Question(str(step), f"{subject} {TREE}", interval_criteria(grid, a, b, k))
 
 
+class TreeSteps:
+    """One grid's, subject's and K's tree steps by interval, memoised for the decoders that
+    walk it: a question and its cuts are a dict lookup on ``(a, b, step)`` (the module's
+    caches hash the grid, a Python-level ``__hash__``, on every call)."""
+
+    LIMIT = 65536  # steps remembered (as the module's caches)
+
+    def __init__(self, grid: Grid, subject: str, k: int) -> None:
+        check_options(k, f"a {k}-way tree")
+        partition(0, grid.n, k)  # validates K (once per grid and K, not per decoder)
+        self.grid, self.subject, self.k = grid, subject, k
+        self._steps: dict[tuple[int, int, int], tuple[Question, list[int]]] = {}
+
+    def at(self, a: int, b: int, step: int) -> tuple[Question, list[int]]:
+        """The question that partitions ``[a, b)`` at ``step``, and the partition's cuts."""
+        key = (a, b, step)
+        found = self._steps.get(key)
+        if found is None:
+            if len(self._steps) >= self.LIMIT:
+                self._steps.clear()
+            question = tree_question(self.grid, self.subject, a, b, self.k, step)
+            found = self._steps[key] = (question, partition(a, b, self.k))
+        return found
+
+
+@lru_cache(maxsize=1024)
+def tree_steps(grid: Grid, subject: str, k: int) -> TreeSteps:
+    """The shared ``TreeSteps`` of a grid, subject and K."""
+    return TreeSteps(grid, subject, k)
+
+
 @dataclass
 class TreeDecoder:
     """Refine ``[a, b)`` into ``min(K, b-a)`` balanced parts until one cell is left."""
@@ -44,23 +75,19 @@ class TreeDecoder:
     trace: list[tuple[str, int, int, int, int, int]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
-        check_options(self.k, f"a {self.k}-way tree")
-        partition(0, self.grid.n, self.k)  # validates K
+        self._steps = tree_steps(self.grid, self.subject, self.k)  # checks K
         self.b = self.grid.n
         self.name = self.name or f"tree{self.k}"
 
-    def _cuts(self) -> list[int]:
-        return partition(self.a, self.b, self.k)
-
     def ready(self) -> list[Question]:
         """The next partition of the current interval, or nothing once one cell is left."""
-        if self.done:
+        if self.b - self.a <= 1:
             return []
-        return [tree_question(self.grid, self.subject, self.a, self.b, self.k, len(self.trace) + 1)]
+        return [self._steps.at(self.a, self.b, len(self.trace) + 1)[0]]
 
     def give(self, key: str, answer: Answer) -> None:
         """Move into the chosen part."""
-        cuts = self._cuts()
+        cuts = self._steps.at(self.a, self.b, len(self.trace) + 1)[1]
         j = int(answer.choice)
         # Indices now, text in result(): most jobs never need the trace before they finish.
         self.trace.append((answer.choice, cuts[j], cuts[j + 1], self.a, self.b, len(cuts) - 1))
@@ -89,7 +116,7 @@ class TreeDecoder:
             }
             for step, (choice, lo, hi, a, b, k) in enumerate(self.trace, start=1)
         )
-        return Decoded(cell[0], cell, len(trace), trace)
+        return Decoded(cell[0], cell, len(trace), trace, index=self.a)
 
 
 @cache

@@ -101,4 +101,6 @@ class TreeReadoutDecoder(TreeDecoder):
                     index = a + i
                     break
             value = g.bound(index)
-        return replace(greedy, value=value, cell=(g.bound(index), g.bound(index + 1)), extra=extra)
+        cell = (g.bound(index), g.bound(index + 1))
+        # A mean rounded to the grid's places need not be a cell's lower bound: no index.
+        return replace(greedy, value=value, cell=cell, extra=extra, index=None)

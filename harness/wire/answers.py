@@ -70,7 +70,16 @@ def read_answers(questions: Mapping[str, Any], body: Any) -> ReadAnswers:
     refused: dict[str, Refusal] = {}
     for qid, question in questions.items():
         raw = answers.get(qid)
-        if not isinstance(raw, _OBJECT):
+        if type(raw) is dict:  # the common case first: a JSON object naming one of the labels
+            choice = raw.get("choice")
+            if (
+                type(choice) is str
+                and choice in question["criteria"]
+                and question.get("type") != "noul"
+            ):
+                parsed[qid] = Answer(choice, _probabilities(raw.get("probabilities")))
+                continue
+        elif not isinstance(raw, _OBJECT):
             raise TransientError("malformed", f"response has no answer for question {qid!r}")
         labels = question["criteria"]
         choice = raw.get("choice")
