@@ -289,3 +289,30 @@ def test_sim_threshold_answers_fall_off_smoothly_around_the_perceived_value() ->
     assert not any(far_below)
     assert 0 < sum(near_below) < len(near_below)  # the smooth part of the fall-off
     assert sum(at_or_above) >= 0.9 * len(at_or_above)
+
+
+# Any JSON value a server might send where a probability belongs.
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=5,
+)
+
+
+@given(st.sampled_from(["yes", "no"]), JSON_VALUES, JSON_VALUES)
+@example("yes", "0.9", 0.1)  # a number as a string is not a number
+@example("no", math.inf, math.inf)
+def test_junk_probabilities_are_read_as_no_support_never_an_exception(
+    choice: str, p_yes: object, p_no: object
+) -> None:
+    """A server's malformed probabilities cannot crash a decoder: a value that is not a
+    finite number counts 0, and with no support left the selected label decides."""
+    answer = Answer(choice, {"yes": p_yes, "no": p_no})
+    p = probability_at_most(answer)
+    assert 0.0 <= p <= 1.0
+    numbers = [
+        v for v in (p_yes, p_no)
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+    ]  # fmt: skip
+    if not numbers:
+        assert p == (1.0 if choice == "yes" else 0.0)

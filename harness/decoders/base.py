@@ -6,6 +6,7 @@ questions out, which is what lets ``resume`` rebuild a job by replaying its log.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -127,7 +128,12 @@ class OneRoundBits:
 
 
 def answer_probability(answer: Answer, label: str) -> float | None:
-    """The probability the model gave ``label``, if it gave probabilities."""
+    """The probability the model gave ``label``, if it gave probabilities; 0 for a missing
+    label or a value that is not a finite number (a server may send anything)."""
     if answer.probabilities is None:
         return None
-    return float(answer.probabilities.get(label, 0.0))
+    value = answer.probabilities.get(label, 0.0)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    value = float(value)
+    return value if math.isfinite(value) else 0.0
