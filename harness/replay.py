@@ -68,7 +68,7 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     """Scan both logs once, streaming; keeps recorded answers only for unfinished jobs."""
     state = LogState()
     last_status: dict[tuple[str, str], str] = {}
-    outputs = JsonlReader[OutputLine](folder / OUTPUTS)
+    outputs = JsonlReader[OutputLine](folder / OUTPUTS, run=run_id)
     for output in _own(outputs, run_id):
         key = (str(output.get("job")), str(output.get("decoder")))
         status = str(output.get("status"))
@@ -89,7 +89,7 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
 
     finished = state.finished
     c = state.counters
-    requests = JsonlReader[RequestLine](folder / REQUESTS)
+    requests = JsonlReader[RequestLine](folder / REQUESTS, run=run_id)
     for record in _own(requests, run_id):
         job = str(record.get("job"))
         error = record.get("error")

@@ -161,13 +161,19 @@ class JsonlReader(Generic[R]):
     reader checks only that each line is a JSON object.
 
     Numbered lines (module docstring): a line whose ``seq`` is not above the previous one's
-    is a repeat and is skipped (``duplicates``); ``seq_count``, ``seq_sum``, ``seq_squares``
+    is a repeat and is skipped (``duplicates``), unless ``run`` is given and the line is not
+    stamped with it; ``seq_count``, ``seq_sum``, ``seq_squares``
     and ``seq_last`` describe the numbers accepted, for ``sequence.check_sequence``.
     """
 
-    def __init__(self, path: Path, keep: Callable[[bytes], bool] | None = None) -> None:
+    def __init__(
+        self, path: Path, keep: Callable[[bytes], bool] | None = None, *, run: str | None = None
+    ) -> None:
         self.path = path
         self.keep = keep
+        # With ``run``, a repeat is skipped only when it carries that run id: a line copied in
+        # from another run is yielded instead, for the caller to refuse by name.
+        self._run_key = b'"run":' + orjson.dumps(run) if run is not None else None
         self.valid_bytes = 0
         self.torn_bytes = 0
         self.records = 0
@@ -203,16 +209,20 @@ class JsonlReader(Generic[R]):
                     continue
                 seq = seq_of(line)
                 if seq is not None:
-                    if seq <= self.seq_last:  # a record read already: count it once
+                    if seq > self.seq_last:
+                        self.seq_last = seq
+                        self.seq_count += 1
+                        self.seq_sum += seq
+                        self.seq_squares += seq * seq
+                    elif self._run_key is None or self._run_key in line:
+                        # A record read already: count it once.
                         if not (line.startswith(b"{") and line.rstrip(_BLANK).endswith(b"}")):
                             self._parse(line, number)  # still refuse what is not a record
                         self.valid_bytes = end
                         self.duplicates += 1
                         continue
-                    self.seq_last = seq
-                    self.seq_count += 1
-                    self.seq_sum += seq
-                    self.seq_squares += seq * seq
+                    # else another run's line under a lower number: yielded, for the caller
+                    # to refuse by name (never counted as this run's repeat)
                 wanted = keep is None or keep(line)
                 if not wanted and line.startswith(b"{") and line.endswith(b"}\n"):
                     self.valid_bytes = end

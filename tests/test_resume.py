@@ -170,15 +170,16 @@ def test_a_line_from_another_run_stops_resume(
     ours = records(folder / "requests.jsonl")
     theirs = [r for r in records(reference / "requests.jsonl") if r["job"] == ours[-1]["job"]]
     log = folder / "requests.jsonl"
-    # Numbered after ours (in processes the other run may have written it earlier: a number
-    # below ours is read as a repeat and skipped, never used).
     last = max(
         r["seq"] for name in ("requests.jsonl", "outputs.jsonl") for r in records(folder / name)
     )
-    line = {**theirs[-1], "seq": max(theirs[-1]["seq"], last + 1)}
-    log.write_bytes(log.read_bytes() + orjson.dumps(line) + b"\n")
-    before = log.read_bytes()
-    assert cli("resume", str(folder), "--no-progress") == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "another run" in err[0]
-    assert log.read_bytes() == before
+    clean = log.read_bytes()
+    # Numbered after ours, and under a number ours already used (which a repeat of our own
+    # line would carry, and is skipped as one): refused by name either way.
+    for seq in (last + 1, 2):
+        log.write_bytes(clean + orjson.dumps({**theirs[-1], "seq": seq}) + b"\n")
+        before = log.read_bytes()
+        assert cli("resume", str(folder), "--no-progress") == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "another run" in err[0], seq
+        assert log.read_bytes() == before
