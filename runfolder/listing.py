@@ -135,7 +135,7 @@ def run_row(folder: Path) -> RunRow:
     return RunRow(
         folder=folder,
         suite=str(manifest.get("suite")),
-        model=str(model.get("name")),
+        model=str(model.get("label") or model.get("name")),  # a sim's knobs (sim:seed=7)
         started=str(manifest.get("created_utc")),
         jobs=jobs if isinstance(jobs, int) else None,
         done=len(done),

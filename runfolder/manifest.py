@@ -143,6 +143,9 @@ class ModelInfo:
     # The caller's retry policy (max_attempts, budget_s, waits); None in runs made before it
     # was recorded here (their System One backends kept it as params.retries).
     retries: dict[str, Any] | None = None
+    # How --model named it when that says more than ``name``: a sim's knobs (sim:seed=7).
+    # None in runs made before it was recorded.
+    label: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -158,6 +161,7 @@ class ModelInfo:
             price_usd_per_million_input=fields.optional_number("price_usd_per_million_input"),
             retries=fields.optional_mapping("retries"),
             wire=fields.optional_text("wire"),
+            label=fields.optional_text("label"),
             extra={k: v for k, v in fields.raw.items() if k not in known},
         )
 
@@ -165,6 +169,7 @@ class ModelInfo:
         """The JSON object, keys in the order the harness writes them."""
         return {
             "name": self.name,
+            **({} if self.label is None else {"label": self.label}),
             "backend": self.backend,
             **({} if self.wire is None else {"wire": self.wire}),
             "simulated": self.simulated,

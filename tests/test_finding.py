@@ -166,6 +166,15 @@ def test_list_reads_totals_not_the_request_log(
     assert out[1].endswith("complete") and "jobs 48/48 done, 0 failed, 0 pending" in out[1]
 
 
+def test_list_tells_two_simulated_versions_apart(tmp_path: Path) -> None:
+    """A sim run's row names the knobs set, as --model takes them; the default sim is "sim"."""
+    runs = tmp_path / "runs"
+    for name, model in (("default", "sim"), ("seven", "sim:seed=7,noise_arithmetic=0.05")):
+        assert cli("run", *SMALL, "--model", model, "--run", str(runs / name), "--no-progress") == 0
+    models = {row.folder.name: row.model for row in list_rows(entries(runs))}
+    assert models == {"default": "sim", "seven": "sim:seed=7,noise_arithmetic=0.05"}
+
+
 def test_list_of_an_empty_or_missing_root(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -115,6 +115,9 @@ def answer_draw_prefix(seed: int, key: str) -> bytes:
     return b'["answer",' + orjson.dumps(seed) + b",[" + orjson.dumps(key) + b","
 
 
+_DEFAULT_PARAMS = SimParams()
+
+
 @dataclass(frozen=True, slots=True)
 class Asked:
     """What the sim reads from one question before it answers, the same for every state.
@@ -365,13 +368,17 @@ class SimModel:
         return Reply(response, model="sim", usage=response["usage"])
 
     def describe(self) -> dict[str, Any]:
-        """The manifest's model spec."""
+        """The manifest's model spec; ``label`` names the knobs set (``sim:seed=7``), as
+        ``--model`` takes them, so that ``list`` tells two simulated "versions" apart."""
+        params = asdict(self.params)
+        changed = [f"{k}={v}" for k, v in params.items() if v != getattr(_DEFAULT_PARAMS, k)]
         return {
             "name": "sim",
+            "label": "sim:" + ",".join(changed) if changed else "sim",
             "backend": "sim",
             "simulated": True,
             "base_url": None,
-            "params": asdict(self.params),
+            "params": params,
         }
 
     async def aclose(self) -> None:
