@@ -86,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"tokens: in {c.input_tokens:,}, out {c.output_tokens:,}; cost {cost}")
     print(f"served models: {served}")
+    # A merged parent's last line seals it ("merge"): not a session that sent anything.
+    sessions = [s for s in sessions if s.get("command") != "merge"]
     if sessions:  # absent in runs made before sessions.jsonl
         resumes = sum(1 for s in sessions if s.get("command") == "resume")
         allowed = sum(len(s.get("allowed_mismatches") or ()) for s in sessions)
