@@ -36,6 +36,24 @@ BAD_RUNS = {
         ["run", "--model", "my-model", "--base-url", "http://127.0.0.1:9", "--max-cost-usd", "1"],
         "--price-per-million",
     ),
+    "base url for the in-process sim": (
+        ["run", "--base-url", "http://127.0.0.1:9"],
+        "--base-url applies to models served over HTTP",
+    ),
+    "no workers in a dry run": (["run", "--dry-run", "--workers", "0"], "--workers"),
+    "workers for a served model in a dry run": (
+        [
+            "run",
+            "--dry-run",
+            "--model",
+            "my-model",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--workers",
+            "2",
+        ],
+        "--workers 2",
+    ),  # fmt: skip
     "negative drain": (["run", "--drain-seconds", "-1"], "--drain-seconds"),
     "negative wait ceiling": (["run", "--max-wait-seconds", "-1"], "--max-wait-seconds"),
     "sim knob out of range": (["run", "--sim", "slip_bit=2"], "must lie in [0, 1]"),
@@ -91,3 +109,13 @@ def test_an_existing_run_is_never_overwritten(
     assert cli("run", "--param", "per_operator=1", "--run", str(folder), "--no-progress") == 2
     assert "numericjev resume" in capsys.readouterr().err
     assert (folder / "requests.jsonl").read_bytes() == before
+
+
+def test_a_dry_run_refuses_a_run_folder_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "notes.md"
+    taken.write_text("mine\n")
+    assert cli("run", "--dry-run", "--run", str(taken)) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err and len(err.strip().splitlines()) == 1
