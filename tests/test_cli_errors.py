@@ -119,3 +119,11 @@ def test_a_dry_run_refuses_a_run_folder_that_is_a_file(
     assert cli("run", "--dry-run", "--run", str(taken)) == 2
     err = capsys.readouterr().err
     assert "is a file, not a folder" in err and len(err.strip().splitlines()) == 1
+
+
+def test_resume_of_no_run_prints_only_its_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli("resume", str(tmp_path / "nowhere")) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "does not exist" in err and len(err.strip().splitlines()) == 1
