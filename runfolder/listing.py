@@ -22,6 +22,8 @@ from runfolder.layout import OUTPUTS
 from runfolder.manifest import read_manifest_object
 from runfolder.totals import read_totals, totals_current
 
+NOT_STARTED = "not started"  # a comparison's cell with no run folder yet
+
 __all__ = ["RunRow", "job_status", "list_rows", "mark_of", "run_row"]
 
 
@@ -66,8 +68,9 @@ class RunRow:
         total = "?" if self.jobs is None else f"{self.jobs:,}"
         pending = "?" if self.pending is None else f"{self.pending:,}"
         model = self.model + (f" ({self.mark})" if self.mark else "")
+        when = self.started if self.started == NOT_STARTED else f"started {self.started}"
         return (
-            f"{self.folder}  {self.suite}  {model}  started {self.started}  "
+            f"{self.folder}  {self.suite}  {model}  {when}  "
             f"jobs {self.done:,}/{total} done, {self.failed:,} failed, {pending} pending  "
             f"requests {requests}  cost {cost}  " + ("complete" if self.complete else "INCOMPLETE")
         )
@@ -173,7 +176,7 @@ def _comparison_row(folder: Path) -> RunRow:
             folder / c["folder"],
             c["suite"],
             c["model"],
-            "not started",
+            NOT_STARTED,
             None,
             0,
             0,
