@@ -53,7 +53,7 @@ BAD_RUNS = {
             "2",
         ],
         "--workers 2",
-    ),  # fmt: skip
+    ),
     "negative drain": (["run", "--drain-seconds", "-1"], "--drain-seconds"),
     "negative wait ceiling": (["run", "--max-wait-seconds", "-1"], "--max-wait-seconds"),
     "sim knob out of range": (["run", "--sim", "slip_bit=2"], "must lie in [0, 1]"),
