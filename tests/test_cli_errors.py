@@ -127,3 +127,23 @@ def test_resume_of_no_run_prints_only_its_error(
     assert cli("resume", str(tmp_path / "nowhere")) == 2
     out, err = capsys.readouterr()
     assert out == "" and "does not exist" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--workers", "abc"],
+        ["run", "--wire", "bogus"],
+        ["bogus"],
+        ["analyze", "latest", "--bootstrap", "-1"],
+        ["diff", "only-one"],
+    ],
+)
+def test_usage_errors_are_one_line_too(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse's own errors print the whole usage first; here they are one line, exit 2.
+    with pytest.raises(SystemExit) as stopped:
+        status = cli(*args)
+        raise SystemExit(status)  # analysis returns the status instead of exiting
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--help)" in err
