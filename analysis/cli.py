@@ -14,6 +14,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import orjson
 
@@ -60,8 +61,17 @@ def _count(text: str) -> int:
     return value
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are one line on stderr, exit status 2, as every
+    other bad input (argparse's own print the whole usage first); subparsers inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` in one line, pointing at ``--help``, and exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="Analyse NumericJev run folders.")
+    parser = OneLineParser(prog=PROG, description="Analyse NumericJev run folders.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def bootstrap_options(p: argparse.ArgumentParser) -> None:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import FrameType
+from typing import NoReturn
 
 from harness.commands import COMMANDS
 from harness.commands.common import Handoff
@@ -22,9 +23,18 @@ from harness.errors import NumericJevError, RunFolderError
 ANALYSIS_COMMANDS = ("analyze", "report", "diff")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are one line on stderr, exit status 2, as every
+    other bad input (argparse's own print the whole usage first); subparsers inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` in one line, pointing at ``--help``, and exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="numericjev",
         description=(
             "Numerical read-outs of decision models (NumericJev). Run a suite against a model "

@@ -209,6 +209,8 @@ def create_comparison(
     stamp = datetime.now(UTC)
     if folder is None:
         folder = unique_folder(RUNS_ROOT, "compare-" + stamp.strftime("%Y%m%d-%H%M%S"))
+    elif folder.exists() and not folder.is_dir():
+        raise RunFolderError(f"--out {folder} is a file, not a folder; choose another --out folder")
     elif folder.exists() and any(folder.iterdir()):
         if (folder / "compare.json").exists():
             raise RunFolderError(

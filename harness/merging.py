@@ -11,7 +11,9 @@ Merge checks before it writes anything:
 
 Then it writes ``outputs.jsonl``, ``requests.jsonl`` and ``sessions.jsonl`` at the parent:
 each the shards' file in shard order (their whole lines; a torn last line is left out),
-written to a temporary file and renamed into place. Records already carry the parent's
+written to a temporary file and renamed into place. ``sessions.jsonl`` ends with one more
+line, ``"command": "merge"``, sealing the parent's manifest: the shards' lines seal their
+own manifests, so without it every reader would take the parent for an edited manifest. Records already carry the parent's
 run id. Each shard numbers its records 1..N_K (``seq``, ``runfolder.sequence``, checked
 here: a shard cut in the middle is refused); the merged logs number them 1..N in shard
 order by adding the earlier shards' counts to each line's ``seq``, the only bytes changed,
@@ -44,7 +46,11 @@ from runfolder import (
     RunFolderError,
     RunLock,
     check_sequence,
+    field_digests,
     load_manifest,
+    manifest_digest,
+    read_manifest_object,
+    read_sessions,
     read_totals,
     seq_of,
     totals_current,
@@ -192,9 +198,35 @@ def merge(folder: Path, suite: Suite | None = None, *, verify: bool = True) -> M
         if problems:
             raise RunFolderError(f"cannot merge {folder}: " + "; ".join(problems))
         offsets = [sum(numbered[:k]) for k in range(count)]
-        written = {name: _concatenate(folder, name, count, offsets) for name in MERGED_FILES}
+        tails = {SESSIONS: _merge_session(folder, count)}
+        written = {
+            name: _concatenate(folder, name, count, offsets, tails.get(name, b""))
+            for name in MERGED_FILES
+        }
         _merge_totals(folder, count, parent.run_id)
     return Merged(folder, count, len(held), failed, written, time.perf_counter() - t0)
+
+
+def _merge_session(folder: Path, count: int) -> bytes:
+    """The ``sessions.jsonl`` line that seals the parent's manifest after a merge: the last
+    shard session's (code, model, server, limits) with the parent's seal, so that resume,
+    status and analysis check the parent's manifest against its own digest. Deterministic,
+    so merging again writes the same bytes."""
+    last: dict[str, Any] | None = None
+    for index in range(count):
+        for record in read_sessions(Shard(index, count).folder(folder)):
+            if last is None or str(record.get("utc")) >= str(last.get("utc")):
+                last = dict(record)
+    if last is None:
+        return b""  # shards made before sessions.jsonl: nothing was sealed
+    raw = read_manifest_object(folder)
+    last.update(
+        command="merge",
+        allowed_mismatches=[],
+        manifest_sha256=manifest_digest(raw),
+        manifest_fields=field_digests(raw),
+    )
+    return orjson.dumps(last) + b"\n"
 
 
 def _merge_totals(folder: Path, count: int, run_id: str) -> None:
@@ -291,8 +323,9 @@ def _renumbered(source: BinaryIO, out: BinaryIO, length: int, offset: int) -> No
         out.write(line[:at] + str(seq + offset).encode() + b"}\n")
 
 
-def _concatenate(folder: Path, name: str, count: int, offsets: list[int]) -> int:
-    """Write ``folder/name`` as the shards' files in shard order; the bytes read."""
+def _concatenate(folder: Path, name: str, count: int, offsets: list[int], tail: bytes) -> int:
+    """Write ``folder/name`` as the shards' files in shard order, then ``tail``; the bytes
+    read."""
     tmp = folder / f".{name}.merge.tmp"
     total = 0
     with tmp.open("wb") as out:
@@ -307,6 +340,7 @@ def _concatenate(folder: Path, name: str, count: int, offsets: list[int]) -> int
                 else:
                     _copy(source, out, length)
             total += length
+        out.write(tail)
     # No fsync: the merged files are derived from the shards, which stay as they were; after
     # a crash, merging again rebuilds them (and saves the cost of forcing 1.5 GB to disk).
     os.replace(tmp, folder / name)

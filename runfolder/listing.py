@@ -22,6 +22,8 @@ from runfolder.layout import OUTPUTS
 from runfolder.manifest import read_manifest_object
 from runfolder.totals import read_totals, totals_current
 
+NOT_STARTED = "not started"  # a comparison's cell with no run folder yet
+
 __all__ = ["RunRow", "job_status", "list_rows", "mark_of", "run_row"]
 
 
@@ -41,6 +43,7 @@ class RunRow:
     exact: bool  # False: requests and cost are lower bounds (a session was killed)
     mark: str  # "simulated", "oracle" (exact labels) or "" (a served model)
     problem: str | None = None  # why the folder could not be read
+    cost_known: bool = True  # False: some answered request had no price (cost_usd a floor)
     cells: tuple[RunRow, ...] = ()  # a comparison's runs
 
     @property
@@ -60,11 +63,14 @@ class RunRow:
         bound = "" if self.exact else ">="
         requests = "?" if self.requests is None else f"{bound}{self.requests:,}"
         cost = "?" if self.cost_usd is None else f"{bound}USD {self.cost_usd:.4f}"
+        if self.cost_usd is not None and not self.cost_known:
+            cost += " + unknown"  # as status says it: some requests had no price
         total = "?" if self.jobs is None else f"{self.jobs:,}"
         pending = "?" if self.pending is None else f"{self.pending:,}"
         model = self.model + (f" ({self.mark})" if self.mark else "")
+        when = self.started if self.started == NOT_STARTED else f"started {self.started}"
         return (
-            f"{self.folder}  {self.suite}  {model}  started {self.started}  "
+            f"{self.folder}  {self.suite}  {model}  {when}  "
             f"jobs {self.done:,}/{total} done, {self.failed:,} failed, {pending} pending  "
             f"requests {requests}  cost {cost}  " + ("complete" if self.complete else "INCOMPLETE")
         )
@@ -76,6 +82,16 @@ def mark_of(model: dict[str, Any]) -> str:
     if model.get("backend") == "oracle" or model.get("oracle") is True:
         return "oracle"
     return "simulated" if model.get("simulated") is True else ""
+
+
+def _served_mark(folder: Path) -> str:
+    """The mark the first output line carries: a served model's manifest cannot say that a
+    server naming itself ``sim`` (serve-sim) or ``oracle`` answered; its outputs do."""
+    for record in JsonlReader[dict[str, Any]](folder / OUTPUTS):
+        if record.get("oracle") is True:
+            return "oracle"
+        return "simulated" if record.get("simulated") is True else ""
+    return ""
 
 
 _JOB = b'{"job":"'
@@ -143,7 +159,8 @@ def run_row(folder: Path) -> RunRow:
         requests=None if totals is None else totals["requests"],
         cost_usd=None if totals is None else totals["cost_usd"],
         exact=totals is not None and totals_current(folder, totals),
-        mark=mark_of(model),
+        mark=mark_of(model) or _served_mark(folder),
+        cost_known=totals is None or totals["cost_known"],
     )
 
 
@@ -159,7 +176,7 @@ def _comparison_row(folder: Path) -> RunRow:
             folder / c["folder"],
             c["suite"],
             c["model"],
-            "not started",
+            NOT_STARTED,
             None,
             0,
             0,
@@ -186,6 +203,7 @@ def _comparison_row(folder: Path) -> RunRow:
         requests=total([c.requests for c in known]),
         cost_usd=total([c.cost_usd for c in known]),
         exact=all(c.exact for c in known),
+        cost_known=all(c.cost_known for c in known),
         mark=", ".join(["comparison", *sorted({c.mark for c in known if c.mark})]),
         cells=cells,
     )

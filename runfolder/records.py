@@ -63,7 +63,7 @@ ErrorKind = Literal[
 ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 
 OutputStatus = Literal["ok", "failed"]
-SessionCommand = Literal["run", "resume"]
+SessionCommand = Literal["run", "resume", "merge"]  # merge: seals the merged parent
 
 
 def error_kind(kind: str) -> ErrorKind:
@@ -197,7 +197,8 @@ class LimitsRecord(TypedDict):
 
 
 class SessionRecord(TypedDict):
-    """A ``sessions.jsonl`` line: one ``run`` or ``resume`` invocation, written as it starts.
+    """A ``sessions.jsonl`` line: one ``run`` or ``resume`` invocation, written as it starts
+    (and at a merged parent, one ``merge`` line sealing its manifest: ``harness.merging``).
 
     The manifest is written once; what changes between sessions (code, limits, URL, the
     mismatches ``--allow-mismatch`` let through) is recorded here.

@@ -36,6 +36,24 @@ BAD_RUNS = {
         ["run", "--model", "my-model", "--base-url", "http://127.0.0.1:9", "--max-cost-usd", "1"],
         "--price-per-million",
     ),
+    "base url for the in-process sim": (
+        ["run", "--base-url", "http://127.0.0.1:9"],
+        "--base-url applies to models served over HTTP",
+    ),
+    "no workers in a dry run": (["run", "--dry-run", "--workers", "0"], "--workers"),
+    "workers for a served model in a dry run": (
+        [
+            "run",
+            "--dry-run",
+            "--model",
+            "my-model",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--workers",
+            "2",
+        ],
+        "--workers 2",
+    ),
     "negative drain": (["run", "--drain-seconds", "-1"], "--drain-seconds"),
     "negative wait ceiling": (["run", "--max-wait-seconds", "-1"], "--max-wait-seconds"),
     "sim knob out of range": (["run", "--sim", "slip_bit=2"], "must lie in [0, 1]"),
@@ -91,3 +109,41 @@ def test_an_existing_run_is_never_overwritten(
     assert cli("run", "--param", "per_operator=1", "--run", str(folder), "--no-progress") == 2
     assert "numericjev resume" in capsys.readouterr().err
     assert (folder / "requests.jsonl").read_bytes() == before
+
+
+def test_a_dry_run_refuses_a_run_folder_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "notes.md"
+    taken.write_text("mine\n")
+    assert cli("run", "--dry-run", "--run", str(taken)) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err and len(err.strip().splitlines()) == 1
+
+
+def test_resume_of_no_run_prints_only_its_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli("resume", str(tmp_path / "nowhere")) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "does not exist" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--workers", "abc"],
+        ["run", "--wire", "bogus"],
+        ["bogus"],
+        ["analyze", "latest", "--bootstrap", "-1"],
+        ["diff", "only-one"],
+    ],
+)
+def test_usage_errors_are_one_line_too(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse's own errors print the whole usage first; here they are one line, exit 2.
+    with pytest.raises(SystemExit) as stopped:
+        status = cli(*args)
+        raise SystemExit(status)  # analysis returns the status instead of exiting
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--help)" in err

@@ -152,7 +152,8 @@ def test_a_cap_stops_the_comparison_and_resume_finishes_it(
     assert cli("status", str(folder)) == 0
     status = capsys.readouterr().out.splitlines()
     assert "INCOMPLETE" in status[0] and len(status) == 5
-    assert "requests 250 " in status[0] and "not started" in status[-1]
+    assert "requests 250 " in status[0] and "  not started  " in status[-1]
+    assert "started not started" not in status[-1]
     assert cli("resume", str(folder), "--no-progress", "--max-requests", "10000") == 0
     assert summary(folder) == summary(reference)
 
@@ -240,3 +241,17 @@ def test_bad_input_is_refused_before_anything_is_written(
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
+
+
+def test_out_naming_a_file_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "notes.md"
+    taken.write_text("mine\n")
+    assert (
+        cli("compare", "--models", "sim,oracle", "--suites", "exploratory", "--out", str(taken))
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err and len(err.strip().splitlines()) == 1
+    assert taken.read_text() == "mine\n"

@@ -93,3 +93,33 @@ def test_full_affine_suite_through_ten_percent_faults(tmp_path: Path) -> None:
     counts = answered(folder)
     assert max(counts.values()) == 1
     assert sum(counts.values()) == sum(answered(reference).values())
+
+
+def test_list_and_status_mark_a_run_served_by_serve_sim(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The manifest of a served model cannot know serve-sim will answer; the logs do. And a
+    # server with no price leaves the cost unknown: list says so, as status does.
+    root = tmp_path / "runs"
+    with serve_sim_in_thread(ServerConfig(port=0)) as url:
+        assert cli("run", "--suite", "exploratory", "--model", "jev-sim", "--base-url", url,
+                   "--run", str(root / "served"), "--no-progress") == 0  # fmt: skip
+    capsys.readouterr()
+    assert cli("list", str(root)) == 0
+    line = capsys.readouterr().out.strip()
+    assert "jev-sim (simulated)" in line and "cost USD 0.0000 + unknown" in line
+    assert cli("status", str(root / "served")) == 0
+    assert "model jev-sim (SIMULATED)" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_a_401_from_serve_sim_reads_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The client masks what follows "Bearer" in a server's message; serve-sim's own 401
+    # must still read as a sentence (it said "Bearer *** --key it was given>").
+    monkeypatch.delenv("TYPESAFE_API_KEY", raising=False)
+    with serve_sim_in_thread(ServerConfig(port=0, key=KEY)) as url:
+        assert http_run(tmp_path / "run", url) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "(401)" in err
+    assert "***" not in err and "started with (--key)" in err

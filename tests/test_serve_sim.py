@@ -218,6 +218,8 @@ def test_help_explains_every_option_and_the_fault_syntax(capsys: pytest.CaptureF
         assert option in text
     for kind in KINDS:
         assert f"\n    {kind} " in text
+    # The epilog is printed as written (raw): every line must fit a terminal.
+    assert max(len(line) for line in text.splitlines()) <= 100
 
 
 def test_options_become_a_config() -> None:

@@ -177,3 +177,26 @@ def test_status_of_a_parent_lists_its_shards(
     last = capsys.readouterr().out.strip().splitlines()[-1]
     want = len(Shard(1, 3).jobs(small_suite()))
     assert last == f"shards (3): 0: not here; 1: {want}/{want} done; 2: not here (not merged yet)"
+
+
+def test_a_merged_run_is_not_taken_for_an_edited_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The shards' session lines seal the shards' manifests; the merge seals the parent's,
+    # else status, analysis (--strict refused) and resume saw "manifest.json was edited".
+    from runfolder import SESSIONS, read_sessions
+
+    parent = tmp_path / "run"
+    for k in (0, 1):
+        start_shard(small_suite(), ModelSpec("sim"), parent=parent, shard=Shard(k, 2))
+    merge(parent)
+    sessions = (parent / SESSIONS).read_bytes()
+    assert [s["command"] for s in read_sessions(parent)] == ["run", "run", "merge"]
+    merge(parent)
+    assert (parent / SESSIONS).read_bytes() == sessions  # merging again: the same bytes
+    capsys.readouterr()
+    assert main(["status", str(parent)]) == 0
+    out = capsys.readouterr().out
+    assert "edited" not in out and "sessions: 2 (0 resumes" in out
+    assert main(["analyze", "--strict", "--no-probabilities", "--bootstrap", "0", str(parent)]) == 0
+    assert main(["resume", str(parent), "--no-progress"]) == 0

@@ -39,6 +39,13 @@ def _text(value: Any) -> str:
     return "absent" if value is None else str(value)
 
 
+def _price(model: dict[str, Any], key: str) -> str:
+    """A manifest price as shown: null is a price nobody knew, not a missing field."""
+    if key not in model:
+        return "absent"
+    return "unknown" if model[key] is None else str(model[key])
+
+
 def _incomplete(who: str, f: RunFacts, run_dir: str) -> Banner | None:
     if f.jobs_pending is None:
         if not f.jobs_failed:
@@ -178,7 +185,7 @@ def _differences(a: Manifest, b: Manifest) -> list[str]:
         found.append(f"wire format (A {wire_a}, B {wire_b})")
     for key in sorted(k for k in ma.keys() | mb.keys() if k.startswith("price")):
         if ma.get(key) != mb.get(key):
-            found.append(f"{key} (A {_text(ma.get(key))}, B {_text(mb.get(key))})")
+            found.append(f"{key} (A {_price(ma, key)}, B {_price(mb, key)})")
     if a.decoders != b.decoders:
         found.append(f"decoders (A {', '.join(a.decoders)}; B {', '.join(b.decoders)})")
     return found

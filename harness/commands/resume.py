@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
     from harness.folder import LimitChanges
     from harness.interrupts import Interrupts
     from harness.session import resume_run
-    from runfolder import is_comparison
+    from runfolder import is_comparison, read_manifest_object
 
     interrupts = Interrupts(args.drain_seconds)
 
@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         from harness.commands.compare import continue_comparison
 
         return continue_comparison(args, folder, warn, interrupts)
+    read_manifest_object(folder)  # not a run folder: its one-line error, before any output
     print(f"run folder: {folder}", flush=True)
     limits: LimitChanges = {
         "concurrency": args.concurrency,

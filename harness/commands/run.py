@@ -251,7 +251,7 @@ def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
 
 def run(args: argparse.Namespace) -> int:
     """Validate everything, then run (or describe, with --dry-run)."""
-    from harness.backends import check_spec
+    from harness.backends import IN_PROCESS, check_spec
     from harness.calling import Limits
     from harness.calling.limits import DEFAULT_MAX_WAIT_S
     from harness.commands.summary import report
@@ -265,8 +265,23 @@ def run(args: argparse.Namespace) -> int:
     suite = suite_from(args)
     spec = model_spec(args)
     check_spec(spec)  # --sim knobs are refused alike with and without --dry-run
+    if spec.name in IN_PROCESS and args.base_url:
+        # Else ignored in silence: a user testing the HTTP path would measure the in-process sim.
+        raise ConfigError(
+            f"--base-url applies to models served over HTTP; {spec.name!r} runs in process "
+            "(to ask serve-sim, name a served model: --model jev-sim --base-url URL)"
+        )
     if args.dry_run:  # sends nothing, so it needs no key and builds no client
         from harness.dryrun import describe, dry_run_price
+        from harness.pool import processes_for
+
+        # What the real run would refuse, a dry run refuses too.
+        if args.ray is None:
+            processes_for(spec.name, args.workers, spend_cap=args.max_cost_usd is not None)
+        if args.run is not None and args.run.exists() and not args.run.is_dir():
+            raise ConfigError(
+                f"--run {args.run} is a file, not a folder; choose another --run folder"
+            )
 
         for line in describe(suite, spec.name, dry_run_price(spec)):
             print(line, file=sys.stdout)

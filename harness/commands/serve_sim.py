@@ -35,9 +35,11 @@ fault injection (--faults SPEC):
   Faults never turn a right answer into another valid one: they only make an exchange
   fail detectably, so a client that retries gets the same outputs as against a clean
   server. Except refusal, and badlabel on openai-chat: these are the model's answer, which
-  numericjev records as a refusal (final: its decoder fails, nothing is retried). Which request fails, and how, is a pure function of --fault-seed, the request
-  body and how often that body has already failed; a body fails at most
-  --max-faults-per-request times in a row, so retries always get through.
+  numericjev records as a refusal (final: its decoder fails, nothing is retried).
+
+  Which request fails, and how, is a pure function of --fault-seed, the request body and
+  how often that body has already failed; a body fails at most --max-faults-per-request
+  times in a row, so retries always get through.
 """
 
 

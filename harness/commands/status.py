@@ -27,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the folder's state."""
+    from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS
     from harness.replay import read_logs
     from runfolder import (
         edited_fields,
@@ -58,11 +59,13 @@ def run(args: argparse.Namespace) -> int:
     total = manifest.n_jobs
     done, failed = len(state.finished), len(state.failed)
     model = manifest.model
+    # A served model's manifest cannot know that serve-sim answered; the served names can.
+    served_names = set(c.models)
     simulated = (
         " (ORACLE: exact labels)"
-        if model.backend == "oracle"
+        if model.backend == "oracle" or served_names & ORACLE_MODELS
         else " (SIMULATED)"
-        if model.simulated
+        if model.simulated or served_names & SIMULATOR_MODELS
         else ""
     )
     cost = f"USD {c.cost_usd:.6f}" if c.cost_known else f"USD {c.cost_usd:.6f} + unknown"
@@ -86,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"tokens: in {c.input_tokens:,}, out {c.output_tokens:,}; cost {cost}")
     print(f"served models: {served}")
+    # A merged parent's last line seals it ("merge"): not a session that sent anything.
+    sessions = [s for s in sessions if s.get("command") != "merge"]
     if sessions:  # absent in runs made before sessions.jsonl
         resumes = sum(1 for s in sessions if s.get("command") == "resume")
         allowed = sum(len(s.get("allowed_mismatches") or ()) for s in sessions)

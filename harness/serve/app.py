@@ -168,7 +168,11 @@ class SimApp:
         given = headers.get("authorization", "")
         if hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
             return None
-        message = "missing or wrong API key: send Authorization: Bearer <the --key it was given>"
+        # No "Bearer <...>" here: clients scrub whatever follows "Bearer" in what they show.
+        message = (
+            "missing or wrong API key: send the key serve-sim was started with (--key) "
+            "in the Authorization header"
+        )
         body = error_body(self.config.wire, "authentication_error", message)
         return _json(401, body, headers=(("www-authenticate", "Bearer"),))
 

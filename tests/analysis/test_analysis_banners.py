@@ -155,6 +155,14 @@ def test_diff_names_every_difference_of_the_sides(runs: RunFactory) -> None:
     ]
 
 
+def test_an_unknown_price_is_called_unknown_not_absent(runs: RunFactory) -> None:
+    # A served model at a URL the price table does not cover records a null price.
+    a = runs.affine("a", model=sim_manifest())
+    b = runs.affine("b", model=sim_manifest(price_usd_per_million_input=None))
+    messages = [b.message for b in diff_runs(load_run(a), load_run(b), n_boot=0).banners]
+    assert "A and B differ in price_usd_per_million_input (A 0.0, B unknown)" in messages
+
+
 def test_diff_of_one_run_says_so(runs: RunFactory, capsys: pytest.CaptureFixture) -> None:
     a = runs.affine("a")
     code, out, _ = run_cli(capsys, "diff", str(a), str(a), "--bootstrap", "0")
