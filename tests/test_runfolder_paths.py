@@ -152,7 +152,7 @@ def test_sessions_record_each_run_and_resume(
     capsys.readouterr()
     assert cli("status", str(folder)) == 0
     out = capsys.readouterr().out
-    assert "sessions: 2 (1 resumes;" in out and "2 mismatches let through" in out
+    assert "sessions: 2 (1 resume;" in out and "2 mismatches let through" in out
     assert len(load_run(folder).sessions) == 2
 
 

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``resume`` parser."""
     parser = sub.add_parser(
         "resume",
-        help="continue an interrupted run",
+        help="continue an interrupted run, or a whole comparison",
         description=(
             "Replay the recorded answers of every unfinished job through its decoders, send only "
             "what was never answered, retry failed jobs, and skip finished ones. Refuses, naming "

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         resumes = sum(1 for s in sessions if s.get("command") == "resume")
         allowed = sum(len(s.get("allowed_mismatches") or ()) for s in sessions)
         print(
-            f"sessions: {len(sessions)} ({resumes} resumes; last started {sessions[-1].get('utc')})"
+            f"sessions: {len(sessions)} ({resumes} resume{'' if resumes == 1 else 's'}; last started {sessions[-1].get('utc')})"
             + (f"; {allowed} mismatches let through by --allow-mismatch" if allowed else "")
         )
     if state.repeated_lines:

@@ -19,7 +19,12 @@ EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal
 def summary_lines(result: RunResult) -> list[str]:
     """What a person needs to read after a run or resume."""
     folder, c = result.folder, result.counters
-    cost = f"USD {c.cost_usd:.6f}" if c.cost_known else "cost unknown for some requests"
+    if c.cost_known:
+        cost = f"USD {c.cost_usd:.6f}"
+    elif c.cost_usd:
+        cost = f"USD {c.cost_usd:.6f} + requests of unknown cost"
+    else:  # no price at all: say how to give one
+        cost = "cost unknown (no price for this model here; --price-per-million sets one)"
     lines = [
         f"run folder: {folder}",
         f"jobs: {c.jobs_done:,} of {c.jobs_total:,} done, {c.jobs_failed:,} failed, "
