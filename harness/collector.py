@@ -17,11 +17,13 @@ ends. Nothing a run records depends on this.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 YOUNG_THRESHOLD = 50_000  # allocations between young collections (CPython's default: 700)
 
+_lock = threading.Lock()  # runs may start and end in several threads
 _depth = 0  # runs inside fewer_collections now (a comparison runs several in one loop)
 _saved: tuple[tuple[int, int, int], bool] | None = None
 
@@ -35,21 +37,23 @@ def fewer_collections() -> Iterator[None]:
     nothing is frozen or unfrozen here.
     """
     global _depth, _saved
-    if _depth == 0:
-        freeze = gc.get_freeze_count() == 0
-        _saved = (gc.get_threshold(), freeze)
-        if freeze:
-            gc.freeze()
-        threshold = _saved[0]
-        gc.set_threshold(max(threshold[0], YOUNG_THRESHOLD), *threshold[1:])
-    _depth += 1
+    with _lock:
+        if _depth == 0:
+            freeze = gc.get_freeze_count() == 0
+            _saved = (gc.get_threshold(), freeze)
+            if freeze:
+                gc.freeze()
+            young, *older = _saved[0]
+            gc.set_threshold(max(young, YOUNG_THRESHOLD), *older)
+        _depth += 1
     try:
         yield
     finally:
-        _depth -= 1
-        if _depth == 0 and _saved is not None:
-            threshold, froze = _saved
-            _saved = None
-            gc.set_threshold(*threshold)
-            if froze:
-                gc.unfreeze()
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _saved is not None:
+                threshold, froze = _saved
+                _saved = None
+                gc.set_threshold(*threshold)
+                if froze:
+                    gc.unfreeze()
