@@ -172,9 +172,15 @@ def run(tmp: Path, concurrencies: tuple[int, ...] = (32, 256)) -> dict[str, Any]
     return out
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # this section alone: python -m benchmarks.bench_http [-c 32]
+    import argparse
     import tempfile
 
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_http", description=__doc__)
+    parser.add_argument(
+        "-c", "--concurrency", type=int, action="append", help="only these (default: 32 and 256)"
+    )
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="nj-bench-http-") as name:
-        for key, value in run(Path(name)).items():
+        for key, value in run(Path(name), tuple(args.concurrency or (32, 256))).items():
             print(f"{key}: {value}")

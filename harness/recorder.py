@@ -29,6 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from orjson import Fragment
+
 from harness.calling import Attempt
 from harness.jobs import Job
 from harness.progress import Counters, Progress
@@ -143,12 +145,12 @@ class Recorder:
             "job": job.id,
             "round": job.round + 1,
             "t": round(attempt.t, 3),
-            "request": body,
+            "request": body if attempt.request_json is None else _verbatim(attempt.request_json),
             "qmap": qmap,
             "attempt": attempt.number,
             "latency_ms": round(attempt.latency_ms, 3),
             "status": attempt.status,
-            "response": attempt.response,
+            "response": _as_received(attempt.response, attempt.response_json),
             "error": None if kind is None else {"kind": kind, "message": attempt.message or ""},
             "model": attempt.model,
             "usage": usage,
@@ -248,6 +250,23 @@ def totals_record(run_id: str, counters: Counters, requests_end: int) -> TotalsR
         "cost_usd": c.cost_usd,
         "cost_known": c.cost_known,
     }
+
+
+def _as_received(response: Any, received: bytes | None) -> Any:
+    """``response`` for the log: the bytes it was parsed from, as they are, when they fit on
+    one line (what a server sends is valid JSON, or it would not have parsed), else the
+    parsed object, serialised again."""
+    if received is None:
+        return response
+    received = received.strip()  # JSON allows whitespace around the value; a line does not
+    if b"\n" in received or b"\r" in received:  # pretty-printed: a JSONL line must be one
+        return response
+    return _verbatim(received)
+
+
+def _verbatim(data: bytes) -> Any:
+    """JSON bytes that ``dumps_line`` writes into the line as they are (not parsed again)."""
+    return Fragment(data)
 
 
 def _with_sent(line: RequestLine, sent: Any) -> RequestLine:

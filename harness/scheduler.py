@@ -21,6 +21,7 @@ import anyio
 import anyio.lowlevel
 
 from harness.calling import Budget, Caller
+from harness.collector import fewer_collections
 from harness.errors import AuthError, BackendError, BudgetExhausted, Stopping
 from harness.jobs import Job
 from harness.recorder import Recorder
@@ -48,9 +49,10 @@ class Scheduler:
 
     async def run(self, jobs: Iterator[Job]) -> None:
         """Advance every job until done, failed, or a cap or fatal error stops the run."""
-        async with anyio.create_task_group() as tg:
-            for _ in range(self.workers):
-                tg.start_soon(self._worker, jobs)
+        with fewer_collections():  # see harness.collector: 10-15% of an HTTP run's CPU
+            async with anyio.create_task_group() as tg:
+                for _ in range(self.workers):
+                    tg.start_soon(self._worker, jobs)
 
     async def _worker(self, jobs: Iterator[Job]) -> None:
         for job in jobs:

@@ -33,7 +33,7 @@ ALLOWED_EXTRA = {("harness/cli.py", "analysis")}  # also hands a comparison to a
 # Harness layers, lowest first; a module's layer is its first name under harness/.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("grid", "arith", "progress"),
+    ("grid", "arith", "progress", "collector"),
     ("prompts", "cases"),
     ("decoders",),
     ("wire", "registry"),

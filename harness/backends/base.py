@@ -19,6 +19,11 @@ class Reply(NamedTuple):
     # The exact body sent when the backend translated the System One body to another wire
     # format (None: the body itself was sent, or nothing was: an in-process model).
     sent: Any = None
+    # The request and response bodies as JSON bytes exactly as sent and received, when
+    # ``body`` is the response's parse and nothing was translated (System One): the log
+    # writes these bytes rather than serialising both objects again.
+    request_json: bytes | None = None
+    response_json: bytes | None = None
 
 
 class Backend(Protocol):

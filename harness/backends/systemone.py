@@ -106,7 +106,10 @@ class SystemOneBackend(RemoteBackend):
         usage = parsed.get("usage") if isinstance(parsed.get("usage"), Mapping) else None
         served = parsed.get("model") if isinstance(parsed.get("model"), str) else None
         cost = self.server.cost(usage, response.headers)
-        return Reply(parsed, response.status, served, usage, cost, response.request_id)
+        return Reply(
+            parsed, response.status, served, usage, cost, response.request_id, None, content,
+            response.content,
+        )  # fmt: skip
 
     async def __aenter__(self) -> SystemOneBackend:
         return self

@@ -37,6 +37,8 @@ class Attempt(NamedTuple):
     answers: Mapping[str, Answer] | None = None
     refused: Mapping[str, Refusal] | None = None
     sent: Any = None
+    request_json: bytes | None = None  # the bodies as sent and received (``Reply``)
+    response_json: bytes | None = None
 
     @property
     def answered(self) -> bool:

@@ -250,7 +250,8 @@ class Caller:
         self.answered_any = True
         answered = Attempt(
             number, t, latency, reply.status, kind, message, reply.body, reply.model, usage,
-            cost, reply.request_id, read.answers, refused, reply.sent,
+            cost, reply.request_id, read.answers, refused, reply.sent, reply.request_json,
+            reply.response_json,
         )  # fmt: skip
         on_attempt(answered)
         if held is not None and budget is not None:
