@@ -66,3 +66,21 @@ def test_bad_predictions_write_nothing(
 def test_name_must_not_shadow_a_decoder(run_folder: Path, tmp_path: Path) -> None:
     path = write_predictions(tmp_path / "p.jsonl", every_case(run_folder))
     assert cli("import-predictions", str(run_folder), str(path), "--name", "tree10") == 2
+
+
+def test_importing_a_file_again_appends_nothing_and_another_file_says_it_replaces(
+    run_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = every_case(run_folder)
+    first = write_predictions(tmp_path / "p.jsonl", rows)
+    assert cli("import-predictions", str(run_folder), str(first), "--name", "spline4b") == 0
+    log = (run_folder / "outputs.jsonl").read_bytes()
+    capsys.readouterr()
+    assert cli("import-predictions", str(run_folder), str(first), "--name", "spline4b") == 0
+    assert "already imported" in capsys.readouterr().out
+    assert (run_folder / "outputs.jsonl").read_bytes() == log
+    second = write_predictions(tmp_path / "q.jsonl", [{**r, "value": r["value"] * 2} for r in rows])
+    assert cli("import-predictions", str(run_folder), str(second), "--name", "spline4b") == 0
+    assert "replace" in capsys.readouterr().out
+    added = [r for r in records(run_folder / "outputs.jsonl") if r["decoder"] == "spline4b"]
+    assert len(added) == 4 * len(rows)  # both orders, two files: the earlier lines stay

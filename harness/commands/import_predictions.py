@@ -84,6 +84,20 @@ def _read(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _imported(outputs: Path, name: str) -> dict[str, int]:
+    """How many of ``outputs``' lines each file (by SHA-256) imported as decoder ``name``."""
+    from runfolder import JsonlReader
+
+    mark = b'"decoder":' + orjson.dumps(name)
+    counts: dict[str, int] = {}
+    for record in JsonlReader[dict[str, Any]](outputs, keep=lambda line: mark in line):
+        imported = record.get("imported")
+        if record.get("decoder") == name and isinstance(imported, dict):
+            digest = str(imported.get("sha256"))
+            counts[digest] = counts.get(digest, 0) + 1
+    return counts
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate every prediction against the run's jobs, then append them in one go."""
     from harness.folder import suite_of
@@ -144,6 +158,15 @@ def run(args: argparse.Namespace) -> int:
     simulated = manifest.model.simulated
     with RunLock(folder):
         seq = scan_logs(folder).last_seq  # continue the run's record numbers (a cut log: refused)
+        earlier = _imported(folder / OUTPUTS, name)
+        if earlier.get(digest, 0) >= len(chosen):
+            print(f"{args.predictions} is already imported as decoder {name!r}: nothing appended")
+            return 0
+        if earlier:  # another file under this name: its lines stay, the new ones win
+            print(
+                f"decoder {name!r} was imported before from another file: these predictions "
+                "replace its values (the earlier lines stay in the log; the last line wins)"
+            )
         log = JsonlAppender(folder / OUTPUTS)
         try:
             for job_id, row in chosen.items():
