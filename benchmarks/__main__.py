@@ -1,7 +1,9 @@
 """``make bench``: the harness's performance figures; the last line is one JSON object.
 
 Sections: the affine suite on the in-process sim (per-request overhead), through serve-sim
-on loopback with added latency (against the ideal wall time), serve-sim's own requests per
+on loopback with added latency (against the ideal wall time and a bare aiohttp client), the
+harness's own CPU per exchange with the network replaced by recorded replies
+(``bench_overhead``), serve-sim's own requests per
 second on each wire format (``bench_serve``; ``python -m benchmarks.bench_serve --against
 REV`` compares with another revision's server), the affine suite through serve-sim on each
 wire format beside System One (``bench_wires``), resume start-up on a finished
@@ -110,6 +112,13 @@ def bench_http(tmp: Path, quick: bool) -> dict[str, Any]:
     return module.run(tmp, (256,) if quick else (32, 256))
 
 
+def bench_overhead(tmp: Path, quick: bool) -> dict[str, Any]:
+    """The harness's own CPU per exchange, the network replaced by recorded replies (hot;
+    and cold, the loop idling 50 ms between waves, unless ``quick``)."""
+    module = importlib.import_module("benchmarks.bench_overhead")
+    return module.run(tmp / "overhead", delays_ms=(0.0,) if quick else (0.0, 50.0))
+
+
 def bench_serve(tmp: Path) -> dict[str, Any]:
     """serve-sim's requests per second on each wire format at concurrency 64 and 256."""
     try:
@@ -171,6 +180,7 @@ def main() -> None:
             ("resume", lambda: bench_resume(tmp)),
         ]
         sections.append(("loopback HTTP", lambda: bench_http(tmp, args.quick)))
+        sections.append(("harness's own work", lambda: bench_overhead(tmp, args.quick)))
         sections.append(("serve-sim rps", lambda: bench_serve(tmp)))
         sections.append(("wire formats", lambda: bench_wires(tmp, args.quick)))
         if not args.quick:
