@@ -87,6 +87,11 @@ class Scheduler:
             budget.answered()
             assert answered.answers is not None  # an answered attempt carries its answers
             job.apply(qmap, answered.answers, answered.refused)
+            # Dropped before the next await: kept in this frame, every worker's last parsed
+            # reply stays alive while the others run, and with hundreds of workers that
+            # memory no longer fits the CPU caches (bench_overhead: 8 us per exchange at
+            # concurrency 256, 3 at 32).
+            del answered
 
     def _failed(self, job: Job, exc: BackendError) -> None:
         """A request failed after its retries (each attempt is already in the log)."""
