@@ -103,8 +103,11 @@ class SystemOneBackend(RemoteBackend):
             raise BackendError("bad_body", f"request body is not JSON: {exc}") from exc
         response = await self.server.http.post(content)
         parsed = self.server.parse(response, None)
-        usage = parsed.get("usage") if isinstance(parsed.get("usage"), Mapping) else None
-        served = parsed.get("model") if isinstance(parsed.get("model"), str) else None
+        usage, served = parsed.get("usage"), parsed.get("model")
+        if type(usage) is not dict and not isinstance(usage, Mapping):  # the ABC check is slow
+            usage = None
+        if type(served) is not str:
+            served = None
         cost = self.server.cost(usage, response.headers)
         return Reply(
             parsed, response.status, served, usage, cost, response.request_id, None, content,

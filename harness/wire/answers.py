@@ -77,7 +77,10 @@ def read_answers(questions: Mapping[str, Any], body: Any) -> ReadAnswers:
                 and choice in question["criteria"]
                 and question.get("type") != "noul"
             ):
-                parsed[qid] = Answer(choice, _probabilities(raw.get("probabilities")))
+                probabilities = raw.get("probabilities")
+                if type(probabilities) is not dict:  # inlined: a call per answer is costly here
+                    probabilities = _probabilities(probabilities)
+                parsed[qid] = Answer(choice, probabilities)
                 continue
         elif not isinstance(raw, _OBJECT):
             raise TransientError("malformed", f"response has no answer for question {qid!r}")
