@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from typing import Any, NamedTuple
 
 from harness.decoders.base import Answer, Decoded, Question
 from harness.grid import Grid, check_options, partition
@@ -30,6 +31,15 @@ def tree_question(grid: Grid, subject: str, a: int, b: int, k: int, step: int | 
     return Question(str(step), f"{subject} {TREE}", interval_criteria(grid, a, b, k))
 
 
+class TreeStep(NamedTuple):
+    """One tree step: its question, the partition's cuts, and its trace records by option
+    (built once, when a job first takes that option; shared read-only by every job)."""
+
+    question: Question
+    cuts: list[int]
+    traced: list[dict[str, Any] | None]
+
+
 class TreeSteps:
     """One grid's, subject's and K's tree steps by interval, memoised for the decoders that
     walk it: a question and its cuts are a dict lookup on ``(a, b, step)`` (the module's
@@ -41,17 +51,38 @@ class TreeSteps:
         check_options(k, f"a {k}-way tree")
         partition(0, grid.n, k)  # validates K (once per grid and K, not per decoder)
         self.grid, self.subject, self.k = grid, subject, k
-        self._steps: dict[tuple[int, int, int], tuple[Question, list[int]]] = {}
+        self._steps: dict[tuple[int, int, int], TreeStep] = {}
 
-    def at(self, a: int, b: int, step: int) -> tuple[Question, list[int]]:
-        """The question that partitions ``[a, b)`` at ``step``, and the partition's cuts."""
+    def at(self, a: int, b: int, step: int) -> TreeStep:
+        """The step that partitions ``[a, b)`` at ``step``."""
         key = (a, b, step)
         found = self._steps.get(key)
         if found is None:
             if len(self._steps) >= self.LIMIT:
                 self._steps.clear()
             question = tree_question(self.grid, self.subject, a, b, self.k, step)
-            found = self._steps[key] = (question, partition(a, b, self.k))
+            cuts = partition(a, b, self.k)
+            found = self._steps[key] = TreeStep(question, cuts, [None] * (len(cuts) - 1))
+        return found
+
+    def traced(self, at: TreeStep, a: int, b: int, step: int, choice: str) -> dict[str, Any]:
+        """The trace record of choosing ``choice`` at ``at`` (the step at ``a, b, step``).
+
+        Memoised per option: a job's output writes one per step, with four bound texts, and
+        the steps near the root are the same for most jobs of a grid."""
+        cuts, j = at.cuts, int(choice)
+        found = at.traced[j]
+        if found is None or found["choice"] != choice:  # a label is str(j); anything else is
+            g = self.grid  # built afresh, not memoised
+            found = {
+                "round": step,
+                "choice": choice,
+                "interval": [g.bound_text(cuts[j]), g.bound_text(cuts[j + 1])],
+                "parent": [g.bound_text(a), g.bound_text(b)],
+                "k": len(cuts) - 1,
+            }
+            if choice == str(j):
+                at.traced[j] = found
         return found
 
 
@@ -73,6 +104,8 @@ class TreeDecoder:
     b: int = field(default=0, init=False)
     # (choice, chosen lo, chosen hi, parent a, parent b, k) per decision, as cell indices.
     trace: list[tuple[str, int, int, int, int, int]] = field(default_factory=list, init=False)
+    # The same decisions as the output's trace records (``TreeSteps.traced``, shared).
+    _traced: list[dict[str, Any]] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._steps = tree_steps(self.grid, self.subject, self.k)  # checks K
@@ -83,14 +116,15 @@ class TreeDecoder:
         """The next partition of the current interval, or nothing once one cell is left."""
         if self.b - self.a <= 1:
             return []
-        return [self._steps.at(self.a, self.b, len(self.trace) + 1)[0]]
+        return [self._steps.at(self.a, self.b, len(self.trace) + 1).question]
 
     def give(self, key: str, answer: Answer) -> None:
         """Move into the chosen part."""
-        cuts = self._steps.at(self.a, self.b, len(self.trace) + 1)[1]
-        j = int(answer.choice)
-        # Indices now, text in result(): most jobs never need the trace before they finish.
-        self.trace.append((answer.choice, cuts[j], cuts[j + 1], self.a, self.b, len(cuts) - 1))
+        a, b, step = self.a, self.b, len(self.trace) + 1
+        at = self._steps.at(a, b, step)
+        cuts, j = at.cuts, int(answer.choice)
+        self.trace.append((answer.choice, cuts[j], cuts[j + 1], a, b, len(cuts) - 1))
+        self._traced.append(self._steps.traced(at, a, b, step, answer.choice))
         self.a, self.b = cuts[j], cuts[j + 1]
 
     @property
@@ -106,17 +140,7 @@ class TreeDecoder:
         """The final cell's lower endpoint (paper: the returned value)."""
         g = self.grid
         cell = (g.bound(self.a), g.bound(self.a + 1))
-        trace = tuple(
-            {
-                "round": step,
-                "choice": choice,
-                "interval": [g.bound_text(lo), g.bound_text(hi)],
-                "parent": [g.bound_text(a), g.bound_text(b)],
-                "k": k,
-            }
-            for step, (choice, lo, hi, a, b, k) in enumerate(self.trace, start=1)
-        )
-        return Decoded(cell[0], cell, len(trace), trace, index=self.a)
+        return Decoded(cell[0], cell, len(self.trace), tuple(self._traced), index=self.a)
 
 
 @cache
