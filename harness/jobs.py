@@ -139,8 +139,8 @@ class Job:
                     )
                 continue
             result = decoder.result()
-            if result.index is not None:  # a cell's bounds: the grid's memoised texts
-                q = result.index
+            if result.grid_index is not None:  # a cell's bounds: the grid's memoised texts
+                q = result.grid_index
                 value, cell = grid.value_text(q), [grid.bound_text(q), grid.bound_text(q + 1)]
             else:
                 quantum = to_decimal(1).scaleb(-grid.places)

@@ -59,4 +59,4 @@ class DirectDecoder:
         i = int(self._choice)
         cell = (self.grid.bound(i), self.grid.bound(i + 1))
         trace = ({"round": 1, "choice": self._choice, "value": self.grid.bound_text(i)},)
-        return Decoded(cell[0], cell, 1, trace, index=i)
+        return Decoded(cell[0], cell, 1, trace, grid_index=i)

@@ -140,7 +140,7 @@ class TreeDecoder:
         """The final cell's lower endpoint (paper: the returned value)."""
         g = self.grid
         cell = (g.bound(self.a), g.bound(self.a + 1))
-        return Decoded(cell[0], cell, len(self.trace), tuple(self._traced), index=self.a)
+        return Decoded(cell[0], cell, len(self.trace), tuple(self._traced), grid_index=self.a)
 
 
 @cache

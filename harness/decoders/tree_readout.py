@@ -22,7 +22,7 @@ read-out, recorded as ``extra["readout"] = "greedy"`` with the reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -78,7 +78,7 @@ class TreeReadoutDecoder(TreeDecoder):
         found = self.cell_masses()
         if found is None:
             reason = "no question asked" if not self.trace else "no probabilities"
-            return replace(greedy, extra={"readout": "greedy", "fallback": reason})
+            return greedy._replace(extra={"readout": "greedy", "fallback": reason})
         a, cells, options = found
         g = self.grid
         extra: dict[str, Any] = {
@@ -103,4 +103,4 @@ class TreeReadoutDecoder(TreeDecoder):
             value = g.bound(index)
         cell = (g.bound(index), g.bound(index + 1))
         # A mean rounded to the grid's places need not be a cell's lower bound: no index.
-        return replace(greedy, value=value, cell=cell, extra=extra, index=None)
+        return greedy._replace(value=value, cell=cell, extra=extra, grid_index=None)
