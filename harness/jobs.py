@@ -18,7 +18,7 @@ from harness.cases import JobSpec
 from harness.decoders import Answer, Decoder, decoder_factory
 from harness.grid import fmt, to_decimal
 from harness.wire.answers import Refusal
-from runfolder import ErrorKind, OutputIdentity, OutputRecord, OutputResult, TraceStep
+from runfolder import ErrorKind, OutputIdentity, OutputRecord, OutputResult
 
 _QIDS = tuple(f"q{i}" for i in range(1, 257))  # wire ids, built once
 
@@ -116,12 +116,13 @@ class Job:
         decoders that did not finish (a decoder failed by a refusal records ``refusal``).
         """
         grid = self.spec.case.grid
+        refused = self.refused
         records: list[OutputRecord] = []
         # The identity differs between decoders in the decoder only: build it once a job
         # ("decoder" keeps its place in the key order when replaced).
         common = output_identity(self.spec, "")
         for name, decoder in self.decoders.items():
-            if not decoder.done or name in self.refused:
+            if not decoder.done or name in refused:
                 failed: OutputResult = {
                     **common,
                     "decoder": name,
@@ -130,7 +131,7 @@ class Job:
                     "rounds": None,
                     "trace": [],
                 }
-                why: ErrorKind | None = "refusal" if name in self.refused else error
+                why: ErrorKind | None = "refusal" if name in refused else error
                 if why is None:
                     records.append({**failed, "status": "failed", "simulated": simulated})
                 else:
@@ -139,30 +140,28 @@ class Job:
                     )
                 continue
             result = decoder.result()
-            if result.grid_index is not None:  # a cell's bounds: the grid's memoised texts
-                q = result.grid_index
+            q = result.grid_index
+            if q is not None:  # a cell's bounds: the grid's memoised texts
                 value, cell = grid.value_text(q), [grid.bound_text(q), grid.bound_text(q + 1)]
             else:
                 quantum = to_decimal(1).scaleb(-grid.places)
                 value = format(result.value.quantize(quantum), "f")
                 cell = [fmt(result.cell[0]), fmt(result.cell[1])]
-            # Decoders build their steps as plain dicts; TraceStep names the common keys.
-            trace = cast(list[TraceStep], list(result.trace))
             # One dict each, in the order on disk ("decoder" keeps its place in ``common``).
-            records.append(
-                {
-                    **common,
-                    "decoder": name,
-                    "value": value,
-                    "cell": cell,
-                    "rounds": result.rounds,
-                    "trace": trace,
-                    # mypy cannot type a conditional key of a TypedDict literal
-                    **({"extra": dict(result.extra)} if result.extra else {}),  # type: ignore[typeddict-item]
-                    "status": "ok",
-                    "simulated": simulated,
-                }
-            )
+            # Decoders build their steps as plain dicts: TraceStep names the common keys.
+            record: dict[str, Any] = {
+                **common,
+                "decoder": name,
+                "value": value,
+                "cell": cell,
+                "rounds": result.rounds,
+                "trace": list(result.trace),  # the decoders' steps: TraceStep's keys and more
+            }
+            if result.extra:
+                record["extra"] = dict(result.extra)
+            record["status"] = "ok"
+            record["simulated"] = simulated
+            records.append(cast(OutputRecord, record))
         return records
 
 

@@ -65,25 +65,24 @@ class TreeSteps:
             found = self._steps[key] = TreeStep(question, cuts, [None] * (len(cuts) - 1))
         return found
 
-    def traced(self, at: TreeStep, a: int, b: int, step: int, choice: str) -> dict[str, Any]:
-        """The trace record of choosing ``choice`` at ``at`` (the step at ``a, b, step``).
-
-        Memoised per option: a job's output writes one per step, with four bound texts, and
-        the steps near the root are the same for most jobs of a grid."""
-        cuts, j = at.cuts, int(choice)
-        found = at.traced[j]
-        if found is None or found["choice"] != choice:  # a label is str(j); anything else is
-            g = self.grid  # built afresh, not memoised
-            found = {
-                "round": step,
-                "choice": choice,
-                "interval": [g.bound_text(cuts[j]), g.bound_text(cuts[j + 1])],
-                "parent": [g.bound_text(a), g.bound_text(b)],
-                "k": len(cuts) - 1,
-            }
-            if choice == str(j):
-                at.traced[j] = found
-        return found
+    def traced(
+        self, at: TreeStep, j: int, choice: str, a: int, b: int, step: int
+    ) -> dict[str, Any]:
+        """The trace record of choosing option ``j`` (label ``choice``) at ``at``, the step
+        that partitions ``[a, b)`` at ``step``; memoised when ``choice`` is the option's
+        label (a job's output writes one per step, with four bound texts, and the steps near
+        the root are the same for most jobs of a grid)."""
+        g, cuts = self.grid, at.cuts
+        record = {
+            "round": step,
+            "choice": choice,
+            "interval": [g.bound_text(cuts[j]), g.bound_text(cuts[j + 1])],
+            "parent": [g.bound_text(a), g.bound_text(b)],
+            "k": len(cuts) - 1,
+        }
+        if choice == str(j):
+            at.traced[j] = record
+        return record
 
 
 @lru_cache(maxsize=1024)
@@ -122,9 +121,13 @@ class TreeDecoder:
         """Move into the chosen part."""
         a, b, step = self.a, self.b, len(self.trace) + 1
         at = self._steps.at(a, b, step)
-        cuts, j = at.cuts, int(answer.choice)
-        self.trace.append((answer.choice, cuts[j], cuts[j + 1], a, b, len(cuts) - 1))
-        self._traced.append(self._steps.traced(at, a, b, step, answer.choice))
+        cuts, choice = at.cuts, answer.choice
+        j = int(choice)
+        self.trace.append((choice, cuts[j], cuts[j + 1], a, b, len(cuts) - 1))
+        record = at.traced[j]  # built by an earlier job that took this option, most often
+        if record is None or record["choice"] != choice:
+            record = self._steps.traced(at, j, choice, a, b, step)
+        self._traced.append(record)
         self.a, self.b = cuts[j], cuts[j + 1]
 
     @property
