@@ -148,7 +148,6 @@ class Job:
                 value = format(result.value.quantize(quantum), "f")
                 cell = [fmt(result.cell[0]), fmt(result.cell[1])]
             # One dict each, in the order on disk ("decoder" keeps its place in ``common``).
-            # Decoders build their steps as plain dicts: TraceStep names the common keys.
             record: dict[str, Any] = {
                 **common,
                 "decoder": name,

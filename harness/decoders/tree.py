@@ -104,7 +104,9 @@ class TreeDecoder:
     # (choice, chosen lo, chosen hi, parent a, parent b, k) per decision, as cell indices.
     trace: list[tuple[str, int, int, int, int, int]] = field(default_factory=list, init=False)
     # The same decisions as the output's trace records (``TreeSteps.traced``, shared).
-    _traced: list[dict[str, Any]] = field(default_factory=list, init=False, repr=False)
+    _traced: list[dict[str, Any]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self._steps = tree_steps(self.grid, self.subject, self.k)  # checks K
