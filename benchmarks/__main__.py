@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from benchmarks.processes import child
+from benchmarks.processes import child, last_json
 
 _RUN = """
 import resource, time, orjson
@@ -112,11 +112,13 @@ def bench_http(tmp: Path, quick: bool) -> dict[str, Any]:
     return module.run(tmp, (256,) if quick else (32, 256))
 
 
-def bench_overhead(tmp: Path, quick: bool) -> dict[str, Any]:
+def bench_overhead(quick: bool) -> dict[str, Any]:
     """The harness's own CPU per exchange, the network replaced by recorded replies (hot;
-    and cold, the loop idling 50 ms between waves, unless ``quick``)."""
-    module = importlib.import_module("benchmarks.bench_overhead")
-    return module.run(tmp / "overhead", delays_ms=(0.0,) if quick else (0.0, 50.0))
+    and cold, the loop idling 50 ms between waves, unless ``quick``). In a child process:
+    the replies it holds would otherwise count in the peak RSS of every later section's
+    child (Linux carries a process's peak RSS across fork and exec)."""
+    delays = ["--delay-ms", "0"] if quick else []
+    return last_json([sys.executable, "-m", "benchmarks.bench_overhead", "--json", *delays])
 
 
 def bench_serve(tmp: Path) -> dict[str, Any]:
@@ -180,7 +182,7 @@ def main() -> None:
             ("resume", lambda: bench_resume(tmp)),
         ]
         sections.append(("loopback HTTP", lambda: bench_http(tmp, args.quick)))
-        sections.append(("harness's own work", lambda: bench_overhead(tmp, args.quick)))
+        sections.append(("harness's own work", lambda: bench_overhead(args.quick)))
         sections.append(("serve-sim rps", lambda: bench_serve(tmp)))
         sections.append(("wire formats", lambda: bench_wires(tmp, args.quick)))
         if not args.quick:

@@ -191,6 +191,7 @@ if __name__ == "__main__":
                         help="only these reply delays (default: 0 and 50)")  # fmt: skip
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
     parser.add_argument("--blocks", action="store_true", help="also time an exchange's steps")
+    parser.add_argument("--json", action="store_true", help="one JSON object (make bench)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="nj-bench-overhead-") as name:
         figures = run(
@@ -200,5 +201,8 @@ if __name__ == "__main__":
             args.repeats,
             args.blocks,
         )
-        for key, value in figures.items():
-            print(f"{key}: {value}")
+        if args.json:
+            print(orjson.dumps(figures).decode())
+        else:
+            for key, value in figures.items():
+                print(f"{key}: {value}")
