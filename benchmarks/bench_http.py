@@ -21,6 +21,23 @@ overhead would need. The server's CPU share (its CPU seconds over the
 client's wall seconds, as a fraction of one core) says whether the server was the
 bottleneck: on a 2-core machine, client and server together cannot use more than 2.
 
+``python -m benchmarks.bench_http --against REV`` compares two revisions of the harness
+instead: this tree's and revision REV's (extracted to a temporary folder) run the affine suite
+AT THE SAME TIME against one server, ``--repeats`` pairs per concurrency, and it prints each
+pair's CPU per request and the median ratio this/REV with its range. Run one after the other,
+one revision's figure moved by up to +-20% within minutes on the shared VM; side by side, the
+machine's drift hits both alike (this tree against itself: 0.98-1.02). Each is the other's
+load, so the absolute figures run higher than alone: read the ratio.
+
+Every client here runs with glibc's malloc thresholds fixed (``MALLOC_MMAP_THRESHOLD_`` 1 MiB,
+``MALLOC_TRIM_THRESHOLD_`` 2 MiB): the state glibc reaches by itself once a process frees a
+large mapped block. asyncio reads each socket into a 256 KiB buffer; short of that state,
+glibc maps and unmaps it on every read. The harness's run was in that state already; the
+bare client was not, and paid an mmap, mremap and munmap per reply: 14-15% of its CPU
+(medians of 4 pairs run side by side, 2026-11-23), which flattered the ratio by as much.
+With the thresholds fixed the harness's figure is unchanged (side by side: 0.99 at 32, 1.00
+at 256) and the floor carries no handicap.
+
 Wires: System One here (the bare client replays its bodies as logged); the same suite on
 the OpenAI Decisions and chat wires, with each wire's client CPU as a ratio to System One's,
 is ``bench_wires``.
@@ -35,9 +52,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.processes import last_json, process_cpu_s, serve_sim
+import orjson
+
+from benchmarks.processes import ROOT, extract, last_json, process_cpu_s, serve_sim
 
 LATENCY_S = 0.05
+# The same malloc policy for every client (see the module docstring): no 256 KiB read buffer
+# mapped and unmapped per reply in one client and not the other.
+CLIENT_ENV = {
+    **os.environ,
+    "MALLOC_MMAP_THRESHOLD_": str(1 << 20),
+    "MALLOC_TRIM_THRESHOLD_": str(2 << 20),
+}
 # Harness/bare pairs per concurrency: on a shared 2-core VM one pair's ratio moved by up to
 # +-20% between runs minutes apart; the median of pairs run back to back is steadier.
 REPEATS = 3
@@ -107,7 +133,7 @@ asyncio.run(main())
 def _measure(pid: int, args: list[str]) -> dict[str, Any]:
     """Run one client process; add the server's CPU seconds spent meanwhile."""
     before = process_cpu_s(pid)
-    result = last_json(args)
+    result = last_json(args, CLIENT_ENV)
     result["server_cpu_s"] = process_cpu_s(pid) - before
     return result
 
@@ -203,19 +229,77 @@ def run(
     return out
 
 
+def _side_by_side(
+    trees: dict[str, Path], url: str, concurrency: int, tmp: Path
+) -> dict[str, float]:
+    """One run of the harness of each source tree, all at once; CPU us per request of each."""
+    children = {}
+    for side, tree in trees.items():
+        code = _HARNESS.format(
+            concurrency=concurrency, url=url, sender="aiohttp", folder=str(tmp / side)
+        )
+        # cwd too: ``python -c`` puts the working directory first on sys.path.
+        env = {**CLIENT_ENV, "PYTHONPATH": str(tree)}
+        children[side] = subprocess.Popen(
+            [sys.executable, "-c", code], cwd=tree, env=env, stdout=subprocess.PIPE, text=True
+        )
+    per_request = {}
+    for side, child in children.items():
+        out, _ = child.communicate()
+        if child.returncode:
+            raise RuntimeError(f"the {side} harness exited with {child.returncode}")
+        per_request[side] = _per_request(orjson.loads(out.strip().splitlines()[-1])) * 1e6
+    return per_request
+
+
+def against(
+    rev: str, tmp: Path, concurrencies: tuple[int, ...] = (32, 256), pairs: int = 4
+) -> dict[str, Any]:
+    """This tree's harness beside revision ``rev``'s, ``pairs`` times per concurrency, each
+    pair at the same time against one server: CPU per request of each, and their ratio."""
+    trees = {"this": ROOT, "rev": extract(rev, tmp / "rev")}
+    out: dict[str, Any] = {"http_against": rev}
+    with serve_sim(["--latency-ms", str(LATENCY_S * 1000), "--wire", "systemone"]) as (url, _):
+        for concurrency in concurrencies:
+            ratios = []
+            for i in range(pairs):
+                cpu = _side_by_side(trees, url, concurrency, tmp / f"c{concurrency}-{i}")
+                ratios.append(cpu["this"] / cpu["rev"])
+                print(
+                    f"c={concurrency} pair {i + 1}: this {cpu['this']:.0f} us/request, "
+                    f"{rev} {cpu['rev']:.0f}, ratio {ratios[-1]:.3f}",
+                    file=sys.stderr,
+                )
+            c = f"http_c{concurrency}_this_over_rev_cpu"
+            out[c] = round(statistics.median(ratios), 3)
+            out[f"{c}_range"] = [round(min(ratios), 3), round(max(ratios), 3)]
+    return out
+
+
 if __name__ == "__main__":  # this section alone: python -m benchmarks.bench_http [-c 32]
     import argparse
     import tempfile
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_http", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.bench_http",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "-c", "--concurrency", type=int, action="append", help="only these (default: 32 and 256)"
     )
     parser.add_argument(
-        "--repeats", type=int, default=REPEATS, help=f"harness/bare pairs (default {REPEATS})"
+        "--repeats", type=int, help=f"pairs per concurrency (default {REPEATS}; --against: 4)"
+    )
+    parser.add_argument(
+        "--against", metavar="REV", help="compare this tree's harness with revision REV's"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="nj-bench-http-") as name:
         concurrencies = tuple(args.concurrency or (32, 256))
-        for key, value in run(Path(name), concurrencies, args.repeats).items():
+        if args.against:
+            figures = against(args.against, Path(name), concurrencies, args.repeats or 4)
+        else:
+            figures = run(Path(name), concurrencies, args.repeats or REPEATS)
+        for key, value in figures.items():
             print(f"{key}: {value}")

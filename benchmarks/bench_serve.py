@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from benchmarks.processes import ROOT, last_json, process_cpu_s, serve_sim
+from benchmarks.processes import ROOT, extract, last_json, process_cpu_s, serve_sim
 
 REQUESTS = 4000
 
@@ -130,18 +127,6 @@ def run(tmp: Path) -> dict[str, Any]:
             if "server_cpu_us" in result:
                 out[f"serve_{wire}_c{concurrency}_server_cpu_us"] = round(result["server_cpu_us"])
     return out
-
-
-def extract(rev: str, into: Path) -> Path:
-    """The ``harness`` and ``suites`` packages of git revision ``rev``, in ``into``."""
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", rev, "harness", "suites"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
 
 
 def compare(rev: str, reps: int, requests: int = REQUESTS) -> dict[str, Any]:

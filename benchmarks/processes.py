@@ -11,9 +11,11 @@ import os
 import socket
 import subprocess
 import sys
+import tarfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +25,10 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def last_json(args: Sequence[str]) -> dict[str, Any]:
-    """Run the command ``args``; the JSON object on the last line it prints."""
-    done = subprocess.run(args, capture_output=True, check=True, text=True)
+def last_json(args: Sequence[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run the command ``args`` (in ``env``, default this process's); the JSON object on the
+    last line it prints."""
+    done = subprocess.run(args, capture_output=True, check=True, text=True, env=env)
     return dict(orjson.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -38,6 +41,19 @@ def process_cpu_s(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``; OSError elsewhere)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def extract(rev: str, into: Path) -> Path:
+    """The ``runfolder``, ``harness`` and ``suites`` packages of git revision ``rev``, in
+    ``into`` (run with ``cwd`` and ``PYTHONPATH`` there, a child imports them, not this tree's)."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, "runfolder", "harness", "suites"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
 
 
 def _free_port() -> int:
