@@ -26,7 +26,7 @@ instead: this tree's and revision REV's (extracted to a temporary folder) run th
 AT THE SAME TIME against one server, ``--repeats`` pairs per concurrency, and it prints each
 pair's CPU per request and the median ratio this/REV with its range. Run one after the other,
 one revision's figure moved by up to +-20% within minutes on the shared VM; side by side, the
-machine's drift hits both alike (this tree against itself: 0.98-1.02). Each is the other's
+machine's drift hits both alike (this tree against itself: 0.97-1.02). Each is the other's
 load, so the absolute figures run higher than alone: read the ratio.
 
 Every client here runs with glibc's malloc thresholds fixed (``MALLOC_MMAP_THRESHOLD_`` 1 MiB,
@@ -241,13 +241,19 @@ def _side_by_side(
         # cwd too: ``python -c`` puts the working directory first on sys.path.
         env = {**CLIENT_ENV, "PYTHONPATH": str(tree)}
         children[side] = subprocess.Popen(
-            [sys.executable, "-c", code], cwd=tree, env=env, stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", code],
+            cwd=tree,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
     per_request = {}
     for side, child in children.items():
-        out, _ = child.communicate()
-        if child.returncode:
-            raise RuntimeError(f"the {side} harness exited with {child.returncode}")
+        out, err = child.communicate()
+        if child.returncode:  # e.g. a revision older than the API the run uses
+            last = (err.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"the {side} tree's harness failed: {last}")
         per_request[side] = _per_request(orjson.loads(out.strip().splitlines()[-1])) * 1e6
     return per_request
 
@@ -298,7 +304,12 @@ if __name__ == "__main__":  # this section alone: python -m benchmarks.bench_htt
     with tempfile.TemporaryDirectory(prefix="nj-bench-http-") as name:
         concurrencies = tuple(args.concurrency or (32, 256))
         if args.against:
-            figures = against(args.against, Path(name), concurrencies, args.repeats or 4)
+            try:
+                figures = against(args.against, Path(name), concurrencies, args.repeats or 4)
+            except subprocess.CalledProcessError:  # git archive: no such revision
+                sys.exit(f"bench_http: git cannot extract revision {args.against!r}")
+            except RuntimeError as exc:
+                sys.exit(f"bench_http: {exc}")
         else:
             figures = run(Path(name), concurrencies, args.repeats or REPEATS)
         for key, value in figures.items():
