@@ -23,6 +23,8 @@ from harness.errors import NumericJevError, RunFolderError
 ANALYSIS_COMMANDS = ("analyze", "report", "diff")
 
 
+# The same class as analysis.cli's, on purpose: importing that module loads numpy and the
+# report's renderers (~115 ms) on every numericjev command, and analysis never imports harness.
 class OneLineParser(argparse.ArgumentParser):
     """An argparse parser whose usage errors are one line on stderr, exit status 2, as every
     other bad input (argparse's own print the whole usage first); subparsers inherit it."""

@@ -14,11 +14,12 @@ each the shards' file in shard order (their whole lines; a torn last line is lef
 written to a temporary file and renamed into place. ``sessions.jsonl`` ends with one more
 line, ``"command": "merge"``, sealing the parent's manifest: the shards' lines seal their
 own manifests, so without it every reader would take the parent for an edited manifest.
-Records already carry the parent's run id. Each shard numbers its records 1..N_K (``seq``, ``runfolder.sequence``, checked
-here: a shard cut in the middle is refused); the merged logs number them 1..N in shard
-order by adding the earlier shards' counts to each line's ``seq``, the only bytes changed,
-so every reader sees one run numbered as if written at once. Merging again gives the same
-bytes. ``totals.json`` is the shards' summed, as an unsharded run has one.
+Records already carry the parent's run id. Each shard numbers its records 1..N_K (``seq``,
+``runfolder.sequence``, checked here: a shard cut in the middle is refused); the merged logs
+number them 1..N in shard order by adding the earlier shards' counts to each line's ``seq``,
+the only bytes changed, so every reader sees one run numbered as if written at once.
+Merging again gives the same bytes. ``totals.json`` is the shards' summed, as an unsharded
+run has one.
 """
 
 from __future__ import annotations

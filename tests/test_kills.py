@@ -69,18 +69,21 @@ def check_against_reference(folder: Path, reference: Path) -> None:
     assert sum(counts.values()) == sum(answered(reference).values())
 
 
+def uninterrupted(factory: pytest.TempPathFactory, name: str, suite: list[str]) -> Path:
+    """A run of ``suite`` that nothing killed: what every killed run must end up as."""
+    folder = factory.mktemp("ref") / name
+    assert cli("run", *suite, "--run", str(folder), "--no-progress") == 0
+    return folder
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("ref") / "run"
-    assert cli("run", *SUITE, "--run", str(folder), "--no-progress") == 0
-    return folder
+    return uninterrupted(tmp_path_factory, "run", SUITE)
 
 
 @pytest.fixture(scope="module")
 def long_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("ref") / "long"
-    assert cli("run", *LONG_SUITE, "--run", str(folder), "--no-progress") == 0
-    return folder
+    return uninterrupted(tmp_path_factory, "long", LONG_SUITE)
 
 
 def test_three_kills_then_resume(tmp_path: Path, reference: Path) -> None:
@@ -92,6 +95,8 @@ def test_three_kills_then_resume(tmp_path: Path, reference: Path) -> None:
 @pytest.mark.soak
 def test_twenty_kills_then_resume(tmp_path: Path, long_reference: Path) -> None:
     folder = tmp_path / "killed20"
-    kills = kill_repeatedly(folder, 20, 20260923, long_reference, LONG_SUITE)
+    kills = kill_repeatedly(
+        folder, kills=20, seed=20260923, reference=long_reference, suite=LONG_SUITE
+    )
     assert kills >= 15  # a late kill may find the run already finished
     check_against_reference(folder, long_reference)
