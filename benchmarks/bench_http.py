@@ -1,21 +1,29 @@
 """The affine suite through serve-sim on loopback with 50 ms latency, against the ideal and
-against a bare aiohttp client, in one run with one server.
+against bare clients, in one run with one server.
 
 For each concurrency (32 and 256) against ONE serve-sim process (its own process, so its CPU
-is its own and is read from ``/proc``):
+is its own and is read from ``/proc``), ``REPEATS`` rounds of three runs in turn:
 
-- ``harness``: ``start_run`` as users run it (the default sender: aiohttp);
-- ``httpx_aiohttp``: the same run sending through httpx over the ``httpx-aiohttp``
-  transport (``HttpEndpoint(transport=...)``), the other candidate the issue names;
+- ``harness``: ``start_run`` as users run it (the default sender: ``http11``);
 - ``bare``: a bare aiohttp client replaying the harness run's own request bodies (from its
-  ``requests.jsonl``, pre-encoded) at the same concurrency: the floor for client CPU;
-- ``harness_2_workers``: the harness run in two worker processes (``run_workers``), each
-  with half the concurrency: on two cores a client that is CPU-bound can use the second.
+  ``requests.jsonl``, pre-encoded) at the same concurrency: the floor the issue sets;
+- ``bare_http11``: the same replay over the harness's own sender (``Http11Sender``) with
+  nothing around it: the floor of the transport the harness uses, so that
+  harness/bare_http11 says what the harness's own work (jobs, decoders, validation, log
+  lines) costs beside the HTTP;
+
+then once each:
+
+- ``harness_aiohttp``: the harness with the sender it had before ``http11`` (aiohttp);
+- ``harness_httpx_aiohttp``: sending through httpx over the ``httpx-aiohttp`` transport
+  (``HttpEndpoint(transport=...)``), the other candidate the issue names;
+- ``harness_2_workers``: the harness in two worker processes (``run_workers``), each with
+  half the concurrency: on two cores a client that is CPU-bound can use the second.
 
 Client CPU per request is the client process's CPU time over the requests it sent; the
-ratio harness/bare is the figure the target is about (<= 1.5). The harness and the bare
-client run in turn ``REPEATS`` times; the median of the pairs' ratios is printed with its
-range, and the figures beside it are the median pair's. The share of ideal is ideal / wall,
+ratio harness/bare is the figure the target is about (<= 1.5). Each ratio printed is the
+median of the rounds' ratios with its range, and the figures beside it are those of the
+round whose harness/bare ratio is the median. The share of ideal is ideal / wall,
 where ideal = max(requests x latency / concurrency, rounds x latency): what a client with no
 overhead would need. The server's CPU share (its CPU seconds over the
 client's wall seconds, as a fraction of one core) says whether the server was the
@@ -64,7 +72,7 @@ CLIENT_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(1 << 20),
     "MALLOC_TRIM_THRESHOLD_": str(2 << 20),
 }
-# Harness/bare pairs per concurrency: on a shared 2-core VM one pair's ratio moved by up to
+# Rounds per concurrency: on a shared 2-core VM one round's ratio moved by up to
 # +-20% between runs minutes apart; the median of pairs run back to back is steadier.
 REPEATS = 3
 WIRES = ("systemone",)  # the other wires: benchmarks.bench_wires
@@ -83,6 +91,14 @@ if sender == "httpx-aiohttp":
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     model = SystemOneBackend("jev-sim", base_url=url, api_key="", concurrency=concurrency,
                              transport=AiohttpTransport(limits=limits))
+elif sender == "aiohttp":  # the sender the default replaced, swapped in
+    from harness.backends.http.senders import AiohttpSender
+    model = SystemOneBackend("jev-sim", base_url=url, api_key="", concurrency=concurrency)
+    http = model.server.http
+    http._sender = AiohttpSender({{"Content-Type": "application/json",
+                                   "Accept": "application/json"}}, concurrency=concurrency,
+                                  timeout_s=http.timeout_s,
+                                  connect_timeout_s=http.connect_timeout_s)
 else:
     model = ModelSpec("jev-sim", base_url=url)
 
@@ -91,7 +107,7 @@ def cpu():
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 t0, c0 = time.perf_counter(), cpu()
-if sender == "aiohttp-2-workers":
+if sender == "2-workers":
     result = run_workers(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}),
                          workers=2)
 else:
@@ -129,6 +145,35 @@ async def main():
 asyncio.run(main())
 """
 
+# The same replay over the harness's own sender (``harness.backends.http.http11``) with
+# nothing around it: the floor of the transport the harness uses.
+_BARE_HTTP11 = """
+import sys, time, asyncio, orjson
+from harness.backends.http.http11 import Http11Sender
+url, path, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3])
+payloads = [orjson.dumps(orjson.loads(line)["request"]) for line in open(path, "rb")]
+headers = {"Content-Type": "application/json"}
+
+async def main():
+    sender = Http11Sender(headers, concurrency=concurrency, timeout_s=300, connect_timeout_s=30)
+    queue = iter(payloads)
+    ok = 0
+
+    async def worker():
+        nonlocal ok
+        for payload in queue:
+            reply = await sender.post(url, payload)
+            ok += reply.status == 200
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))  # noqa: TID251
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    await sender.aclose()
+    print(orjson.dumps({"wall_s": wall, "cpu_s": cpu, "requests": len(payloads), "ok": ok}).decode())
+
+asyncio.run(main())
+"""
+
 
 def _measure(pid: int, args: list[str]) -> dict[str, Any]:
     """Run one client process; add the server's CPU seconds spent meanwhile."""
@@ -156,63 +201,66 @@ def _per_request(result: dict[str, Any]) -> float:
 def compare_clients(
     tmp: Path, url: str, pid: int, concurrency: int, repeats: int = REPEATS
 ) -> dict[str, Any]:
-    """The harness (aiohttp) and the bare client in turn ``repeats`` times, then the harness
-    over httpx-aiohttp and in two workers once each, all against one server.
+    """The harness, the bare aiohttp client and the bare http11 client in turn ``repeats``
+    times, then the harness over aiohttp, over httpx-aiohttp and in two workers once each, all
+    against one server.
 
-    The ratio is the median of the pairs' ratios (each pair run back to back, so that the
-    machine's drift moves both of a pair alike), with the lowest and highest beside it.
+    Each ratio is the median of the rounds' ratios (a round's clients run back to back, so
+    that the machine's drift moves them alike), with the lowest and highest beside it.
     """
     py = sys.executable
     out: dict[str, Any] = {}
     folder = tmp / f"http-c{concurrency}"
-    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    rounds: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
     for i in range(repeats):
         run_folder = folder.with_name(f"{folder.name}-{i}")
         code = _HARNESS.format(
-            concurrency=concurrency, url=url, sender="aiohttp", folder=str(run_folder)
+            concurrency=concurrency, url=url, sender="default", folder=str(run_folder)
         )
         harness = _measure(pid, [py, "-c", code])
-        requests_log = run_folder / "requests.jsonl"
-        bare = _measure(
-            pid, [py, "-c", _BARE, url + "/v1/systemone", str(requests_log), str(concurrency)]
+        replay = [url + "/v1/systemone", str(run_folder / "requests.jsonl"), str(concurrency)]
+        bare = _measure(pid, [py, "-c", _BARE, *replay])
+        bare_http11 = _measure(pid, [py, "-c", _BARE_HTTP11, *replay])
+        for name, result in (("bare aiohttp", bare), ("bare http11", bare_http11)):
+            if result["ok"] != result["requests"]:
+                failed = result["requests"] - result["ok"]
+                raise RuntimeError(f"the {name} client got {failed} failures")
+        rounds.append((harness, bare, bare_http11))
+    others: dict[str, dict[str, Any]] = {}
+    for sender in ("aiohttp", "httpx-aiohttp", "2-workers"):
+        code = _HARNESS.format(
+            concurrency=concurrency, url=url, sender=sender, folder=f"{folder}-{sender}"
         )
-        if bare["ok"] != bare["requests"]:
-            raise RuntimeError(f"the bare client got {bare['requests'] - bare['ok']} failures")
-        pairs.append((harness, bare))
-    code = _HARNESS.format(
-        concurrency=concurrency, url=url, sender="httpx-aiohttp", folder=str(folder) + "-httpx"
-    )
-    try:
-        via_httpx: dict[str, Any] | None = _measure(pid, [py, "-c", code])
-    except subprocess.CalledProcessError as exc:  # httpx-aiohttp missing: say so, go on
-        out[f"http_c{concurrency}_httpx_aiohttp_skipped"] = exc.stderr.strip().splitlines()[-1]
-        via_httpx = None
-    code = _HARNESS.format(
-        concurrency=concurrency, url=url, sender="aiohttp-2-workers", folder=str(folder) + "-w2"
-    )
-    two = _measure(pid, [py, "-c", code])
+        try:
+            others[sender] = _measure(pid, [py, "-c", code])
+        except subprocess.CalledProcessError as exc:  # httpx-aiohttp missing: say so, go on
+            last = (exc.stderr.strip().splitlines() or ["no output"])[-1]
+            out[f"http_c{concurrency}_{sender.replace('-', '_')}_skipped"] = last
     c = f"http_c{concurrency}"
-    # The figures of the pair whose ratio is the median, so that they agree with it.
-    ratios = sorted((_per_request(h) / _per_request(b), i) for i, (h, b) in enumerate(pairs))
-    harness, bare = pairs[ratios[len(ratios) // 2][1]]
+    # The figures of the round whose harness/bare ratio is the median, so that they agree.
+    ratios = sorted((_per_request(h) / _per_request(b), i) for i, (h, b, _) in enumerate(rounds))
+    harness, bare, bare_http11 = rounds[ratios[len(ratios) // 2][1]]
     ideal = max(harness["requests"] * LATENCY_S / concurrency, harness["rounds"] * LATENCY_S)
     out[f"{c}_requests"] = harness["requests"]
     out[f"{c}_ideal_s"] = round(ideal, 2)
     out[f"{c}_pairs"] = repeats
     out.update(_figures(f"{c}_harness", harness))
-    shares = sorted(ideal / h["wall_s"] for h, _ in pairs)
+    shares = sorted(ideal / h["wall_s"] for h, _, _ in rounds)
     out[f"{c}_harness_share_of_ideal"] = round(statistics.median(shares), 3)
     out[f"{c}_harness_share_of_ideal_range"] = [round(shares[0], 3), round(shares[-1], 3)]
-    out.update(_figures(f"{c}_harness_2_workers", two))
-    out[f"{c}_harness_2_workers_share_of_ideal"] = round(ideal / two["wall_s"], 3)
     out.update(_figures(f"{c}_bare", bare))
     out[f"{c}_harness_over_bare_cpu"] = round(ratios[len(ratios) // 2][0], 2)
     out[f"{c}_harness_over_bare_cpu_range"] = [round(ratios[0][0], 2), round(ratios[-1][0], 2)]
-    if via_httpx is not None:
-        out.update(_figures(f"{c}_httpx_aiohttp", via_httpx))
-        out[f"{c}_httpx_aiohttp_share_of_ideal"] = round(ideal / via_httpx["wall_s"], 3)
-        per_httpx = _per_request(via_httpx)
-        out[f"{c}_httpx_aiohttp_over_bare_cpu"] = round(per_httpx / _per_request(bare), 2)
+    # The same harness over the floor of its own transport: what its own work costs.
+    out.update(_figures(f"{c}_bare_http11", bare_http11))
+    own = sorted(_per_request(h) / _per_request(b) for h, _, b in rounds)
+    out[f"{c}_harness_over_bare_http11_cpu"] = round(statistics.median(own), 2)
+    out[f"{c}_harness_over_bare_http11_cpu_range"] = [round(own[0], 2), round(own[-1], 2)]
+    for sender, result in others.items():
+        name = f"{c}_harness_{sender.replace('-', '_')}"
+        out.update(_figures(name, result))
+        out[f"{name}_share_of_ideal"] = round(ideal / result["wall_s"], 3)
+        out[f"{name}_over_bare_cpu"] = round(_per_request(result) / _per_request(bare), 2)
     return out
 
 
@@ -236,7 +284,7 @@ def _side_by_side(
     children = {}
     for side, tree in trees.items():
         code = _HARNESS.format(
-            concurrency=concurrency, url=url, sender="aiohttp", folder=str(tmp / side)
+            concurrency=concurrency, url=url, sender="default", folder=str(tmp / side)
         )
         # cwd too: ``python -c`` puts the working directory first on sys.path.
         env = {**CLIENT_ENV, "PYTHONPATH": str(tree)}
@@ -295,7 +343,9 @@ if __name__ == "__main__":  # this section alone: python -m benchmarks.bench_htt
         "-c", "--concurrency", type=int, action="append", help="only these (default: 32 and 256)"
     )
     parser.add_argument(
-        "--repeats", type=int, help=f"pairs per concurrency (default {REPEATS}; --against: 4)"
+        "--repeats",
+        type=int,
+        help=f"rounds (--against: pairs) per concurrency (default {REPEATS}; --against: 4)",
     )
     parser.add_argument(
         "--against", metavar="REV", help="compare this tree's harness with revision REV's"

@@ -114,8 +114,9 @@ def test_harness_layers_import_only_downwards() -> None:
 
 
 # Benchmarks that measure the internals themselves, by design (bench_overhead swaps the HTTP
-# backend's sender for a replay and times the steps of an exchange).
-INSTRUMENTS = frozenset({"bench_overhead.py"})
+# backend's sender for a replay and times the steps of an exchange; bench_http runs the
+# default sender bare, and the harness over the sender it replaced).
+INSTRUMENTS = frozenset({"bench_overhead.py", "bench_http.py"})
 
 
 def test_benchmarks_use_the_public_api_only() -> None:

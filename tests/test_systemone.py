@@ -529,10 +529,10 @@ async def test_the_key_is_sent_but_never_shown() -> None:
         await b.answer(BODY)
         headers = b.server.http._sender._client.headers  # type: ignore[attr-defined]
         assert list(leaks(repr(b), b.describe(), repr(b.server.http), headers)) == []
-    # The default sender (aiohttp) does not show the key either.
-    aiohttp_backend = SystemOneBackend("jev-latest", base_url=BASE, api_key=KEY)
-    sender = aiohttp_backend.server.http._sender
-    assert list(leaks(repr(aiohttp_backend), repr(aiohttp_backend.server.http), repr(sender))) == []
+    # The default sender (http11) does not show the key either.
+    default_backend = SystemOneBackend("jev-latest", base_url=BASE, api_key=KEY)
+    sender = default_backend.server.http._sender
+    assert list(leaks(repr(default_backend), repr(default_backend.server.http), repr(sender))) == []
 
 
 # --- against the real loopback serve-sim ---------------------------------------------
@@ -594,8 +594,8 @@ def test_retry_settings_are_reported() -> None:
     assert Caller(b, Pacer(1), settings).describe()["budget_s"] == 60.0
 
 
-async def test_loopback_timeout_bounds_the_whole_attempt_on_aiohttp() -> None:
-    # The default sender (aiohttp) against a real server slower than the timeout.
+async def test_loopback_timeout_bounds_the_whole_attempt_on_the_default_sender() -> None:
+    # The default sender (http11) against a real server slower than the timeout.
     records: list[Attempt] = []
     with anyio.fail_after(10):
         async with (
@@ -610,7 +610,8 @@ async def test_loopback_timeout_bounds_the_whole_attempt_on_aiohttp() -> None:
 
 
 async def test_loopback_redirect_is_not_followed() -> None:
-    # aiohttp follows redirects unless told not to; a POST's redirect means a wrong base URL.
+    # Never followed (aiohttp and httpx follow unless told not to): a POST's redirect means a
+    # wrong base URL.
     from aiohttp import web
 
     async def moved(request: web.Request) -> web.Response:

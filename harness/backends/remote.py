@@ -94,7 +94,7 @@ class RemoteServer:
         price_per_million: float | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        """``transport`` sends through httpx over it instead of aiohttp (tests)."""
+        """``transport`` sends through httpx over it instead of the default sender (tests)."""
         self.model = model
         self.wire = wire
         self.base_url = base_url

@@ -25,6 +25,7 @@ import aiohttp
 import httpx
 import orjson
 
+from harness.backends.http.http11 import UnusableUrl
 from harness.errors import AuthError, BackendError, TransientError
 
 # Log kinds, one per row of docs/wire.md's table (plus the two that come from the body).
@@ -120,8 +121,8 @@ def classify(
 
     Exceptions are matched by explicit type only: ``TimeoutError`` (aiohttp's timeouts,
     ``anyio.fail_after``) and httpx's timeouts are "timeout"; a URL the library cannot use is
-    a "connection" error not retried; other aiohttp client errors and httpx transport errors
-    are "connection"; a body that is not JSON "malformed"; a ``BackendError`` keeps its own kind and wait. Anything
+    a "connection" error not retried; other aiohttp client errors, httpx transport errors and
+    ``ConnectionError`` (``http11.HttpConnectionError``) are "connection"; a body that is not JSON "malformed"; a ``BackendError`` keeps its own kind and wait. Anything
     else, cancellation included, is not retried.
     """
     if exc is not None:
@@ -132,7 +133,10 @@ def classify(
         if isinstance(exc, httpx.TimeoutException | TimeoutError):
             return Decision(retry=True, kind="timeout")
         unusable_url = (
-            httpx.UnsupportedProtocol | aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError
+            UnusableUrl
+            | httpx.UnsupportedProtocol
+            | aiohttp.InvalidURL
+            | aiohttp.NonHttpUrlClientError
         )
         if isinstance(exc, unusable_url):
             return Decision(retry=False, kind="connection")  # e.g. a base URL without http://

@@ -12,8 +12,9 @@ HTTP lives here, once:
 - holding the API key in one private attribute and scrubbing it (and any bearer token or
   URL credentials) from every message, error body and 2xx body that leaves this module.
 
-Sending itself is ``senders.py``'s (aiohttp by default; any httpx transport when one is
-given): with ``classify.py`` the only modules that touch an HTTP library.
+Sending itself is ``http11.py``'s (by default) or ``senders.py``'s (any httpx transport when
+one is given; aiohttp, the earlier default, kept as the reference the bench measures):
+with ``classify.py`` the only modules that touch an HTTP library.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import aiohttp
 import httpx
 
 from harness.backends.http.classify import classify, error_excerpt
-from harness.backends.http.senders import AiohttpSender, HttpxSender, Sender
+from harness.backends.http.http11 import Http11Sender, UnusableUrl
+from harness.backends.http.senders import HttpxSender, Sender
 from harness.errors import BackendError, ConfigError
 
 ERROR_BODY_CHARS = 1000  # what a failed attempt's log line keeps of the raw error body
@@ -57,7 +59,7 @@ class HttpEndpoint:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         """``key_variable`` names where users set the key (for the 401 message);
-        ``transport`` sends through httpx over that transport instead of aiohttp (tests'
+        ``transport`` sends through httpx over that transport instead (tests'
         ``httpx.MockTransport``, the bench's ``httpx-aiohttp`` comparison)."""
         if concurrency < 1 or not timeout_s > 0:
             raise ConfigError(
@@ -73,11 +75,13 @@ class HttpEndpoint:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.__key:
             headers["Authorization"] = f"Bearer {self.__key}"
-        timeouts = {"timeout_s": self.timeout_s, "connect_timeout_s": self.connect_timeout_s}
+        timeout_s, connect_s = self.timeout_s, self.connect_timeout_s
         self._sender: Sender = (
-            AiohttpSender(headers, concurrency=concurrency, **timeouts)
+            Http11Sender(
+                headers, concurrency=concurrency, timeout_s=timeout_s, connect_timeout_s=connect_s
+            )
             if transport is None
-            else HttpxSender(headers, transport, **timeouts)
+            else HttpxSender(headers, transport, timeout_s=timeout_s, connect_timeout_s=connect_s)
         )
 
     def __repr__(self) -> str:
@@ -104,7 +108,13 @@ class HttpEndpoint:
         unchained: BackendError | None = None
         try:
             response = await self._sender.post(self.url, content)
-        except (aiohttp.ClientError, httpx.TransportError, TimeoutError) as exc:
+        except (
+            ConnectionError,
+            UnusableUrl,
+            aiohttp.ClientError,
+            httpx.TransportError,
+            TimeoutError,
+        ) as exc:
             decision = classify(None, exc)
             what = str(exc) or type(exc).__name__
             error = decision.error(self.scrub(f"{decision.kind} at {self.url}: {what}"))
