@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import gzip
 import itertools
+import ssl
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import anyio
 import pytest
+import trustme
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -59,23 +61,26 @@ class Script:
 
 
 @asynccontextmanager
-async def scripted(reply: Reply) -> AsyncIterator[tuple[str, Script]]:
+async def scripted(
+    reply: Reply, tls: ssl.SSLContext | None = None
+) -> AsyncIterator[tuple[str, Script]]:
     """Serve ``reply`` on a free loopback port; yields the POST URL and the script."""
     script = Script(reply)
-    server = await asyncio.start_server(script.handle, "127.0.0.1", 0)
+    server = await asyncio.start_server(script.handle, "127.0.0.1", 0, ssl=tls)
     port = server.sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}/v1/systemone", script
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}/v1/systemone", script
     finally:
         server.close()
 
 
-def sender(timeout_s: float = 5.0) -> Http11Sender:
+def sender(timeout_s: float = 5.0, trust: ssl.SSLContext | None = None) -> Http11Sender:
     return Http11Sender(
         {"Content-Type": "application/json", "Authorization": "Bearer sk-secret"},
         concurrency=4,
         timeout_s=timeout_s,
         connect_timeout_s=timeout_s,
+        ssl_context=trust,
     )
 
 
@@ -105,6 +110,23 @@ async def test_posts_reuse_one_keep_alive_connection() -> None:
     assert head.startswith("POST /v1/systemone HTTP/1.1\r\nHost: 127.0.0.1:")
     assert "Content-Length: 8" in head and "Authorization: Bearer sk-secret" in head
     assert "sk-secret" not in repr(s)
+
+
+async def test_https_verifies_the_server_certificate() -> None:
+    ca = trustme.CA()
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(served)
+    trusting = ssl.create_default_context()
+    ca.configure_trust(trusting)
+    async with scripted(echo, tls=served) as (url, script):
+        s = sender(trust=trusting)
+        for _ in range(3):
+            assert (await s.post(url, b"{}")).content == b"{}"
+        await s.aclose()
+        assert script.connections == 1
+        strict = sender()  # the system's CAs: this throwaway CA is not among them
+        with pytest.raises(HttpConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+            await strict.post(url, b"{}")
 
 
 async def test_chunked_and_close_delimited_bodies_arrive_whole() -> None:

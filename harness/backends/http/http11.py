@@ -239,7 +239,7 @@ class Http11Sender:
             self._loop = loop
         target = self._targets.get(url) or self._target(url)
         deadline = loop.time() + self._timeout_s
-        conn = await self._connection(loop, target, deadline)
+        conn = _reusable(target.idle) or await self._connect(loop, target, deadline)
         waiter: asyncio.Future[RawResponse] = loop.create_future()
         conn.waiter = waiter
         assert conn.transport is not None
@@ -262,16 +262,10 @@ class Http11Sender:
         target = self._targets[url] = _Target(url, self._headers, self._ssl)
         return target
 
-    async def _connection(
+    async def _connect(
         self, loop: asyncio.AbstractEventLoop, target: _Target, deadline: float
     ) -> _Connection:
-        """An idle connection still open, else a new one (within the connect timeout)."""
-        idle = target.idle
-        while idle:
-            conn = idle.pop()
-            # Not yet told of a close (connection_lost runs in a later callback) but closing.
-            if conn.open and conn.transport is not None and not conn.transport.is_closing():
-                return conn
+        """A new connection to ``target``, within the connect timeout and the deadline."""
         wait = min(self._connect_timeout_s, max(0.0, deadline - loop.time()))
         try:
             async with asyncio.timeout(wait):
@@ -305,6 +299,17 @@ class Http11Sender:
     async def aclose(self) -> None:
         """Close every idle connection."""
         self._drop()
+
+
+def _reusable(idle: list[_Connection]) -> _Connection | None:
+    """The most recently used idle connection that is still open (a plain call, not a
+    coroutine: the common case of every POST)."""
+    while idle:
+        conn = idle.pop()
+        # Not yet told of a close (connection_lost runs in a later callback) but closing.
+        if conn.open and conn.transport is not None and not conn.transport.is_closing():
+            return conn
+    return None
 
 
 def _expire(conn: _Connection, waiter: asyncio.Future[RawResponse], timeout_s: float) -> None:
