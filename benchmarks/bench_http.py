@@ -249,10 +249,14 @@ def compare_clients(
     out[f"{c}_harness_share_of_ideal"] = round(statistics.median(shares), 3)
     out[f"{c}_harness_share_of_ideal_range"] = [round(shares[0], 3), round(shares[-1], 3)]
     out.update(_figures(f"{c}_bare", bare))
+    # What a client with nothing around its requests reaches against this server: a share of
+    # ideal well under 1 for both bare clients means the server (or the machine) is the limit.
+    out[f"{c}_bare_share_of_ideal"] = round(ideal / bare["wall_s"], 3)
     out[f"{c}_harness_over_bare_cpu"] = round(ratios[len(ratios) // 2][0], 2)
     out[f"{c}_harness_over_bare_cpu_range"] = [round(ratios[0][0], 2), round(ratios[-1][0], 2)]
     # The same harness over the floor of its own transport: what its own work costs.
     out.update(_figures(f"{c}_bare_http11", bare_http11))
+    out[f"{c}_bare_http11_share_of_ideal"] = round(ideal / bare_http11["wall_s"], 3)
     own = sorted(_per_request(h) / _per_request(b) for h, _, b in rounds)
     out[f"{c}_harness_over_bare_http11_cpu"] = round(statistics.median(own), 2)
     out[f"{c}_harness_over_bare_http11_cpu_range"] = [round(own[0], 2), round(own[-1], 2)]
