@@ -1,10 +1,10 @@
 """HTTP/1.1 POSTs over keep-alive asyncio connections, parsed by llhttp (``httptools``).
 
-The default sender of ``HttpEndpoint``. Why not aiohttp, which it replaced: measured side by
-side against one serve-sim (2026-11-23), a bare loop of aiohttp POSTs spends 4x the CPU per
-request of this module's (aiohttp builds a request, a response, a timer context, a trace
-context, URL and header objects for every call); that was most of the harness's client
-CPU. What a POST here costs: one prepared header block and one ``transport.write``, a C
+The default sender of ``HttpEndpoint``. Why not aiohttp, which it replaced: against one
+serve-sim (``make bench``, 2026-11-23, four runs), a bare loop of aiohttp POSTs spends
+2.1-3.8x the CPU per request of a bare loop over this module (aiohttp builds a request, a
+response, a timer context, a trace context, URL and header objects for every call); that
+was most of the harness's client CPU. What a POST here costs: one prepared header block and one ``transport.write``, a C
 parser fed each chunk the socket delivers, a future resolved when the message is complete.
 
 What it does, and no more, because nothing else is asked of it:
@@ -226,7 +226,8 @@ class Http11Sender:
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         """``headers`` go with every request (the key among them: never printed, never
-        logged); at most ``concurrency`` idle connections are kept."""
+        logged); at most ``concurrency`` idle connections are kept; ``ssl_context`` replaces
+        the system's default TLS context (tests: a throwaway CA)."""
         self._headers = {"Accept-Encoding": ACCEPT_ENCODING, **headers}
         self._keep = concurrency
         self._timeout_s = timeout_s

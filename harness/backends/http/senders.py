@@ -1,19 +1,16 @@
-"""The two ways ``HttpEndpoint`` sends a POST: aiohttp (the default) and any httpx transport.
+"""The ``Sender`` interface, and the two senders beside the default (``http11``): any httpx
+transport, and aiohttp.
 
-Both return a ``RawResponse`` (status, case-insensitive headers, body bytes) or raise their
-library's own exception, which ``classify`` turns into a log kind. Nothing else in the
-harness touches either library.
+Every sender returns a ``RawResponse`` (status, case-insensitive headers, body bytes) or
+raises its library's own exception, which ``classify`` turns into a log kind. Nothing else
+in the harness touches these libraries.
 
-Why aiohttp is the default: measured by ``make bench`` (section "loopback HTTP"), httpx
-spends several times a bare aiohttp client's CPU per request, most of it in httpcore's
-pool bookkeeping (an expiry check over every connection and an anyio lock per request);
-the ``httpx-aiohttp`` transport keeps httpx's API but still pays httpx's request and
-response models on every call. aiohttp's own pool is a dict of idle connections per host.
-The cost: aiohttp runs on asyncio only, so the harness needs anyio's asyncio backend
-(the default; trio is not supported).
-
-The httpx sender stays for what takes an ``httpx.AsyncBaseTransport``: the tests'
-``httpx.MockTransport`` scripts and the bench's ``httpx-aiohttp`` comparison.
+The httpx sender is for what takes an ``httpx.AsyncBaseTransport``: the tests'
+``httpx.MockTransport`` scripts and the bench's ``httpx-aiohttp`` comparison. The aiohttp
+sender was the default until ``http11`` replaced it (``make bench``, section "loopback
+HTTP": a bare loop of aiohttp POSTs spends 2.1-3.8x the CPU of one over ``http11``; httpx
+spends several times aiohttp's, most of it in httpcore's pool bookkeeping); the bench still
+runs the harness over it, beside the default, so that the two stay measured in one run.
 """
 
 from __future__ import annotations
