@@ -109,6 +109,7 @@ async def test_posts_reuse_one_keep_alive_connection() -> None:
     head = script.requests[0].split(b"\r\n\r\n")[0].decode()
     assert head.startswith("POST /v1/systemone HTTP/1.1\r\nHost: 127.0.0.1:")
     assert "Content-Length: 8" in head and "Authorization: Bearer sk-secret" in head
+    assert "User-Agent: numericjev" in head
     assert "sk-secret" not in repr(s)
 
 

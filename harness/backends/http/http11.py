@@ -41,6 +41,9 @@ import httptools
 from harness.backends.http.senders import RawResponse
 
 ACCEPT_ENCODING = "gzip, deflate"
+# aiohttp and httpx name themselves; a request with no User-Agent at all is refused by some
+# proxies and bot filters in front of APIs.
+USER_AGENT = "numericjev"
 
 
 class HttpConnectionError(ConnectionError):
@@ -228,7 +231,7 @@ class Http11Sender:
         """``headers`` go with every request (the key among them: never printed, never
         logged); at most ``concurrency`` idle connections are kept; ``ssl_context`` replaces
         the system's default TLS context (tests: a throwaway CA)."""
-        self._headers = {"Accept-Encoding": ACCEPT_ENCODING, **headers}
+        self._headers = {"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING, **headers}
         self._keep = concurrency
         self._timeout_s = timeout_s
         self._connect_timeout_s = connect_timeout_s
