@@ -192,6 +192,22 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None
     assert script.connections == 3
 
 
+@pytest.mark.parametrize("extra", [sized(b'{"stale": 1}'), b"HTTP/1.1 200 OK\r\nContent-Le"])
+async def test_bytes_after_the_reply_retire_the_connection(extra: bytes) -> None:
+    async def chatty(request: bytes, writer: asyncio.StreamWriter) -> bool:
+        body = request.split(b"\r\n\r\n", 1)[1]
+        writer.write(sized(body) + extra)  # one write: the extra bytes arrive with the reply
+        await writer.drain()
+        return True
+
+    async with scripted(chatty) as (url, script):
+        s = sender()
+        for body in (b'{"n": 1}', b'{"n": 2}', b'{"n": 3}'):
+            assert (await s.post(url, body)).content == body
+        await s.aclose()
+    assert script.connections == 3
+
+
 async def test_interim_replies_are_skipped_and_headers_are_case_insensitive() -> None:
     async def continued(request: bytes, writer: asyncio.StreamWriter) -> bool:
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")

@@ -120,6 +120,10 @@ class _Connection(asyncio.Protocol):
             self._fail(HttpConnectionError(f"the server sent a reply that is not HTTP: {exc}"))
             self.close()
 
+    def on_message_begin(self) -> None:
+        if self.waiter is None:  # a reply after the reply, in the same bytes: never reuse
+            self.open = False
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name, value))
 
