@@ -11,7 +11,7 @@ SUITE ?= affine
 MODEL ?= sim
 ARGS ?=
 
-.PHONY: setup browser test lint fmt run compare list resume status check analyze report diff serve-sim bench soak clean
+.PHONY: setup browser test lint fmt run compare list resume status check analyze report diff serve-sim sim-vs-paper fit-sim bench soak clean
 
 setup: $(STAMP)
 
@@ -82,6 +82,14 @@ diff: $(STAMP)
 
 serve-sim: $(STAMP)
 	$(NJ) serve-sim $(ARGS)
+
+# The built-in sim beside the paper's published tables (every sim figure is simulated).
+sim-vs-paper: $(STAMP)
+	@$(NJ) sim-vs-paper $(ARGS)
+
+# The sim's knobs fitted to a run (a real model's): e.g. make fit-sim RUN=runs/x
+fit-sim: $(STAMP)
+	@$(NJ) fit-sim $(or $(RUN),latest) $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)

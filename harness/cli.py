@@ -21,6 +21,11 @@ from harness.errors import NumericJevError, RunFolderError
 
 # Delegated whole to analysis.cli, which must not import harness (the run folder is the contract).
 ANALYSIS_COMMANDS = ("analyze", "report", "diff")
+# Delegated whole to simstudy.cli, which stands on both harness and analysis.
+SIMSTUDY_COMMANDS = {
+    "fit-sim": "fit the sim's knobs to a run, beside it (numericjev fit-sim --help)",
+    "sim-vs-paper": "the sim's figures beside the paper's (numericjev sim-vs-paper --help)",
+}
 
 
 # The same class as analysis.cli's, on purpose: importing that module loads numpy and the
@@ -55,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         importlib.import_module(f"harness.commands.{name}").register(sub)
     for name in ANALYSIS_COMMANDS:
         sub.add_parser(name, help=f"{name} run folders (numericjev {name} --help)", add_help=False)
+    for name, text in SIMSTUDY_COMMANDS.items():
+        sub.add_parser(name, help=text, add_help=False)
     return parser
 
 
@@ -73,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from analysis.cli import main as analysis_main
 
         return analysis_main(argv)
+    if argv and argv[0] in SIMSTUDY_COMMANDS:
+        from simstudy.cli import main as simstudy_main
+
+        return simstudy_main(argv)
     args = build_parser().parse_args(argv)
     with _terminable(args.command in ("run", "resume", "compare")):
         return _dispatch(args)

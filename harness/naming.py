@@ -25,7 +25,7 @@ def safe_name(text: str) -> str:
 
 def folder_model_name(spec: ModelSpec) -> str:
     """The model's part of a folder name: its name, its sim knobs (sorted) and a wire other
-    than the default, e.g. ``sim``, ``sim_noise_arithmetic_0.05_seed_3``,
+    than the default, e.g. ``sim``, ``sim_confusion_0.3_seed_3``,
     ``gpt-4o-mini_openai-chat``; a GGUF file by its file name (``gguf_SmolLM2-135M``)."""
     name = spec.name
     if spec.is_gguf:

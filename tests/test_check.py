@@ -220,7 +220,7 @@ def test_sim_run_speaks_the_official_wire_format(suite: Suite) -> None:
 
 def test_sim_answers_only_offered_labels_on_any_grid() -> None:
     """Out-of-range perceptions still land on an offered label."""
-    sim = SimModel(SimParams(seed=1, blunder_arithmetic=1.0))
+    sim = SimModel(SimParams(seed=1, blunder=1.0))
     suite = load_suite("affine", params={"per_operator": "2"})
     for spec in suite.jobs():
         job = Job(spec, suite.decoders)

@@ -202,8 +202,11 @@ def test_a_clearly_worse_model_is_called_worse(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = tmp_path / "worse"
-    args = ["compare", "--models", "sim,sim:noise_arithmetic=0.3", "--suites", "affine",
-            "--param", "per_operator=2", "--out", str(folder), "--no-progress", "--json"]  # fmt: skip
+    # Every arithmetic result ten cells off; NMAE, since MAPE on 16 families is ruled by the
+    # near-zero targets of the -50 domain (as in the paper) and calls few cells either way.
+    args = ["compare", "--models", "sim,sim:slip_ten=1", "--suites", "affine", "--metric",
+            "nmae", "--param", "per_operator=4", "--out", str(folder), "--no-progress",
+            "--json"]  # fmt: skip
     assert cli(*args) == 0
     printed = orjson.loads(capsys.readouterr().out)  # stdout is the JSON alone
     assert printed["rows"] == rows(folder)

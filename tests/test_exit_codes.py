@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import analysis.cli
-from harness.cli import build_parser
+import simstudy.cli
+from harness.cli import SIMSTUDY_COMMANDS, build_parser
 from tests.runhelpers import cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +31,8 @@ def test_every_command_documents_its_exit_statuses() -> None:
     for name, parser in harness_commands.items():
         if name in analysis_commands:
             parser = analysis_commands[name]  # delegated whole to analysis.cli
+        if name in SIMSTUDY_COMMANDS:
+            parser = simstudy.cli.parser(name)  # delegated whole to simstudy.cli
         text = " ".join(parser.format_help().split())
         assert "exit status: 0 " in text, name
         assert "2 bad input" in text, name

@@ -84,8 +84,8 @@ def test_run_folders_are_named_by_model_knobs_and_wire_never_by_server(
     assert folder.name == "exploratory-jev-sim-20261122-181000"
     examples = [
         (  # the knobs sorted: one name however the spec was written
-            ModelSpec("sim", sim={"seed": "3", "noise_arithmetic": "0.05"}),
-            "sim_noise_arithmetic_0.05_seed_3",
+            ModelSpec("sim", sim={"seed": "3", "confusion": "0.3"}),
+            "sim_confusion_0.3_seed_3",
         ),
         (
             ModelSpec("gpt-4o-mini", base_url="http://10.0.0.2:8000/v1", wire="openai-chat"),
@@ -169,10 +169,10 @@ def test_list_reads_totals_not_the_request_log(
 def test_list_tells_two_simulated_versions_apart(tmp_path: Path) -> None:
     """A sim run's row names the knobs set, as --model takes them; the default sim is "sim"."""
     runs = tmp_path / "runs"
-    for name, model in (("default", "sim"), ("seven", "sim:seed=7,noise_arithmetic=0.05")):
+    for name, model in (("default", "sim"), ("seven", "sim:seed=7,confusion=0.3")):
         assert cli("run", *SMALL, "--model", model, "--run", str(runs / name), "--no-progress") == 0
     models = {row.folder.name: row.model for row in list_rows(entries(runs))}
-    assert models == {"default": "sim", "seven": "sim:seed=7,noise_arithmetic=0.05"}
+    assert models == {"default": "sim", "seven": "sim:seed=7,confusion=0.3"}
 
 
 def test_list_of_an_empty_or_missing_root(

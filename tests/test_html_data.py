@@ -45,7 +45,8 @@ def unpack(block: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("data") / "run"
-    assert cli("run", *SMALL, "--run", str(run), "--no-progress") == 0
+    # provided=0: the sim reads a provided result without question noise (see below).
+    assert cli("run", *SMALL, "--sim", "provided=0", "--run", str(run), "--no-progress") == 0
     return run
 
 
@@ -90,8 +91,8 @@ def test_every_answered_question_decodes_as_logged(folder: Path) -> None:
 
 
 def test_provided_condition_marks_the_chosen_option_as_target(folder: Path) -> None:
-    # The sim answers the provided condition of direct choice and ten-way trees exactly,
-    # so there the target's option and the chosen one must coincide on every question.
+    # With provided=0 the sim answers the provided condition of direct choice and ten-way
+    # trees exactly, so there the target's option and the chosen one coincide everywhere.
     r = load_rounds(folder)
     for q in range(len(r.q_output)):
         o = r.q_output[q]

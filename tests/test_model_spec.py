@@ -16,9 +16,9 @@ from tests.runhelpers import cli
 
 def test_sim_knobs_ride_on_the_name() -> None:
     assert parse_model("sim") == ModelSpec("sim")
-    spec = parse_model("sim:noise_arithmetic=0.05,seed=3")
-    assert spec.name == "sim" and dict(spec.sim) == {"noise_arithmetic": "0.05", "seed": "3"}
-    assert spec.label == "sim:noise_arithmetic=0.05,seed=3"
+    spec = parse_model("sim:confusion=0.3,seed=3")
+    assert spec.name == "sim" and dict(spec.sim) == {"confusion": "0.3", "seed": "3"}
+    assert spec.label == "sim:confusion=0.3,seed=3"
     assert parse_model(" sim:seed=7 ").label == "sim:seed=7"
 
 
@@ -59,16 +59,16 @@ def test_bad_specs_are_refused_with_the_fix(text: str, message: str) -> None:
 
 def test_models_split_on_commas_that_start_a_model() -> None:
     assert split_models("sim,sim:seed=7") == ["sim", "sim:seed=7"]
-    assert split_models("sim, sim:noise_arithmetic=0.05,seed=3,oracle") == [
+    assert split_models("sim, sim:confusion=0.3,seed=3,oracle") == [
         "sim",
-        "sim:noise_arithmetic=0.05,seed=3",
+        "sim:confusion=0.3,seed=3",
         "oracle",
     ]
     with pytest.raises(ConfigError, match="no model before it"):
         split_models("seed=3,sim")
 
 
-knob = st.sampled_from(["seed", "noise_arithmetic", "slip_bit", "order_bias"])
+knob = st.sampled_from(["seed", "confusion", "slip_bit", "primacy"])
 value = st.from_regex(r"[0-9](\.[0-9]{1,3})?", fullmatch=True)
 
 

@@ -15,13 +15,13 @@ from tests.runhelpers import SMALL, cli
 
 NOISY = [
     "--sim",
-    "noise_arithmetic=0.3",
+    "confusion=0.6",
     "--sim",
-    "blunder_arithmetic=0.4",
+    "blunder=0.4",
     "--sim",
-    "slip_interval=0.09",
+    "negative=0.5",
     "--sim",
-    "noise_provided=0.05",
+    "provided=0.8",
 ]
 RUNS = {
     "affine": ["--suite", "affine", *SMALL],

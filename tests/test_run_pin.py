@@ -1,7 +1,8 @@
 """A small run's outputs are pinned: refactors of the harness must not change what a run records.
 
-The expected file ``tests/data/run_pin_affine_small.json`` was generated from the code before
-the run-folder format moved into ``runfolder/`` (issue 15) and is checked in. It holds a hash
+The expected file ``tests/data/run_pin_affine_small.json`` was generated before the run-folder
+format moved into ``runfolder/`` (issue 15), and again when the sim was rebuilt on the paper's
+mechanics (issue 21, which changed every answer); it is checked in. It holds a hash
 of the canonical, sorted records (values, cells, rounds, traces, statuses of every
 (job, decoder); request bodies, responses, usage and errors of every exchange), a few rows
 spelled out so that a failure shows what moved, and the order of the fields in each record.

@@ -1,7 +1,7 @@
 """The sim's choices are pinned: informative probabilities must not change any decision.
 
-``fixtures/sim_outputs_pinned.json`` was generated from the code before the sim returned
-probabilities spread by its perception noise (``python -m tests.test_sim_pinned``). It holds
+``fixtures/sim_outputs_pinned.json`` was regenerated when the sim was rebuilt on the paper's
+mechanics (issue 21; ``python -m tests.test_sim_pinned``). It holds
 every existing decoder's value per job of a small affine run and of the exploratory suite,
 and a SHA-256 of the complete output records (decision traces, threshold answers and CDF
 read-outs included), so a changed choice, or a changed threshold probability, fails here.

@@ -20,7 +20,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy.optimize import isotonic_regression
 
-from harness.backends.sim import SimModel
+from harness.backends.sim import SimModel, SimParams
 from harness.cases import SUBJECT
 from harness.decoders import Answer, make_decoder
 from harness.decoders.cdf import (
@@ -261,8 +261,11 @@ def test_threshold_decoders_refuse_grids_too_large_to_ask_in_one_round() -> None
 # ---- the sim model's threshold answers ---------------------------------------------------------
 
 
-def test_sim_threshold_answers_fall_off_smoothly_around_the_perceived_value() -> None:
-    # Provided condition: the sim perceives 0.5 exactly. Ask 201 comparisons x <= z.
+@pytest.mark.parametrize("confusion", [0.15, 1.0])
+def test_sim_threshold_answers_fall_off_around_the_perceived_value(confusion: float) -> None:
+    # Provided condition: the sim perceives 0.5 exactly, on its grid of sixteenths. Ask 201
+    # comparisons x <= z: below the grid value under 0.5 the answer is no, from 0.5 on yes,
+    # and a confused sim falls off smoothly across the cell between.
     zs = [Fraction(400 + i, 1000) for i in range(201)]
     body = {
         "model": "sim",
@@ -278,17 +281,21 @@ def test_sim_threshold_answers_fall_off_smoothly_around_the_perceived_value() ->
             for i, z in enumerate(zs)
         },
     }
-    response = SimModel().respond(body)
-    assert response == SimModel().respond(body)  # deterministic
-    yes = [response["answers"][f"q{i}"]["choice"] == "yes" for i in range(len(zs))]
-    far_below = [y for z, y in zip(zs, yes, strict=True) if z < Fraction(48, 100)]
-    near_below = [
-        y for z, y in zip(zs, yes, strict=True) if Fraction(49, 100) <= z < Fraction(1, 2)
-    ]
-    at_or_above = [y for z, y in zip(zs, yes, strict=True) if z >= Fraction(1, 2)]
-    assert not any(far_below)
-    assert 0 < sum(near_below) < len(near_below)  # the smooth part of the fall-off
-    assert sum(at_or_above) >= 0.9 * len(at_or_above)
+    sim = SimModel(SimParams(confusion=confusion, provided=1.0))
+    response = sim.respond(body)
+    assert response == SimModel(SimParams(confusion=confusion, provided=1.0)).respond(body)
+    p_yes = [response["answers"][f"q{i}"]["probabilities"]["yes"] for i in range(len(zs))]
+    far_below = [p for z, p in zip(zs, p_yes, strict=True) if z < Fraction(42, 100)]
+    at_or_above = [p for z, p in zip(zs, p_yes, strict=True) if z >= Fraction(1, 2)]
+    if confusion < 1.0:
+        assert sum(far_below) / len(far_below) < 0.2
+        assert sum(at_or_above) / len(at_or_above) > 0.8
+    assert sum(far_below) / len(far_below) < sum(at_or_above) / len(at_or_above)
+    between = {
+        p for z, p in zip(zs, p_yes, strict=True) if Fraction(4375, 10000) <= z < Fraction(1, 2)
+    }
+    if confusion >= 1.0:
+        assert any(0.05 < p < 0.95 for p in between)  # smooth, not a step
 
 
 # Any JSON value a server might send where a probability belongs.

@@ -103,7 +103,7 @@ _HTTP_OPTIONS = ("base_url", "wire", "top_logprobs")
 
 
 def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
-    """A model spec from text: ``sim``, ``sim:seed=7``, ``sim:noise_arithmetic=0.05,seed=3``,
+    """A model spec from text: ``sim``, ``sim:seed=7``, ``sim:confusion=0.3,seed=3``,
     ``oracle``, ``jev-latest``, ``jev-latest:base_url=http://127.0.0.1:8377``,
     ``gpt-4o-mini:wire=openai-chat``, ``gguf:models/x.gguf`` (a path holds no ``key=``).
 
@@ -165,7 +165,7 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
 
 def split_models(text: str) -> list[str]:
     """``--models`` text into model specs: commas separate models, except that a part
-    that is ``KEY=VALUE`` continues the spec before it (``sim,sim:noise_arithmetic=0.05,seed=3``
+    that is ``KEY=VALUE`` continues the spec before it (``sim,sim:confusion=0.3,seed=3``
     is two models)."""
     specs: list[str] = []
     for part in (p.strip() for p in text.split(",")):

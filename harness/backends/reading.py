@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import math
-from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from fractions import Fraction
 from functools import lru_cache
-from itertools import pairwise
 from typing import Any
 
 import orjson
@@ -176,94 +173,6 @@ def choice_answer(label: str, labels: list[str], confidence: float) -> dict[str,
     probabilities = dict.fromkeys(labels, rest)
     shown = probabilities[label] = round(confidence, 2)
     return {"type": "choice", "choice": label, "confidence": shown, "probabilities": probabilities}
-
-
-def informed_answer(
-    label: str,
-    labels: list[str],
-    confidence: float,
-    belief: Mapping[str, float],
-    zeros: dict[str, float] | None = None,
-) -> dict[str, Any]:
-    """A wire choice answer whose probabilities carry the answerer's belief.
-
-    ``confidence`` goes to the selected ``label`` and the rest, ``1 - confidence``, is
-    spread by ``belief`` (a distribution over labels, the selected one included) rather
-    than evenly: ``p = confidence * [label] + (1 - confidence) * belief``. The selected
-    label therefore keeps the largest probability whenever ``confidence >= 1/2``.
-    Probabilities are rounded to 2 decimals, as Jev sends them; ``confidence`` is sent as is.
-    ``zeros`` is ``dict.fromkeys(labels, 0.0)`` kept by the caller (copying it is faster).
-    """
-    rest = 1.0 - confidence
-    probabilities = zeros.copy() if zeros is not None else dict.fromkeys(labels, 0.0)
-    for option, mass in belief.items():
-        share = rest * mass
-        if not 0.0 <= share < 0.005:  # else round(share, 2) is the 0.0 already there
-            probabilities[option] = round(share, 2)
-    probabilities[label] = round(confidence + rest * belief.get(label, 0.0), 2)
-    return {
-        "type": "choice",
-        "choice": label,
-        "confidence": round(confidence, 2),
-        "probabilities": probabilities,
-    }
-
-
-# Beyond this many standard deviations a Gaussian mass rounds to 0.00 on the wire.
-_REACH = 8.0
-
-
-@lru_cache(maxsize=4096)
-def _edges(kind: str, lows: tuple[float, ...]) -> tuple[float, ...]:
-    """Where one ranked option's region ends and the next one's begins.
-
-    An interval ends where the next begins (its lower bound); a value's region ends halfway
-    to the next value, as the sim answers a value question with the nearest value. The
-    first and last regions are open-ended: an out-of-range reading lands on an end option.
-    """
-    if kind == "value":
-        return tuple((a + b) / 2 for a, b in pairwise(lows))
-    return lows[1:]
-
-
-def region_edges(kind: str, lows: tuple[float, ...]) -> tuple[float, ...]:
-    """``_edges``, for a caller that keeps them with the question (``perception_masses``)."""
-    return _edges(kind, lows)
-
-
-def perception_masses(
-    kind: str,
-    labels: Sequence[str],
-    lows: tuple[float, ...],
-    seen: float,
-    sigma: float,
-    edges: tuple[float, ...] | None = None,
-) -> dict[str, float]:
-    """The belief ``x ~ Normal(seen, sigma)`` spread over ranked options' regions.
-
-    ``labels`` and ``lows`` are the options in ascending order (``Meaning.labels`` and
-    ``Meaning.lows_f``). With ``sigma == 0`` all mass is on the option holding ``seen``.
-    Options further than ``_REACH`` standard deviations away are left out (mass 0).
-    ``edges`` is ``region_edges(kind, lows)`` when the caller has it already (looking it up
-    hashes every bound).
-    """
-    if edges is None:
-        edges = _edges(kind, lows)
-    if not sigma > 0:
-        return {labels[bisect_right(edges, seen)]: 1.0}
-    first = bisect_right(edges, seen - _REACH * sigma)
-    last = bisect_right(edges, seen + _REACH * sigma)
-    scale = sigma * math.sqrt(2.0)
-    masses = {}
-    below = 0.0 if first == 0 else 0.5 * math.erfc((seen - edges[first - 1]) / scale)
-    for i in range(first, last + 1):
-        above = 1.0 if i == len(edges) else 0.5 * math.erfc((seen - edges[i]) / scale)
-        masses[labels[i]] = max(above - below, 0.0)
-        below = above
-    total = sum(masses.values())
-    if not total > 0:  # every mass underflowed: the belief sits on the option holding seen
-        return {labels[bisect_right(edges, seen)]: 1.0}
-    return {lab: m / total for lab, m in masses.items()}
 
 
 def typed_answer(question: Mapping[str, Any], choice: dict[str, Any]) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
         epilog=(
             "models: as run --model, comma-separated, the baseline first; a spec's options "
-            "follow a colon: sim,sim:seed=7 or sim,sim:noise_arithmetic=0.05,seed=3. "
+            "follow a colon: sim,sim:seed=7 or sim,sim:confusion=0.3,seed=3. "
             + exit_codes(*RUNNING)
         ),
     )

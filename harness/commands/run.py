@@ -130,7 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--model",
         default="sim",
         help="sim | oracle | gguf:PATH | a served model's name (default: sim); a spec may carry "
-        "options: sim:seed=7, sim:noise_arithmetic=0.05,seed=3, jev-latest:base_url=http://..., "
+        "options: sim:seed=7, sim:confusion=0.3,seed=3, jev-latest:base_url=http://..., "
         "gpt-4o-mini:wire=openai-chat",
     )
     parser.add_argument(
@@ -157,7 +157,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="KNOB=VALUE",
-        help="sim model knob, repeatable: seed, noise_arithmetic, blunder_arithmetic, slip_digit, ...",
+        help="sim model knob, repeatable: seed, confusion, negative, long, distract, temperature, ... (README: The sim)",
     )
     parser.add_argument(
         "--price-per-million",

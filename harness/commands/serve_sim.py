@@ -115,7 +115,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a sim knob, repeatable, e.g. noise_arithmetic=0.05 (see harness/backends/sim.py)",
+        help="a sim knob, repeatable, e.g. confusion=0.3 (see harness/backends/sim.py)",
     )
     parser.add_argument(
         "--faults",

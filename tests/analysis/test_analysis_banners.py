@@ -129,7 +129,7 @@ def test_a_manifest_list_of_resumptions_is_read_too(runs: RunFactory) -> None:
 
 def sim_manifest(**model: Any) -> dict[str, Any]:
     base = manifest()["model"]
-    return {**base, "params": {"seed": 0, "noise_arithmetic": 0.03}, **model}
+    return {**base, "params": {"seed": 0, "confusion": 0.2}, **model}
 
 
 def test_diff_names_every_difference_of_the_sides(runs: RunFactory) -> None:
@@ -137,7 +137,7 @@ def test_diff_names_every_difference_of_the_sides(runs: RunFactory) -> None:
     b = runs.affine(
         "b",
         model=sim_manifest(
-            params={"seed": 7, "noise_arithmetic": 0.03},
+            params={"seed": 7, "confusion": 0.2},
             wire="openai",
             price_usd_per_million_input=0.042,
         ),

@@ -1,0 +1,85 @@
+"""``numericjev fit-sim``: the sim's knobs fitted to a run, and its table beside the run's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.loading.run import load_run
+from harness.backends.sim import SimParams
+from harness.backends.sim.params import RATES
+from harness.cases import Suite
+from harness.errors import ConfigError
+from harness.registry import load_suite
+from simstudy.fitting import Fit, distance, fit
+from simstudy.profile import Profile, profile_of, profile_of_records
+from simstudy.simulate import simulate, with_knobs
+
+FIT_SEED = 1000  # the fit's own draws: never the run's seed, so a sim run is not copied
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A fitted sim: its spec, its profile beside the run's, and how the fit went."""
+
+    spec: str
+    params: SimParams
+    run_profile: Profile
+    sim_profile: Profile
+    fit: Fit
+    suite: str
+
+
+def suite_of_run(run_dir: Path) -> tuple[str, Suite]:
+    """The suite a run was made from (name, Suite), rebuilt from its manifest."""
+    run = load_run(run_dir)
+    raw = run.manifest.raw
+    params = {k: str(v) for k, v in (raw.get("suite_params") or {}).items()}
+    try:
+        suite = load_suite(run.manifest.suite, params=params, decoders=run.manifest.decoders)
+    except ConfigError as exc:
+        raise ConfigError(f"cannot rebuild the suite of {run_dir}: {exc}") from exc
+    return run.manifest.suite, suite
+
+
+def fit_run(
+    run_dir: Path,
+    knobs: Sequence[str] = RATES,
+    *,
+    rounds: int = 2,
+    seeds: int = 1,
+    start: SimParams | None = None,
+    progress: Callable[[Fit], None] | None = None,
+) -> FitResult:
+    """Fit ``knobs`` of the sim to the run at ``run_dir`` (the others stay at ``start``)."""
+    unknown = [k for k in knobs if k not in RATES]
+    if unknown:
+        raise ConfigError(
+            f"fit-sim fits rates only; not {', '.join(unknown)} (knobs: {', '.join(RATES)})"
+        )
+    run = load_run(run_dir)
+    name, suite = suite_of_run(run_dir)
+    target = profile_of(run.outputs, name)
+    if not target:
+        raise ConfigError(f"{run_dir} has no ok outputs to fit to; run or resume it first")
+    base = start or SimParams()
+    cache: dict[tuple[tuple[str, float], ...], float] = {}
+
+    def evaluate(values: Mapping[str, float]) -> float:
+        key = tuple(sorted(values.items()))
+        if key not in cache:
+            total = 0.0
+            for s in range(seeds):
+                params = with_knobs(base, {**values, "seed": FIT_SEED + s})
+                total += distance(profile_of_records(simulate(suite, params), name), target)
+            cache[key] = total / seeds
+        return cache[key]
+
+    initial = {k: float(getattr(base, k)) for k in knobs}
+    result = fit(evaluate, initial, knobs, bounds=dict.fromkeys(knobs, (0.0, 1.0)),
+                 rounds=rounds, progress=progress)  # fmt: skip
+    params = with_knobs(base, result.knobs)
+    shown = with_knobs(params, {"seed": FIT_SEED})
+    sim_profile = profile_of_records(simulate(suite, shown), name)
+    return FitResult(params.label(), params, target, sim_profile, result, name)

@@ -1,0 +1,37 @@
+"""Run a suite against the sim in process, with no run folder: seconds, for fits and power."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.backends.sim import SimModel, SimParams
+from harness.cases import Suite
+from harness.jobs import Job
+from harness.wire.answers import parse_answers
+
+
+def simulate(suite: Suite, params: SimParams) -> list[Mapping[str, Any]]:
+    """Every output record a run of ``suite`` against ``sim`` with ``params`` would write
+    (one request per job per round, as the scheduler batches them)."""
+    sim = SimModel(params, shared_questions=True)
+    records: list[Mapping[str, Any]] = []
+    for spec in suite.jobs():
+        job = Job(spec, suite.decoders)
+        while (step := job.next_request("sim")) is not None:
+            body, qmap = step
+            job.apply(qmap, parse_answers(body["questions"], sim.respond(body)))
+        records += job.outputs(simulated=True)
+    return records
+
+
+def with_knobs(params: SimParams, knobs: Mapping[str, float]) -> SimParams:
+    """``params`` with ``knobs`` replaced (values checked as ``--sim`` checks them)."""
+    return SimParams.parse({**_as_text(params), **{k: str(v) for k, v in knobs.items()}})
+
+
+def _as_text(params: SimParams) -> dict[str, str]:
+    """Every knob of ``params`` as ``--sim`` text."""
+    from dataclasses import asdict
+
+    return {k: str(v) for k, v in asdict(params).items()}

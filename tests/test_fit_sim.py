@@ -1,0 +1,92 @@
+"""``numericjev fit-sim``: a run of the sim with known knobs is fitted back to them, and the
+command's output and errors are what a user needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simstudy.fitsim import fit_run
+from simstudy.fitting import distance, fit
+from tests.runhelpers import cli
+
+KNOWN = {"confusion": 0.4, "slip_digit": 0.5}  # both far from their defaults
+FAMILIES = ["--param", "per_operator=8"]  # 32 families: a fit of two knobs in seconds
+
+
+@pytest.fixture(scope="module")
+def known_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fit") / "run"
+    spec = "sim:" + ",".join(f"{k}={v}" for k, v in KNOWN.items()) + ",seed=5"
+    assert cli("run", "--suite", "affine", "--model", spec, *FAMILIES, "--run", str(folder),
+               "--no-progress", "--decoders", "direct,tree2,tree10,digits") == 0  # fmt: skip
+    return folder
+
+
+def test_fit_recovers_the_knobs_of_a_sim_run(known_run: Path) -> None:
+    # Recovery tolerance: within 30% of each true value (the fit's own seeds differ from
+    # the run's, so it matches figures, not draws; 32 families leave sampling noise, which
+    # three seeds per try average down). Not every knob is this well identified: one that
+    # touches a single domain (negative) can trade off against confusion (README).
+    result = fit_run(known_run, tuple(KNOWN), rounds=3, seeds=3)
+    for knob, true in KNOWN.items():
+        got = result.fit.knobs[knob]
+        assert abs(got - true) <= 0.3 * true, (knob, got, true)
+    assert result.spec.startswith("sim:") and "confusion=" in result.spec
+
+
+def test_the_command_prints_the_spec_and_both_columns(
+    known_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli("fit-sim", str(known_run), "--knobs", "confusion", "--rounds", "1", "--quiet") == 0
+    out = capsys.readouterr().out
+    assert "fitted spec: sim:" in out
+    assert "| Figure (%)" in out and "fitted sim (SIMULATED)" in out
+    assert cli("fit-sim", str(known_run), "--knobs", "confusion", "--rounds", "1", "--quiet",
+               "--json") == 0  # fmt: skip
+    data = orjson.loads(capsys.readouterr().out)
+    assert data["simulated"] is True and data["spec"].startswith("sim")
+    assert set(data["run"]) >= {"mape/direct/arithmetic", "nmae/tree10/provided"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--knobs", "temperature"], "fits rates only"),
+        (["--knobs", "nonsense"], "fits rates only"),
+        (["--rounds", "0"], "at least 1"),
+        (["--start", "oracle"], "not a sim spec"),
+    ],
+)
+def test_bad_input_is_one_line(
+    known_run: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert cli("fit-sim", str(known_run), "--quiet", *args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+
+
+def test_a_missing_run_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("fit-sim", str(tmp_path / "nothing")) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b"]), st.floats(0, 100), min_size=1))
+def test_a_profile_is_at_distance_zero_from_itself(profile: dict[str, float]) -> None:
+    assert distance(profile, profile) == 0.0
+
+
+def test_coordinate_search_finds_a_known_minimum() -> None:
+    # A smooth bowl at (0.3, 0.05): the search gets close from the defaults' side.
+    def bowl(k: object) -> float:
+        assert isinstance(k, dict)
+        return (k["a"] - 0.3) ** 2 + 10 * (k["b"] - 0.05) ** 2
+
+    result = fit(
+        bowl, {"a": 0.1, "b": 0.2}, ["a", "b"], bounds={"a": (0, 1), "b": (0, 1)}, rounds=8
+    )
+    assert abs(result.knobs["a"] - 0.3) < 0.03 and abs(result.knobs["b"] - 0.05) < 0.01
