@@ -39,6 +39,7 @@ class Attempt(NamedTuple):
     sent: Any = None
     request_json: bytes | None = None  # the bodies as sent and received (``Reply``)
     response_json: bytes | None = None
+    cached: str | None = None  # served from the request cache: the run that paid for it
 
     @property
     def answered(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ import anyio
 import anyio.abc
 
 from harness.backends.oracle import Oracle
+from harness.cache import open_cache
 from harness.calling import Budget, Caller, Limits, Pacer
 from harness.cases import JobSpec
 from harness.errors import BudgetExhausted, NumericJevError, first_error
@@ -167,6 +169,7 @@ async def work(
         price_per_million=plan.price_per_million,
         budget=budget,
         probe=True,
+        cache=open_cache(backend.describe(), run_id),
     )
     scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
     interrupts = Interrupts(drain_s)
@@ -180,6 +183,9 @@ async def work(
                 tg.cancel_scope.cancel()
     finally:
         recorder.close()
+        if caller.cache is not None:
+            print(caller.cache.summary(), file=sys.stderr)
+            caller.cache.store.close()
         with anyio.CancelScope(shield=True):
             await backend.aclose()
     told = interrupts.signum is not None  # the parent says why (its signal, a failure)
