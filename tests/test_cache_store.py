@@ -65,7 +65,7 @@ def test_two_writers_at_once_lose_nothing(tmp_path: Path) -> None:
     Store(path).close()
     children = [writer(path, tag, 400) for tag in ("a", "b")]
     for child in children:
-        out, _ = child.communicate(timeout=120)
+        child.communicate(timeout=120)
         assert child.returncode == 0
     store = Store(path)
     assert store.stats().entries == 800
@@ -121,3 +121,25 @@ def test_key_ignores_key_order_and_price_but_not_the_model(body: dict, name: str
     if name != "m":
         assert cache_key(spec | {"name": name}, body) != cache_key(spec, body)
     assert cache_key(spec, body | {"__extra": 1}) != cache_key(spec, body) or "__extra" in body
+
+
+def test_cache_command_moves_a_cache_between_machines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    here = Store(tmp_path / "here.sqlite3")
+    for i in range(3):
+        here.put(entry(f"e{i}"))
+    here.close()
+    monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "here.sqlite3"))
+    assert main(["cache", "export", str(tmp_path / "moved.sqlite3")]) == 0
+    monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "there.sqlite3"))
+    assert main(["cache", "import", str(tmp_path / "moved.sqlite3")]) == 0
+    assert main(["cache", "import", str(tmp_path / "moved.sqlite3")]) == 0
+    assert main(["cache", "stats"]) == 0
+    out = capsys.readouterr().out
+    assert "imported 3 new" in out and "imported 0 new" in out and "3 entries" in out
+    assert main(["cache", "prune"]) == 2
+    assert main(["cache", "prune", "--model", "m"]) == 0
+    assert "pruned 3 entries" in capsys.readouterr().out
