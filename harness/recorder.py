@@ -281,9 +281,9 @@ def _with_sent(line: RequestLine, sent: Any) -> RequestLine:
     return cast(RequestLine, out)
 
 
-def _with_cached(line: RequestLine, run: str) -> RequestLine:
-    """``line`` marked as served by the request cache from ``run``'s answer (``seq`` last)."""
+def _with_cached(line: RequestLine, cached: Mapping[str, Any]) -> RequestLine:
+    """``line`` marked as served by the request cache (``seq`` stays last)."""
     out: dict[str, Any] = {k: v for k, v in line.items() if k != "seq"}
-    out["cache"] = {"hit": True, "from_run": run}
+    out["cache"] = dict(cached)
     out["seq"] = line["seq"]
     return cast(RequestLine, out)

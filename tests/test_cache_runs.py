@@ -25,7 +25,9 @@ def outputs(folder: Path) -> list[dict[str, Any]]:
     return sorted(lines, key=lambda r: (r["job"], r["decoder"], r["status"]))
 
 
-def test_second_run_sends_nothing_and_gives_the_same_outputs(tmp_path: Path) -> None:
+def test_second_run_sends_nothing_and_gives_the_same_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with counting_server(ServerConfig(port=0, latency_ms=5)) as (url, answered):
         assert run(tmp_path / "a", url, "--cache", "read-write") == 0
         first = answered.total
@@ -34,9 +36,15 @@ def test_second_run_sends_nothing_and_gives_the_same_outputs(tmp_path: Path) -> 
         assert answered.total == first  # the second run sent no request
     assert outputs(tmp_path / "b" / "outputs.jsonl") == outputs(tmp_path / "a" / "outputs.jsonl")
     lines = records(tmp_path / "b" / "requests.jsonl")
-    assert lines and all(r["cache"] == {"hit": True, "from_run": "a"} for r in lines)
+    assert lines and all(r["cache"]["from_run"] == "a" for r in lines)
     assert all(r["cost_usd"] == 0.0 and r["model"] == "sim" for r in lines)
     assert all("cache" not in r for r in records(tmp_path / "a" / "requests.jsonl"))
+    capsys.readouterr()
+    assert cli("status", str(tmp_path / "b")) == 0
+    assert (
+        f"cache: {len(lines):,} hits (answers paid by a), 0 answered live"
+        in capsys.readouterr().out
+    )
 
 
 def test_read_only_and_off(tmp_path: Path) -> None:

@@ -110,7 +110,8 @@ def _replay(entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
     usage = None if entry.usage is None else cast(Usage, orjson.loads(entry.usage))
     return Attempt(
         1, time.time(), 0.0, 200, None, None, response, entry.served, usage, 0.0, None,
-        read.answers, None, None, None, entry.response, entry.run,
+        read.answers, None, None, None, entry.response,
+        {"hit": True, "from_run": entry.run, "saved_usd": entry.cost_usd},
     )  # fmt: skip
 
 
