@@ -62,10 +62,17 @@ class RequestCache:
         """The model name entries are filed under (``cache prune --model``)."""
         self._model = str(self.spec.get("name", ""))
 
-    def lookup(self, body: Mapping[str, Any], occasion: str = "") -> Attempt | None:
+    def key(self, body: Mapping[str, Any], occasion: str = "") -> str:
+        """``body``'s key for this model (computed once per exchange: lookup, then save)."""
+        t0 = time.process_time()
+        key = cache_key(self.spec, body, occasion)
+        self.lookup_s += time.process_time() - t0
+        return key
+
+    def lookup(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
         """The cached answer to ``body`` as an answered attempt costing 0, or None (a miss)."""
         t0 = time.process_time()
-        entry = self.store.get(cache_key(self.spec, body, occasion))
+        entry = self.store.get(key)
         hit = None if entry is None else _replay(entry, body)
         self.lookup_s += time.process_time() - t0
         if hit is None or entry is None:
@@ -75,7 +82,7 @@ class RequestCache:
         self.saved_usd += entry.cost_usd or 0.0
         return hit
 
-    def save(self, body: Mapping[str, Any], occasion: str, attempt: Attempt) -> None:
+    def save(self, key: str, attempt: Attempt) -> None:
         """Store a live answer that passed validation with every question answered."""
         if not self.writable or attempt.refused or attempt.kind is not None or attempt.cached:
             return  # errors, refusals and partial answers are never stored
@@ -83,7 +90,7 @@ class RequestCache:
         raw = attempt.response_json or orjson.dumps(attempt.response)
         usage = None if attempt.usage is None else orjson.dumps(attempt.usage).decode()
         entry = Entry(
-            cache_key(self.spec, body, occasion), self._model, attempt.model, raw, usage,
+            key, self._model, attempt.model, raw, usage,
             attempt.cost_usd, time.time(), self.run_id,
         )  # fmt: skip
         self.store.put(entry)
@@ -93,7 +100,7 @@ class RequestCache:
         """One line for the run's summary: hits, misses, USD saved."""
         return (
             f"cache {self.store.path}: {self.hits} hits, {self.misses} misses, "
-            f"${self.saved_usd:.4f} saved"
+            f"${self.saved_usd:.4f} saved; lookup CPU {self.lookup_s * 1e3:.1f} ms"
         )
 
 

@@ -118,9 +118,11 @@ class Caller:
         ``occasion`` (the job and round) keys the request cache along with the body.
         """
         cache = self.cache
+        key = ""
         if cache is not None:
             # A hit is sent nowhere and costs 0: it never reaches the pacer or the spend cap.
-            hit = cache.lookup(body, occasion)
+            key = cache.key(body, occasion)
+            hit = cache.lookup(key, body)
             if hit is not None:
                 self.answered_any = True
                 on_attempt(hit)
@@ -136,12 +138,12 @@ class Caller:
             first = error
         else:
             if cache is not None:
-                cache.save(body, occasion, answered)
+                cache.save(key, answered)
             return answered
         # Outside the except block, so that later failures do not chain onto the first.
         answered = await self._retry(body, on_attempt, first, started, exchange)
         if cache is not None:
-            cache.save(body, occasion, answered)
+            cache.save(key, answered)
         return answered
 
     async def _wait(self, seconds: float) -> None:
