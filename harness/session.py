@@ -316,6 +316,8 @@ async def _execute(
     counters.jobs_done = len(state.finished)
     oracle = isinstance(backend, Oracle)
     before = counters.requests
+    # Before any file is opened: a refused cache file (another schema) leaves nothing open.
+    cache = open_cache(backend.describe(), run_id)
     display: Progress = NoProgress()
     if not isinstance(progress, bool):
         display = progress
@@ -345,7 +347,7 @@ async def _execute(
         price_per_million=plan.price_per_million,
         budget=budget,
         probe=True,
-        cache=open_cache(backend.describe(), run_id),
+        cache=cache,
     )
     # One worker per allowed request in flight.
     scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
@@ -363,9 +365,9 @@ async def _execute(
             recorder.save_totals()
         recorder.close()
         display.close()
-        if caller.cache is not None:
-            print(caller.cache.summary(), file=sys.stderr)
-            caller.cache.store.close()
+        if cache is not None:
+            print(cache.summary(), file=sys.stderr)
+            cache.store.close()
     served = set(counters.models)
     simulated = backend.simulated or bool(served & SIMULATOR_MODELS)
     oracle = oracle or bool(served & ORACLE_MODELS)

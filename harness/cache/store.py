@@ -136,7 +136,8 @@ class Store:
 
     def prune(self, older_than_s: float | None, model: str | None) -> int:
         """Delete entries stored more than ``older_than_s`` ago and/or of ``model``; how many."""
-        where, args = ["1"], []
+        where: list[str] = ["1"]
+        args: list[float | str] = []
         if older_than_s is not None:
             where.append("t < ?")
             args.append(time.time() - older_than_s)

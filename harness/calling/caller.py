@@ -32,7 +32,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -46,8 +46,23 @@ from harness.errors import BackendError, BudgetExhausted, TransientError
 from harness.wire.answers import read_answers, refusal_summary
 from runfolder import ErrorKind, Usage
 
-if TYPE_CHECKING:  # harness.cache imports harness.calling
-    from harness.cache import RequestCache
+
+class RequestCache(Protocol):
+    """What the caller asks of the request cache (``harness.cache.RequestCache``, a layer
+    above: it builds ``Attempt``s)."""
+
+    def key(self, body: Mapping[str, Any], occasion: str = "") -> str:
+        """The exchange's cache key."""
+        ...
+
+    def lookup(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+        """The cached answer as an attempt costing 0, or None."""
+        ...
+
+    def save(self, key: str, attempt: Attempt) -> None:
+        """Store a validated live answer."""
+        ...
+
 
 OnAttempt = Callable[[Attempt], None]
 

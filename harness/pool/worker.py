@@ -151,6 +151,8 @@ async def work(
     counters = Counters()
     lines = Lines(conn, counters)
     oracle = isinstance(backend, Oracle)
+    # Before any file is opened: a refused cache file (another schema) leaves nothing open.
+    cache = open_cache(backend.describe(), run_id)
     recorder = Recorder(
         folder,
         run_id,
@@ -169,7 +171,7 @@ async def work(
         price_per_million=plan.price_per_million,
         budget=budget,
         probe=True,
-        cache=open_cache(backend.describe(), run_id),
+        cache=cache,
     )
     scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
     interrupts = Interrupts(drain_s)
@@ -183,9 +185,9 @@ async def work(
                 tg.cancel_scope.cancel()
     finally:
         recorder.close()
-        if caller.cache is not None:
-            print(caller.cache.summary(), file=sys.stderr)
-            caller.cache.store.close()
+        if cache is not None:
+            print(cache.summary(), file=sys.stderr)
+            cache.store.close()
         with anyio.CancelScope(shield=True):
             await backend.aclose()
     told = interrupts.signum is not None  # the parent says why (its signal, a failure)
