@@ -145,6 +145,11 @@ def bench_spread(tmp: Path, quick: bool, peers: bool) -> dict[str, Any]:
     return module.run(tmp, quick=quick, with_peers=peers)
 
 
+def bench_cache(tmp: Path) -> dict[str, Any]:
+    """The request cache: a second affine run against serve-sim at 50 ms (bench_cache)."""
+    return importlib.import_module("benchmarks.bench_cache").run(tmp / "cache")
+
+
 def bench_analysis() -> dict[str, Any]:
     """Full affine analysis and a diff (synthetic run folders)."""
     try:
@@ -188,6 +193,7 @@ def main() -> None:
         if not args.quick:
             sections.append(("scale 1x/100x", lambda: bench_scale(tmp)))
         sections.append(("workers, shards", lambda: bench_spread(tmp, args.quick, args.peers)))
+        sections.append(("request cache", lambda: bench_cache(tmp)))
         sections.append(("analysis", bench_analysis))
         sections.append(("html report", lambda: bench_html(tmp, args.quick)))
         for title, section in sections:

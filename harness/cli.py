@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -85,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return simstudy_main(argv)
     args = build_parser().parse_args(argv)
+    if getattr(args, "cache", None):
+        # An environment variable, so that --workers and --shard processes inherit it.
+        os.environ["NUMERICJEV_CACHE_MODE"] = args.cache
     with _terminable(args.command in ("run", "resume", "compare")):
         return _dispatch(args)
 

@@ -161,6 +161,8 @@ class Recorder:
         }
         if attempt.sent is not None:
             line = _with_sent(line, attempt.sent)
+        if attempt.cached is not None:
+            line = _with_cached(line, attempt.cached)
         self._requests.write(line)
         self.seq += 1
         self._exchange_written()
@@ -276,4 +278,12 @@ def _with_sent(line: RequestLine, sent: Any) -> RequestLine:
         out[key] = value
         if key == "request":
             out["sent"] = sent
+    return cast(RequestLine, out)
+
+
+def _with_cached(line: RequestLine, cached: Mapping[str, Any]) -> RequestLine:
+    """``line`` marked as served by the request cache (``seq`` stays last)."""
+    out: dict[str, Any] = {k: v for k, v in line.items() if k != "seq"}
+    out["cache"] = dict(cached)
+    out["seq"] = line["seq"]
     return cast(RequestLine, out)

@@ -75,7 +75,9 @@ class Scheduler:
             body, qmap = step
             try:
                 budget.admit()
-                answered = await caller.call(body, partial(recorder.attempt, job, body, qmap))
+                # The exchange's occasion (job, round) is part of its cache key: see harness.cache.
+                on_attempt = partial(recorder.attempt, job, body, qmap)
+                answered = await caller.call(body, on_attempt, f"{job.id}#{job.round}")
             except Stopping:
                 return
             except BudgetExhausted as exc:

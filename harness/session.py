@@ -16,6 +16,7 @@ words.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, replace
@@ -27,6 +28,7 @@ import anyio
 
 from harness.backends import Backend, ModelSpec, make_backend
 from harness.backends.oracle import Oracle
+from harness.cache import open_cache
 from harness.calling import Budget, Caller, Limits, Pacer, RetrySettings
 from harness.cases import Suite
 from harness.check import oracle_for
@@ -314,6 +316,8 @@ async def _execute(
     counters.jobs_done = len(state.finished)
     oracle = isinstance(backend, Oracle)
     before = counters.requests
+    # Before any file is opened: a refused cache file (another schema) leaves nothing open.
+    cache = open_cache(backend.describe(), run_id)
     display: Progress = NoProgress()
     if not isinstance(progress, bool):
         display = progress
@@ -343,6 +347,7 @@ async def _execute(
         price_per_million=plan.price_per_million,
         budget=budget,
         probe=True,
+        cache=cache,
     )
     # One worker per allowed request in flight.
     scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
@@ -360,6 +365,9 @@ async def _execute(
             recorder.save_totals()
         recorder.close()
         display.close()
+        if cache is not None:
+            print(cache.summary(), file=sys.stderr)
+            cache.store.close()
     served = set(counters.models)
     simulated = backend.simulated or bool(served & SIMULATOR_MODELS)
     oracle = oracle or bool(served & ORACLE_MODELS)

@@ -9,9 +9,19 @@ and a per-example deadline would make their timing, not their result, fail the t
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("fast", max_examples=100, deadline=None)
 settings.register_profile("ci", max_examples=1000, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+@pytest.fixture(autouse=True)
+def _no_shared_request_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never read or write the user's request cache: off unless a test turns it on
+    (``--cache``), and then in the test's own folder."""
+    monkeypatch.setenv("NUMERICJEV_CACHE_MODE", "off")
+    monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "request-cache.sqlite3"))

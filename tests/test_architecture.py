@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("wire", "registry"),
     ("backends",),
     ("calling", "jobs"),
+    ("cache",),
     ("replay", "recorder", "check", "serve", "sharding"),
     ("scheduler", "dryrun", "folder", "naming"),
     ("interrupts",),

@@ -39,6 +39,8 @@ class Attempt(NamedTuple):
     sent: Any = None
     request_json: bytes | None = None  # the bodies as sent and received (``Reply``)
     response_json: bytes | None = None
+    # Served from the request cache: {hit, from_run (the run that paid), saved_usd}.
+    cached: Mapping[str, Any] | None = None
 
     @property
     def answered(self) -> bool:

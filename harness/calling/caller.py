@@ -32,7 +32,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -45,6 +45,24 @@ from harness.calling.stop import StopSwitch
 from harness.errors import BackendError, BudgetExhausted, TransientError
 from harness.wire.answers import read_answers, refusal_summary
 from runfolder import ErrorKind, Usage
+
+
+class RequestCache(Protocol):
+    """What the caller asks of the request cache (``harness.cache.RequestCache``, a layer
+    above: it builds ``Attempt``s)."""
+
+    def key(self, body: Mapping[str, Any], occasion: str = "") -> str:
+        """The exchange's cache key."""
+        ...
+
+    def lookup(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+        """The cached answer as an attempt costing 0, or None."""
+        ...
+
+    def save(self, key: str, attempt: Attempt) -> None:
+        """Store a validated live answer."""
+        ...
+
 
 OnAttempt = Callable[[Attempt], None]
 
@@ -76,11 +94,13 @@ class Caller:
         clock: Clock = time.monotonic,
         wall: Clock = time.time,
         rng: random.Random | None = None,
+        cache: RequestCache | None = None,
     ) -> None:
         """``budget`` holds spend per attempt (with a spend cap); ``switch`` stops the run;
         ``probe``: retry under ``RetrySettings.probe()`` until an exchange is answered (a run
         does, so that a wrong server is found out in seconds); ``sleep``, ``clock`` (retry
-        waits), ``wall`` (each attempt's ``t``) and ``rng`` are injected in tests."""
+        waits), ``wall`` (each attempt's ``t``) and ``rng`` are injected in tests; ``cache``:
+        the request cache, asked before an exchange is sent and told every live answer."""
         self.backend = backend
         self.pacer = pacer
         self.retry = retry or RetrySettings()
@@ -95,30 +115,51 @@ class Caller:
         self._clock = clock
         self._wall = wall
         self._rng = rng or random.Random()
+        self.cache = cache
 
     def describe(self) -> dict[str, Any]:
         """The retry policy, for the manifest."""
         return asdict(self.retry)
 
-    async def call(self, body: Mapping[str, Any], on_attempt: OnAttempt) -> Attempt:
+    async def call(
+        self, body: Mapping[str, Any], on_attempt: OnAttempt, occasion: str = ""
+    ) -> Attempt:
         """The answered attempt of one exchange (its ``answers`` validated; ``refused``
         holds any question the model declined).
 
         Every attempt goes to ``on_attempt`` as it ends. Raises the last attempt's
         ``BackendError`` when no attempt was answered within the retry policy,
         ``BudgetExhausted`` when a cap stops the run, ``Stopping`` when the run stops.
+        ``occasion`` (the job and round) keys the request cache along with the body.
         """
+        cache = self.cache
+        key = ""
+        if cache is not None:
+            # A hit is sent nowhere and costs 0: it never reaches the pacer or the spend cap.
+            key = cache.key(body, occasion)
+            hit = cache.lookup(key, body)
+            if hit is not None:
+                self.answered_any = True
+                on_attempt(hit)
+                return hit
         budget = self.budget
         exchange = _Exchange(budget.size_of(body) if budget is not None and budget.spending else 0)
         started = self._clock()
         try:
-            return await self._attempt(body, 1, on_attempt, exchange)
+            answered = await self._attempt(body, 1, on_attempt, exchange)
         except TransientError as error:
             if self.retry.max_attempts == 1 and not rate_limited(error):
                 raise
             first = error
+        else:
+            if cache is not None:
+                cache.save(key, answered)
+            return answered
         # Outside the except block, so that later failures do not chain onto the first.
-        return await self._retry(body, on_attempt, first, started, exchange)
+        answered = await self._retry(body, on_attempt, first, started, exchange)
+        if cache is not None:
+            cache.save(key, answered)
+        return answered
 
     async def _wait(self, seconds: float) -> None:
         """A retry's wait, ended at once when the run stops."""

@@ -17,4 +17,5 @@ COMMANDS = (
     "import_predictions",
     "serve_sim",
     "merge",
+    "cache",
 )

@@ -74,6 +74,14 @@ def add_drain_option(parser: argparse.ArgumentParser) -> None:
         help="on Ctrl-C or SIGTERM, stop sending and wait this long for the requests in flight "
         f"to be answered and recorded (default {DRAIN_S:g}; a second Ctrl-C stops at once)",
     )
+    parser.add_argument(
+        "--cache",
+        choices=("auto", "read-write", "read-only", "off"),
+        default=None,
+        help="the request cache (README: Request cache): auto (default) is off for the "
+        "in-process sim and oracle and read-write for every other model; file: "
+        "$NUMERICJEV_CACHE, else ~/.cache/numericjev/cache.sqlite3",
+    )
 
 
 def add_check_option(parser: argparse.ArgumentParser) -> None:

@@ -89,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"tokens: in {c.input_tokens:,}, out {c.output_tokens:,}; cost {cost}")
     print(f"served models: {served}")
+    from harness.cache.report import cache_line
+
+    if (line := cache_line(folder)) is not None:
+        print(line)
     # A merged parent's last line seals it ("merge"): not a session that sent anything.
     sessions = [s for s in sessions if s.get("command") != "merge"]
     if sessions:  # absent in runs made before sessions.jsonl

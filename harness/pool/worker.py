@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ import anyio
 import anyio.abc
 
 from harness.backends.oracle import Oracle
+from harness.cache import open_cache
 from harness.calling import Budget, Caller, Limits, Pacer
 from harness.cases import JobSpec
 from harness.errors import BudgetExhausted, NumericJevError, first_error
@@ -149,6 +151,8 @@ async def work(
     counters = Counters()
     lines = Lines(conn, counters)
     oracle = isinstance(backend, Oracle)
+    # Before any file is opened: a refused cache file (another schema) leaves nothing open.
+    cache = open_cache(backend.describe(), run_id)
     recorder = Recorder(
         folder,
         run_id,
@@ -167,6 +171,7 @@ async def work(
         price_per_million=plan.price_per_million,
         budget=budget,
         probe=True,
+        cache=cache,
     )
     scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
     interrupts = Interrupts(drain_s)
@@ -180,6 +185,9 @@ async def work(
                 tg.cancel_scope.cancel()
     finally:
         recorder.close()
+        if cache is not None:
+            print(cache.summary(), file=sys.stderr)
+            cache.store.close()
         with anyio.CancelScope(shield=True):
             await backend.aclose()
     told = interrupts.signum is not None  # the parent says why (its signal, a failure)

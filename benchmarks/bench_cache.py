@@ -1,0 +1,94 @@
+"""The request cache: the affine suite against ``serve-sim --latency-ms 50``, twice.
+
+Run 1 fills an empty cache (read-write), run 2 asks the same suite and model. Reported, as
+measured in this one run: requests sent by run 2 (goal 0), run 2's wall time as a share of
+run 1's (goal < 5%), the cache's lookup-and-store CPU per request beside the harness's own
+CPU per request (run 1: everything the client process did), and the cache file's size per
+1,000 exchanges. Each run is a fresh ``numericjev run`` process, start-up included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchmarks.processes import ROOT, serve_sim
+
+_SUMMARY = re.compile(r"(\d+) hits, (\d+) misses, .*lookup CPU ([\d.]+) ms")
+
+
+def _run(url: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
+    """One ``numericjev run`` of the affine suite; wall, CPU and the cache's own line."""
+    command = [
+        sys.executable, "-m", "harness.cli", "run", "--suite", "affine", "--model", "jev-sim",
+        "--base-url", url, "--run", str(folder), "--no-progress", "--cache", "read-write",
+    ]  # fmt: skip
+    t0 = time.perf_counter()
+    before = os.times()
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    after = os.times()
+    wall = time.perf_counter() - t0
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    match = _SUMMARY.search(done.stderr)
+    assert match is not None, done.stderr
+    hits, misses, lookup_ms = int(match[1]), int(match[2]), float(match[3])
+    lines = (folder / "requests.jsonl").read_bytes().splitlines()
+    sent = sum(1 for line in lines if b'"cache":{"hit":true' not in line)
+    return {"wall_s": wall, "cpu_s": cpu, "hits": hits, "misses": misses, "sent": sent,
+            "exchanges": len(lines), "lookup_cpu_s": lookup_ms / 1e3}  # fmt: skip
+
+
+def run(tmp: Path) -> dict[str, Any]:
+    """Both runs against one serve-sim; the figures as ratios."""
+    cache = tmp / "cache.sqlite3"
+    env = {**os.environ, "NUMERICJEV_CACHE": str(cache), "PYTHONPATH": str(ROOT)}
+    with serve_sim(["--latency-ms", "50"]) as (url, _pid):
+        first = _run(url, tmp / "first", env)
+        second = _run(url, tmp / "second", env)
+    n1 = first["exchanges"]
+    size = cache.stat().st_size + sum(
+        p.stat().st_size for p in tmp.glob("cache.sqlite3-wal") if p.exists()
+    )
+    return {
+        "cache_first_requests_sent": first["sent"],
+        "cache_second_requests_sent": second["sent"],
+        "cache_second_hits": second["hits"],
+        "cache_first_wall_s": round(first["wall_s"], 3),
+        "cache_second_wall_s": round(second["wall_s"], 3),
+        "cache_second_wall_share": round(second["wall_s"] / first["wall_s"], 4),
+        "cache_lookup_cpu_us_per_request_first": round(first["lookup_cpu_s"] / n1 * 1e6, 1),
+        "cache_lookup_cpu_us_per_request_second": round(
+            second["lookup_cpu_s"] / max(second["exchanges"], 1) * 1e6, 1
+        ),
+        "harness_cpu_us_per_request_first": round(first["cpu_s"] / n1 * 1e6, 1),
+        "cache_lookup_share_of_harness_cpu": round(first["lookup_cpu_s"] / first["cpu_s"], 4),
+        "cache_mb_per_1000_exchanges": round(size / 2**20 / n1 * 1000, 3),
+    }
+
+
+def main() -> None:
+    """``python -m benchmarks.bench_cache [--json]``."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", action="store_true", help="print only the JSON object")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = run(Path(tmp))
+    if not args.json:
+        for key, value in out.items():
+            print(f"{key}: {value}")
+    print(orjson.dumps(out).decode())
+
+
+if __name__ == "__main__":
+    main()

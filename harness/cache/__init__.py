@@ -1,0 +1,20 @@
+"""The request cache (README: Request cache): pay once for an exchange, reuse it everywhere.
+
+``RequestCache`` is what the ``Caller`` asks before an exchange is sent and tells after a
+live answer passed validation; ``store.Store`` is the SQLite file underneath.
+"""
+
+from harness.cache.lookup import MODES, RequestCache, cache_key, open_cache
+from harness.cache.store import SCHEMA_VERSION, Entry, Stats, Store, default_path
+
+__all__ = [
+    "MODES",
+    "SCHEMA_VERSION",
+    "Entry",
+    "RequestCache",
+    "Stats",
+    "Store",
+    "cache_key",
+    "default_path",
+    "open_cache",
+]

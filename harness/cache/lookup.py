@@ -1,0 +1,149 @@
+"""Keys, lookups and stores of the request cache, as the ``Caller`` uses them.
+
+The key is the SHA-256 of the canonical request body (sorted-key JSON bytes), of the model
+spec the manifest records (name, backend, wire, base URL, sampling parameters) less its
+price (a different price does not change the answer), and of the exchange's occasion: its
+job and round. The occasion is there because a model may answer the same body differently
+twice (sampling; serve-sim's sim does): two jobs that happen to send the same body (two
+repeats of a case) are two samples, not one, and a second run then replays each job's own
+answers, whatever order its exchanges complete in. The served model an entry names
+is returned with every hit, so the log and the compare banners see the model that really
+answered; an entry is never served for another model spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import orjson
+
+from harness.cache.store import Entry, Store, default_path
+from harness.calling.attempt import Attempt
+from harness.errors import BackendError, ConfigError
+from harness.wire.answers import read_answers
+from runfolder import Usage
+
+MODES = ("auto", "read-write", "read-only", "off")
+# The CLI's --cache travels to worker processes (--workers, --shard) in this variable.
+MODE_ENV = "NUMERICJEV_CACHE_MODE"
+
+
+def cache_key(spec: Mapping[str, Any], body: Mapping[str, Any], occasion: str = "") -> str:
+    """The content address of one exchange: the model spec (less its price), the body and
+    its occasion (job and round)."""
+    params = {k: v for k, v in (spec.get("params") or {}).items() if k != "price"}
+    ident = {k: v for k, v in spec.items() if k != "params"} | {"params": params}
+    h = hashlib.sha256(orjson.dumps(ident, option=orjson.OPT_SORT_KEYS))
+    h.update(b"\n" + occasion.encode() + b"\n")
+    h.update(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
+    return h.hexdigest()
+
+
+@dataclass
+class RequestCache:
+    """One process's view of the cache for one run: lookups, stores and their counts."""
+
+    store: Store
+    writable: bool
+    spec: Mapping[str, Any]
+    run_id: str
+    hits: int = 0
+    misses: int = 0
+    saved_usd: float = 0.0
+    lookup_s: float = 0.0  # CPU time spent in lookups and stores (the bench reports it)
+    _model: str = field(default="")
+
+    def __post_init__(self) -> None:
+        """The model name entries are filed under (``cache prune --model``)."""
+        self._model = str(self.spec.get("name", ""))
+
+    def key(self, body: Mapping[str, Any], occasion: str = "") -> str:
+        """``body``'s key for this model (computed once per exchange: lookup, then save)."""
+        t0 = time.process_time()
+        key = cache_key(self.spec, body, occasion)
+        self.lookup_s += time.process_time() - t0
+        return key
+
+    def lookup(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+        """The cached answer to ``body`` as an answered attempt costing 0, or None (a miss)."""
+        t0 = time.process_time()
+        entry = self.store.get(key)
+        hit = None if entry is None else _replay(entry, body)
+        self.lookup_s += time.process_time() - t0
+        if hit is None or entry is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self.saved_usd += entry.cost_usd or 0.0
+        return hit
+
+    def save(self, key: str, attempt: Attempt) -> None:
+        """Store a live answer that passed validation with every question answered."""
+        if not self.writable or attempt.refused or attempt.kind is not None or attempt.cached:
+            return  # errors, refusals and partial answers are never stored
+        t0 = time.process_time()
+        raw = attempt.response_json or orjson.dumps(attempt.response)
+        usage = None if attempt.usage is None else orjson.dumps(attempt.usage).decode()
+        entry = Entry(
+            key, self._model, attempt.model, raw, usage,
+            attempt.cost_usd, time.time(), self.run_id,
+        )  # fmt: skip
+        self.store.put(entry)
+        self.lookup_s += time.process_time() - t0
+
+    def summary(self) -> str:
+        """One line for the run's summary: hits, misses, USD saved."""
+        return (
+            f"cache {self.store.path}: {self.hits} hits, {self.misses} misses, "
+            f"${self.saved_usd:.4f} saved; lookup CPU {self.lookup_s * 1e3:.1f} ms"
+        )
+
+
+def _replay(entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
+    """A cached entry as an answered attempt, validated again as a live one; None if the
+    entry no longer passes (the reading rules changed): it is then asked live again."""
+    response = orjson.loads(entry.response)
+    try:
+        read = read_answers(body["questions"], response)
+    except BackendError:
+        return None
+    if read.refused:
+        return None
+    usage = None if entry.usage is None else cast(Usage, orjson.loads(entry.usage))
+    return Attempt(
+        1, time.time(), 0.0, 200, None, None, response, entry.served, usage, 0.0, None,
+        read.answers, None, None, None, entry.response,
+        {"hit": True, "from_run": entry.run, "saved_usd": entry.cost_usd},
+    )  # fmt: skip
+
+
+def resolve_mode(mode: str | None, in_process: bool) -> str:
+    """``auto``: off for in-process models (sim, oracle: an answer costs microseconds to
+    make again), read-write for everything sent over the wire or paid for."""
+    mode = mode or os.environ.get(MODE_ENV) or "auto"
+    if mode not in MODES:
+        raise ConfigError(f"--cache must be one of {', '.join(MODES)}; got {mode!r}")
+    if mode == "auto":
+        return "off" if in_process else "read-write"
+    return mode
+
+
+# Models answered in this process for free; a local GGUF model is slow, so it is cached.
+IN_PROCESS_BACKENDS = frozenset({"sim", "oracle"})
+
+
+def open_cache(
+    spec: Mapping[str, Any], run_id: str, mode: str | None = None
+) -> RequestCache | None:
+    """The run's cache for the model ``spec`` under ``mode`` (default:
+    ``$NUMERICJEV_CACHE_MODE``, else auto), or None when it is off."""
+    resolved = resolve_mode(mode, spec.get("backend") in IN_PROCESS_BACKENDS)
+    if resolved == "off" or (resolved == "read-only" and not default_path().exists()):
+        return None  # read-only and no cache yet: every exchange is a miss
+    store = Store(default_path(), readonly=resolved == "read-only")
+    return RequestCache(store, resolved == "read-write", spec, run_id)

@@ -1,0 +1,177 @@
+"""A content-addressed SQLite cache of answered exchanges, shared by runs, processes, machines.
+
+One table, one row per key (``keying.cache_key``). SQLite in WAL mode gives what the run
+itself survives: each ``put`` is one transaction (a SIGKILL mid-write loses that row and no
+other: the WAL's uncommitted frames are discarded on the next open), many readers with one
+writer at a time (a second writer waits on ``busy_timeout`` rather than failing), and a
+reader never blocks a writer. ``INSERT OR IGNORE``: the first answer stored for a key stays,
+so two runs writing the same key at once store it once, and importing twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import ConfigError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS exchanges (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,          -- the model spec's name (prune --model)
+    served TEXT,                  -- the model the server said answered
+    response BLOB NOT NULL,       -- the response body as received (JSON bytes)
+    usage TEXT,                   -- JSON, or NULL
+    cost_usd REAL,                -- what the live answer cost (NULL: unknown)
+    t REAL NOT NULL,              -- epoch seconds when it was stored
+    run TEXT NOT NULL             -- the run that paid for it
+)
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cached answer: what the live exchange returned, and who paid for it when."""
+
+    key: str
+    model: str
+    served: str | None
+    response: bytes
+    usage: str | None
+    cost_usd: float | None
+    t: float
+    run: str
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What ``numericjev cache stats`` prints."""
+
+    path: Path
+    entries: int
+    bytes: int
+    cost_usd: float
+    models: dict[str, int]
+
+
+def default_path() -> Path:
+    """``$NUMERICJEV_CACHE``, else ``$XDG_CACHE_HOME/numericjev/cache.sqlite3`` (~/.cache)."""
+    env = os.environ.get("NUMERICJEV_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "numericjev" / "cache.sqlite3"
+
+
+class Store:
+    """An open cache file; one per process (connections are not shared across a fork)."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        """Open (creating unless ``readonly``) the cache at ``path``; a file of another
+        schema version is refused with a one-line ``ConfigError``."""
+        self.path = path
+        if readonly and not path.exists():
+            raise ConfigError(f"no request cache at {path}; run once with --cache read-write")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            self.db.execute("PRAGMA busy_timeout = 30000")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            # NORMAL in WAL mode: a power cut may lose the last commits, never the file.
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0 and not readonly:
+                with self.db:
+                    self.db.execute("BEGIN IMMEDIATE")
+                    self.db.execute(_SCHEMA)
+                    self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                version = SCHEMA_VERSION
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(
+                f"request cache {path} is not a readable SQLite file ({exc}); move it away "
+                "or set NUMERICJEV_CACHE to another path"
+            ) from exc
+        if version != SCHEMA_VERSION:
+            self.db.close()
+            raise ConfigError(
+                f"request cache {path} has schema version {version}, this harness reads "
+                f"{SCHEMA_VERSION}; move it away or set NUMERICJEV_CACHE to another path"
+            )
+
+    def get(self, key: str) -> Entry | None:
+        """The entry stored under ``key``, if any."""
+        row = self.db.execute("SELECT * FROM exchanges WHERE key = ?", (key,)).fetchone()
+        return None if row is None else Entry(*row)
+
+    def put(self, entry: Entry) -> bool:
+        """Store ``entry`` in one transaction unless its key is there; whether it was added."""
+        cur = self.db.execute(
+            "INSERT OR IGNORE INTO exchanges VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                entry.key, entry.model, entry.served, entry.response, entry.usage,
+                entry.cost_usd, entry.t, entry.run,
+            ),
+        )  # fmt: skip
+        return cur.rowcount == 1
+
+    def stats(self) -> Stats:
+        """Counts, size on disk and what the stored answers cost when they were paid."""
+        n, cost = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(cost_usd), 0) FROM exchanges"
+        ).fetchone()
+        models = dict(
+            self.db.execute("SELECT model, COUNT(*) FROM exchanges GROUP BY model").fetchall()
+        )
+        size = sum(
+            p.stat().st_size
+            for p in (self.path, Path(f"{self.path}-wal"))
+            if p.exists()  # the WAL holds commits not yet checkpointed
+        )
+        return Stats(self.path, int(n), size, float(cost), models)
+
+    def prune(self, older_than_s: float | None, model: str | None) -> int:
+        """Delete entries stored more than ``older_than_s`` ago and/or of ``model``; how many."""
+        where: list[str] = ["1"]
+        args: list[float | str] = []
+        if older_than_s is not None:
+            where.append("t < ?")
+            args.append(time.time() - older_than_s)
+        if model is not None:
+            where.append("model = ?")
+            args.append(model)
+        cur = self.db.execute(f"DELETE FROM exchanges WHERE {' AND '.join(where)}", args)
+        return cur.rowcount
+
+    def export(self, target: Path) -> int:
+        """Copy the whole cache to one self-contained SQLite file; how many entries."""
+        if target.exists():
+            raise ConfigError(f"{target} exists; export writes a new file, pick another name")
+        out = sqlite3.connect(target)
+        try:
+            self.db.backup(out)  # a consistent snapshot, even while runs write
+            out.execute("PRAGMA journal_mode = DELETE")  # one file, no -wal beside it
+        finally:
+            out.close()
+        return self.stats().entries
+
+    def import_from(self, source: Path) -> int:
+        """Add ``source``'s entries whose keys are not here yet; how many were added."""
+        other = Store(source, readonly=True)
+        other.db.close()
+        before = self.db.total_changes
+        self.db.execute("ATTACH DATABASE ? AS other", (str(source),))
+        try:
+            with self.db:
+                self.db.execute("INSERT OR IGNORE INTO exchanges SELECT * FROM other.exchanges")
+        finally:
+            self.db.execute("DETACH DATABASE other")
+        return self.db.total_changes - before
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()

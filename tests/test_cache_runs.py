@@ -1,0 +1,95 @@
+"""Whole runs through the request cache against serve-sim on loopback (counting answers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.serve import ServerConfig
+from tests.counting import counting_server
+from tests.runhelpers import SMALL, cli, records
+
+
+def run(folder: Path, url: str, *extra: str, model: str = "jev-sim") -> int:
+    return cli(
+        "run", *SMALL, "--model", model, "--base-url", url, "--run", str(folder),
+        "--no-progress", *extra,
+    )  # fmt: skip
+
+
+def outputs(folder: Path) -> list[dict[str, Any]]:
+    """The outputs as a set of lines: order (completion order) and the run's own id aside."""
+    lines = [{k: v for k, v in r.items() if k not in ("run", "seq")} for r in records(folder)]
+    return sorted(lines, key=lambda r: (r["job"], r["decoder"], r["status"]))
+
+
+def test_second_run_sends_nothing_and_gives_the_same_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with counting_server(ServerConfig(port=0, latency_ms=5)) as (url, answered):
+        assert run(tmp_path / "a", url, "--cache", "read-write") == 0
+        first = answered.total
+        assert first > 0
+        assert run(tmp_path / "b", url, "--cache", "read-write") == 0
+        assert answered.total == first  # the second run sent no request
+    assert outputs(tmp_path / "b" / "outputs.jsonl") == outputs(tmp_path / "a" / "outputs.jsonl")
+    lines = records(tmp_path / "b" / "requests.jsonl")
+    assert lines and all(r["cache"]["from_run"] == "a" for r in lines)
+    assert all(r["cost_usd"] == 0.0 and r["model"] == "sim" for r in lines)
+    assert all("cache" not in r for r in records(tmp_path / "a" / "requests.jsonl"))
+    capsys.readouterr()
+    assert cli("status", str(tmp_path / "b")) == 0
+    assert (
+        f"cache: {len(lines):,} hits (answers paid by a), 0 answered live"
+        in capsys.readouterr().out
+    )
+
+
+def test_read_only_and_off(tmp_path: Path) -> None:
+    with counting_server(ServerConfig(port=0)) as (url, answered):
+        assert run(tmp_path / "ro", url, "--cache", "read-only") == 0  # no cache file yet
+        assert not (tmp_path / "request-cache.sqlite3").exists()
+        assert run(tmp_path / "a", url, "--cache", "read-write") == 0
+        first = answered.total // 2
+        assert run(tmp_path / "off", url, "--cache", "off") == 0
+        assert answered.total == 3 * first
+        assert run(tmp_path / "ro2", url, "--cache", "read-only", model="jev-new") == 0
+        assert run(tmp_path / "rw", url, "--cache", "read-write", model="jev-new") == 0
+        assert answered.total == 5 * first  # read-only stored nothing for jev-new
+
+
+def test_compare_with_a_new_model_repays_nothing_for_the_baseline(tmp_path: Path) -> None:
+    with counting_server(ServerConfig(port=0)) as (url, answered):
+        assert run(tmp_path / "base", url, "--cache", "read-write") == 0
+        baseline = answered.total
+        code = cli(
+            "compare", "--models", "jev-sim,jev-new", "--suites", "affine",
+            "--param", "per_operator=2", "--base-url", url, "--out", str(tmp_path / "cmp"),
+            "--cache", "read-write", "--skip-check", "--no-progress",
+        )  # fmt: skip
+        assert code in (0, 1)
+        assert answered.total == 2 * baseline  # only jev-new was asked
+
+
+def test_sim_and_oracle_are_not_cached_by_default(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("NUMERICJEV_CACHE_MODE", "auto")
+    assert (
+        cli("run", *SMALL, "--model", "oracle", "--run", str(tmp_path / "o"), "--no-progress") == 0
+    )
+    assert not (tmp_path / "request-cache.sqlite3").exists()
+
+
+@pytest.mark.parametrize("how", [["--workers", "2"], ["--shard", "1/2"]])
+def test_worker_processes_and_shards_share_one_cache(tmp_path: Path, how: list[str]) -> None:
+    def sim_run(name: str) -> Path:
+        folder = tmp_path / name
+        cli("run", *SMALL, "--model", "sim", "--run", str(folder), "--no-progress",
+            "--cache", "read-write", *how)  # fmt: skip
+        return folder / "shards" / "1" if how[0] == "--shard" else folder
+
+    first, second = sim_run("a"), sim_run("b")
+    assert outputs(second / "outputs.jsonl") == outputs(first / "outputs.jsonl")
+    lines = records(second / "requests.jsonl")
+    assert lines and all(r["cache"]["hit"] for r in lines)

@@ -1,0 +1,149 @@
+"""The request cache's SQLite file under kills, two writers, versions, export and import."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.cache import Entry, Store, cache_key
+from harness.errors import ConfigError
+
+# A child that stores entries as fast as it can, naming each on stdout once committed.
+WRITER = """
+import sys, time
+from pathlib import Path
+from harness.cache import Entry, Store
+store = Store(Path(sys.argv[1]))
+tag = sys.argv[2]
+for i in range(int(sys.argv[3])):
+    store.put(Entry(f"{tag}-{i}", "m", "m", b'{"answers":{}}' * 50, None, 0.01, time.time(), tag))
+    print(i, flush=True)
+"""
+
+
+def entry(key: str, run: str = "r") -> Entry:
+    return Entry(key, "m", "m-v1", b'{"answers":{}}', '{"input_tokens":3}', 0.5, time.time(), run)
+
+
+def writer(path: Path, tag: str, n: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path), tag, str(n)], stdout=subprocess.PIPE, text=True
+    )
+
+
+def test_sigkill_mid_writes_loses_at_most_the_entry_being_written(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    Store(path).close()
+    child = writer(path, "k", 1_000_000)
+    assert child.stdout is not None
+    committed = -1
+    while committed < 300:  # well into the writes, then killed between or inside one
+        committed = int(child.stdout.readline())
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    # Every line the child printed before it died is still in the pipe: the last committed.
+    rest = child.stdout.read().split()
+    child.stdout.close()
+    committed = int(rest[-1]) if rest else committed
+    store = Store(path)
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    keys = {r[0] for r in store.db.execute("SELECT key FROM exchanges")}
+    # Every entry reported committed is there, and at most one more: the one committed as
+    # the kill landed, before its line was printed.
+    assert {f"k-{i}" for i in range(committed + 1)} <= keys
+    assert len(keys) <= committed + 2
+    assert store.put(entry("after-the-kill"))  # and the file still takes writes
+    store.close()
+
+
+def test_two_writers_at_once_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    Store(path).close()
+    children = [writer(path, tag, 400) for tag in ("a", "b")]
+    for child in children:
+        child.communicate(timeout=120)
+        assert child.returncode == 0
+    store = Store(path)
+    assert store.stats().entries == 800
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_another_schema_version_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version = 99")
+    db.close()
+    with pytest.raises(ConfigError, match="schema version 99") as err:
+        Store(path)
+    assert "\n" not in str(err.value)
+
+
+def test_export_then_import_twice_adds_once(tmp_path: Path) -> None:
+    src = Store(tmp_path / "a.sqlite3")
+    for i in range(5):
+        src.put(entry(f"e{i}"))
+    src.export(tmp_path / "moved.sqlite3")
+    dst = Store(tmp_path / "b.sqlite3")
+    dst.put(entry("e0", run="other"))  # already there: the first stored stays
+    assert dst.import_from(tmp_path / "moved.sqlite3") == 4
+    assert dst.import_from(tmp_path / "moved.sqlite3") == 0
+    assert dst.stats().entries == 5
+    assert dst.get("e0") is not None and dst.get("e0").run == "other"  # type: ignore[union-attr]
+
+
+def test_prune_by_model_and_age(tmp_path: Path) -> None:
+    store = Store(tmp_path / "c.sqlite3")
+    store.put(Entry("old", "a", None, b"{}", None, None, time.time() - 10 * 86400, "r"))
+    store.put(Entry("new", "a", None, b"{}", None, None, time.time(), "r"))
+    store.put(Entry("other", "b", None, b"{}", None, None, time.time(), "r"))
+    assert store.prune(86400, None) == 1
+    assert store.prune(None, "b") == 1
+    assert store.get("new") is not None and store.stats().entries == 1
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@given(st.dictionaries(st.text(max_size=4), json_values, max_size=5), st.text(max_size=5))
+def test_key_ignores_key_order_and_price_but_not_the_model(body: dict, name: str) -> None:
+    spec = {"name": "m", "backend": "systemone", "params": {"price": 1.0, "t": 0}}
+    flipped = dict(reversed(list(body.items())))
+    repriced = spec | {"params": {"t": 0, "price": 9.0}}
+    assert cache_key(spec, body) == cache_key(repriced, flipped)
+    if name != "m":
+        assert cache_key(spec | {"name": name}, body) != cache_key(spec, body)
+    assert cache_key(spec, body | {"__extra": 1}) != cache_key(spec, body) or "__extra" in body
+
+
+def test_cache_command_moves_a_cache_between_machines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    here = Store(tmp_path / "here.sqlite3")
+    for i in range(3):
+        here.put(entry(f"e{i}"))
+    here.close()
+    monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "here.sqlite3"))
+    assert main(["cache", "export", str(tmp_path / "moved.sqlite3")]) == 0
+    monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "there.sqlite3"))
+    assert main(["cache", "import", str(tmp_path / "moved.sqlite3")]) == 0
+    assert main(["cache", "import", str(tmp_path / "moved.sqlite3")]) == 0
+    assert main(["cache", "stats"]) == 0
+    out = capsys.readouterr().out
+    assert "imported 3 new" in out and "imported 0 new" in out and "3 entries" in out
+    assert main(["cache", "prune"]) == 2
+    assert main(["cache", "prune", "--model", "m"]) == 0
+    assert "pruned 3 entries" in capsys.readouterr().out
