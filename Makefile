@@ -11,7 +11,7 @@ SUITE ?= affine
 MODEL ?= sim
 ARGS ?=
 
-.PHONY: setup browser test lint fmt run compare list resume status check analyze report diff serve-sim sim-vs-paper fit-sim bench soak real-model clean
+.PHONY: setup browser test lint fmt run compare list resume status check analyze report diff serve-sim sim-vs-paper fit-sim power bench soak real-model clean
 
 setup: $(STAMP)
 
@@ -90,6 +90,10 @@ sim-vs-paper: $(STAMP)
 # The sim's knobs fitted to a run (a real model's): e.g. make fit-sim RUN=runs/x
 fit-sim: $(STAMP)
 	@$(NJ) fit-sim $(or $(RUN),latest) $(ARGS)
+
+# Families needed to detect a difference, simulated: make power ARGS="--vary confusion=0.13,0.2"
+power: $(STAMP)
+	@$(NJ) power $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)

@@ -26,6 +26,7 @@ ANALYSIS_COMMANDS = ("analyze", "report", "diff")
 SIMSTUDY_COMMANDS = {
     "fit-sim": "fit the sim's knobs to a run, beside it (numericjev fit-sim --help)",
     "sim-vs-paper": "the sim's figures beside the paper's (numericjev sim-vs-paper --help)",
+    "power": "families needed to detect a difference, simulated (numericjev power --help)",
 }
 
 

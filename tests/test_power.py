@@ -1,0 +1,58 @@
+"""``numericjev power``: simulated replicate comparisons judged as ``compare`` judges."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from harness.backends.sim.params import RATES
+from tests.runhelpers import cli
+
+EXACT = "sim:" + ",".join(f"{k}=0" for k in RATES)  # every mechanism off: an exact reader
+SMALL = ["--param", "per_operator=2", "--families", "4,8", "--replicates", "20",
+         "--bootstrap", "1000", "--metric", "nmae"]  # fmt: skip
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+    assert cli("power", *args, "--json") == 0
+    return orjson.loads(capsys.readouterr().out)
+
+
+def test_a_large_difference_is_found_and_an_exact_a_a_never_called(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = run_json(capsys, "--model", EXACT, "--vary", "slip_ten=1", *SMALL)
+    assert data["simulated"] is True
+    rows = {r["alternative"]: r for r in data["rows"]}  # type: ignore[attr-defined]
+    moved = rows["slip_ten=1"]
+    assert moved["effect"] > 5  # every arithmetic result ten cells off: about +10 pp NMAE
+    assert moved["power"]["8"] == 1.0
+    # The exact reader against itself: no difference anywhere, so no cell is ever called.
+    a_a = next(r for label, r in rows.items() if label.startswith("A/A"))
+    assert a_a["effect"] == 0.0 and a_a["any_cell"]["8"] == 0.0
+
+
+def test_the_table_says_simulated_and_how_it_was_judged(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("power", "--model", EXACT, "--vary", "slip_ten=1", *SMALL) == 0
+    out = capsys.readouterr().out
+    assert "SIMULATED" in out and "Holm" in out and "| slip_ten=1 |" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--vary", "nonsense=1"], "sim has no knob 'nonsense'"),
+        (["--vary", "confusion"], "--vary takes KNOB=V1,V2"),
+        (["--vary", "confusion=2"], "must lie in [0, 1]"),
+        (["--vary", "confusion=0.2", "--model", "oracle"], "not a sim spec"),
+        (["--vary", "confusion=0.2", "--families", "x"], "whole numbers"),
+        (["--vary", "confusion=0.2", "--decoder", "tree7"], "is not one of"),
+        (["--vary", "confusion=0.2", "--bootstrap", "200"], "cannot call any of 12 cells"),
+    ],
+)
+def test_bad_input_is_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert cli("power", *args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
