@@ -7,12 +7,12 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 import orjson
 
 from harness.backends.sim import SimParams
 from harness.backends.sim.params import RATES
+from harness.cli import OneLineParser
 from harness.errors import NumericJevError, RunFolderError
 from runfolder.finding import resolve_run
 from simstudy.fitsim import fit_run
@@ -22,14 +22,6 @@ from simstudy.tables import side_by_side
 from simstudy.vs_paper import EXPLORATORY_SEEDS, HEADLINE, sim_profiles
 
 EXIT = "exit status: 0 done; 2 bad input (one line on stderr)."
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """Usage errors in one line, exit status 2 (as harness.cli's parser)."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print ``message`` in one line, pointing at ``--help``, and exit 2."""
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _fit_parser() -> argparse.ArgumentParser:

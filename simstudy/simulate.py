@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from harness.backends.sim import SimModel, SimParams
 from harness.cases import Suite
@@ -14,13 +14,25 @@ from harness.wire.answers import parse_answers
 def simulate(suite: Suite, params: SimParams) -> list[Mapping[str, Any]]:
     """Every output record a run of ``suite`` against ``sim`` with ``params`` would write
     (one request per job per round, as the scheduler batches them)."""
-    sim = SimModel(params, shared_questions=True)
+    return answer_in_process(suite, SimModel(params, shared_questions=True))
+
+
+class Responder(Protocol):
+    """A model answering a body in process (the sim, the oracle)."""
+
+    def respond(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The response body for ``body``."""
+        ...
+
+
+def answer_in_process(suite: Suite, model: Responder) -> list[Mapping[str, Any]]:
+    """Every output record of ``suite`` answered by ``model`` in process, no run folder."""
     records: list[Mapping[str, Any]] = []
     for spec in suite.jobs():
         job = Job(spec, suite.decoders)
         while (step := job.next_request("sim")) is not None:
             body, qmap = step
-            job.apply(qmap, parse_answers(body["questions"], sim.respond(body)))
+            job.apply(qmap, parse_answers(body["questions"], model.respond(body)))
         records += job.outputs(simulated=True)
     return records
 

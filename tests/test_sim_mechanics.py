@@ -18,23 +18,15 @@ from harness.backends.sim.params import RATES
 from harness.errors import ConfigError
 from harness.jobs import Job
 from harness.registry import load_suite
-from harness.wire.answers import parse_answers
+from simstudy.simulate import simulate
 
 QUIET = dict.fromkeys(RATES, 0.0)  # every mechanism off: an exact reader
 
 
-def outputs(params: SimParams, decoders: tuple[str, ...], **suite: str) -> list[dict[str, Any]]:
+def outputs(params: SimParams, decoders: tuple[str, ...], **suite: str) -> list[Any]:
     """Every output record of the small affine suite against the sim, in process."""
     built = load_suite("affine", params={"per_operator": "2", **suite}, decoders=decoders)
-    sim = SimModel(params, shared_questions=True)
-    records: list[dict[str, Any]] = []
-    for spec in built.jobs():
-        job = Job(spec, built.decoders)
-        while (step := job.next_request("sim")) is not None:
-            body, qmap = step
-            job.apply(qmap, parse_answers(body["questions"], sim.respond(body)))
-        records += job.outputs(simulated=True)
-    return records
+    return list(simulate(built, params))
 
 
 def cells_off(record: Mapping[str, Any]) -> int:

@@ -18,9 +18,8 @@ import orjson
 import pytest
 
 from harness.backends.sim import SimModel
-from harness.jobs import Job
 from harness.registry import load_suite
-from harness.wire.answers import parse_answers
+from simstudy.simulate import answer_in_process
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sim_outputs_pinned.json"
 # The decoders that existed when the fixture was made, per suite (small affine: 128 jobs).
@@ -46,15 +45,7 @@ def sim_outputs(suite_name: str) -> list[dict[str, Any]]:
     """Every output record of a default-sim run of ``suite_name`` (in process, no log)."""
     params, decoders = RUNS[suite_name]
     suite = load_suite(suite_name, params=params, decoders=decoders)
-    sim = SimModel()
-    records = []
-    for spec in suite.jobs():
-        job = Job(spec, suite.decoders)
-        while (step := job.next_request("sim")) is not None:
-            body, qmap = step
-            job.apply(qmap, parse_answers(body["questions"], sim.respond(body)))
-        records += job.outputs(simulated=True)
-    return records
+    return [dict(r) for r in answer_in_process(suite, SimModel())]
 
 
 def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
