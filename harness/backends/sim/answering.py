@@ -43,7 +43,9 @@ TRIVIAL = 0.1
 K_POWER = 0.5
 
 
-def answer(asked: Asked, seen: Seen, p: SimParams, u: Sequence[float]) -> tuple[str, dict]:
+def answer(
+    asked: Asked, seen: Seen, p: SimParams, u: Sequence[float]
+) -> tuple[str, dict[str, float]]:
     """The label the sim chooses and its belief over ``asked.ranked`` (sums to 1).
 
     ``u`` are eight uniforms drawn for this question and state."""
@@ -62,7 +64,7 @@ def answer(asked: Asked, seen: Seen, p: SimParams, u: Sequence[float]) -> tuple[
         belief = _threshold(asked, seen, p, u, ease)
         choice = meaning.at_most if belief[meaning.at_most] >= 0.5 else asked.ranked[1]
         return choice, belief
-    r = _misread(asked, v, p, ease, u[0], seen.unit)
+    r = _misread(asked, v, p, ease, u[0])
     if kind in ("interval", "value"):
         belief = _located(asked, r, seen, p, ease, u)
     else:
@@ -71,9 +73,7 @@ def answer(asked: Asked, seen: Seen, p: SimParams, u: Sequence[float]) -> tuple[
     return max(asked.ranked, key=belief.__getitem__), belief
 
 
-def _misread(
-    asked: Asked, v: Fraction, p: SimParams, ease: float, u: float, unit: Fraction
-) -> Fraction:
+def _misread(asked: Asked, v: Fraction, p: SimParams, ease: float, u: float) -> Fraction:
     """``v``, or its misreading when ``u`` falls in a hazard's share."""
     interval = asked.meaning is not None and asked.meaning.kind == "interval"
     if asked.negative and v != 0 and not interval:
