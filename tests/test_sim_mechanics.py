@@ -203,3 +203,15 @@ def test_a_label_rebuilds_the_same_knobs(set_: dict[str, float], seed: int) -> N
     label = params.label()
     items = dict(kv.split("=") for kv in label.removeprefix("sim").lstrip(":").split(",") if kv)
     assert SimParams.parse(items) == params
+
+
+def test_the_readme_lists_every_knob_with_its_default() -> None:
+    import re
+    from dataclasses import asdict
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = readme[readme.index("| knob (default) |") : readme.index("A question's draws")]
+    listed = {name: float(value) for name, value in re.findall(r"`([a-z_]+)` ([0-9.]+)", table)}
+    defaults = {k: float(v) for k, v in asdict(SimParams()).items() if k != "seed"}
+    assert listed == defaults
