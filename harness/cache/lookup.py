@@ -36,9 +36,20 @@ MODE_ENV = "NUMERICJEV_CACHE_MODE"
 def cache_key(spec: Mapping[str, Any], body: Mapping[str, Any], occasion: str = "") -> str:
     """The content address of one exchange: the model spec (less its price), the body and
     its occasion (job and round)."""
+    return keyed(spec_digest(spec), body, occasion)
+
+
+def spec_digest(spec: Mapping[str, Any]) -> Any:
+    """The hash state after the model spec (less its price): the same for every exchange
+    of a run, so it is computed once (``keyed`` copies it)."""
     params = {k: v for k, v in (spec.get("params") or {}).items() if k != "price"}
     ident = {k: v for k, v in spec.items() if k != "params"} | {"params": params}
-    h = hashlib.sha256(orjson.dumps(ident, option=orjson.OPT_SORT_KEYS))
+    return hashlib.sha256(orjson.dumps(ident, option=orjson.OPT_SORT_KEYS))
+
+
+def keyed(prefix: Any, body: Mapping[str, Any], occasion: str) -> str:
+    """``cache_key`` from the spec's hash state."""
+    h = prefix.copy()
     h.update(b"\n" + occasion.encode() + b"\n")
     h.update(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
     return h.hexdigest()
@@ -57,15 +68,18 @@ class RequestCache:
     saved_usd: float = 0.0
     lookup_s: float = 0.0  # CPU time spent in lookups and stores (the bench reports it)
     _model: str = field(default="")
+    _prefix: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        """The model name entries are filed under (``cache prune --model``)."""
+        """The model name entries are filed under (``cache prune --model``), and the spec's
+        share of every key, hashed once."""
         self._model = str(self.spec.get("name", ""))
+        self._prefix = spec_digest(self.spec)
 
     def key(self, body: Mapping[str, Any], occasion: str = "") -> str:
         """``body``'s key for this model (computed once per exchange: lookup, then save)."""
         t0 = time.process_time()
-        key = cache_key(self.spec, body, occasion)
+        key = keyed(self._prefix, body, occasion)
         self.lookup_s += time.process_time() - t0
         return key
 
