@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import tempfile
 import time
@@ -179,6 +180,11 @@ def main() -> None:
         "--peers", action="store_true", help="also run Inspect AI (its own venv) for the ratio"
     )
     args = parser.parse_args()
+    # Every section but the request cache's measures exchanges actually sent: a served
+    # model's answers would otherwise come from the cache on the second pair of a section
+    # (and from the user's own cache). The variable reaches child processes too;
+    # bench_cache passes --cache read-write with a cache file of its own.
+    os.environ["NUMERICJEV_CACHE_MODE"] = "off"
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="nj-bench-") as name:
         tmp = Path(name)
