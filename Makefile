@@ -50,38 +50,38 @@ fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 run: $(STAMP)
-	$(NJ) run --suite $(SUITE) --model $(MODEL) $(if $(RUN),--run $(RUN)) $(ARGS)
+	@$(NJ) run --suite $(SUITE) --model $(MODEL) $(if $(RUN),--run $(RUN)) $(ARGS)
 
 # e.g. make compare MODELS=sim,sim:seed=7 SUITES=affine,exploratory
 compare: $(STAMP)
 	@test -n "$(MODELS)" -a -n "$(SUITES)" || { echo "make compare: set MODELS=m1,m2 SUITES=s1,s2"; exit 2; }
-	$(NJ) compare --models $(MODELS) --suites $(SUITES) $(ARGS)
+	@$(NJ) compare --models $(MODELS) --suites $(SUITES) $(ARGS)
 
 list: $(STAMP)
-	$(NJ) list $(ARGS)
+	@$(NJ) list $(ARGS)
 
 # Without RUN these use the run started last under runs/ (numericjev ... latest).
 resume: $(STAMP)
-	$(NJ) resume $(or $(RUN),latest) $(ARGS)
+	@$(NJ) resume $(or $(RUN),latest) $(ARGS)
 
 status: $(STAMP)
-	$(NJ) status $(or $(RUN),latest) $(ARGS)
+	@$(NJ) status $(or $(RUN),latest) $(ARGS)
 
 check: $(STAMP)
-	$(NJ) check --suite $(SUITE) $(ARGS)
+	@$(NJ) check --suite $(SUITE) $(ARGS)
 
 analyze: $(STAMP)
-	$(NJ) analyze $(or $(RUN),latest) $(ARGS)
+	@$(NJ) analyze $(or $(RUN),latest) $(ARGS)
 
 report: $(STAMP)
-	$(NJ) report $(or $(RUN),latest) $(ARGS)
+	@$(NJ) report $(or $(RUN),latest) $(ARGS)
 
 diff: $(STAMP)
 	@test -n "$(A)" -a -n "$(B)" || { echo "make diff: set A=runs/<a> B=runs/<b>"; exit 2; }
-	$(NJ) diff $(A) $(B) $(ARGS)
+	@$(NJ) diff $(A) $(B) $(ARGS)
 
 serve-sim: $(STAMP)
-	$(NJ) serve-sim $(ARGS)
+	@$(NJ) serve-sim $(ARGS)
 
 # The built-in sim beside the paper's published tables (every sim figure is simulated).
 sim-vs-paper: $(STAMP)
