@@ -64,7 +64,9 @@ def _group_dict(g: DivergenceGroup) -> dict[str, Any]:
         "mean_abs_error_pct_range": number(g.percent(g.mean_error)),
         "bound_pct_range": number(g.percent(g.bound)),
         "sharper_bound_pct_range": number(g.percent(g.sharper)),
-        "holds": g.holds,
+        "slack_pct_range": number(g.percent(g.slack)),
+        "sharper_slack_pct_range": number(g.percent(g.sharper_slack)),
+        "holds": g.holds,  # true by construction (a false one is a bug): see the slack
         "not_covered": g.not_covered,
         "outputs_beyond_their_term": g.beyond_term,
         "depths": [

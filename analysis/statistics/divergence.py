@@ -72,6 +72,16 @@ class DivergenceGroup:
             return None
         return self.beyond_term == 0 and self.mean_error <= self.bound
 
+    @property
+    def slack(self) -> float:
+        """How loose the bound is on this run: bound minus E|ŷ−y|, in cells (NaN: no bound)."""
+        return self.bound - self.mean_error
+
+    @property
+    def sharper_slack(self) -> float:
+        """The same for the Appendix's sharper form."""
+        return self.sharper - self.mean_error
+
     def percent(self, cells: float) -> float:
         """A length in cells as % of the range U−L."""
         return 100.0 * cells / self.n_cells
