@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from runfolder import JsonlReader, RequestLine
 
@@ -79,6 +80,7 @@ class AnswerLog:
     q_holds: np.ndarray
     q_entropy: np.ndarray
     q_raw_sum: np.ndarray
+    q_first: np.ndarray  # the first of identical questions in its request (pooled rows)
     pair_id: np.ndarray
     pair_first_right: np.ndarray
     pair_second_right: np.ndarray
@@ -129,6 +131,10 @@ class _Join:
         # Compact types: 1.4 million rows in a 100× affine run.
         self.ints = {"unit": array("i"), "depth": array("h"), "options": array("h")}
         self.ints["holds"] = array("b")
+        # 1 on the first of identical questions in one request (tree, tree_mean and
+        # tree_median ask the same ones): pooled figures count each distinct question once.
+        self.ints["first"] = array("b")
+        self.asked: set[tuple[Any, ...]] = set()  # this line's distinct questions so far
         self.pair_rows = {name: array("d") for name in ("id", "first", "second", "averaged")}
         # Bit d set: step d already answered (deeper steps, > 63, are not checked for repeats).
         self.seen = array("Q", bytes(8 * len(paths)))
@@ -178,6 +184,7 @@ class _Join:
             return
         base = job * self.n_decoders
         targets = self.targets
+        self.asked = set()
         for qid, where in qmap.items():
             target = targets.get(where) if isinstance(where, str) else None
             if target is None:
@@ -259,6 +266,14 @@ class _Join:
         self.ints["depth"].append(depth)
         self.ints["options"].append(len(raw))
         self.ints["holds"].append(-1 if true is None else int(true == choice))
+        try:
+            asked: tuple[Any, ...] = (question.get("instructions"), tuple(criteria.items()))
+            fresh = asked not in self.asked
+        except TypeError:  # an object or list description (allowed on the wire)
+            asked = (orjson.dumps(question),)
+            fresh = asked not in self.asked
+        self.ints["first"].append(fresh)
+        self.asked.add(asked)
         self.rows["selected"].append(read(choice, 0.0) / total)
         self.rows["true"].append(math.nan if true is None else read(true, 0.0) / total)
         # H = −Σ (x/T)·log2(x/T) = log2 T − Σ x·log2 x / T, over the raw values x.
@@ -345,6 +360,7 @@ class _Join:
             q_holds=ints("holds"),
             q_entropy=floats("entropy"),
             q_raw_sum=floats("raw"),
+            q_first=ints("first").astype(bool),
             pair_id=floats("id", self.pair_rows).astype(np.int64),
             pair_first_right=floats("first", self.pair_rows),
             pair_second_right=floats("second", self.pair_rows),

@@ -63,6 +63,7 @@ _UNIT_INTS = (
     "condition",
     "order",
     "case",
+    "family",
     "repeat",
     "n_cells",
     "branching",
@@ -207,7 +208,8 @@ class _Reader:
         self.units = array("q")  # _UNIT_INTS per unit
         self.floats = array("d")  # error_cells, forced_cells per unit
         self.steps = array("q")  # _STEP_INTS per step
-        self.codes = {name: Interner() for name in ("job", "decoder", "condition", "order", "case")}
+        names = ("job", "decoder", "condition", "order", "case", "family")
+        self.codes = {name: Interner() for name in names}
         self.codes["choice"] = Interner()
         self.cuts: dict[int, tuple[int, ...]] = {}
         self.grids: dict[tuple[Any, ...], GridIndex] = {}
@@ -294,6 +296,7 @@ class _Reader:
                 codes["condition"].code(str(record["condition"])),
                 codes["order"].code(str(record["order"])),
                 codes["case"].code(str(record.get("case", record["job"]))),
+                codes["family"].code(str(record.get("family", record.get("case", record["job"])))),
                 int(record.get("repeat") or 0),
                 *tail,
                 start,

@@ -33,6 +33,7 @@ def _reliability_dict(row: CalibrationRow) -> dict[str, Any]:
         "mean_selected": number(row.mean_selected),
         "accuracy": number(row.accuracy),
         "ece": number(rel.ece),
+        "ece_interval": [number(row.ece_interval[0]), number(row.ece_interval[1])],
         "entropy_right_bits": number(row.entropy_right),
         "entropy_wrong_bits": number(row.entropy_wrong),
         "n_wrong": row.n_wrong,

@@ -9,7 +9,8 @@ answer and are left out):
 
 - reliability: ``N_BINS`` equal-width bins of p, [0, 0.1), [0.1, 0.2), …, [0.9, 1.0]; per
   bin the number of questions, the mean p and the share whose selection held y;
-- expected calibration error, ECE = Σ_b (n_b/n)·|accuracy_b − mean p_b| over those bins;
+- expected calibration error, ECE = Σ_b (n_b/n)·|accuracy_b − mean p_b| over those bins,
+  with a 95% family-bootstrap interval (the families resampled as for the main table);
 - entropy H = −Σ p_j log2 p_j of the whole returned distribution (bits), its mean on
   right and on wrong selections, and the AUROC of H for telling a wrong selection from a
   right one (the probability that a wrong one has the higher entropy; ties count ½).
@@ -23,7 +24,17 @@ import numpy as np
 
 from analysis.loading.answers import AnswerLog
 
-__all__ = ["N_BINS", "CalibrationRow", "Reliability", "auroc", "calibration_rows", "reliability"]
+from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, MIN_FAMILIES, resample_weights
+
+__all__ = [
+    "N_BINS",
+    "CalibrationRow",
+    "Reliability",
+    "auroc",
+    "calibration_rows",
+    "ece_interval",
+    "reliability",
+]
 
 N_BINS = 10
 
@@ -87,6 +98,7 @@ class CalibrationRow:
     entropy_wrong: float
     n_wrong: int
     auroc: float
+    ece_interval: tuple[float, float] = (float("nan"), float("nan"))  # 95% family bootstrap
 
     @property
     def n(self) -> int:
@@ -98,9 +110,38 @@ def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if len(values) else float("nan")
 
 
+def ece_interval(
+    p: np.ndarray,
+    right: np.ndarray,
+    family: np.ndarray,
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    bins: int = N_BINS,
+) -> tuple[float, float]:
+    """95% percentile interval of ECE over ``n_boot`` resamples of the families (``family``:
+    a code per question); NaN with fewer than MIN_FAMILIES families."""
+    codes, dense = np.unique(family, return_inverse=True)
+    n_f = len(codes)
+    if n_f < MIN_FAMILIES or not len(p):
+        return float("nan"), float("nan")
+    index = np.clip(np.floor(p * bins + 1e-9).astype(np.int64), 0, bins - 1)
+    cell = dense * bins + index
+    size = n_f * bins
+    count = np.bincount(cell, minlength=size).reshape(n_f, bins).astype(np.float64)
+    sum_p = np.bincount(cell, p, size).reshape(n_f, bins)
+    sum_right = np.bincount(cell, right.astype(np.float64), size).reshape(n_f, bins)
+    w = resample_weights(n_f, n_boot, seed).astype(np.float64)
+    n_b, p_b, r_b = w @ count, w @ sum_p, w @ sum_right  # (B, bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ece = np.nansum(np.abs(r_b - p_b), axis=1) / n_b.sum(axis=1)
+    lo, hi = np.percentile(ece, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
 def _row(log: AnswerLog, rows: np.ndarray, decoder: str, condition: str) -> CalibrationRow:
     p, right = log.q_selected[rows], log.q_holds[rows] == 1
     entropy = log.q_entropy[rows]
+    family = log.units["family"][log.q_unit[rows]]
     return CalibrationRow(
         decoder=decoder,
         condition=condition,
@@ -111,6 +152,7 @@ def _row(log: AnswerLog, rows: np.ndarray, decoder: str, condition: str) -> Cali
         entropy_wrong=_mean(entropy[~right]),
         n_wrong=int((~right).sum()),
         auroc=auroc(entropy[~right], entropy[right]),
+        ece_interval=ece_interval(p, right, family),
     )
 
 
@@ -145,7 +187,8 @@ def calibration_rows(
             chosen = np.flatnonzero(in_condition & (decoder_of == names["decoder"].index(decoder)))
             if len(chosen):
                 rows.append(_row(log, chosen, decoder, condition))
-        pooled.append(_row(log, np.flatnonzero(in_condition), "all", condition))
+        # Each distinct question once: tree, tree_mean and tree_median ask the same ones.
+        pooled.append(_row(log, np.flatnonzero(in_condition & log.q_first), "all", condition))
     rank = {d: i for i, d in enumerate(dec_order)}
     rows.sort(key=lambda r: (rank[r.decoder], cond_order.index(r.condition)))
     return tuple(rows), tuple(pooled)
