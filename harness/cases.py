@@ -6,17 +6,15 @@ them; the harness finds suites through ``harness.registry``, never by importing 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
-import orjson
-
 from harness.arith import evaluate
 from harness.grid import Grid, fmt, to_decimal
+from runfolder import case_digest
 
 SUBJECT = "Determine the numerical result x of the expression in state."
 ORDERS = ("ascending", "reversed")
@@ -113,9 +111,9 @@ class Suite:
         """``len(self.jobs())``, without building them."""
         return len(self.cases) * len(self.conditions) * len(self.orders) * self.repeats
 
-    def case_hash(self) -> str:
-        """SHA-256 of the canonical case set, conditions, orders and repeats."""
-        payload = {
+    def case_payload(self) -> dict[str, Any]:
+        """The canonical case set, conditions, orders and repeats (``cases.json``)."""
+        return {
             "suite": self.name,
             "seed": self.seed,
             "cases": [c.fingerprint() for c in self.cases],
@@ -123,4 +121,7 @@ class Suite:
             "orders": list(self.orders),
             "repeats": self.repeats,
         }
-        return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+    def case_hash(self) -> str:
+        """SHA-256 of ``case_payload`` (``runfolder.case_digest``)."""
+        return case_digest(self.case_payload())

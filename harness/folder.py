@@ -15,7 +15,6 @@ seal) is ``runfolder``'s.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 from dataclasses import asdict, dataclass, field
@@ -50,6 +49,8 @@ from runfolder import (
     manifest_digest,
     read_manifest_object,
     read_sessions,
+    source_digest,
+    write_cases,
     write_manifest,
 )
 
@@ -58,13 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def source_hash() -> str:
     """SHA-256 over the format, harness and suite sources: what produced the requests."""
-    digest = hashlib.sha256()
-    for package in ("runfolder", "harness", "suites"):
-        for path in sorted((ROOT / package).rglob("*.py")):
-            digest.update(path.relative_to(ROOT).as_posix().encode())
-            digest.update(b"\0")
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return source_digest(ROOT)
 
 
 def harness_version() -> str:
@@ -179,6 +174,8 @@ def create_run_folder(
     lock.acquire()
     try:
         _refuse_existing(folder)
+        # The case set the manifest's case_hash hashes, so that analyze can recheck it.
+        write_cases(folder, plan.suite.case_payload())
         write_manifest(folder, manifest)
     except BaseException:
         lock.release()

@@ -55,6 +55,7 @@ from runfolder import (
     read_totals,
     seq_of,
     totals_current,
+    write_cases,
     write_totals,
 )
 
@@ -205,6 +206,7 @@ def merge(folder: Path, suite: Suite | None = None, *, verify: bool = True) -> M
             for name in MERGED_FILES
         }
         _merge_totals(folder, count, parent.run_id)
+        write_cases(folder, suite.case_payload())  # it hashes to the parent's case_hash
     return Merged(folder, count, len(held), failed, written, time.perf_counter() - t0)
 
 

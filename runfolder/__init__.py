@@ -1,6 +1,6 @@
 """The run-folder format as code: what ``harness`` writes and ``analysis`` reads.
 
-A run folder holds ``manifest.json`` (written once), ``requests.jsonl`` and ``outputs.jsonl``
+A run folder holds ``manifest.json`` and ``cases.json`` (written once), ``requests.jsonl`` and ``outputs.jsonl``
 (append-only logs), ``sessions.jsonl`` (one line per run or resume), ``totals.json`` (the
 request totals as the last session left them) and a lock. This package owns their names,
 the typed records, the manifest, the ONE JSONL writer and the ONE reader (with one
@@ -23,6 +23,7 @@ from runfolder.comparison import (
 )
 from runfolder.errors import LogFormatError, RecordError, RunFolderError
 from runfolder.finding import LATEST, RUNS_ROOT, entries, resolve_run, started, unique_folder
+from runfolder.hashing import SOURCE_PACKAGES, case_digest, source_digest
 from runfolder.jsonl import (
     JsonlAppender,
     JsonlReader,
@@ -32,6 +33,7 @@ from runfolder.jsonl import (
     valid_end,
 )
 from runfolder.layout import (
+    CASES,
     COMPARISON,
     FORMAT_VERSION,
     LOCK,
@@ -49,7 +51,9 @@ from runfolder.manifest import (
     ModelInfo,
     encode_manifest,
     load_manifest,
+    read_cases,
     read_manifest_object,
+    write_cases,
     write_manifest,
 )
 from runfolder.records import (
@@ -77,6 +81,7 @@ from runfolder.sessions import append_session, read_sessions
 from runfolder.totals import TotalsRecord, read_totals, totals_current, write_totals
 
 __all__ = [
+    "CASES",
     "COMPARISON",
     "ERROR_KINDS",
     "FORMAT_VERSION",
@@ -87,6 +92,7 @@ __all__ = [
     "REQUESTS",
     "RUNS_ROOT",
     "SESSIONS",
+    "SOURCE_PACKAGES",
     "TOTALS",
     "ComparisonCell",
     "ComparisonRecord",
@@ -118,6 +124,7 @@ __all__ = [
     "TraceStep",
     "Usage",
     "append_session",
+    "case_digest",
     "check_sequence",
     "dumps_line",
     "edited_fields",
@@ -134,6 +141,7 @@ __all__ = [
     "load_manifest",
     "manifest_digest",
     "mark_of",
+    "read_cases",
     "read_manifest_object",
     "read_sessions",
     "read_totals",
@@ -141,10 +149,12 @@ __all__ = [
     "run_row",
     "scan_logs",
     "seq_of",
+    "source_digest",
     "started",
     "totals_current",
     "unique_folder",
     "valid_end",
+    "write_cases",
     "write_comparison",
     "write_manifest",
     "write_totals",

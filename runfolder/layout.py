@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "CASES",
     "COMPARISON",
     "FORMAT_VERSION",
     "LOCK",
@@ -16,6 +17,7 @@ __all__ = [
 FORMAT_VERSION = 1  # sessions.jsonl is an optional addition: older folders stay version 1
 
 MANIFEST = "manifest.json"  # written once, atomically, before the first request
+CASES = "cases.json"  # the case set the manifest's case_hash hashes (absent in older runs)
 REQUESTS = "requests.jsonl"  # one line per exchange attempt
 OUTPUTS = "outputs.jsonl"  # one line per (job, decoder); the last line for a pair wins
 SESSIONS = "sessions.jsonl"  # one line per `run` or `resume` invocation (absent in older runs)

@@ -21,7 +21,7 @@ import orjson
 
 from runfolder.errors import RunFolderError
 from runfolder.jsonl import require_writable
-from runfolder.layout import FORMAT_VERSION, MANIFEST
+from runfolder.layout import CASES, FORMAT_VERSION, MANIFEST
 from runfolder.records import LimitsRecord
 
 __all__ = [
@@ -325,6 +325,19 @@ def encode_manifest(manifest: Manifest) -> bytes:
 def write_manifest(folder: Path, manifest: Manifest) -> None:
     """Write the manifest atomically (temp file, fsync, rename): it is never half-written."""
     write_document(folder / MANIFEST, encode_manifest(manifest))
+
+
+def write_cases(folder: Path, payload: Mapping[str, Any]) -> None:
+    """Write ``cases.json``, the case set the manifest's case_hash hashes (atomically)."""
+    write_document(folder / CASES, encode_document(payload, CASES))
+
+
+def read_cases(folder: Path) -> dict[str, Any] | None:
+    """The run's ``cases.json`` (None in runs made before it was written)."""
+    path = folder / CASES
+    if not path.is_file():
+        return None
+    return read_document(path, "it is written once when the run starts; restore it")
 
 
 def read_document(path: Path, fix: str) -> dict[str, Any]:

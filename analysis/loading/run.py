@@ -11,6 +11,7 @@ from .exchanges import RequestLog, load_requests
 from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
 from .outputs import Outputs, load_outputs
+from .provenance import HashCheck, recheck
 
 __all__ = ["REFERENCE_DECODER", "REFERENCE_DOMAIN", "Design", "Run", "design_of", "load_run"]
 
@@ -28,6 +29,7 @@ class Run:
     outputs: Outputs
     requests: RequestLog
     sessions: tuple[SessionRecord, ...] = ()
+    hashes: HashCheck | None = None  # the manifest's hashes recomputed (None: not checked)
 
 
 @dataclass(frozen=True)
@@ -104,4 +106,5 @@ def load_run(path: Path | str) -> Run:
         outputs=load_outputs(run_dir / "outputs.jsonl"),
         requests=load_requests(run_dir / "requests.jsonl"),
         sessions=tuple(read_sessions(run_dir)),  # absent before sessions.jsonl: ()
+        hashes=recheck(run_dir, manifest),
     )

@@ -88,6 +88,14 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
     manifest = analysis.run.manifest
     return {
         "warnings": banners_to_list(analysis.banners),
+        "hashes": None
+        if analysis.run.hashes is None
+        else {
+            "case": analysis.run.hashes.case,
+            "source": analysis.run.hashes.source,
+            "case_hash_recomputed": analysis.run.hashes.case_hash,
+            "source_hash_recomputed": analysis.run.hashes.source_hash,
+        },
         "run": {
             "run_id": manifest.run_id,
             "run_dir": str(manifest.run_dir),

@@ -40,6 +40,8 @@ def _header(a: Analysis) -> list[str]:
     lines = [f"# NumericJev analysis — run {f.run_id} · suite {f.suite} · model {f.model}", ""]
     if f.notice:
         lines += [f"> **{f.notice}**", ""]
+    if a.run.hashes is not None:
+        lines += [a.run.hashes.line(), ""]
     return lines + warning_lines(b.message for b in a.banners)
 
 

@@ -31,7 +31,7 @@ _UNREPORTED = "(not reported)"  # RunFacts' entry for requests that named no ser
 class Banner:
     """One warning: ``kind`` is a stable key for programs, ``message`` one line for people."""
 
-    kind: str  # incomplete | mixed_models | resumed | manifest_edited | same_run | sides_differ
+    kind: str  # incomplete | mixed_models | resumed | manifest_edited | cases_changed | same_run | sides_differ
     message: str
 
 
@@ -140,15 +140,28 @@ def _edited(who: str, run: Run) -> Banner | None:
     )
 
 
+def _cases_changed(who: str, run: Run) -> Banner | None:
+    """``cases.json`` no longer hashes to the manifest's case hash."""
+    if run.hashes is None or run.hashes.case != "differs":
+        return None
+    return Banner(
+        "cases_changed",
+        f"{who}'s cases.json does not match its manifest's case hash (recomputed "
+        f"{str(run.hashes.case_hash)[:12]}, recorded {_text(run.manifest.case_hash)[:12]}): "
+        "the case set was edited or damaged after the run started",
+    )
+
+
 def run_banners(run: Run, facts: RunFacts, who: str | None = None) -> tuple[Banner, ...]:
     """Warnings about one run: incomplete, answered by several models, resumed differently,
-    manifest edited since it was sealed."""
+    manifest edited since it was sealed, case set changed since the run started."""
     who = who or f"run {facts.run_id}"
     found = [
         _incomplete(who, facts, str(run.manifest.run_dir)),
         _mixed(who, facts),
         *_resumed(who, run),
         _edited(who, run),
+        _cases_changed(who, run),
     ]
     return tuple(b for b in found if b is not None)
 
