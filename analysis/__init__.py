@@ -34,17 +34,19 @@ from .loading.names import decoder_label, order_decoders
 from .loading.outputs import LogStats, Outputs, find_output, load_outputs
 from .loading.paths import DecisionPath, PathLevel, decision_path
 from .loading.run import Design, Run, design_of, load_run
-from .rendering.comparison import comparison_markdown, comparison_to_dict
-from .rendering.diff_tables import diff_markdown, diff_tables, diff_to_dict
 
 # The suite modules register their tables and JSON sections when imported; importing them
 # here makes the registrations happen before any `analysis` submodule is used.
+from .rendering.bitprompts import bitprompt_tables
+from .rendering.comparison import comparison_markdown, comparison_to_dict
+from .rendering.diff_tables import diff_markdown, diff_tables, diff_to_dict
 from .rendering.exploratory import exploratory_tables, threshold_table
 from .rendering.historical import history_tables
 from .rendering.json_numbers import analysis_to_dict, register_numbers
 from .rendering.markdown import Table
 from .rendering.report import analysis_markdown, select_path, write_report
 from .rendering.tables import TableBuilder, build_tables, register_tables
+from .rendering.transfer import transfer_table
 from .statistics.banners import Banner, diff_banners, run_banners
 from .statistics.bootstrap import (
     DEFAULT_LEVEL,
@@ -128,6 +130,7 @@ __all__ = [
     "analysis_markdown",
     "analysis_to_dict",
     "analyze_run",
+    "bitprompt_tables",
     "bootstrap_p_values",
     "build_tables",
     "check_comparable",
@@ -175,5 +178,6 @@ __all__ = [
     "select_path",
     "threshold_decreases",
     "threshold_table",
+    "transfer_table",
     "write_report",
 ]

@@ -86,6 +86,33 @@ def bit_criterion(weight: int, bit: int) -> str:
     return f"the bit of weight {weight} is {bit}"
 
 
+# The bit-prompt control's underspecified wording (paper, Appendix "Exploratory Records":
+# "underspecified bit queries" against "explicit bit weights and arithmetic rules"): the
+# digit's position only, no weight and no floor/modulo rule. Still exact for a reader who
+# knows binary, so the oracle recovers every target.
+_PLAIN = "Write {what} as {count} binary digits{point}, most significant first."
+_PLAIN_PICK = "Select digit {i} of them (the first is digit 1)."
+
+
+def plain_bits_instruction(subject: str, grid: Grid, count: int, i: int) -> str:
+    """An underspecified index-bit question: digit ``i`` (1 = the heaviest) of q."""
+    what = _PLAIN.format(what="q", count=number_word(count), point="")
+    return " ".join([subject, index_definition(grid), what, _PLAIN_PICK.format(i=i)])
+
+
+def plain_actual_bits_instruction(subject: str, count: int, i: int, fraction: bool) -> str:
+    """An underspecified bit-of-x question: digit ``i`` of x's binary form (after the
+    binary point when ``fraction``)."""
+    point = " after the binary point" if fraction else ""
+    what = _PLAIN.format(what="x", count=number_word(count), point=point)
+    return " ".join([subject, what, _PLAIN_PICK.format(i=i)])
+
+
+def plain_bit_criterion(i: int, bit: int) -> str:
+    """The description of one option of an underspecified bit question."""
+    return f"digit {i} is {bit}"
+
+
 # ---- exploratory prompts (paper, Appendix "Exploratory Records and Distinct Protocols") --
 
 SETS = "Select the set of values that contains x. Labels identify sets, not numerical answers."
@@ -200,6 +227,10 @@ _INDEX_RE = re.compile(
 )
 _DIGIT_RE = re.compile(r"Select the ([a-z-]+) digit of q\.")
 _BIT_RE = re.compile(r"Select the bit of weight (\d+),")
+_PLAIN_RE = re.compile(
+    r"Write ([qx]) as (\w+) binary digits( after the binary point)?, most significant first\. "
+    r"Select digit (\d+) of them"
+)
 _number = lru_cache(maxsize=65536)(Fraction)  # one bound recurs in many questions
 
 
@@ -283,6 +314,10 @@ def _interpret(instructions: str, items: tuple[tuple[str, str | None], ...]) -> 
     bit = _BIT_RE.search(instructions)
     if bit is not None:
         return Meaning("bit", options, lo, eps, last, int(bit.group(1)))
+    plain = _PLAIN_RE.search(instructions)
+    if plain is not None and plain.group(1) == "q" and plain.group(2) in _NUMBER_WORDS:
+        power = 2 ** (_NUMBER_WORDS.index(plain.group(2)) - int(plain.group(4)))
+        return Meaning("bit", options, lo, eps, last, power)
     return None
 
 
@@ -324,6 +359,11 @@ def _interpret_exploratory(instructions: str, texts: dict[str, str]) -> Meaning 
     bit = _ACTUAL_BIT_RE.search(instructions)
     if bit is not None:
         return Meaning("actual_bit", options, place=Fraction(bit.group(1)))
+    plain = _PLAIN_RE.search(instructions)
+    if plain is not None and plain.group(1) == "x" and plain.group(2) in _NUMBER_WORDS:
+        i, count = int(plain.group(4)), _NUMBER_WORDS.index(plain.group(2))
+        place = Fraction(1, 2**i) if plain.group(3) else Fraction(2 ** (count - i))
+        return Meaning("actual_bit", options, place=place)
     return None
 
 

@@ -69,7 +69,9 @@ DOMAINS = (
 )
 
 
-def build(seed: int = SEED, decoders: tuple[str, ...] = DECODERS) -> Suite:
+def build(
+    seed: int = SEED, decoders: tuple[str, ...] = DECODERS, name: str = "exploratory"
+) -> Suite:
     """The 12 cases; every reference is checked with the exact evaluator and the grid."""
     cases: list[Case] = []
     for domain in DOMAINS:
@@ -81,7 +83,7 @@ def build(seed: int = SEED, decoders: tuple[str, ...] = DECODERS) -> Suite:
                 raise AssertionError(f"{text} = {target} is not a nonzero value of its grid")
             cases.append(case)
     return Suite(
-        "exploratory",
+        name,
         seed,
         tuple(cases),
         decoders,

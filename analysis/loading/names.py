@@ -37,6 +37,8 @@ _DECODER_LABEL = {
     # These names exist only in the exploratory suite, so one label serves everywhere.
     "actual_digits": "Decimal digits",
     "actual_bits": "Independent bits",
+    "actual_bits_plain": "Independent bits, underspecified",
+    "bits_plain": "Index bits, underspecified",
     "bits4": "Independent bits",  # actual_bits before its rename, in older run folders
     "threshold_cdf": "Threshold CDF",
 }

@@ -68,6 +68,7 @@ class Outputs:
     n_simulated: int
     stats: LogStats
     n_oracle: int = 0  # lines answered by the exact oracle (``"oracle": true``)
+    imported: frozenset[str] = frozenset()  # decoders added by ``numericjev import-predictions``
 
     def __len__(self) -> int:
         return len(self.job)
@@ -168,6 +169,7 @@ def load_outputs(path: Path) -> Outputs:
     rows: list[tuple[Any, ...]] = []
     where: dict[tuple[str, str], int] = {}
     duplicates = 0
+    imported: set[str] = set()
     reader = JsonlReader[OutputLine](path)
     if path.is_file():
         for lineno, record in reader.numbered():
@@ -179,6 +181,8 @@ def load_outputs(path: Path) -> Outputs:
                     "`numericjev run` — repair the line or re-run the job"
                 ) from exc
             key = (row[0], codes["decoder"].strings[row[1]])
+            if "imported" in record:
+                imported.add(key[1])
             at = where.get(key)
             if at is None:
                 where[key] = len(rows)
@@ -229,6 +233,7 @@ def load_outputs(path: Path) -> Outputs:
         n_simulated=sum(columns[20]) if rows else 0,
         stats=LogStats(path.is_file(), reader.records, int(reader.torn), duplicates),
         n_oracle=sum(columns[21]) if rows else 0,
+        imported=frozenset(imported),
     )
 
 

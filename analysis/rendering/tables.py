@@ -329,9 +329,18 @@ def register_tables(suite: str, *builders: TableBuilder) -> None:
     _REGISTRY[suite] = builders
 
 
+_EXTRA: list[TableBuilder] = []  # after every suite's tables (each returns [] when moot)
+
+
+def register_extra(builder: TableBuilder) -> None:
+    """Add a table every suite gets when it applies (the transfer table of imported
+    predictions)."""
+    _EXTRA.append(builder)
+
+
 def build_tables(a: Analysis) -> list[Table]:
     """The metric tables for the run's suite (generic ones for an unregistered suite)."""
-    builders = _REGISTRY.get(a.facts.suite, _GENERIC)
+    builders = (*_REGISTRY.get(a.facts.suite, _GENERIC), *_EXTRA)
     return [table for build in builders for table in build(a)]
 
 

@@ -48,8 +48,9 @@ __all__ = [
 
 KNOWN = (
     "direct, treeK (K >= 2, e.g. tree10), treeK_mean, treeK_median, treeK_beamB (B >= 1, "
-    "e.g. tree4_beam2), bisectK (e.g. bisect4), digits, bits, and on small grids sets, "
-    "actual_digits, actual_bits, adaptive_thresholds, parallel_thresholds, threshold_cdf"
+    "e.g. tree4_beam2), bisectK (e.g. bisect4), digits, bits, bits_plain, and on small grids "
+    "sets, actual_digits, actual_bits, actual_bits_plain, adaptive_thresholds, "
+    "parallel_thresholds, threshold_cdf"
 )
 # The exploratory suite's decoders (paper, Appendix "Exploratory Records") and the threshold
 # CDF read-out (Appendix "CDF Construction"); each checks that the grid suits it.
@@ -57,6 +58,10 @@ _EXPLORATORY: dict[str, Callable[[Grid, str], Decoder]] = {
     "sets": SetsDecoder,
     "actual_digits": ActualDigitsDecoder,
     "actual_bits": ActualBitsDecoder,
+    # The bit-prompt control (paper, Appendix "Exploratory Records"): the same bits asked in
+    # underspecified words, of x and of the grid index q.
+    "actual_bits_plain": partial(ActualBitsDecoder, plain=True),
+    "bits_plain": partial(BitsDecoder, name="bits_plain", plain=True),
     "adaptive_thresholds": AdaptiveThresholdDecoder,
     "parallel_thresholds": ParallelThresholdDecoder,
     "threshold_cdf": ThresholdCdfDecoder,

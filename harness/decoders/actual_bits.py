@@ -16,7 +16,12 @@ from fractions import Fraction
 
 from harness.decoders.base import Answer, Decoded, OneRoundBits, Question
 from harness.grid import Grid, GridError, fmt, to_decimal
-from harness.prompts import actual_bit_criterion, actual_bits_instruction
+from harness.prompts import (
+    actual_bit_criterion,
+    actual_bits_instruction,
+    plain_actual_bits_instruction,
+    plain_bit_criterion,
+)
 
 
 def _is_power_of_two(x: Fraction) -> bool:
@@ -33,11 +38,12 @@ class ActualBitsDecoder(OneRoundBits):
     subject: str
     count: int = 4
     name: str = ""
+    plain: bool = False  # the bit-prompt control's underspecified wording (actual_bits_plain)
     bits: dict[Fraction, int] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         g = self.grid
-        self.name = self.name or "actual_bits"
+        self.name = self.name or ("actual_bits_plain" if self.plain else "actual_bits")
         eps = Fraction(g.eps)
         if g.lo != 0 or not _is_power_of_two(eps) or g.n > 2**self.count:
             raise GridError(
@@ -48,15 +54,18 @@ class ActualBitsDecoder(OneRoundBits):
 
     def ready(self) -> list[Question]:
         """Every unanswered bit's question (they are independent)."""
-        return [
-            Question(
-                f"b{i}",
-                actual_bits_instruction(self.subject, self.weights, w),
-                tuple((str(bit), actual_bit_criterion(w, bit)) for bit in (0, 1)),
+        return [self._question(i, w) for i, w in enumerate(self.weights) if w not in self.bits]
+
+    def _question(self, i: int, w: Fraction) -> Question:
+        """The question for the bit of weight ``w``, the ``i``-th heaviest."""
+        if self.plain:
+            fraction = Fraction(self.grid.eps) < 1
+            text = plain_actual_bits_instruction(self.subject, self.count, i + 1, fraction)
+            return Question(
+                f"b{i}", text, tuple((str(b), plain_bit_criterion(i + 1, b)) for b in (0, 1))
             )
-            for i, w in enumerate(self.weights)
-            if w not in self.bits
-        ]
+        text = actual_bits_instruction(self.subject, self.weights, w)
+        return Question(f"b{i}", text, tuple((str(b), actual_bit_criterion(w, b)) for b in (0, 1)))
 
     def give(self, key: str, answer: Answer) -> None:
         """Take one bit; ``key`` is ``b<position>``, position 0 the heaviest."""

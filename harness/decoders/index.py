@@ -13,6 +13,8 @@ from harness.prompts import (
     bits_instruction,
     digit_criterion,
     digits_instruction,
+    plain_bit_criterion,
+    plain_bits_instruction,
 )
 
 
@@ -84,19 +86,37 @@ def bit_questions(grid: Grid, subject: str) -> tuple[Question, ...]:
     )
 
 
+@cache
+def plain_bit_questions(grid: Grid, subject: str) -> tuple[Question, ...]:
+    """``bit_questions`` in the bit-prompt control's underspecified wording (digit i of q)."""
+    count = max(1, (grid.n - 1).bit_length())
+    return tuple(
+        Question(
+            f"b{1 << (count - i)}",
+            plain_bits_instruction(subject, grid, count, i),
+            tuple((str(bit), plain_bit_criterion(i, bit)) for bit in (0, 1)),
+        )
+        for i in range(1, count + 1)
+    )
+
+
 @dataclass
 class BitsDecoder(OneRoundBits):
-    """The grid index q as independent binary bits, all asked in one round."""
+    """The grid index q as independent binary bits, all asked in one round; ``plain``: in
+    the bit-prompt control's underspecified wording (``bits_plain``)."""
 
     grid: Grid
     subject: str
     name: str = "bits"
+    plain: bool = False
     bits: dict[int, int] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         count = max(1, (self.grid.n - 1).bit_length())
         self.weights = [1 << i for i in reversed(range(count))]
-        self._questions = bit_questions(self.grid, self.subject)  # one per weight, in order
+        # One question per weight, in order.
+        ask = plain_bit_questions if self.plain else bit_questions
+        self._questions = ask(self.grid, self.subject)
 
     def ready(self) -> list[Question]:
         """Every unanswered bit's question (they are independent)."""
