@@ -38,7 +38,7 @@ ALLOWED_EXTRA = {
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("grid", "arith", "progress", "collector"),
-    ("prompts", "cases"),
+    ("prompts", "meaning", "cases"),
     ("decoders",),
     ("wire", "registry"),
     ("backends",),

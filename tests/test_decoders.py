@@ -14,7 +14,7 @@ from harness.cases import SUBJECT, Case, JobSpec
 from harness.decoders import Answer, Decoder, Question, make_decoder
 from harness.grid import Grid
 from harness.jobs import Job
-from harness.prompts import exact_label, interpret
+from harness.meaning import exact_label, interpret
 from harness.wire.answers import parse_answers
 from suites.affine import DOMAINS
 

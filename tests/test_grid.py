@@ -20,7 +20,7 @@ from harness.decoders import Answer, DirectDecoder, Question, TreeDecoder, make_
 from harness.decoders.tree import tree_depth
 from harness.errors import ConfigError, GridError
 from harness.grid import MAX_OPTIONS, Grid, fmt, partition
-from harness.prompts import exact_label, interpret
+from harness.meaning import exact_label, interpret
 
 EPS = ("0.01", "1", "10000", "0.0625", "0.5", "0.001", "2.5", "0.2")
 

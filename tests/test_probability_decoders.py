@@ -33,7 +33,7 @@ from harness.decoders.probabilities import exact_probability, option_distributio
 from harness.decoders.tree import tree_depth
 from harness.errors import ConfigError
 from harness.grid import Grid, partition
-from harness.prompts import interpret
+from harness.meaning import interpret
 from harness.registry import load_suite
 from tests.runhelpers import cli, final_outputs
 from tests.test_decoders import grids

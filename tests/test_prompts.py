@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from harness.cases import SUBJECT
 from harness.decoders import Answer, Question, TreeDecoder, make_decoder
 from harness.grid import Grid, fmt, partition
-from harness.prompts import DIRECT, TREE, Meaning, exact_label, interpret
+from harness.meaning import Meaning, exact_label, interpret
+from harness.prompts import DIRECT, TREE
 
 EPS = ("0.01", "1", "10000", "0.0625", "0.5", "0.001", "2.5", "0.2")
 # A canonical decimal: optional sign, no leading zeros, no exponent, no trailing zeros.

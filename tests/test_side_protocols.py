@@ -14,7 +14,7 @@ from harness.backends.oracle import Oracle
 from harness.backends.sim import SimModel
 from harness.decoders import make_decoder
 from harness.grid import Grid
-from harness.prompts import interpret
+from harness.meaning import interpret
 from harness.registry import load_suite
 from simstudy.simulate import answer_in_process
 from tests.runhelpers import SMALL, cli

@@ -20,7 +20,7 @@ from harness.backends.reading import target_of
 from harness.backends.sim import SimModel
 from harness.backends.sim.belief import masses, region_bounds
 from harness.jobs import Job
-from harness.prompts import exact_label, interpret
+from harness.meaning import exact_label, interpret
 from harness.registry import load_suite
 from harness.wire.answers import parse_answers
 

@@ -15,7 +15,7 @@ from harness.backends.reading import (
     usage_of,
 )
 from harness.errors import BackendError
-from harness.prompts import exact_label
+from harness.meaning import exact_label
 
 
 class Oracle:

@@ -11,7 +11,7 @@ import orjson
 
 from harness.arith import evaluate
 from harness.errors import BackendError, ConfigError
-from harness.prompts import Meaning, interpret
+from harness.meaning import Meaning, interpret
 
 
 def state_key(state: Any) -> str:
