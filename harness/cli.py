@@ -11,34 +11,23 @@ import importlib
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import FrameType
-from typing import NoReturn
 
 from harness.commands import COMMANDS
-from harness.commands.common import Handoff
+from harness.commands.common import Handoff, OneLineParser
 from harness.errors import NumericJevError, RunFolderError
 
 # Delegated whole to analysis.cli, which must not import harness (the run folder is the contract).
 ANALYSIS_COMMANDS = ("analyze", "report", "diff")
-# Delegated whole to simstudy.cli, which stands on both harness and analysis.
+# Delegated whole to the package a ``numericjev.commands`` entry point names (simstudy, which
+# stands on both harness and analysis): found by name, never imported, as suites are.
 SIMSTUDY_COMMANDS = {
     "fit-sim": "fit the sim's knobs to a run, beside it (numericjev fit-sim --help)",
     "sim-vs-paper": "the sim's figures beside the paper's (numericjev sim-vs-paper --help)",
     "power": "families needed to detect a difference, simulated (numericjev power --help)",
 }
-
-
-# The same class as analysis.cli's, on purpose: importing that module loads numpy and the
-# report's renderers (~115 ms) on every numericjev command, and analysis never imports harness.
-class OneLineParser(argparse.ArgumentParser):
-    """An argparse parser whose usage errors are one line on stderr, exit status 2, as every
-    other bad input (argparse's own print the whole usage first); subparsers inherit it."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print ``message`` in one line, pointing at ``--help``, and exit 2."""
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,15 +72,29 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return analysis_main(argv)
     if argv and argv[0] in SIMSTUDY_COMMANDS:
-        from simstudy.cli import main as simstudy_main
-
-        return simstudy_main(argv)
+        return _plugin(argv)
     args = build_parser().parse_args(argv)
     if getattr(args, "cache", None):
         # An environment variable, so that --workers and --shard processes inherit it.
         os.environ["NUMERICJEV_CACHE_MODE"] = args.cache
     with _terminable(args.command in ("run", "resume", "compare")):
         return _dispatch(args)
+
+
+def _plugin(argv: list[str]) -> int:
+    """Run a command another package provides through a ``numericjev.commands`` entry point."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group="numericjev.commands", name=argv[0])
+    if not found:
+        print(
+            f"numericjev {argv[0]}: error: no package provides it; reinstall numericjev "
+            "(pip install -e .) so that its entry points are registered",
+            file=sys.stderr,
+        )
+        return 2
+    run: Callable[[list[str]], int] = next(iter(found)).load()
+    return run(argv)
 
 
 @contextmanager

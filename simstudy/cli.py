@@ -12,7 +12,7 @@ import orjson
 
 from harness.backends.sim import SimParams
 from harness.backends.sim.params import RATES
-from harness.cli import OneLineParser
+from harness.commands.common import OneLineParser
 from harness.errors import NumericJevError, RunFolderError
 from runfolder.finding import resolve_run
 from simstudy.fitsim import fit_run

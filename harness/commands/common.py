@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from harness.cases import Suite
 from harness.errors import ConfigError
@@ -87,3 +88,14 @@ def suite_from(args: argparse.Namespace) -> Suite:
     return load_suite(
         args.suite, seed=args.seed, params=parse_pairs(args.param, "--param"), decoders=decoders
     )
+
+
+# The same class as analysis.cli's, on purpose: importing that module loads numpy and the
+# report's renderers (~115 ms) on every numericjev command, and analysis never imports harness.
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are one line on stderr, exit status 2, as every
+    other bad input (argparse's own print the whole usage first); subparsers inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` in one line, pointing at ``--help``, and exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
