@@ -2,5 +2,6 @@
 
 It stands on both sides of the run folder: it runs suites against the sim in process
 (``harness``) and measures them with the analysis package's own metrics (``analysis``).
-Nothing imports it but the command line (``harness.cli`` hands it its commands).
+Nothing imports it: ``harness.cli`` finds its commands through the ``numericjev.commands``
+entry points (pyproject.toml), as it finds suites.
 """
