@@ -45,6 +45,11 @@ def test_second_run_sends_nothing_and_gives_the_same_outputs(
         f"cache: {len(lines):,} hits (answers paid by a), 0 answered live"
         in capsys.readouterr().out
     )
+    # The report's facts say it too (analyze reads only the run folder).
+    assert cli("analyze", str(tmp_path / "b"), "--no-probabilities") == 0
+    facts = capsys.readouterr().out
+    assert f"{len(lines):,} of {len(lines):,} answered exchanges from the cache" in facts
+    assert "first paid by a" in facts
 
 
 def test_read_only_and_off(tmp_path: Path) -> None:

@@ -34,6 +34,9 @@ class RequestLog:
     served_model_names: tuple[str, ...]
     n_jobs: int
     stats: LogStats
+    cache_hits: int = 0  # exchanges answered from the request cache (``"cache": {"hit": true}``)
+    cache_saved_usd: float = 0.0  # what those answers cost when they were first paid
+    cache_runs: tuple[str, ...] = ()  # the runs that first paid for them
 
     def __len__(self) -> int:
         return len(self.latency_ms)
@@ -57,6 +60,7 @@ def load_requests(path: Path) -> RequestLog:
     kinds: dict[str, int] = {}
     models: dict[str, int] = {}
     jobs: set[str] = set()
+    hits, saved, paid_by = 0, 0.0, set()
     reader = JsonlReader[RequestLine](path)
     if path.is_file():
         for record in reader:
@@ -67,6 +71,11 @@ def load_requests(path: Path) -> RequestLog:
             if error is not None and kind is None:
                 kind = "unknown"
             jobs.add(str(record.get("job")))
+            cached = record.get("cache")
+            if isinstance(cached, dict) and cached.get("hit") is True:
+                hits += 1
+                saved += _number(cached.get("saved_usd")) if cached.get("saved_usd") else 0.0
+                paid_by.add(str(cached.get("from_run")))
             rows.append(
                 (
                     _number(record.get("latency_ms")),
@@ -102,6 +111,9 @@ def load_requests(path: Path) -> RequestLog:
         served_model_names=tuple(models),
         n_jobs=len(jobs),
         stats=LogStats(path.is_file(), reader.records, int(reader.torn)),
+        cache_hits=hits,
+        cache_saved_usd=saved if math.isfinite(saved) else 0.0,
+        cache_runs=tuple(sorted(paid_by)),
     )
 
 

@@ -267,6 +267,22 @@ def paired_table(a: Analysis) -> list[Table]:
     return [Table(title + table_suffix(a), tuple(header), rows, tuple(notes))]
 
 
+def _cache_rows(a: Analysis) -> list[tuple[str, str]]:
+    """The request cache's row (hits, the runs that paid, USD saved), when it answered any."""
+    req = a.run.requests
+    if not req.cache_hits:
+        return []
+    answered = len(req) - int(req.failed.sum())
+    runs = ", ".join(req.cache_runs[:3]) + (", ..." if len(req.cache_runs) > 3 else "")
+    return [
+        (
+            "Request cache",
+            f"{req.cache_hits:,} of {answered:,} answered exchanges from the cache (cost 0 here; "
+            f"first paid by {runs}): USD {req.cache_saved_usd:.6f} saved",
+        )
+    ]
+
+
 def facts_table(a: Analysis) -> Table:
     """The run's provenance, accounting and failures as a two-column table."""
     f = a.facts
@@ -307,6 +323,7 @@ def facts_table(a: Analysis) -> Table:
         ("Errors", errors),
         ("Tokens in / out", f"{count(f.input_tokens)} / {count(f.output_tokens)}"),
         ("Cost", cost),
+        *_cache_rows(a),
         ("Latency p50 / p95", latency),
         (
             "Outputs ok / failed / missing",
