@@ -4,7 +4,7 @@ The key is the SHA-256 of the canonical request body (sorted-key JSON bytes), of
 spec the manifest records (name, backend, wire, base URL, sampling parameters) less its
 price (a different price does not change the answer), and of the exchange's occasion: its
 job and round. The occasion is there because a model may answer the same body differently
-twice (sampling; serve-sim's sim does): two jobs that happen to send the same body (two
+twice (sampling; serve-sim's sim with fresh_repeats=1): two jobs that happen to send the same body (two
 repeats of a case) are two samples, not one, and a second run then replays each job's own
 answers, whatever order its exchanges complete in. The served model an entry names
 is returned with every hit, so the log and the compare banners see the model that really
