@@ -118,3 +118,12 @@ def test_imported_predictions_get_the_transfer_table(
     ]
     assert cells(table, "| high-head (imported)", 2, 3) == ["0.00", "10.00"]
     assert "| paper: 9B Beta" in table
+
+
+def test_a_run_without_trees_gets_a_report_without_a_decision_path(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    assert cli("run", "--suite", "bitprompts", "--run", str(folder), "--no-progress") == 0
+    assert cli("report", str(folder)) == 0
+    written = {p.name for p in (folder / "report").iterdir()}
+    assert "index.html" in written and "report.md" in written
+    assert not any(name.startswith("decision_path") for name in written)

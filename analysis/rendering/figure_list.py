@@ -14,7 +14,7 @@ from .probability_figure import reliability_figures
 __all__ = ["report_figures"]
 
 
-def report_figures(a: Analysis, path: DecisionPath) -> list[tuple[str, str, Figure]]:
+def report_figures(a: Analysis, path: DecisionPath | None) -> list[tuple[str, str, Figure]]:
     """Every figure of ``numericjev report`` as (file stem, caption, figure), in page order.
 
     The Markdown report and the HTML page both show exactly this list, so a figure added
@@ -32,11 +32,12 @@ def report_figures(a: Analysis, path: DecisionPath) -> list[tuple[str, str, Figu
         figures.append(
             ("mape_by_domain", "MAPE (%) by domain, per decoder and condition", by_domain)
         )
-    figures.append(
-        (
-            "decision_path",
-            f"Decision path of {path.decoder} for job {path.job}",
-            decision_path_figure(path, f.model, f.suite, f.notice),
+    if path is not None:  # None: the run has no tree decoder (the bitprompts suite)
+        figures.append(
+            (
+                "decision_path",
+                f"Decision path of {path.decoder} for job {path.job}",
+                decision_path_figure(path, f.model, f.suite, f.notice),
+            )
         )
-    )
     return figures + reliability_figures(a)

@@ -77,14 +77,17 @@ def _default_tree(trees: list[str]) -> str | None:
     return max(trees, key=lambda name: tree_branching(name) or 0, default=None)
 
 
-def select_path(run: Run, job: str | None, decoder: str | None = None) -> DecisionPath:
+def select_path(run: Run, job: str | None, decoder: str | None = None) -> DecisionPath | None:
     """The decision path to draw: ``job`` (default: first ok non-int-domain job) for ``decoder``.
 
     Without ``decoder``, tree10 is drawn when the run has it, otherwise its widest tree
-    (the exploratory suite has only tree4, the binary historical follow-up only tree2).
+    (the exploratory suite has only tree4, the binary historical follow-up only tree2), and
+    nothing (None) when the run has no tree at all and no ``job`` was asked for.
     """
     trees = [d for d in run.outputs.decoder_names if tree_branching(d) is not None]
     if decoder is None:
+        if not trees and job is None:
+            return None
         decoder = _default_tree(trees) or "tree10"  # no tree at all: the error below says so
     if tree_branching(decoder) is None or decoder not in run.outputs.decoder_names:
         raise SelectionError(
@@ -113,7 +116,7 @@ class WrittenReport:
     summary: RunSummary
 
 
-def write_report_files(a: Analysis, path: DecisionPath, out_dir: Path) -> WrittenReport:
+def write_report_files(a: Analysis, path: DecisionPath | None, out_dir: Path) -> WrittenReport:
     """Write report.md and every figure of :func:`report_figures` (SVG and PNG)."""
     # Imported here so that `analyze` does not pay matplotlib's import time.
     from .figure_list import report_figures
@@ -152,7 +155,9 @@ def write_report_page(report: WrittenReport, out_dir: Path) -> Path:
     return index
 
 
-def write_report(a: Analysis, path: DecisionPath, out_dir: Path, html: bool = True) -> list[Path]:
+def write_report(
+    a: Analysis, path: DecisionPath | None, out_dir: Path, html: bool = True
+) -> list[Path]:
     """Write report.md, the figures and, with ``html``, index.html into ``out_dir``."""
     report = write_report_files(a, path, out_dir)
     files = list(report.files)
