@@ -174,9 +174,10 @@ def create_run_folder(
     lock.acquire()
     try:
         _refuse_existing(folder)
-        # The case set the manifest's case_hash hashes, so that analyze can recheck it.
-        write_cases(folder, plan.suite.case_payload())
         write_manifest(folder, manifest)
+        # The case set the manifest's case_hash hashes, so that analyze can recheck it; after
+        # the manifest, so that a run racing into this folder is told it holds a run.
+        write_cases(folder, plan.suite.case_payload())
     except BaseException:
         lock.release()
         raise
