@@ -73,11 +73,11 @@ class Asked:
             biggest = max(abs(lows[0]), abs(lows[-1]))
             # A list shows each value whole: only ranges are read by their leading digits.
             if meaning.kind == "interval" and biggest >= LONG:
-                long_digits = _digits(biggest)
+                long_digits = digits_of(biggest)
         elif meaning is not None and meaning.kind in ("digit", "bit"):
             negative = meaning.lo < 0
             biggest = float(max(abs(meaning.lo), abs(meaning.eps)))
-            long_digits = _digits(biggest * 10) if biggest >= LONG else 0
+            long_digits = digits_of(biggest * 10) if biggest >= LONG else 0
         size = len(orjson.dumps(question))
         return cls(
             choice, meaning, labels, ranked, content, tilt, choice is not question, bounds,
@@ -90,7 +90,7 @@ def _text(description: Any) -> str:
     return description if isinstance(description, str) else orjson.dumps(description).decode()
 
 
-def _digits(x: float) -> int:
+def digits_of(x: float) -> int:
     """Digits of the integer part of ``|x|`` (1 for anything below 10)."""
     return len(str(int(abs(x)))) if abs(x) >= 1 else 1
 
@@ -101,11 +101,6 @@ def _places(x: Fraction) -> int:
     while (x * 10**places).denominator != 1 and places < 12:
         places += 1
     return places
-
-
-def digits_of(x: float) -> int:
-    """``_digits``, public for the answering module."""
-    return _digits(x)
 
 
 def _ranked(meaning: Meaning | None, labels: tuple[str, ...]) -> tuple[str, ...]:
