@@ -214,9 +214,13 @@ def _print_comparison(comparison: Comparison, as_json: bool) -> None:
 
 
 def _write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:
-    """summary.md, summary.json and index.html (the job viewer: the first suite's runs)."""
+    """summary.md, summary.json, index.html (the job viewer: the first suite's runs) and
+    the figure of the paired differences it opens with (``paired_differences.svg``/``.png``)."""
     from .loading.rounds import load_rounds
     from .rendering.comparison_page import comparison_page
+    from .rendering.figures import save_figure
+    from .rendering.forest import forest_figure
+    from .rendering.html_parts import FigureFile
 
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / name for name in SUMMARY_FILES]
@@ -224,7 +228,14 @@ def _write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:
     paths[1].write_bytes(_json(comparison_to_dict(comparison)))
     first = comparison.suites[0].runs if comparison.suites else ()
     rounds = {run.manifest.run_dir: load_rounds(run.manifest.run_dir) for run in first}
-    paths[2].write_text(comparison_page(comparison, rounds), encoding="utf-8")
+    figures = []
+    forest = forest_figure(comparison)
+    if forest is not None:
+        svg, png = save_figure(forest, out_dir, "paired_differences")
+        paths += [svg, png]
+        caption = "Paired differences (model − baseline) with their intervals, by verdict"
+        figures.append(FigureFile(caption, svg))
+    paths[2].write_text(comparison_page(comparison, rounds, figures), encoding="utf-8")
     return paths
 
 

@@ -19,6 +19,18 @@ settings.register_profile("ci", max_examples=1000, deadline=None, print_blob=Tru
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The HTTP sender honours the environment's proxies; tests talk to loopback servers
+    directly unless a test sets a proxy itself."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
 @pytest.fixture(autouse=True)
 def _no_shared_request_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never read or write the user's request cache: off unless a test turns it on

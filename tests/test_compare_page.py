@@ -19,6 +19,26 @@ def test_comparison_page_shows_every_run_the_verdicts_and_the_models_side_by_sid
     with chromium() as browser:
         opened = open_page(browser, folder / "index.html")
         page = opened.page
+        # The answer first: the first table is the verdict table, coloured by verdict, then
+        # the figure of the paired differences; provenance is folded below.
+        assert page.locator("main figure.table").first.get_attribute("id") == "verdicts-1"
+        cells = page.locator("#verdicts td.verdict-none")
+        assert cells.count() >= 1 and cells.first.inner_text() in (
+            "no clear difference",
+            "no verdict",
+        )
+        worse = page.locator("#verdicts td.verdict-worse, #verdicts td.verdict-better")
+        for i in range(worse.count()):  # coloured, and the word is there too
+            colour = worse.nth(i).evaluate("td => getComputedStyle(td).backgroundColor")
+            assert colour not in ("rgba(0, 0, 0, 0)", "rgb(255, 255, 255)")
+        forest = page.locator("#verdicts figure.plot")
+        assert forest.count() == 1 and "Paired differences" in forest.inner_text()
+        assert forest.locator("svg[role=img]").count() == 1
+        assert (folder / "paired_differences.png").stat().st_size > 0
+        summary = page.locator("#provenance summary")
+        assert page.locator("#provenance details").evaluate("d => d.open") is False
+        assert "differ between runs" in summary.inner_text()
+        summary.click()
         assert page.locator("#provenance thead th").all_inner_texts() == [
             "Field",
             "exploratory · sim",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import gc
 from functools import partial
 from pathlib import Path
+from typing import Any
 
-import httpx
 import orjson
 import pytest
 
@@ -26,6 +26,7 @@ from harness.progress import Counters, NoProgress
 from harness.recorder import Recorder
 from harness.registry import load_suite
 from runfolder import REQUESTS
+from tests.loopback import Reply, Seen, scripted_server
 from tests.runhelpers import records
 
 LAYOUTS = {
@@ -35,31 +36,35 @@ LAYOUTS = {
 }
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
-async def test_the_log_holds_the_exchange_as_sent_and_received(tmp_path: Path, layout: str) -> None:
-    sent: list[bytes] = []
-    received: list[bytes] = []
-
-    def server(request: httpx.Request) -> httpx.Response:
-        sent.append(request.content)
-        received.append(LAYOUTS[layout](SimModel().respond(orjson.loads(request.content))))
-        return httpx.Response(200, content=received[-1])
-
-    backend = SystemOneBackend(
-        "jev-sim", base_url="http://sim.test", api_key="", transport=httpx.MockTransport(server)
-    )
+async def exchange_once(folder: Path, backend: SystemOneBackend) -> tuple[dict[str, Any], Any]:
+    """One job's first request through a Caller and a Recorder, as a run makes it."""
     suite = load_suite("affine")
     job = Job(suite.jobs()[0], suite.decoders)
     step = job.next_request("jev-sim")
     assert step is not None
     body, qmap = step
-    recorder = Recorder(tmp_path, "run-x", Counters(), NoProgress(), simulated=False)
+    recorder = Recorder(folder, "run-x", Counters(), NoProgress(), simulated=False)
     answered = await Caller(backend, Pacer(4)).call(
         body, partial(recorder.attempt, job, body, qmap)
     )
     recorder.close()
     await backend.aclose()
+    return body, answered
 
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+async def test_the_log_holds_the_exchange_as_sent_and_received(tmp_path: Path, layout: str) -> None:
+    sent: list[bytes] = []
+    received: list[bytes] = []
+
+    def server(request: Seen) -> Reply:
+        sent.append(request.content)
+        received.append(LAYOUTS[layout](SimModel().respond(orjson.loads(request.content))))
+        return Reply(200, received[-1])
+
+    async with scripted_server(server) as url:
+        backend = SystemOneBackend("jev-sim", base_url=url, api_key="")
+        body, answered = await exchange_once(tmp_path, backend)
     log = (tmp_path / REQUESTS).read_bytes()
     assert log.count(b"\n") == 1 and b"\r" not in log  # one exchange, one line
     [line] = records(tmp_path / REQUESTS)

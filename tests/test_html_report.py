@@ -81,12 +81,24 @@ def test_report_page_renders_tables_figures_and_rounds(
 ) -> None:
     opened = open_page(browser, folders["a"] / "report" / "index.html")
     page = opened.page
-    assert page.locator("#provenance tbody tr").count() >= 20
+    # The answer first: the page opens with the main table and its figure (NMAE), under the
+    # SIMULATED warning; provenance is folded below, complete, and opens on a click.
     assert page.locator(".warning").first.inner_text().startswith("⚠ SIMULATED")
-    tables = page.locator("#tables figure.table")
-    assert tables.count() >= 4
-    assert page.locator("#tables figure.table").first.locator("tbody tr").count() == 6
-    assert page.locator("#figures svg.figure").count() >= 4
+    assert page.locator("main section").nth(1).get_attribute("id") == "main"
+    main = page.locator("#main figure.table")
+    assert main.count() == 1 and main.first.locator("tbody tr").count() == 6
+    assert page.locator("main figure.table").first.get_attribute("id") == "main-1"
+    assert "NMAE" in page.locator("#main figure.plot figcaption").inner_text()
+    provenance = page.locator("#provenance details")
+    assert provenance.evaluate("d => d.open") is False
+    assert not page.locator("#provenance table").is_visible()
+    assert page.locator("#provenance summary").inner_text().startswith("Provenance: ")
+    page.locator("#provenance summary").click()
+    expect(page.locator("#provenance table")).to_be_visible()
+    assert page.locator("#provenance tbody tr").count() >= 20
+    assert page.locator("#tables figure.table").count() >= 3
+    assert page.locator("#figures svg.figure").count() >= 3
+    tables = main
     # Sorting a numeric column puts its smallest value first.
     header = tables.first.locator("thead th").nth(1)
     header.click()
@@ -159,6 +171,9 @@ def test_diff_page_shows_both_runs_side_by_side(
 ) -> None:
     opened = open_page(browser, folders["diff"])
     page = opened.page
+    summary = page.locator("#provenance summary")
+    assert "differ between runs" in summary.inner_text()  # closed, but says to open it
+    summary.click()
     assert page.locator("#provenance thead th").all_inner_texts() == ["Field", "A", "B"]
     differing = page.locator("#provenance tr.differs th").all_inner_texts()
     assert "Model parameters (sim knobs)" in differing and "Run" in differing

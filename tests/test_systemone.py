@@ -1,4 +1,4 @@
-"""The System One HTTP backend against httpx.MockTransport and the real loopback serve-sim.
+"""The System One HTTP backend against scripted loopback servers and the real serve-sim.
 
 The backend makes one attempt; ``ask`` puts a ``Caller`` in front of it, as a run does, for
 the retries, pacing and per-attempt records.
@@ -7,11 +7,12 @@ the retries, pacing and per-attempt records.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import aiohttp
 import anyio
-import httpx
 import orjson
 import pytest
 from typesafe_sdk._schemas.models import SystemOneRequest, SystemOneResponse
@@ -28,10 +29,9 @@ from harness.jobs import Job
 from harness.registry import load_suite
 from harness.serve import ServerConfig, serve_sim_in_background
 from harness.wire.answers import parse_answers
-from tests.loopback import serve_post
+from tests.loopback import DROP, Handler, Reply, Seen, scripted_server, serve_post
 
 KEY = "sk-planted-0123456789abcdef"
-BASE = "http://sim.test"
 
 
 @functools.cache
@@ -68,40 +68,37 @@ class FakeSleep:
         await anyio.lowlevel.checkpoint()
 
 
-Handler = Callable[[httpx.Request], httpx.Response]
-
-
-def ok_response(request: httpx.Request, **headers: str) -> httpx.Response:
+def ok_response(request: Seen, **headers: str) -> Reply:
     """What a well-behaved server says: the sim's answers, validated on the way in and out."""
     body = orjson.loads(request.content)
     SystemOneRequest.model_validate(body)
     response = SimModel().respond(body) | {"model": "jev-1.13.0"}
     SystemOneResponse.model_validate(response)
-    return httpx.Response(
-        200, json=response, headers={"x-typesafe-request-id": "req-ok", **headers}
-    )
+    return Reply.json(200, response, **{"x-typesafe-request-id": "req-ok", **headers})
 
 
-def scripted(*steps: Handler | httpx.Response | Exception) -> Handler:
+def scripted(*steps: Handler | Reply) -> Handler:
     """A handler replaying ``steps`` in order; fails loudly when the script runs out."""
     queue = list(steps)
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Seen) -> Any:
         assert queue, "the server was asked more often than scripted"
         step = queue.pop(0)
-        if isinstance(step, Exception):
-            raise step
-        if isinstance(step, httpx.Response):
-            return step
-        return step(request)
+        return step if isinstance(step, Reply) else step(request)
 
     return handler
 
 
-def backend(handler: Handler, *, key: str = KEY, **kw: Any) -> SystemOneBackend:
-    return SystemOneBackend(
-        "jev-latest", base_url=BASE, api_key=key, transport=httpx.MockTransport(handler), **kw
-    )
+@asynccontextmanager
+async def backend(
+    handler: Handler, *, key: str = KEY, **kw: Any
+) -> AsyncIterator[SystemOneBackend]:
+    """A System One backend whose server, on loopback, answers as ``handler`` says."""
+    async with (
+        scripted_server(handler) as url,
+        SystemOneBackend("jev-latest", base_url=url, api_key=key, **kw) as b,
+    ):
+        yield b
 
 
 async def ask(
@@ -125,14 +122,14 @@ async def ask(
 def error(status: int, body: Any = None, text: str | None = None, **headers: str):
     headers = {"x-typesafe-request-id": f"req-{status}", **headers}
     if text is not None:
-        return httpx.Response(status, text=text, headers=headers)
-    return httpx.Response(status, json=body, headers=headers)
+        return Reply.text(status, text, **headers)
+    return Reply.json(status, body, **headers)
 
 
 async def test_sends_the_body_exactly_with_the_key_and_reads_the_reply() -> None:
-    seen: list[httpx.Request] = []
+    seen: list[Seen] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Seen) -> Reply:
         seen.append(request)
         return ok_response(request)
 
@@ -140,7 +137,7 @@ async def test_sends_the_body_exactly_with_the_key_and_reads_the_reply() -> None
     async with backend(handler) as b:
         reply = await ask(b, records=records)
     (request,) = seen
-    assert request.url == f"{BASE}/v1/systemone"
+    assert request.path == "/v1/systemone"
     assert request.method == "POST"
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.headers["content-type"] == "application/json"
@@ -159,9 +156,9 @@ async def test_sends_the_body_exactly_with_the_key_and_reads_the_reply() -> None
 
 
 async def test_no_authorization_header_without_a_key() -> None:
-    seen: list[httpx.Request] = []
+    seen: list[Seen] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Seen) -> Reply:
         seen.append(request)
         return ok_response(request)
 
@@ -196,17 +193,10 @@ def test_base_url_is_normalised_or_refused() -> None:
 
 
 async def test_the_price_table_prices_the_hosted_api_only() -> None:
-    hosted = SystemOneBackend(
-        "jev-latest",
-        base_url="https://api.typesafe.ai/v1",
-        api_key=KEY,
-        transport=httpx.MockTransport(ok_response),
-    )
-    async with hosted:
-        reply = await ask(hosted)
-    assert reply.cost_usd == pytest.approx(
-        reply.usage["input_tokens"] * JEV_INPUT_USD_PER_MILLION / 1e6
-    )
+    hosted = SystemOneBackend("jev-latest", base_url="https://api.typesafe.ai/v1", api_key=KEY)
+    usage = {"input_tokens": 1234, "output_tokens": 5}
+    assert hosted.server.price is not None
+    assert hosted.server.price.cost(usage) == pytest.approx(1234 * JEV_INPUT_USD_PER_MILLION / 1e6)
     assert hosted.price_per_million == JEV_INPUT_USD_PER_MILLION
     assert hosted.describe()["params"]["price"]["source"] == "table"
     loopback = SystemOneBackend("jev-latest", base_url="http://127.0.0.1:8377", env={})
@@ -253,7 +243,7 @@ def test_price_table() -> None:
 
 
 async def test_reported_costs_win() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Seen) -> Reply:
         return ok_response(request, **{"x-litellm-response-cost": "0.125"})
 
     async with backend(handler) as b:
@@ -308,7 +298,7 @@ async def test_gives_up_after_max_attempts_with_every_attempt_attached() -> None
     ("response", "expected"),
     [
         (error(400, {"detail": {"error_type": "max_tokens_exceeded", "message": "too long"}}),
-         "HTTP 400 from http://sim.test/v1/systemone: max_tokens_exceeded: too long"),
+         "/v1/systemone: max_tokens_exceeded: too long"),
         (error(404, {"detail": "Not Found"}), "Not Found"),
         (error(413, text="request entity too large"), "request entity too large"),
         (error(422, {"detail": [{"loc": ["body", "state"], "msg": "Field required",
@@ -322,7 +312,7 @@ async def test_gives_up_after_max_attempts_with_every_attempt_attached() -> None
     ],
 )  # fmt: skip
 async def test_client_errors_raise_at_once_with_a_readable_excerpt(
-    response: httpx.Response, expected: str
+    response: Reply, expected: str
 ) -> None:
     sleep = FakeSleep()
     async with backend(scripted(response)) as b:
@@ -362,10 +352,10 @@ async def test_auth_failure_without_a_key_says_so() -> None:
 
 
 def good_then(mutate: Callable[[dict[str, Any]], Any]) -> Handler:
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Seen) -> Reply:
         body = orjson.loads(ok_response(request).content)
         mutate(body)
-        return httpx.Response(200, json=body)
+        return Reply.json(200, body)
 
     return handler
 
@@ -381,15 +371,15 @@ def missing(body: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     "bad",
     [
-        httpx.Response(200, text="{'model': 'x'"),
-        httpx.Response(200, text='{"model": "jev", "answ'),
-        httpx.Response(200, json=["not", "an", "object"]),
-        httpx.Response(200, json={"model": "jev"}),
+        Reply.text(200, "{'model': 'x'"),
+        Reply.text(200, '{"model": "jev", "answ'),
+        Reply.json(200, ["not", "an", "object"]),
+        Reply.json(200, {"model": "jev"}),
         good_then(bad_label),
         good_then(missing),
     ],
 )
-async def test_malformed_200_is_retried_then_raised(bad: httpx.Response | Handler) -> None:
+async def test_malformed_200_is_retried_then_raised(bad: Reply | Handler) -> None:
     # Documented choice: the caller checks a 200 against the request (parse_answers), so
     # a bad label or a missing answer is a retryable "malformed" attempt, not an answer.
     records: list[Attempt] = []
@@ -404,26 +394,24 @@ async def test_malformed_200_is_retried_then_raised(bad: httpx.Response | Handle
 
 
 async def test_connection_errors_and_timeouts_are_retried() -> None:
-    request = httpx.Request("POST", BASE)
-    handler = scripted(
-        httpx.ConnectError("connection refused", request=request),
-        httpx.ReadTimeout("timed out", request=request),
-        httpx.RemoteProtocolError("server disconnected", request=request),
-        ok_response,
-    )
+    async def stalls(request: Seen) -> Reply:
+        await anyio.sleep(1)
+        return ok_response(request)
+
+    handler = scripted(DROP, stalls, DROP, ok_response)
     records: list[Attempt] = []
-    async with backend(handler) as b:
+    async with backend(handler, timeout_s=0.2) as b:
         await ask(b, records=records)
     kinds = [r.kind for r in records[:-1]]
     assert kinds == ["connection", "timeout", "connection"]
 
 
 async def test_the_whole_attempt_is_bounded_by_the_timeout() -> None:
-    async def stalls(request: httpx.Request) -> httpx.Response:
+    async def stalls(request: Seen) -> Reply:
         await anyio.sleep(10)
         raise AssertionError("not reached")
 
-    async with backend(stalls, timeout_s=0.05) as b:  # type: ignore[arg-type]
+    async with backend(stalls, timeout_s=0.05) as b:
         with anyio.fail_after(5), pytest.raises(BackendError) as caught:
             await ask(b, max_attempts=1)
     assert caught.value.kind == "timeout"
@@ -433,7 +421,7 @@ async def test_each_attempt_is_reported_as_it_ends() -> None:
     # Streamed, not batched after the call: attempt 1 is heard before attempt 2 is sent.
     seen: list[str] = []
 
-    def server(request: httpx.Request) -> httpx.Response:
+    def server(request: Seen) -> Reply:
         seen.append(f"sent {len(seen) // 2 + 1}")
         return error(500, {"detail": "x"}) if len(seen) == 1 else ok_response(request)
 
@@ -465,19 +453,12 @@ async def test_a_window_of_one_still_answers() -> None:
 def echo_key(status: int, content_type: str = "application/json") -> Handler:
     """A careless server that repeats the Authorization header in its error body."""
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Seen) -> Reply:
         auth = request.headers.get("authorization", "")
         text = orjson.dumps({"detail": f"bad key {auth} / {KEY}"}).decode()
         if "html" in content_type:
             text = f"<html><title>{KEY}</title><body>{auth}</body></html>"
-        return httpx.Response(status, text=text, headers={"content-type": content_type})
-
-    return handler
-
-
-def raise_with_key(exc_type: type[Exception]) -> Handler:
-    def handler(request: httpx.Request) -> httpx.Response:
-        raise exc_type(f"failed with {request.headers['authorization']}", request=request)
+        return Reply.text(status, text, **{"Content-Type": content_type})
 
     return handler
 
@@ -486,9 +467,6 @@ LEAKY: list[Handler] = [
     *(echo_key(s) for s in (400, 401, 403, 404, 408, 413, 422, 429, 500, 503, 529)),
     echo_key(502, "text/html"),
     echo_key(200, "text/plain"),
-    raise_with_key(httpx.ConnectError),
-    raise_with_key(httpx.ReadTimeout),
-    raise_with_key(httpx.RemoteProtocolError),
 ]
 
 
@@ -499,10 +477,30 @@ def leaks(*things: Any) -> Iterator[str]:
             yield text
 
 
-@pytest.mark.parametrize("handler", LEAKY)
-async def test_the_planted_key_never_leaks(handler: Handler) -> None:
+class KeyInErrors:
+    """A fake sender whose library errors quote the Authorization header, as some do."""
+
+    def __init__(self, error: type[Exception]) -> None:
+        self.error = error
+
+    async def post(self, url: str, content: bytes) -> Any:
+        raise self.error(f"failed at {url} with Bearer {KEY}")
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [*LEAKY, *(KeyInErrors(e) for e in (aiohttp.ClientConnectionError, aiohttp.ServerTimeoutError,
+                                         aiohttp.ClientPayloadError, ConnectionResetError))],
+)  # fmt: skip
+async def test_the_planted_key_never_leaks(handler: Handler | KeyInErrors) -> None:
     records: list[Attempt] = []
-    async with backend(handler) as b:
+    async with backend(scripted() if isinstance(handler, KeyInErrors) else handler) as b:
+        if isinstance(handler, KeyInErrors):
+            await b.server.http.aclose()
+            b.server.http._sender = handler
         with pytest.raises((BackendError, BudgetExhausted)) as caught:
             await ask(b, records=records, max_attempts=2)
         raised = caught.value  # 429s end at the ceiling on waiting, caused by the last one
@@ -527,12 +525,11 @@ async def test_the_planted_key_never_leaks(handler: Handler) -> None:
 async def test_the_key_is_sent_but_never_shown() -> None:
     async with backend(ok_response) as b:
         await b.answer(BODY)
-        headers = b.server.http._sender._client.headers  # type: ignore[attr-defined]
-        assert list(leaks(repr(b), b.describe(), repr(b.server.http), headers)) == []
-    # The default sender (http11) does not show the key either.
-    default_backend = SystemOneBackend("jev-latest", base_url=BASE, api_key=KEY)
-    sender = default_backend.server.http._sender
-    assert list(leaks(repr(default_backend), repr(default_backend.server.http), repr(sender))) == []
+        sender = b.server.http._sender
+        session = sender._session  # type: ignore[attr-defined]
+        assert f"Bearer {KEY}" in session.headers.values()  # sent with every request
+        shown = (repr(b), b.describe(), repr(b.server.http), repr(sender), repr(session))
+        assert list(leaks(*shown)) == []
 
 
 # --- against the real loopback serve-sim ---------------------------------------------
@@ -594,8 +591,8 @@ def test_retry_settings_are_reported() -> None:
     assert Caller(b, Pacer(1), settings).describe()["budget_s"] == 60.0
 
 
-async def test_loopback_timeout_bounds_the_whole_attempt_on_the_default_sender() -> None:
-    # The default sender (http11) against a real server slower than the timeout.
+async def test_loopback_timeout_bounds_the_whole_attempt() -> None:
+    # The sender against a real server slower than the timeout.
     records: list[Attempt] = []
     with anyio.fail_after(10):
         async with (
@@ -610,8 +607,8 @@ async def test_loopback_timeout_bounds_the_whole_attempt_on_the_default_sender()
 
 
 async def test_loopback_redirect_is_not_followed() -> None:
-    # Never followed (aiohttp and httpx follow unless told not to): a POST's redirect means a
-    # wrong base URL.
+    # Never followed (aiohttp follows unless told not to): a POST's redirect means a wrong
+    # base URL.
     from aiohttp import web
 
     async def moved(request: web.Request) -> web.Response:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from analysis.loading.names import condition_label, decoder_label
@@ -14,16 +15,19 @@ from .json_numbers import banners_to_list, number
 from .markdown import Table, fmt_interval, warning_lines
 
 __all__ = [
+    "METRIC_LABEL",
+    "Cell",
     "comparison_markdown",
     "comparison_tables",
     "comparison_title",
     "comparison_to_dict",
     "counts_line",
     "notices",
+    "verdict_cells",
     "verdict_counts",
 ]
 
-_METRIC_LABEL = {"mape": "MAPE", "nmae": "NMAE", "within5": "Within 5%"}
+METRIC_LABEL = {"mape": "MAPE", "nmae": "NMAE", "within5": "Within 5%"}
 _NO_VERDICT = "no verdict"
 
 
@@ -47,8 +51,28 @@ def comparison_title(c: Comparison) -> str:
     return f"Comparison: {later} against {c.models[0]} · suites {', '.join(c.suite_names)}"
 
 
-def _rows(c: Comparison, s: SuiteComparison) -> list[tuple[str, ...]]:
-    rows: list[tuple[str, ...]] = []
+@dataclass(frozen=True)
+class Cell:
+    """One later model against the baseline on one suite × decoder × condition."""
+
+    suite: str
+    decoder: str
+    condition: str
+    model: str
+    d: int
+    cond: int
+    k: int
+    verdict: str
+
+    def delta(self, s: SuiteComparison) -> tuple[float, float, float]:
+        """Δ model − baseline with its interval."""
+        at = (self.k, self.d, self.cond)
+        return float(s.delta[at]), float(s.delta_lo[at]), float(s.delta_hi[at])
+
+
+def verdict_cells(c: Comparison, s: SuiteComparison) -> list[Cell]:
+    """Every cell that either run asked, in table order, with its verdict."""
+    cells = []
     for d, decoder in enumerate(s.design.decoders):
         for cond, condition in enumerate(s.design.conditions):
             for k, model in enumerate(s.models[1:]):
@@ -57,25 +81,40 @@ def _rows(c: Comparison, s: SuiteComparison) -> list[tuple[str, ...]]:
                 judged = verdict(
                     s.p_holm[k, d, cond], s.delta[k, d, cond], c.alpha, c.lower_is_better
                 )
-                rows.append(
-                    (
+                cells.append(
+                    Cell(
                         s.suite,
                         decoder_label(decoder, s.suite),
                         condition_label(condition),
                         model,
-                        fmt_interval(s.point[0, d, cond], s.lo[0, d, cond], s.hi[0, d, cond]),
-                        fmt_interval(
-                            s.point[k + 1, d, cond], s.lo[k + 1, d, cond], s.hi[k + 1, d, cond]
-                        ),
-                        fmt_interval(
-                            s.delta[k, d, cond], s.delta_lo[k, d, cond], s.delta_hi[k, d, cond]
-                        ),
-                        str(int(s.n_common[k, d, cond])),
-                        _p(s.p[k, d, cond]),
-                        _p(s.p_holm[k, d, cond]),
+                        d,
+                        cond,
+                        k,
                         judged or _NO_VERDICT,
                     )
                 )
+    return cells
+
+
+def _rows(c: Comparison, s: SuiteComparison) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for cell in verdict_cells(c, s):
+        d, cond, k = cell.d, cell.cond, cell.k
+        rows.append(
+            (
+                s.suite,
+                cell.decoder,
+                cell.condition,
+                cell.model,
+                fmt_interval(s.point[0, d, cond], s.lo[0, d, cond], s.hi[0, d, cond]),
+                fmt_interval(s.point[k + 1, d, cond], s.lo[k + 1, d, cond], s.hi[k + 1, d, cond]),
+                fmt_interval(*cell.delta(s)),
+                str(int(s.n_common[k, d, cond])),
+                _p(s.p[k, d, cond]),
+                _p(s.p_holm[k, d, cond]),
+                cell.verdict,
+            )
+        )
     return rows
 
 
@@ -86,7 +125,7 @@ def verdict_counts(c: Comparison) -> Counter[str]:
 
 def counts_line(c: Comparison) -> str:
     counts = verdict_counts(c)
-    metric = _METRIC_LABEL[c.metric]
+    metric = METRIC_LABEL[c.metric]
     parts = [f"{counts[v]} {v}" for v in ("better", "worse", "no clear difference")]
     line = f"Verdicts on {metric} at {c.level:.0%}, Holm-corrected over {c.m} cells: " + ", ".join(
         parts
@@ -102,7 +141,7 @@ def _served(f: RunFacts) -> str:
 
 def comparison_tables(c: Comparison) -> list[Table]:
     """The verdict table (every suite, decoder, condition and later model) and the runs."""
-    metric = _METRIC_LABEL[c.metric]
+    metric = METRIC_LABEL[c.metric]
     base = c.models[0]
     better = "lower" if c.lower_is_better else "higher"
     header = (

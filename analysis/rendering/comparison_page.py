@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from analysis.loading.rounds import JobRounds
@@ -10,15 +10,20 @@ from analysis.statistics.comparison import Comparison
 
 from .comparison import comparison_tables, comparison_title, counts_line, notices
 from .html import PageRun, PageSection, render_page
-from .html_parts import LinkedTable, run_warnings
+from .html_parts import FigureFile, LinkedTable, run_warnings
 
 __all__ = ["comparison_page"]
 
 
-def comparison_page(c: Comparison, rounds: Mapping[Path, JobRounds] | None = None) -> str:
-    """The page: warnings, every run's provenance side by side, the verdicts, the runs, and
-    the job viewer for the runs ``rounds`` gives (by run folder; the viewer lists the jobs
-    of the first of them, the others side by side, so give runs of one suite)."""
+def comparison_page(
+    c: Comparison,
+    rounds: Mapping[Path, JobRounds] | None = None,
+    figures: Sequence[FigureFile] = (),
+) -> str:
+    """The page: warnings, the verdicts and ``figures`` (the paired differences), the runs,
+    every run's provenance side by side (folded), and the job viewer for the runs ``rounds``
+    gives (by run folder; the viewer lists the jobs of the first of them, the others side by
+    side, so give runs of one suite)."""
     rounds = rounds or {}
     runs = []
     warnings: list[str] = [*(f"Runs marked {n}" for n in notices(c))]
@@ -37,7 +42,13 @@ def comparison_page(c: Comparison, rounds: Mapping[Path, JobRounds] | None = Non
             "model's rounds side by side."
         )
     sections = [
-        PageSection("Verdicts", "verdicts", tables=(LinkedTable(verdicts),), text=tuple(text)),
+        PageSection(
+            "Verdicts",
+            "verdicts",
+            tables=(LinkedTable(verdicts),),
+            figures=tuple(figures),
+            text=tuple(text),
+        ),
         PageSection("Runs", "runs", tables=(LinkedTable(listed),)),
     ]
     return render_page(

@@ -46,7 +46,7 @@ from .html_parts import (
     run_warnings,
     worst_cases,
 )
-from .markdown import Table
+from .markdown import MAIN_FIGURE, Table
 from .tables import build_tables, title_suffix
 
 __all__ = [
@@ -84,6 +84,15 @@ class PageSection:
     figures: tuple[FigureFile, ...] = ()
     text: tuple[str, ...] = ()
     groups: tuple[tuple[str, tuple[LinkedTable, ...]], ...] = field(default=())
+
+
+# Verdict cells are coloured by these classes (style.css), and keep their words.
+VERDICT_CLASSES = {
+    "worse": "worse",
+    "better": "better",
+    "no clear difference": "none",
+    "no verdict": "none",
+}
 
 
 @cache
@@ -161,6 +170,7 @@ def render_page(
         meta=_json_block(meta),
         blocks=[(run.key, pack_rounds(run.rounds)) for run in viewer if run.rounds is not None],
         svg=inline_svg,
+        verdicts=VERDICT_CLASSES,
         simulated=any(run.facts.simulated for run in runs),
         oracle=any(run.facts.oracle for run in runs),
     )
@@ -187,12 +197,16 @@ def run_summary(a: Analysis) -> RunSummary:
 
 
 def run_page(s: RunSummary, figures: Sequence[FigureFile], rounds: JobRounds | None) -> str:
-    """The page of one analysed run (``numericjev report``)."""
+    """The page of one analysed run (``numericjev report``): the main table and its figure
+    first, then the other tables and figures, the worst cases, provenance and the jobs."""
     f = s.facts
+    main = [fig for fig in figures if fig.svg.stem == MAIN_FIGURE][:1] or list(figures[:1])
     sections = [
-        PageSection("Tables", "tables", tables=tuple(LinkedTable(t) for t in s.tables)),
-        PageSection("Figures", "figures", figures=tuple(figures)),
-    ]
+        PageSection("Main result", "main", tables=tuple(LinkedTable(t) for t in s.tables[:1]),
+                    figures=tuple(main)),
+        PageSection("Tables", "tables", tables=tuple(LinkedTable(t) for t in s.tables[1:])),
+        PageSection("Figures", "figures", figures=tuple(f for f in figures if f not in main)),
+    ]  # fmt: skip
     if rounds is not None:
         groups = tuple((label, (table,)) for label, table in worst_cases(rounds, f.suite))
         sections.append(PageSection("Worst cases", "worst", groups=groups))

@@ -6,7 +6,11 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Table", "fmt", "fmt_interval", "fmt_range", "warning_lines"]
+__all__ = ["MAIN_FIGURE", "Table", "fmt", "fmt_interval", "fmt_range", "warning_lines"]
+
+# The figure that belongs to a run's main table (NMAE per decoder and condition): both
+# the Markdown report and the HTML page show it right after that table.
+MAIN_FIGURE = "nmae"
 
 
 def fmt(value: float | None, digits: int = 2) -> str:

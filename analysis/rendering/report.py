@@ -16,7 +16,7 @@ from analysis.loading.paths import DecisionPath, decision_path
 from analysis.loading.run import REFERENCE_DOMAIN, Run
 from analysis.statistics.summary import Analysis
 
-from .markdown import warning_lines
+from .markdown import MAIN_FIGURE, warning_lines
 
 if TYPE_CHECKING:  # the page builder (Jinja2) is imported on use: `analyze` never needs it
     from .html import RunSummary
@@ -40,21 +40,27 @@ def _header(a: Analysis) -> list[str]:
     lines = [f"# NumericJev analysis — run {f.run_id} · suite {f.suite} · model {f.model}", ""]
     if f.notice:
         lines += [f"> **{f.notice}**", ""]
-    if a.run.hashes is not None:
-        lines += [a.run.hashes.line(), ""]
     return lines + warning_lines(b.message for b in a.banners)
 
 
 def analysis_markdown(a: Analysis, figures: list[tuple[str, str]] | None = None) -> str:
-    """The full Markdown of one analysed run: header, optional figures, tables, facts."""
+    """The full Markdown of one analysed run, answer first: the main table and its figure,
+    the other figures and tables, then the facts and hashes (provenance) at the end."""
     parts = _header(a)
-    for caption, file in figures or []:
+    tables = build_tables(a)
+    figures = figures or []
+    main = [fig for fig in figures if fig[1].startswith(f"{MAIN_FIGURE}.")][:1] or figures[:1]
+    for table in tables[:1]:
+        parts += [table.to_markdown(), ""]
+    for caption, file in main + [fig for fig in figures if fig not in main]:
         parts += [f"![{caption}]({file})", "", f"*{caption}*", ""]
-    for table in build_tables(a):
+    for table in tables[1:]:
         parts += [table.to_markdown(), ""]
     # After the paper's own tables, which it never changes (a test checks).
     parts += probability_section(a.probabilities, a.facts.suite, table_suffix(a))
     parts += [facts_table(a).to_markdown(), ""]
+    if a.run.hashes is not None:
+        parts += [a.run.hashes.line(), ""]
     return "\n".join(parts)
 
 

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import orjson
 
 from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse
@@ -92,9 +91,7 @@ class RemoteServer:
         timeout_s: float = 30.0,
         connect_timeout_s: float = 10.0,
         price_per_million: float | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        """``transport`` sends through httpx over it instead of the default sender (tests)."""
         self.model = model
         self.wire = wire
         self.base_url = base_url
@@ -109,7 +106,6 @@ class RemoteServer:
             concurrency=concurrency,
             timeout_s=timeout_s,
             connect_timeout_s=connect_timeout_s,
-            transport=transport,
         )
 
     @property

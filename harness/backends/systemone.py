@@ -15,7 +15,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
 import orjson
 
 from harness.backends.base import Reply
@@ -58,12 +57,11 @@ class SystemOneBackend(RemoteBackend):
         timeout_s: float = 30.0,
         connect_timeout_s: float = 10.0,
         price_per_million: float | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         """None for ``model``, ``base_url`` or ``api_key`` reads ``TYPESAFE_DEFAULT_MODEL``,
         ``TYPESAFE_BASE_URL`` or ``TYPESAFE_API_KEY`` from ``env`` (default ``os.environ``);
-        ``api_key=""`` sends no key. ``transport`` is for tests."""
+        ``api_key=""`` sends no key."""
         environ = os.environ if env is None else env
         self.model = model or environ.get("TYPESAFE_DEFAULT_MODEL") or DEFAULT_MODEL
         self.name = self.model
@@ -83,7 +81,6 @@ class SystemOneBackend(RemoteBackend):
             timeout_s=timeout_s,
             connect_timeout_s=connect_timeout_s,
             price_per_million=price_per_million,
-            transport=transport,
         )
 
     @property

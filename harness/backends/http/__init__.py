@@ -1,4 +1,4 @@
-"""The HTTP layer every HTTP backend shares: one endpoint, pure classification, the senders.
+"""The HTTP layer every HTTP backend shares: one endpoint, pure classification, the sender.
 
 A wire-format backend (``harness.backends.systemone``) builds an ``HttpEndpoint`` and only
 translates bodies; see ``endpoint.py`` for what the layer owns.
@@ -6,14 +6,13 @@ translates bodies; see ``endpoint.py`` for what the layer owns.
 
 from harness.backends.http.classify import Decision, classify, error_excerpt, parse_retry_after
 from harness.backends.http.endpoint import HttpEndpoint, HttpResponse
-from harness.backends.http.senders import AiohttpSender, HttpxSender, RawResponse, Sender
+from harness.backends.http.sender import HttpSender, RawResponse, Sender
 
 __all__ = [
-    "AiohttpSender",
     "Decision",
     "HttpEndpoint",
     "HttpResponse",
-    "HttpxSender",
+    "HttpSender",
     "RawResponse",
     "Sender",
     "classify",

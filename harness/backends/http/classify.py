@@ -22,10 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-import httpx
 import orjson
 
-from harness.backends.http.http11 import UnusableUrl
 from harness.errors import AuthError, BackendError, TransientError
 
 # Log kinds, one per row of docs/wire.md's table (plus the two that come from the body).
@@ -103,7 +101,7 @@ def _status_decision(status: int, headers: Mapping[str, str] | None, now: float 
     if 500 <= status < 600:
         return Decision(retry=True, kind="server_error", wait_s=parse_retry_after(headers, now))
     if 300 <= status < 400:
-        # httpx does not follow redirects for a POST; the base URL is wrong, not the request.
+        # Redirects are not followed for a POST: the base URL is wrong, not the request.
         return Decision(retry=False, kind="redirect")
     if 400 <= status < 500:
         return Decision(retry=False, kind="http_4xx")
@@ -120,9 +118,9 @@ def classify(
     """Classify one attempt's outcome: an HTTP ``status`` (with its headers) or an exception.
 
     Exceptions are matched by explicit type only: ``TimeoutError`` (aiohttp's timeouts,
-    ``anyio.fail_after``) and httpx's timeouts are "timeout"; a URL the library cannot use is
-    a "connection" error not retried; other aiohttp client errors, httpx transport errors and
-    ``ConnectionError`` (``http11.HttpConnectionError``) are "connection"; a body that is not JSON "malformed"; a ``BackendError`` keeps its own kind and wait. Anything
+    ``anyio.fail_after``) is "timeout"; a URL the library cannot use is a "connection" error
+    not retried; other aiohttp client errors and ``ConnectionError`` are "connection"; a body
+    that is not JSON "malformed"; a ``BackendError`` keeps its own kind and wait. Anything
     else, cancellation included, is not retried.
     """
     if exc is not None:
@@ -130,17 +128,11 @@ def classify(
             fatal = isinstance(exc, AuthError) or exc.kind == "auth"
             retry = not fatal and (isinstance(exc, TransientError) or exc.kind in RETRYABLE_KINDS)
             return Decision(retry=retry, kind=exc.kind, wait_s=exc.wait_s, fatal=fatal)
-        if isinstance(exc, httpx.TimeoutException | TimeoutError):
+        if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError is one too
             return Decision(retry=True, kind="timeout")
-        unusable_url = (
-            UnusableUrl
-            | httpx.UnsupportedProtocol
-            | aiohttp.InvalidURL
-            | aiohttp.NonHttpUrlClientError
-        )
-        if isinstance(exc, unusable_url):
+        if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
             return Decision(retry=False, kind="connection")  # e.g. a base URL without http://
-        if isinstance(exc, aiohttp.ClientError | httpx.TransportError | ConnectionError):
+        if isinstance(exc, aiohttp.ClientError | ConnectionError):
             return Decision(retry=True, kind="connection")
         if isinstance(exc, orjson.JSONDecodeError):
             return Decision(retry=True, kind="malformed")

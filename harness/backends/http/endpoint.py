@@ -12,9 +12,8 @@ HTTP lives here, once:
 - holding the API key in one private attribute and scrubbing it (and any bearer token or
   URL credentials) from every message, error body and 2xx body that leaves this module.
 
-Sending itself is ``http11.py``'s (by default) or ``senders.py``'s (any httpx transport when
-one is given; aiohttp, the earlier default, kept as the reference the bench measures):
-with ``classify.py`` the only modules that touch an HTTP library.
+Sending itself is ``sender.py``'s (aiohttp): with ``classify.py`` the only modules that touch
+an HTTP library.
 """
 
 from __future__ import annotations
@@ -24,11 +23,9 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import aiohttp
-import httpx
 
 from harness.backends.http.classify import classify, error_excerpt
-from harness.backends.http.http11 import Http11Sender, UnusableUrl
-from harness.backends.http.senders import HttpxSender, Sender
+from harness.backends.http.sender import HttpSender, Sender
 from harness.errors import BackendError, ConfigError
 
 ERROR_BODY_CHARS = 1000  # what a failed attempt's log line keeps of the raw error body
@@ -56,11 +53,8 @@ class HttpEndpoint:
         concurrency: int = 64,
         timeout_s: float = 30.0,
         connect_timeout_s: float = 10.0,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        """``key_variable`` names where users set the key (for the 401 message);
-        ``transport`` sends through httpx over that transport instead (tests'
-        ``httpx.MockTransport``, the bench's ``httpx-aiohttp`` comparison)."""
+        """``key_variable`` names where users set the key (for the 401 message)."""
         if concurrency < 1 or not timeout_s > 0:
             raise ConfigError(
                 f"concurrency must be >= 1 and the timeout > 0; got {concurrency}, {timeout_s}"
@@ -75,13 +69,11 @@ class HttpEndpoint:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.__key:
             headers["Authorization"] = f"Bearer {self.__key}"
-        timeout_s, connect_s = self.timeout_s, self.connect_timeout_s
-        self._sender: Sender = (
-            Http11Sender(
-                headers, concurrency=concurrency, timeout_s=timeout_s, connect_timeout_s=connect_s
-            )
-            if transport is None
-            else HttpxSender(headers, transport, timeout_s=timeout_s, connect_timeout_s=connect_s)
+        self._sender: Sender = HttpSender(
+            headers,
+            concurrency=concurrency,
+            timeout_s=self.timeout_s,
+            connect_timeout_s=self.connect_timeout_s,
         )
 
     def __repr__(self) -> str:
@@ -108,15 +100,11 @@ class HttpEndpoint:
         unchained: BackendError | None = None
         try:
             response = await self._sender.post(self.url, content)
-        except (
-            ConnectionError,
-            UnusableUrl,
-            aiohttp.ClientError,
-            httpx.TransportError,
-            TimeoutError,
-        ) as exc:
+        except (aiohttp.ClientError, ConnectionError, TimeoutError) as exc:
             decision = classify(None, exc)
             what = str(exc) or type(exc).__name__
+            if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
+                what = "the URL must start http:// or https:// and name a host"
             error = decision.error(self.scrub(f"{decision.kind} at {self.url}: {what}"))
             if self.scrub(what) == what:
                 raise error from exc

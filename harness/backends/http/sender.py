@@ -1,0 +1,131 @@
+"""The one HTTP sender: POSTs through an aiohttp session, and the ``Sender`` interface.
+
+Why aiohttp, and not httpx (the design card's client) over the ``httpx-aiohttp`` transport,
+the other candidate measured (``make bench``, section "HTTP", both replaying the same run's
+bodies against one server, side by side):
+
+- what users need first works as they expect with both: proxies from the environment
+  (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``; with httpx only through
+  ``httpx_aiohttp.HttpxAiohttpClient``: a plain ``httpx.AsyncClient`` given a transport drops
+  them), connection limits and one deadline per attempt;
+- TLS: aiohttp verifies against OpenSSL's default paths, the system's trust store and
+  ``SSL_CERT_FILE``/``SSL_CERT_DIR``; httpx against certifi's bundle unless ``SSL_CERT_FILE``
+  is set, so a company CA installed in the system store is not trusted;
+- HTTP/2: neither has it on this path (httpx offers it only on its own httpcore transport,
+  which ``make bench`` measured at several times aiohttp's CPU per request); hosted decision
+  APIs answer HTTP/1.1 with keep-alive;
+- CPU: httpx over ``httpx-aiohttp`` is aiohttp plus httpx's request and response objects
+  (the figures are in ``docs/performance.md``).
+
+Every attempt returns a ``RawResponse`` or raises aiohttp's own exception (or
+``TimeoutError``), which ``classify`` turns into a log kind. Nothing else in the harness
+touches the library. Runs on asyncio only, as aiohttp does.
+"""
+
+from __future__ import annotations
+
+import ssl
+import urllib.request
+from collections.abc import Mapping
+from typing import NamedTuple, Protocol
+from urllib.parse import urlsplit
+
+import aiohttp
+
+# aiohttp names itself "Python/3.x aiohttp/3.x"; ours says who sends (some gateways log it).
+USER_AGENT = "numericjev"
+
+
+# NamedTuples rather than frozen dataclasses: one of each is built per attempt, and a tuple
+# is built in a fraction of the time a frozen dataclass's __init__ takes.
+class RawResponse(NamedTuple):
+    """Any response: its status, headers (case-insensitive), and body bytes."""
+
+    status: int
+    headers: Mapping[str, str]
+    content: bytes
+
+
+class Sender(Protocol):
+    """Sends one POST; raises the library's exception for a transport failure or timeout."""
+
+    async def post(self, url: str, content: bytes) -> RawResponse:
+        """POST ``content`` to ``url`` once."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the pool."""
+        ...
+
+
+class HttpSender:
+    """One aiohttp session over a keep-alive pool, made on first use (it needs a running loop)."""
+
+    def __init__(
+        self,
+        headers: Mapping[str, str],
+        *,
+        concurrency: int,
+        timeout_s: float,
+        connect_timeout_s: float,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        """``headers`` go with every request (the key among them: never printed); at most
+        ``concurrency`` connections are open; ``ssl_context`` replaces the system's trust
+        (tests: a throwaway CA)."""
+        self._headers = {"User-Agent": USER_AGENT, **headers}
+        self._concurrency = concurrency
+        self._timeout_s = timeout_s
+        # ``total`` bounds the whole attempt (connect, send, wait, read); ``sock_connect``
+        # the connection alone, so an unreachable host fails fast within the attempt.
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
+        self._ssl = ssl_context
+        self._session: aiohttp.ClientSession | None = None
+        self._proxies: dict[str, str | None] = {}  # URL -> the proxy the environment names
+
+    def __repr__(self) -> str:
+        return f"HttpSender(concurrency={self._concurrency}, timeout_s={self._timeout_s})"
+
+    def _open(self) -> aiohttp.ClientSession:
+        # Made here, not at import: SSL_CERT_FILE and the system store are read when the run
+        # starts (aiohttp's own default context is built once, when aiohttp is imported).
+        context = self._ssl or ssl.create_default_context()
+        connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0, ssl=context)
+        self._session = aiohttp.ClientSession(
+            connector=connector, headers=self._headers, timeout=self._timeout
+        )
+        return self._session
+
+    async def post(self, url: str, content: bytes) -> RawResponse:
+        """POST once; redirects are not followed (a POST's redirect means a wrong base URL)."""
+        session = self._session or self._open()
+        proxy = self._proxies[url] if url in self._proxies else self._proxy(url)
+        async with session.post(url, data=content, proxy=proxy, allow_redirects=False) as response:
+            body = await response.read()
+            return RawResponse(response.status, response.headers, body)
+
+    def _proxy(self, url: str) -> str | None:
+        # Read once per URL, when the run first sends: aiohttp's ``trust_env`` reads the
+        # environment (and ~/.netrc) again on every request, measured at ~0.6 ms of CPU each.
+        self._proxies[url] = proxy_for(url)
+        return self._proxies[url]
+
+    async def aclose(self) -> None:
+        """Close the session and its connections."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY`` for https, ``HTTP_PROXY``
+    for http, else ``ALL_PROXY``), or None where there is none or ``NO_PROXY`` exempts it."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # aiohttp says what is wrong with the URL when it is used
+        return None
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(parts.netloc.rpartition("@")[2]):
+        return None
+    return proxy
