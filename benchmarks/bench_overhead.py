@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from harness.backends.http.senders import RawResponse
 from multidict import CIMultiDict
 
 from benchmarks.processes import serve_sim
 from harness import Limits, ModelSpec, Suite, SystemOneBackend, load_suite, start_run
-from harness.backends.http.senders import RawResponse
 
 
 class ReplaySender:
@@ -108,8 +108,8 @@ def timed_blocks() -> tuple[collections.Counter[str], Callable[[], None]]:
     """Wrap the main steps of an exchange in timers; their ns totals, and an undo."""
     import harness.backends.remote as remote
     import harness.calling.caller as caller
-    import harness.jobs as jobs
-    import harness.recorder as recorder
+    import harness.running.jobs as jobs
+    import harness.running.recorder as recorder
 
     spent: collections.Counter[str] = collections.Counter()
     undo: list[Callable[[], None]] = []

@@ -81,16 +81,16 @@ __all__ = [
 _HOMES = {
     **dict.fromkeys(
         ["RunResult", "resume_run", "resume_run_async", "start_run", "start_run_async"],
-        "harness.session",
+        "harness.running.session",
     ),
     **dict.fromkeys(["Backend", "ModelSpec", "Reply", "make_backend"], "harness.backends"),
     **dict.fromkeys(["Attempt", "Limits", "RetrySettings"], "harness.calling"),
-    **dict.fromkeys(["Case", "JobSpec", "Suite"], "harness.cases"),
+    **dict.fromkeys(["Case", "JobSpec", "Suite"], "harness.protocol.cases"),
     **dict.fromkeys(
-        ["SuiteBuilder", "load_suite", "register_suite", "suite_names"], "harness.registry"
+        ["SuiteBuilder", "load_suite", "register_suite", "suite_names"], "harness.protocol.registry"
     ),
     **dict.fromkeys(
-        ["Answer", "Decoded", "Decoder", "Question", "make_decoder"], "harness.decoders"
+        ["Answer", "Decoded", "Decoder", "Question", "make_decoder"], "harness.protocol.decoders"
     ),
     **dict.fromkeys(
         [
@@ -108,14 +108,15 @@ _HOMES = {
         "harness.errors",
     ),
     **dict.fromkeys(
-        ["resume_workers", "run_workers", "start_shard", "start_shard_async"], "harness.spread"
+        ["resume_workers", "run_workers", "start_shard", "start_shard_async"],
+        "harness.spreading.spread",
     ),
-    **dict.fromkeys(["Merged", "merge"], "harness.merging"),
-    **dict.fromkeys(["resume_in_processes", "start_in_processes"], "harness.pool"),
-    "Shard": "harness.sharding",
+    **dict.fromkeys(["Merged", "merge"], "harness.spreading.merging"),
+    **dict.fromkeys(["resume_in_processes", "start_in_processes"], "harness.spreading.pool"),
+    "Shard": "harness.running.sharding",
     "SystemOneBackend": "harness.backends.systemone",
-    "Grid": "harness.grid",
-    "Job": "harness.jobs",
+    "Grid": "harness.protocol.grid",
+    "Job": "harness.running.jobs",
     "Counters": "harness.progress",
 }
 
@@ -134,8 +135,6 @@ if typing.TYPE_CHECKING:
     from harness.backends import Backend, ModelSpec, Reply, make_backend
     from harness.backends.systemone import SystemOneBackend
     from harness.calling import Attempt, Limits, RetrySettings
-    from harness.cases import Case, JobSpec, Suite
-    from harness.decoders import Answer, Decoded, Decoder, Question, make_decoder
     from harness.errors import (
         AuthError,
         BackendError,
@@ -150,18 +149,20 @@ if typing.TYPE_CHECKING:
     from harness.errors import (
         RunFolderError as RunFolderError,
     )
-    from harness.grid import Grid
-    from harness.jobs import Job
-    from harness.merging import Merged, merge
-    from harness.pool import resume_in_processes, start_in_processes
     from harness.progress import Counters
-    from harness.registry import SuiteBuilder, load_suite, register_suite, suite_names
-    from harness.session import (
+    from harness.protocol.cases import Case, JobSpec, Suite
+    from harness.protocol.decoders import Answer, Decoded, Decoder, Question, make_decoder
+    from harness.protocol.grid import Grid
+    from harness.protocol.registry import SuiteBuilder, load_suite, register_suite, suite_names
+    from harness.running.jobs import Job
+    from harness.running.session import (
         RunResult,
         resume_run,
         resume_run_async,
         start_run,
         start_run_async,
     )
-    from harness.sharding import Shard
-    from harness.spread import resume_workers, run_workers, start_shard, start_shard_async
+    from harness.running.sharding import Shard
+    from harness.spreading.merging import Merged, merge
+    from harness.spreading.pool import resume_in_processes, start_in_processes
+    from harness.spreading.spread import resume_workers, run_workers, start_shard, start_shard_async

@@ -58,7 +58,7 @@ class GridError(ConfigError):
 
 
 class ExpressionError(ConfigError):
-    """Text that is not plain arithmetic, or that divides by zero (``harness.arith``)."""
+    """Text that is not plain arithmetic, or that divides by zero (``harness.protocol.arith``)."""
 
 
 class ManifestMismatch(RunFolderError):

@@ -264,7 +264,7 @@ class JsonlAppender:
     ``end`` is where the valid data ends when the caller has just read the file (resume
     has); otherwise the file is scanned. ``buffered`` hands lines to the OS when ``flush``
     is called or ``BUFFER_BYTES`` have gathered, instead of one by one: the caller decides
-    when (``harness.recorder`` keeps what is on disk a prefix of the numbered records); the
+    when (``harness.running.recorder`` keeps what is on disk a prefix of the numbered records); the
     default hands each line over as it is written.
     """
 
@@ -295,7 +295,7 @@ class JsonlAppender:
 
     def write_line(self, line: bytes) -> None:
         """Append one record already made bytes by ``dumps_line`` (in another process: the
-        one writer of a run in worker processes, ``harness.pool``), as ``write`` does."""
+        one writer of a run in worker processes, ``harness.spreading.pool``), as ``write`` does."""
         self._handle.write(line)
         if not self._buffered:
             self._handle.flush()

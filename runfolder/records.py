@@ -198,7 +198,7 @@ class LimitsRecord(TypedDict):
 
 class SessionRecord(TypedDict):
     """A ``sessions.jsonl`` line: one ``run`` or ``resume`` invocation, written as it starts
-    (and at a merged parent, one ``merge`` line sealing its manifest: ``harness.merging``).
+    (and at a merged parent, one ``merge`` line sealing its manifest: ``harness.spreading.merging``).
 
     The manifest is written once; what changes between sessions (code, limits, URL, the
     mismatches ``--allow-mismatch`` let through) is recorded here.

@@ -3,7 +3,7 @@
 The writer gives every ``requests.jsonl`` and ``outputs.jsonl`` record of a run the next
 number of ONE counter, ``seq`` (1, 2, 3, ... over every session), written as the line's
 last key. Lines are numbered in the order they are written and reach the OS in that
-order, whole, one log at a time (``harness.recorder``): a finished job's exchanges first,
+order, whole, one log at a time (``harness.running.recorder``): a finished job's exchanges first,
 then its outputs, at once. Between two finished jobs, exchanges wait in the writer's
 buffer: until the end of the event-loop pass for a model over HTTP, and in blocks of up to
 64 KB (about 27 affine exchanges) for an in-process sim or oracle, which cost nothing to

@@ -237,7 +237,7 @@ def _vs_paper(args: argparse.Namespace) -> int:
 
 def _power(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
-    from harness.registry import load_suite
+    from harness.protocol.registry import load_suite
     from simstudy.power import pool, power_table
     from simstudy.simulate import with_knobs
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from analysis.loading.run import load_run
 from harness.backends.sim import SimParams
 from harness.backends.sim.params import RATES
-from harness.cases import Suite
 from harness.errors import ConfigError
-from harness.registry import load_suite
+from harness.protocol.cases import Suite
+from harness.protocol.registry import load_suite
 from simstudy.fitting import Fit, distance, fit
 from simstudy.profile import Profile, profile_of, profile_of_records
 from simstudy.simulate import simulate, with_knobs

@@ -24,7 +24,7 @@ from analysis.statistics.comparison import HIGHER_IS_BETTER, verdict
 from analysis.statistics.metrics import STATISTICS, family_totals
 from analysis.statistics.multiple import bootstrap_p_values, holm
 from harness.backends.sim import SimParams
-from harness.cases import Suite
+from harness.protocol.cases import Suite
 from simstudy.profile import design_for, outputs_of
 from simstudy.simulate import simulate
 

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from harness.backends.sim import SimModel, SimParams
-from harness.cases import Suite
-from harness.jobs import Job
+from harness.protocol.cases import Suite
+from harness.running.jobs import Job
 from harness.wire.answers import parse_answers
 
 

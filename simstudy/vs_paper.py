@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from harness.backends.sim import SimParams
-from harness.registry import load_suite
+from harness.protocol.registry import load_suite
 from simstudy.profile import Profile, profile_of_records
 from simstudy.simulate import simulate
 

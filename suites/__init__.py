@@ -1,8 +1,8 @@
 """The paper's suites: seeded case generation and the prompts' subjects.
 
-Each module builds ``harness.cases.Suite`` values and names its ``SuiteBuilder``; the
+Each module builds ``harness.protocol.cases.Suite`` values and names its ``SuiteBuilder``; the
 harness finds them through the ``numericjev.suites`` entry points in ``pyproject.toml``
-(``harness.registry``) and never imports this package. Load one with
+(``harness.protocol.registry``) and never imports this package. Load one with
 ``harness.load_suite("affine")``.
 """
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from harness.arith import evaluate
-from harness.cases import Case, Suite, expression_case
 from harness.errors import ConfigError
-from harness.grid import Grid, fmt
-from harness.registry import SuiteBuilder
+from harness.protocol.arith import evaluate
+from harness.protocol.cases import Case, Suite, expression_case
+from harness.protocol.grid import Grid, fmt
+from harness.protocol.registry import SuiteBuilder
 
 SEED = 20260923
 DECODERS = ("direct", "tree2", "tree4", "tree10", "digits", "bits")

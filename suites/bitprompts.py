@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.cases import Suite
-from harness.registry import SuiteBuilder
+from harness.protocol.cases import Suite
+from harness.protocol.registry import SuiteBuilder
 from suites.exploratory import SEED
 from suites.exploratory import build as exploratory
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from harness.cases import Case, Suite, expression_case
-from harness.grid import Grid
-from harness.registry import SuiteBuilder
+from harness.protocol.cases import Case, Suite, expression_case
+from harness.protocol.grid import Grid
+from harness.protocol.registry import SuiteBuilder
 
 SEED = 20260923  # the paper's seed; here it only orders the scheduler's shuffle
 DECODERS = (

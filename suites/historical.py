@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from harness.cases import Case, Suite
 from harness.errors import ConfigError
-from harness.grid import Grid
-from harness.registry import SuiteBuilder
+from harness.protocol.cases import Case, Suite
+from harness.protocol.grid import Grid
+from harness.protocol.registry import SuiteBuilder
 
 SEED = 20260923  # orders the scheduler's shuffle only; the cases are fixed
 CONDITIONS = ("recall", "provided")

@@ -3,7 +3,7 @@
     runfolder  <-  harness  <-  suites            (analysis: beside, runfolder only)
 
 ``runfolder`` is the format, at the bottom; ``harness`` imports it; ``suites`` import the
-harness and are found by it through entry points (``harness.registry``), never imported;
+harness and are found by it through entry points (``harness.protocol.registry``), never imported;
 ``analysis`` reads run folders through ``runfolder`` and never imports the harness or the
 suites (its own guards live in ``tests/analysis/test_analysis_architecture.py``). Inside the
 harness, layers run from errors and grid up to the session, the commands and the CLI: a
@@ -34,25 +34,40 @@ ALLOWED_EXTRA = {
     ("harness/cli.py", "simstudy"),
 }  # also hands a comparison to analysis.cli
 
-# Harness layers, lowest first; a module's layer is its first name under harness/.
+# Harness layers, lowest first. A module's layer is that of the longest name here that starts
+# its own (``protocol.decoders.tree`` is ``protocol.decoders``'s); a package's folders are the
+# concepts (protocol -> wire -> backends -> calling -> cache -> serve -> running -> spreading ->
+# comparing -> commands), and inside a concept its modules keep an order of their own.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("grid", "arith", "progress", "collector"),
-    ("prompts", "meaning", "cases"),
-    ("decoders",),
-    ("wire", "registry"),
+    ("progress", "collector"),
+    ("protocol", "protocol.grid", "protocol.arith"),
+    ("protocol.prompts", "protocol.cases"),
+    ("protocol.meaning",),
+    ("protocol.decoders",),
+    ("protocol.registry",),
+    ("wire",),
     ("backends",),
-    ("calling", "jobs"),
+    ("calling",),
     ("cache",),
-    ("replay", "recorder", "check", "serve", "sharding"),
-    ("scheduler", "dryrun", "folder", "naming"),
-    ("interrupts",),
-    ("session", "merging"),
-    ("spread", "raylaunch", "comparison", "pool"),
+    ("serve",),
+    ("running", "running.sharding", "running.naming", "running.jobs"),
+    ("running.check", "running.recorder", "running.replay"),
+    ("running.scheduler", "running.dryrun", "running.folder"),
+    ("running.interrupts",),
+    ("running.session",),
+    ("spreading", "spreading.merging"),
+    ("spreading.pool",),
+    ("spreading.spread",),
+    ("spreading.raylaunch",),
+    ("comparing",),
     ("commands",),
     ("cli", "__init__"),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+# At most this many modules at harness/'s root: the front door, the CLI entry, errors and
+# the like; everything that belongs to a concept lives in its folder.
+ROOT_MODULES = {"__init__", "cli", "errors", "progress", "collector"}
 
 MAX_LINES = 400
 
@@ -81,9 +96,13 @@ def _sources(package: str) -> list[Path]:
 def _layer(module: str) -> int:
     parts = module.split(".")
     assert parts[0] == "harness", module
-    name = parts[1] if len(parts) > 1 else "__init__"
-    assert name in RANK, f"harness.{name} has no layer: add it to LAYERS in {__file__}"
-    return RANK[name]
+    if len(parts) == 1:
+        return RANK["__init__"]
+    for end in range(len(parts), 1, -1):  # the longest name in LAYERS that starts it
+        name = ".".join(parts[1:end])
+        if name in RANK:
+            return RANK[name]
+    raise AssertionError(f"{module} has no layer: add it to LAYERS in {__file__}")
 
 
 def test_packages_import_only_downwards() -> None:
@@ -150,9 +169,28 @@ def test_modules_stay_small() -> None:
             assert lines < MAX_LINES, f"{path.relative_to(ROOT)} has {lines} lines"
 
 
+def test_the_root_holds_no_concept() -> None:
+    # The folders draw the flow; the root keeps the front door, the CLI entry, errors and
+    # the cross-cutting pieces the lowest layers share (progress display, the collector).
+    found = {path.stem for path in (ROOT / "harness").glob("*.py")}
+    assert found == ROOT_MODULES, f"move {sorted(found - ROOT_MODULES)} into a concept folder"
+    assert len(found) <= 10
+
+
+def test_every_concept_package_says_what_it_owns_and_may_import() -> None:
+    for init in sorted((ROOT / "harness").glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        assert "may import" in doc.lower(), f"{init.relative_to(ROOT)}: say what it may import"
+
+
 def test_the_guards_read_imports() -> None:
-    assert "harness.calling" in _imports(ROOT / "harness" / "scheduler.py")
-    assert _layer("harness.session") > _layer("harness.scheduler") > _layer("harness.calling")
+    assert "harness.calling" in _imports(ROOT / "harness" / "running" / "scheduler.py")
+    assert (
+        _layer("harness.running.session")
+        > _layer("harness.running.scheduler")
+        > _layer("harness.calling")
+    )
     assert _layer("harness.calling.caller") > _layer("harness.backends.base")
+    assert _layer("harness.protocol.decoders.tree") == RANK["protocol.decoders"]
     assert _layer("harness") == RANK["__init__"]
     assert sys.modules[__name__].__doc__

@@ -15,7 +15,7 @@ import pytest
 PACKAGES = (
     "harness",
     "harness.calling",
-    "harness.decoders",
+    "harness.protocol.decoders",
     "harness.backends",
     "harness.backends.http",
     "harness.serve",

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 _TREE = re.compile(r"tree(\d+)")
-# Probability-aware decoders (harness/decoders/tree_readout.py, beam.py, bisect.py).
+# Probability-aware decoders (harness/protocol/decoders/tree_readout.py, beam.py, bisect.py).
 _PROBABILITY_AWARE = re.compile(r"tree(\d+)_(mean|median|beam(\d+))|bisect(\d+)")
 # Paper order: Table "Fixed affine-grid evaluation", then the exploratory decoders.
 _DECODER_RANK = {

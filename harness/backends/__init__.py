@@ -13,6 +13,9 @@ through llama-cpp-python, an optional extra). Any other model name is sent over 
 Every HTTP backend shares the HTTP layer (``harness.backends.http``) and only translates
 bodies. Each backend is imported on first use. Retries, pacing and validation are the
 caller's (``harness.calling``).
+
+May import ``harness.wire``, ``harness.protocol`` and errors; never the caller, the
+scheduler or the run folder.
 """
 
 from __future__ import annotations
@@ -195,7 +198,7 @@ def check_spec(spec: ModelSpec) -> None:
 def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -> Backend:
     """Build the backend ``spec`` names; refuses bad settings before anything is sent.
 
-    ``known`` gives the oracle targets that no state reveals (``harness.check.oracle_for``).
+    ``known`` gives the oracle targets that no state reveals (``harness.running.check.oracle_for``).
     """
     if spec.name == "sim":
         from harness.backends.sim import SimModel, SimParams

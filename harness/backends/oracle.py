@@ -15,7 +15,7 @@ from harness.backends.reading import (
     usage_of,
 )
 from harness.errors import BackendError
-from harness.meaning import exact_label
+from harness.protocol.meaning import exact_label
 
 
 class Oracle:
@@ -23,7 +23,7 @@ class Oracle:
 
     name = "oracle"
     # Exact labels are not the simulator's answers: outputs and manifest say "oracle"
-    # (harness.recorder), never "simulated"; neither describes any real model.
+    # (harness.running.recorder), never "simulated"; neither describes any real model.
     simulated = False
     price_per_million = 0.0  # runs in process: nothing is billed
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import orjson
 
-from harness.arith import evaluate
 from harness.errors import BackendError, ConfigError
-from harness.meaning import Meaning, interpret
+from harness.protocol.arith import evaluate
+from harness.protocol.meaning import Meaning, interpret
 
 
 def state_key(state: Any) -> str:

@@ -2,6 +2,8 @@
 
 ``RequestCache`` is what the ``Caller`` asks before an exchange is sent and tells after a
 live answer passed validation; ``store.Store`` is the SQLite file underneath.
+
+May import ``harness.calling``, ``harness.wire`` and errors.
 """
 
 from harness.cache.lookup import MODES, RequestCache, cache_key, open_cache

@@ -5,6 +5,8 @@ backend attempt at a time, under the ONE retry policy (``RetrySettings``); the `
 admits every attempt (AIMD window, ``--rps``, ``Retry-After``, the ceiling on time paused by
 429s); the ``Budget`` admits every exchange (request cap, the early-failure breaker) and
 holds every attempt's cost under the spend cap; the ``StopSwitch`` stops them all.
+
+May import ``harness.backends``, ``harness.wire``, ``harness.protocol``, errors and progress.
 """
 
 from harness.calling.attempt import Attempt

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple, cast
 
-from harness.decoders import Answer
 from harness.errors import BackendError
+from harness.protocol.decoders import Answer
 from harness.wire.answers import Refusal
 from runfolder import ErrorKind, Usage, error_kind
 

@@ -3,6 +3,9 @@
 ``register`` adds its parser and sets ``func`` to a callable taking the parsed namespace
 and returning the exit status. Each module imports its heavy dependencies inside ``run``
 so that ``--help`` stays fast.
+
+May import every concept below it (running, spreading, comparing and what they use);
+only ``harness.cli`` imports the commands.
 """
 
 from __future__ import annotations

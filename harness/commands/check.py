@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the check and print its counts."""
-    from harness.check import run_check
+    from harness.running.check import run_check
 
     suite = suite_from(args)
     if not suite.exact:

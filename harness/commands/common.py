@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from harness.cases import Suite
 from harness.errors import ConfigError
-from harness.registry import load_suite
+from harness.protocol.cases import Suite
+from harness.protocol.registry import load_suite
 from runfolder import resolve_run
 
 # The exit status of every command, said once (the README's "Exit status" lists the same).

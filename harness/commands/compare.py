@@ -1,6 +1,6 @@
 """``numericjev compare``: every model × suite in one comparison folder, then one summary.
 
-This module runs the cells (``harness.comparison``); the summary (metrics, paired
+This module runs the cells (``harness.comparing.comparison``); the summary (metrics, paired
 differences against the first model, verdicts) is analysis's, reading the cells' run
 folders: ``run`` returns a ``Handoff`` and ``harness.cli`` passes the folder on.
 """
@@ -17,7 +17,7 @@ from harness.commands.common import RUNNING, Handoff, exit_codes, parse_pairs
 from harness.commands.run import add_check_option, add_drain_option, add_limit_options, announce
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
-    from harness.interrupts import Interrupts
+    from harness.running.interrupts import Interrupts
 
 METRICS = ("mape", "nmae", "within5")
 
@@ -96,9 +96,9 @@ def run(args: argparse.Namespace) -> int | Handoff:
     """Check everything, write the comparison folder, run its cells, hand it to analysis."""
     from harness.backends import split_models
     from harness.calling import Limits
-    from harness.comparison import CompareOptions, create_comparison
+    from harness.comparing.comparison import CompareOptions, create_comparison
     from harness.errors import ConfigError
-    from harness.interrupts import Interrupts
+    from harness.running.interrupts import Interrupts
 
     if args.bootstrap < 0:
         raise ConfigError(f"--bootstrap must be 0 or more; got {args.bootstrap}")
@@ -165,7 +165,7 @@ def _run(
     interrupts: Interrupts,
 ) -> int | Handoff:
     from harness.commands.summary import interrupted_line, interrupted_status, summary_lines
-    from harness.comparison import run_comparison
+    from harness.comparing.comparison import run_comparison
 
     result = run_comparison(
         folder,

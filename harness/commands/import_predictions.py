@@ -100,8 +100,8 @@ def _imported(outputs: Path, name: str) -> dict[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every prediction against the run's jobs, then append them in one go."""
-    from harness.folder import suite_of
-    from harness.jobs import output_identity
+    from harness.running.folder import suite_of
+    from harness.running.jobs import output_identity
     from runfolder import (
         OUTPUTS,
         JsonlAppender,

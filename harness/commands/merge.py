@@ -1,4 +1,4 @@
-"""``numericjev merge``: the shards of a run become one run folder (``harness.merging``)."""
+"""``numericjev merge``: the shards of a run become one run folder (``harness.spreading.merging``)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Merge, then say what was written."""
-    from harness.merging import merge
+    from harness.spreading.merging import merge
 
     merged = merge(args.run_folder)
     failed = f", {merged.failed_jobs:,} failed (resume their shard)" if merged.failed_jobs else ""

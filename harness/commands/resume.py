@@ -61,9 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int | Handoff:
     """Verify, lock, replay and continue (a comparison: each of its runs)."""
     from harness.commands.summary import report
-    from harness.folder import LimitChanges
-    from harness.interrupts import Interrupts
-    from harness.session import resume_run
+    from harness.running.folder import LimitChanges
+    from harness.running.interrupts import Interrupts
+    from harness.running.session import resume_run
     from runfolder import is_comparison, read_manifest_object
 
     interrupts = Interrupts(args.drain_seconds)
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
     if (folder / "shards").is_dir():  # the parent of shards: continue all of them
         import os
 
-        from harness.spread import resume_workers
+        from harness.spreading.spread import resume_workers
 
         result = resume_workers(
             folder,
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
             **limits,
         )
         return report("resume", result)
-    from harness.pool import processes_to_resume, resume_in_processes
+    from harness.spreading.pool import processes_to_resume, resume_in_processes
 
     count = processes_to_resume(folder, args.workers, args.max_cost_usd)
     resume = partial(resume_in_processes, processes=count) if count > 1 else resume_run

@@ -17,12 +17,12 @@ from harness.commands.common import (
 )
 from harness.errors import ConfigError
 
-DRAIN_S = 5.0  # as harness.interrupts.DRAIN_S (not imported: --help stays fast)
+DRAIN_S = 5.0  # as harness.running.interrupts.DRAIN_S (not imported: --help stays fast)
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.backends import ModelSpec
     from harness.calling import Limits
-    from harness.cases import Suite
+    from harness.protocol.cases import Suite
 
 
 def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
@@ -263,8 +263,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.calling import Limits
     from harness.calling.limits import DEFAULT_MAX_WAIT_S
     from harness.commands.summary import report
-    from harness.interrupts import Interrupts
-    from harness.session import start_run
+    from harness.running.interrupts import Interrupts
+    from harness.running.session import start_run
 
     # Limits check themselves (one line naming the option) before anything is written.
     wait = DEFAULT_MAX_WAIT_S if args.max_wait_seconds is None else args.max_wait_seconds
@@ -280,8 +280,8 @@ def run(args: argparse.Namespace) -> int:
             "(to ask serve-sim, name a served model: --model jev-sim --base-url URL)"
         )
     if args.dry_run:  # sends nothing, so it needs no key and builds no client
-        from harness.dryrun import describe, dry_run_price
-        from harness.pool import processes_for
+        from harness.running.dryrun import describe, dry_run_price
+        from harness.spreading.pool import processes_for
 
         # What the real run would refuse, a dry run refuses too.
         if args.ray is None:
@@ -295,12 +295,12 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stdout)
         return 0
     if spec.name not in ("sim", "oracle") and not args.skip_check:
-        from harness.check import preflight
+        from harness.running.check import preflight
 
         preflight(suite)  # before any folder exists or any request is paid for
     if args.shard is not None or args.ray is not None:
         return _spread(args, suite, spec, limits)
-    from harness.pool import processes_for, start_in_processes
+    from harness.spreading.pool import processes_for, start_in_processes
 
     count = processes_for(spec.name, args.workers, spend_cap=args.max_cost_usd is not None)
     if count > 1:
@@ -330,8 +330,8 @@ def run(args: argparse.Namespace) -> int:
 def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Limits) -> int:
     """``--shard`` or ``--ray``."""
     from harness.commands.summary import report
-    from harness.naming import default_run_folder, folder_model_name
-    from harness.sharding import Shard
+    from harness.running.naming import default_run_folder, folder_model_name
+    from harness.running.sharding import Shard
 
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1; got {args.workers}")
@@ -343,13 +343,13 @@ def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Lim
             raise ConfigError(
                 "--shard needs --run RUN: every shard of a run must name the same folder"
             )
-        from harness.spread import start_shard
+        from harness.spreading.spread import start_shard
 
         progress = not args.no_progress
         result = start_shard(suite, spec, limits, parent=args.run, shard=shard, progress=progress)
         return report("run", result)
     folder = args.run or default_run_folder(suite.name, folder_model_name(spec))
-    from harness.raylaunch import run_on_ray
+    from harness.spreading.raylaunch import run_on_ray
 
     shards = args.workers or 1  # --ray: the number of shards (auto: one)
     ray_run = run_on_ray(suite, spec, limits, folder=folder, shards=shards, address=args.ray)

@@ -27,8 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the folder's state."""
-    from harness.recorder import ORACLE_MODELS, SIMULATOR_MODELS
-    from harness.replay import read_logs
+    from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS
+    from harness.running.replay import read_logs
     from runfolder import (
         edited_fields,
         is_comparison,
@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _shards(folder: Path, manifest: Manifest) -> None:
     """For the parent of shards: each shard's jobs, and whether the parent is merged."""
-    from harness.replay import read_logs
-    from harness.sharding import Shard, shard_count
+    from harness.running.replay import read_logs
+    from harness.running.sharding import Shard, shard_count
     from runfolder import load_manifest
 
     count = shard_count(manifest)

@@ -11,7 +11,7 @@ import signal
 import sys
 from pathlib import Path
 
-from harness.session import RunResult
+from harness.running.session import RunResult
 
 EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal's number
 

@@ -4,6 +4,9 @@ It answers on one wire format at a time (``--wire``): System One at ``/v1/system
 OpenAI's Decisions at ``/v1/decisions``, or chat completions with logprobs at
 ``/v1/chat/completions``; ``GET /v1/models`` lists the model and ``GET /healthz`` reports
 liveness.
+
+May import ``harness.backends``, ``harness.wire`` and errors: the server answers with the
+harness's own models and formats, and knows nothing of runs.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ serve-sim share one definition of every format (the client sends ``to_*`` and re
 A refusal (a question the model declined, or a chat reply that names no option) comes
 back as an answer of type ``refusal`` (``is_refusal``): a failed answer for that question,
 never a transport fault.
+
+May import ``harness.protocol`` (the decoders' answer types) and errors, nothing that sends.
 """
 
 from __future__ import annotations

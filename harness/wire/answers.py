@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from harness.decoders import Answer
 from harness.errors import BackendError, TransientError
+from harness.protocol.decoders import Answer
 from harness.wire.common import REFUSAL
 
 # A JSON object as orjson returns it (a dict, checked first: the ABC check is slower), or

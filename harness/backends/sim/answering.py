@@ -34,7 +34,7 @@ from harness.backends.sim.draws import normal
 from harness.backends.sim.params import SimParams
 from harness.backends.sim.perception import Seen
 from harness.backends.sim.questions import Asked, digits_of
-from harness.meaning import exact_label
+from harness.protocol.meaning import exact_label
 
 # Share of ``slip_digit`` left when the index is x itself (L = 0, eps = 1): the paper's index
 # digits err 1.21% MAPE on the integer domain against 13-299% on the transformed ones.

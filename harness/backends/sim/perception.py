@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from harness.arith import evaluate
 from harness.backends.reading import target_of
 from harness.backends.sim.draws import Draws
 from harness.backends.sim.params import SimParams
 from harness.errors import ConfigError
+from harness.protocol.arith import evaluate
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _AFFINE_RE = re.compile(rf"^\((.+)\) \* ({_NUM}) \+ \(({_NUM})\)$")

@@ -20,7 +20,7 @@ from harness.backends.reading import read_question
 from harness.backends.sim.belief import region_bounds
 from harness.backends.sim.draws import Draws
 from harness.backends.sim.params import SimParams
-from harness.meaning import Meaning
+from harness.protocol.meaning import Meaning
 
 LONG = 10_000  # numbers of five digits or more are "long" (the x10^4 domain's bounds)
 

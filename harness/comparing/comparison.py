@@ -1,0 +1,390 @@
+"""A comparison: every model × suite, each an ordinary run folder, in one comparison folder.
+
+``create_comparison`` checks every model and suite, then writes the folder's
+``compare.json`` (runfolder's record: the models, the first being the baseline, the suites
+and each cell's folder) before any request. ``run_comparison`` then runs the cells one
+after another, suite by suite, under one progress bar, and continues a comparison where it
+stopped: a finished cell is skipped, a cell cut short is resumed (``resume_run``), a cell
+never started is started. So ``numericjev resume DIR`` continues the whole comparison.
+
+Cells run one after another, not at once: the built-in sim is CPU-bound (two at once on
+this project's two cores only take turns); a served model's limits (concurrency, rps,
+rate limits) are the server's, which two cells at once would split or overrun; and a
+request or cost cap then stops the comparison at one clear place. Each cell already keeps
+``--concurrency`` requests in flight. One ``Interrupts`` watches the whole comparison: a
+Ctrl-C or SIGTERM drains the cell that is sending and starts no other.
+
+Nothing here reads results: ``analysis`` summarises the cells' run folders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from harness.backends import ModelSpec, make_backend, parse_model
+from harness.calling import Limits
+from harness.errors import ConfigError, RunFolderError
+from harness.progress import CellProgress, Progress, TqdmProgress
+from harness.protocol.cases import Suite
+from harness.protocol.registry import load_suite
+from harness.running.check import preflight
+from harness.running.interrupts import Interrupts, watching
+from harness.running.naming import cell_folder_name
+from harness.running.session import RunResult, in_own_loop, resume_run_async, start_run_async
+from runfolder import (
+    MANIFEST,
+    RUNS_ROOT,
+    ComparisonCell,
+    ComparisonRecord,
+    job_status,
+    load_comparison,
+    read_totals,
+    unique_folder,
+    write_comparison,
+)
+
+__all__ = [
+    "CellResult",
+    "CompareOptions",
+    "ComparisonResult",
+    "create_comparison",
+    "run_comparison",
+]
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How every cell is started (kept in ``compare.json``: resume starts a cell the same way).
+
+    ``summary`` holds the summary's settings (metric, replicates) for analysis, which
+    reads them from ``compare.json`` so that a resumed comparison is summarised alike.
+    """
+
+    base_url: str | None = None
+    timeout_s: float = 30.0
+    max_attempts: int = 6
+    price_per_million: float | None = None
+    concurrency: int = 64
+    rps: float | None = None
+    skip_check: bool = False
+    summary: Mapping[str, Any] | None = None
+
+    def base(self) -> ModelSpec:
+        """The settings each model spec's own options add to."""
+        return ModelSpec(
+            base_url=self.base_url,
+            timeout_s=self.timeout_s,
+            max_attempts=self.max_attempts,
+            price_per_million=self.price_per_million,
+        )
+
+
+@dataclass(frozen=True)
+class _Cell:
+    record: ComparisonCell
+    suite: Suite
+    spec: ModelSpec
+    folder: Path
+    run_id: str
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """A cell and how this invocation left it (None: already finished, not touched)."""
+
+    suite: str
+    model: str
+    folder: Path
+    result: RunResult | None
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    """How a comparison run (or resume) ended."""
+
+    folder: Path
+    cells: tuple[CellResult, ...]
+    stopped: str | None = None  # why it stopped before every cell ran to its end
+    fatal: str | None = None  # an error every request of a cell would meet
+    interrupted: int | None = None  # the signal that stopped it (SIGINT, SIGTERM), if one did
+
+    @property
+    def drained(self) -> int:
+        """Attempts in flight at the signal that finished and were recorded."""
+        return sum(c.result.drained for c in self.cells if c.result is not None)
+
+    @property
+    def abandoned(self) -> int:
+        """Attempts still in flight when the drain ran out (never recorded)."""
+        return sum(c.result.abandoned for c in self.cells if c.result is not None)
+
+    @property
+    def complete(self) -> bool:
+        """Every cell ran every job (some jobs may have failed: see ``finished``)."""
+        return self.stopped is None and self.fatal is None
+
+    @property
+    def finished(self) -> bool:
+        """Every job of every cell is done."""
+        return self.complete and all(c.result is None or c.result.complete for c in self.cells)
+
+
+def _suite(name: str, params: Mapping[str, str]) -> Suite:
+    return load_suite(name, params=dict(params))
+
+
+def _cells(folder: Path, record: ComparisonRecord, options: CompareOptions) -> list[_Cell]:
+    """Rebuild every cell (suite, model spec, folder) the record names."""
+    suites = {s: _suite(s, record["suite_params"].get(s, {})) for s in record["suites"]}
+    specs = {m: parse_model(m, options.base()) for m in record["models"]}
+    return [
+        _Cell(
+            c,
+            suites[c["suite"]],
+            specs[c["model"]],
+            folder / c["folder"],
+            f"{record['comparison_id']}/{c['folder']}",
+        )
+        for c in record["cells"]
+    ]
+
+
+def _split_params(params: Mapping[str, str], suites: list[str]) -> dict[str, dict[str, str]]:
+    """``SUITE.KEY=VALUE`` applies to one suite, ``KEY=VALUE`` to every suite listed."""
+    found: dict[str, dict[str, str]] = {s: {} for s in suites}
+    for key, value in params.items():
+        suite, dot, name = key.rpartition(".")
+        targets = [suite] if dot else suites
+        if dot and suite not in found:
+            raise ConfigError(f"--param {key}={value}: {suite!r} is not one of --suites")
+        for target in targets:
+            found[target][name] = value
+    return {s: p for s, p in found.items() if p}
+
+
+async def _check_models(specs: list[ModelSpec]) -> None:
+    """Build (and close) each model's backend: a bad knob or a missing key fails here."""
+    for spec in specs:
+        backend = make_backend(spec)
+        await backend.aclose()
+
+
+def create_comparison(
+    models: list[str],
+    suites: list[str],
+    *,
+    folder: Path | None = None,
+    params: Mapping[str, str] | None = None,
+    options: CompareOptions | None = None,
+) -> Path:
+    """Check the models and suites, then write a comparison folder's ``compare.json``.
+
+    ``models`` are model specs (``sim``, ``sim:seed=7``, ``jev-latest``), the first the
+    baseline; ``params`` are suite parameters (``affine.per_operator=4``). Every problem is
+    refused (``ConfigError``) before the folder exists. Unless ``options.skip_check``, each
+    suite's decoders must pass the exact-oracle check when any model is served over HTTP.
+    """
+    options = options or CompareOptions()
+    if len(models) < 2:
+        raise ConfigError(f"--models needs two or more models to compare; got {models}")
+    for what, names in (("model", models), ("suite", suites)):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ConfigError(f"{what} {twice[0]!r} is listed twice; list each once")
+    if not suites:
+        raise ConfigError("--suites needs at least one suite, e.g. --suites affine,exploratory")
+    per_suite = _split_params(params or {}, suites)
+    built = {s: _suite(s, per_suite.get(s, {})) for s in suites}
+    specs = [parse_model(m, options.base()) for m in models]
+    anyio.run(_check_models, specs)
+    if not options.skip_check and any(s.name not in ("sim", "oracle") for s in specs):
+        for suite in built.values():
+            preflight(suite)
+    stamp = datetime.now(UTC)
+    if folder is None:
+        folder = unique_folder(RUNS_ROOT, "compare-" + stamp.strftime("%Y%m%d-%H%M%S"))
+    elif folder.exists() and not folder.is_dir():
+        raise RunFolderError(f"--out {folder} is a file, not a folder; choose another --out folder")
+    elif folder.exists() and any(folder.iterdir()):
+        if (folder / "compare.json").exists():
+            raise RunFolderError(
+                f"{folder} already holds a comparison; continue it with: numericjev resume {folder}"
+            )
+        raise RunFolderError(f"{folder} exists and is not empty; choose another --out folder")
+    cells: list[ComparisonCell] = [
+        {"suite": s, "model": m, "folder": cell_folder_name(s, i, spec)}
+        for s in suites
+        for i, (m, spec) in enumerate(zip(models, specs, strict=True), start=1)
+    ]
+    record: ComparisonRecord = {
+        "format_version": 1,
+        "comparison_id": folder.name,
+        "created_utc": stamp.isoformat(timespec="seconds"),
+        "models": list(models),
+        "suites": list(suites),
+        "suite_params": per_suite,
+        "cells": cells,
+        "options": {
+            k: (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(options).items()
+        },
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    write_comparison(folder, record)
+    return folder
+
+
+def options_of(record: ComparisonRecord, where: str) -> CompareOptions:
+    """The recorded ``CompareOptions`` of a comparison."""
+    known = {k: v for k, v in record["options"].items() if k in CompareOptions.__dataclass_fields__}
+    try:
+        return CompareOptions(**known)
+    except TypeError as exc:
+        raise RunFolderError(f"{where}: field 'options' is not usable: {exc}") from exc
+
+
+def _done(cell: _Cell) -> int:
+    """Jobs of the cell already done (0 before it starts)."""
+    if not (cell.folder / MANIFEST).is_file():
+        return 0
+    return len(job_status(cell.folder, cell.suite.decoders)[0])
+
+
+def _cost_elsewhere(cells: list[_Cell], this: _Cell) -> float:
+    """The recorded cost of every other cell, as its totals record it."""
+    total = 0.0
+    for cell in cells:
+        totals = read_totals(cell.folder) if cell is not this else None
+        total += totals["cost_usd"] if totals else 0.0
+    return total
+
+
+async def run_comparison_async(
+    folder: Path,
+    *,
+    max_requests: int | None = None,
+    max_cost_usd: float | None = None,
+    concurrency: int | None = None,
+    rps: float | None = None,
+    progress: bool = False,
+    on_warning: Callable[[str], None] | None = None,
+    interrupts: Interrupts | None = None,
+) -> ComparisonResult:
+    """Run (or continue) every cell of the comparison in ``folder``, in order.
+
+    ``max_requests`` caps the requests of this invocation over all cells; ``max_cost_usd``
+    the comparison's total recorded cost. A cell stopped by a cap or a fatal error stops
+    the comparison (``numericjev resume`` continues it). ``concurrency`` and ``rps``
+    replace the recorded ones for every cell this invocation runs (they change no answer).
+    ``interrupts``: SIGINT and SIGTERM, watched over the whole comparison, drain the cell
+    that is sending and start no other (``harness.running.interrupts``).
+    """
+    record = load_comparison(folder)
+    options = options_of(record, f"{folder}/compare.json")
+    cells = _cells(folder, record, options)
+    jobs = [len(c.suite.jobs()) for c in cells]
+    done = [_done(c) for c in cells]
+    pace = _Pace(concurrency, rps, on_warning or _ignore, interrupts)
+    bar = (
+        TqdmProgress(sum(jobs), sum(done), "compare")
+        if progress and sum(done) < sum(jobs)
+        else None
+    )
+    results: list[CellResult] = []
+    sent = 0
+    stopped = fatal = None
+    try:
+        async with watching(interrupts):
+            for i, cell in enumerate(cells):
+                name = cell.record["folder"]
+                if done[i] == jobs[i]:
+                    results.append(
+                        CellResult(cell.suite.name, cell.record["model"], cell.folder, None)
+                    )
+                    continue
+                remaining = None if max_requests is None else max_requests - sent
+                if remaining is not None and remaining <= 0:
+                    stopped = f"the request cap ({max_requests:,}) was reached before cell {name}"
+                    break
+                if interrupts is not None and interrupts.signum is not None:
+                    stopped = f"interrupted by {interrupts.name} before cell {name}"
+                    break
+                cap = None
+                if max_cost_usd is not None:
+                    cap = max(max_cost_usd - _cost_elsewhere(cells, cell), 0.0)
+                display: Progress | bool = False
+                if bar is not None:
+                    label = (
+                        f"compare {i + 1}/{len(cells)} · {cell.suite.name} · {cell.record['model']}"
+                    )
+                    display = CellProgress(bar, sum(done) - done[i], label)
+                result = await _run_cell(cell, options, remaining, cap, display, pace)
+                results.append(
+                    CellResult(cell.suite.name, cell.record["model"], cell.folder, result)
+                )
+                done[i] = result.counters.jobs_done
+                sent += result.sent
+                if result.stopped or result.fatal:
+                    stopped = f"cell {name}: {result.stopped or result.fatal}"
+                    fatal = result.fatal
+                    break
+    finally:
+        if bar is not None:
+            bar.close()
+    signum = None if interrupts is None else interrupts.signum
+    return ComparisonResult(folder, tuple(results), stopped, fatal, signum)
+
+
+def _ignore(message: str) -> None:
+    """Discard a warning."""
+
+
+@dataclass(frozen=True)
+class _Pace:
+    """What every cell of one invocation shares: its pace, warnings and interrupts."""
+
+    concurrency: int | None
+    rps: float | None
+    on_warning: Callable[[str], None]
+    interrupts: Interrupts | None
+
+
+async def _run_cell(
+    cell: _Cell,
+    options: CompareOptions,
+    max_requests: int | None,
+    max_cost_usd: float | None,
+    display: Progress | bool,
+    pace: _Pace,
+) -> RunResult:
+    if (cell.folder / MANIFEST).is_file():
+        return await resume_run_async(
+            cell.folder,
+            progress=display,
+            on_warning=pace.on_warning,
+            interrupts=pace.interrupts,
+            concurrency=pace.concurrency,
+            rps=pace.rps,
+            max_requests=max_requests,
+            max_cost_usd=max_cost_usd,
+        )
+    concurrency = options.concurrency if pace.concurrency is None else pace.concurrency
+    rps = options.rps if pace.rps is None else pace.rps
+    limits = Limits(concurrency, rps, max_requests, max_cost_usd)
+    return await start_run_async(
+        cell.suite,
+        cell.spec,
+        limits,
+        folder=cell.folder,
+        progress=display,
+        run_id=cell.run_id,
+        interrupts=pace.interrupts,
+    )
+
+
+run_comparison = in_own_loop(run_comparison_async)

@@ -1,0 +1,289 @@
+"""The one place a run's records are written and counted: attempts, outputs, running totals.
+
+The scheduler hands every ``Attempt`` here as the caller reports it, and every finished (or
+failed) job's outputs. Methods are synchronous: in a single-threaded event loop a
+synchronous write cannot interleave with another task's.
+
+When lines reach the OS: a finished job's outputs are handed over at once, and the
+exchanges recorded before them first (so what is on disk is always records 1..N, the
+prefix ``runfolder.sequence`` expects of a crash). Exchanges in between go out in one write
+per event-loop pass when the model is paid for or slow (HTTP: a SIGKILL loses only what
+arrived in the pass it lands in, as one line at a time loses the line being written;
+measured: a write per line cost ~6% of the client's CPU at concurrency 256), and in 64 KB
+blocks for an in-process sim or oracle, whose answers are free to make again (resume asks
+what a SIGKILL lost). Cancellation (Ctrl-C) and the end of the run flush and fsync both.
+
+Every line gets the next number of the run's one record counter as its last key, ``seq``
+(``runfolder.sequence``: duplicated lines are counted once, a cut log is refused); a number
+is spent only once its line is written, so a refused record leaves no hole. An output that
+an earlier session already recorded as ``ok`` is not written again (``Job.recorded_ok``):
+each (job, decoder) has one ``ok`` line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from contextlib import suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+from orjson import Fragment
+
+from harness.calling import Attempt
+from harness.progress import Counters, Progress
+from harness.running.jobs import Job
+from runfolder import (
+    OUTPUTS,
+    REQUESTS,
+    ErrorKind,
+    JsonlAppender,
+    OutputLine,
+    RequestLine,
+    TotalsRecord,
+    write_totals,
+)
+
+# What serve-sim names itself: the simulator, or the exact oracle (serve-sim --model oracle).
+SIMULATOR_MODELS = frozenset({"sim"})
+ORACLE_MODELS = frozenset({"oracle"})
+
+
+class LineSink(Protocol):
+    """Where one log's records go: a ``JsonlAppender``, or a worker's pipe to the process
+    that writes the run folder (``harness.spreading.pool``)."""
+
+    @property
+    def position(self) -> int:
+        """The log's length so far (0 when the log is written elsewhere)."""
+        ...
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Take one record (numbered: ``seq`` is its last key)."""
+        ...
+
+    def flush(self) -> None:
+        """Hand what was taken to the OS (or to the writer)."""
+        ...
+
+    def close(self) -> None:
+        """Hand over the rest, for good."""
+        ...
+
+
+class Recorder:
+    """Owns a run folder's two append-only logs and the run's ``Counters``."""
+
+    def __init__(
+        self,
+        folder: Path,
+        run_id: str,
+        counters: Counters,
+        progress: Progress,
+        *,
+        simulated: bool,
+        oracle: bool = False,
+        requests_end: int = 0,
+        outputs_end: int = 0,
+        next_seq: int = 1,
+        sinks: tuple[LineSink, LineSink] | None = None,
+    ) -> None:
+        """``*_end`` are the logs' valid lengths (a torn tail beyond them is cut first);
+        ``next_seq`` is the number of the next record (one more than the logs' highest).
+        ``sinks`` (requests, outputs) replace the folder's logs (a worker process's)."""
+        self.folder = folder
+        self.run_id = run_id
+        self.seq = next_seq
+        self.counters = counters
+        self.progress = progress
+        self.simulated = simulated
+        self.oracle = oracle
+        self._requests: LineSink
+        self._outputs: LineSink
+        if sinks is None:
+            self._requests = JsonlAppender(folder / REQUESTS, requests_end, buffered=True)
+            self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end, buffered=True)
+        else:
+            self._requests, self._outputs = sinks
+        # See the module docstring: an in-process sim's or oracle's exchanges go out in
+        # blocks; any other model's at the end of each event-loop pass (or, off asyncio, at
+        # once).
+        free = simulated or oracle
+        self._loop: asyncio.AbstractEventLoop | None = None
+        if not free:
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:  # not on asyncio (trio): hand each line over at once
+                self._loop = None
+        self._per_line = not free and self._loop is None
+        self._flush_pending = False
+
+    def _exchange_written(self) -> None:
+        """An exchange was written: hand it to the OS now, at the end of this pass, or later."""
+        if self._per_line:
+            self._requests.flush()
+        elif self._loop is not None and not self._flush_pending:
+            self._flush_pending = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Hand both logs' lines to the OS, the exchanges first."""
+        self._flush_pending = False
+        self._requests.flush()
+        self._outputs.flush()
+
+    def attempt(
+        self, job: Job, body: Mapping[str, Any], qmap: dict[str, str], attempt: Attempt
+    ) -> None:
+        """Write one attempt of ``job``'s current round and count it."""
+        kind = attempt.kind
+        usage = attempt.usage
+        cost = attempt.cost_usd
+        # "job" comes first: resume filters raw lines on that prefix without parsing them.
+        line: RequestLine = {
+            "job": job.id,
+            "round": job.round + 1,
+            "t": round(attempt.t, 3),
+            "request": body if attempt.request_json is None else _verbatim(attempt.request_json),
+            "qmap": qmap,
+            "attempt": attempt.number,
+            "latency_ms": round(attempt.latency_ms, 3),
+            "status": attempt.status,
+            "response": _as_received(attempt.response, attempt.response_json),
+            "error": None if kind is None else {"kind": kind, "message": attempt.message or ""},
+            "model": attempt.model,
+            "usage": usage,
+            "cost_usd": cost,
+            "request_id": attempt.request_id,
+            "run": self.run_id,
+            "seq": self.seq,  # last: readers find it at the end of the line without parsing
+        }
+        if attempt.sent is not None:
+            line = _with_sent(line, attempt.sent)
+        if attempt.cached is not None:
+            line = _with_cached(line, attempt.cached)
+        self._requests.write(line)
+        self.seq += 1
+        self._exchange_written()
+        c = self.counters
+        if attempt.answered:  # every question answered, or all but refused ones
+            c.requests += 1
+            model = attempt.model
+            if model:
+                job.served.add(model)
+                c.models[model] = c.models.get(model, 0) + 1
+            if cost is None:
+                c.cost_known = False
+            if kind is not None:  # "refusal": counted by kind, not as a failed attempt
+                c.refusals += 1
+                c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
+        else:
+            c.errors += 1
+            kind = kind or "error"
+            c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
+        # A failed attempt counts too when its response was billed (a rejected 200).
+        if usage:
+            c.input_tokens += int(usage.get("input_tokens", 0))
+            c.output_tokens += int(usage.get("output_tokens", 0))
+        if cost is not None:
+            c.cost_usd += cost
+        self.progress.update(c)
+
+    def finished(self, job: Job, failed: ErrorKind | None) -> None:
+        """Write ``job``'s outputs: ok, or failed by an attempt of kind ``failed``."""
+        # A System One server may itself be the simulator or the oracle (numericjev
+        # serve-sim): trust the served model's name as well as the backend's own label.
+        # Exact labels are not the simulator's: an oracle's outputs say "oracle", not
+        # "simulated".
+        oracle = self.oracle or bool(job.served & ORACLE_MODELS)
+        simulated = not oracle and (self.simulated or bool(job.served & SIMULATOR_MODELS))
+        # The exchanges before these outputs reach the OS first, then the outputs: what is on
+        # disk stays a prefix of the numbered records whatever a kill interrupts.
+        self._requests.flush()
+        run_id = self.run_id
+        for record in job.outputs(simulated, error=failed):
+            if record["decoder"] in job.recorded_ok:
+                continue  # its ok line is in the log already (a failed job resumed)
+            line = cast(OutputLine, record)  # a fresh dict: stamped in place, not copied
+            if oracle:
+                line["oracle"] = True
+            line["run"] = run_id
+            line["seq"] = self.seq
+            self._outputs.write(line)
+            self.seq += 1
+        self._outputs.flush()
+        c = self.counters
+        if failed is None:
+            c.jobs_done += 1
+        else:
+            c.jobs_failed += 1
+        c.rounds = max(c.rounds, job.round)
+        self.progress.update(c)
+
+    def save_totals(self) -> None:
+        """Write ``totals.json`` from the counters (what ``numericjev list`` shows). A summary
+        of the log, never the record: a disk that refuses it loses nothing."""
+        with suppress(OSError):
+            write_totals(self.folder, totals_record(self.run_id, self.counters, self.requests_end))
+
+    @property
+    def requests_end(self) -> int:
+        """The length of ``requests.jsonl`` so far (what the counters cover)."""
+        return self._requests.position
+
+    def close(self) -> None:
+        """Flush both logs to disk."""
+        self._requests.close()
+        self._outputs.close()
+
+
+def totals_record(run_id: str, counters: Counters, requests_end: int) -> TotalsRecord:
+    """``totals.json`` of a run whose ``requests.jsonl`` is ``requests_end`` bytes long."""
+    c = counters
+    return {
+        "run": run_id,
+        "utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "requests_end": requests_end,
+        "requests": c.requests,
+        "errors": c.errors,
+        "input_tokens": c.input_tokens,
+        "output_tokens": c.output_tokens,
+        "cost_usd": c.cost_usd,
+        "cost_known": c.cost_known,
+    }
+
+
+def _as_received(response: Any, received: bytes | None) -> Any:
+    """``response`` for the log: the bytes it was parsed from, as they are, when they fit on
+    one line (what a server sends is valid JSON, or it would not have parsed), else the
+    parsed object, serialised again."""
+    if received is None:
+        return response
+    received = received.strip()  # JSON allows whitespace around the value; a line does not
+    if b"\n" in received or b"\r" in received:  # pretty-printed: a JSONL line must be one
+        return response
+    return _verbatim(received)
+
+
+def _verbatim(data: bytes) -> Any:
+    """JSON bytes that ``dumps_line`` writes into the line as they are (not parsed again)."""
+    return Fragment(data)
+
+
+def _with_sent(line: RequestLine, sent: Any) -> RequestLine:
+    """``line`` with ``sent`` right after ``request`` (field order is the order on disk)."""
+    out: dict[str, Any] = {}
+    for key, value in line.items():
+        out[key] = value
+        if key == "request":
+            out["sent"] = sent
+    return cast(RequestLine, out)
+
+
+def _with_cached(line: RequestLine, cached: Mapping[str, Any]) -> RequestLine:
+    """``line`` marked as served by the request cache (``seq`` stays last)."""
+    out: dict[str, Any] = {k: v for k, v in line.items() if k != "seq"}
+    out["cache"] = dict(cached)
+    out["seq"] = line["seq"]
+    return cast(RequestLine, out)

@@ -1,0 +1,275 @@
+"""The parent of a run in several processes (``harness.spreading.pool``): the run folder's one writer."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from harness.backends.oracle import Oracle
+from harness.calling import Limits
+from harness.progress import Counters, NoProgress, Progress, TqdmProgress, summed
+from harness.protocol.cases import JobSpec
+from harness.running.folder import RunPlan
+from harness.running.interrupts import Interrupts, can_watch
+from harness.running.jobs import Job
+from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, totals_record
+from harness.running.replay import LogState
+from harness.running.session import Display, RunResult
+from harness.spreading.pool.worker import FORWARDED, Done, Part, worker_main
+from runfolder import OUTPUTS, REQUESTS, JsonlAppender, write_totals
+
+PIPE_BYTES = 1 << 20  # asked of the kernel for each pipe: a block goes in one write
+
+
+class Writer:
+    """The run folder's one writer: numbers the workers' lines and appends them."""
+
+    def __init__(self, folder: Path, state: LogState) -> None:
+        self._requests = JsonlAppender(folder / REQUESTS, state.requests_end, buffered=True)
+        self._outputs = JsonlAppender(folder / OUTPUTS, state.outputs_end, buffered=True)
+        self.seq = state.next_seq
+
+    def write(self, block: Sequence[tuple[bool, bytes]]) -> None:
+        """Number and append one worker's block (each line without its closing ``}``).
+        A job's outputs reach the OS at once, the exchanges written before them first: what
+        is on disk stays a prefix of the numbered records."""
+        requests, outputs = self._requests, self._outputs
+        seq, i, n = self.seq, 0, len(block)
+        while i < n:
+            output = block[i][0]
+            parts: list[bytes] = []
+            while i < n and block[i][0] == output:
+                parts += (block[i][1], b',"seq":%d}\n' % seq)
+                seq += 1
+                i += 1
+            if output:
+                requests.flush()
+                outputs.write_line(b"".join(parts))
+                outputs.flush()
+            else:
+                requests.write_line(b"".join(parts))
+        self.seq = seq
+
+    def close(self) -> int:
+        """Flush both logs to disk; the length of ``requests.jsonl``."""
+        end = self._requests.position
+        self._requests.close()
+        self._outputs.close()
+        return end
+
+
+def share(amount: int, count: int, index: int) -> int:
+    """Part ``index`` of ``amount`` split as evenly as whole numbers allow."""
+    return amount // count + (1 if index < amount % count else 0)
+
+
+def parts(
+    limits: Limits, count: int, spent: float, started: list[Job], fresh: list[JobSpec]
+) -> list[Part]:
+    """Every N-th job to each worker, with its part of the concurrency, the pace and what
+    the run may still spend (``spent``: earlier sessions' recorded cost)."""
+    parts = []
+    cap = limits.max_cost_usd
+    for k in range(count):
+        own = replace(
+            limits,
+            concurrency=max(1, share(limits.concurrency, count, k)),
+            rps=None if limits.rps is None else limits.rps / count,
+            max_cost_usd=None if cap is None else max(cap - spent, 0.0) / count,
+        )
+        parts.append(Part(k, count, own, started[k::count], fresh[k::count]))
+    return parts
+
+
+@dataclass
+class Signals:
+    """What the parent was sent (recorded in ``interrupts``), and the workers it tells."""
+
+    interrupts: Interrupts
+    pids: list[int] = field(default_factory=list)
+    told: int = 0  # times the workers were told to stop (a worker's failure tells them once)
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.interrupts.receive(signum)  # nothing sends from this process: only recorded
+        self.tell()
+
+    def tell(self) -> None:
+        """The first two ask the workers to drain, then to stop; a third kills them."""
+        self.told += 1
+        for pid in self.pids:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGUSR1 if self.told <= 2 else signal.SIGKILL)
+
+
+def run_pool(
+    folder: Path,
+    run_id: str,
+    plan: RunPlan,
+    state: LogState,
+    started: list[Job],
+    fresh: list[JobSpec],
+    *,
+    processes: int,
+    progress: Display = False,
+    interrupts: Interrupts | None = None,
+) -> RunResult:
+    """Run the unfinished jobs (``started``, replayed, then ``fresh``) in ``processes``
+    forked workers, this process writing the folder; the caller holds the lock.
+    ``interrupts``: SIGINT and SIGTERM reach every worker (main thread only)."""
+    limits = plan.limits
+    base = state.counters
+    base.jobs_total = plan.jobs_total()
+    base.jobs_done = len(state.finished)
+    processes = max(1, min(processes, len(started) + len(fresh)))
+    context = multiprocessing.get_context("fork")  # no re-import: a worker starts at once
+    shared = context.Value("q", 0)
+    writer = Writer(folder, state)
+    watching = interrupts is not None and can_watch()
+    interrupts = interrupts or Interrupts()  # none given: signals are left alone
+    latest: dict[int, Counters] = {}
+    done: dict[int, Done] = {}
+    errors: list[str] = []
+    crash: str | None = None
+    handler = Signals(interrupts)
+    previous: dict[signal.Signals, Any] = {}
+    # Signals wait until the workers exist, then reach the parent's handler (which forwards
+    # them); the workers unblock them only once they ignore SIGINT and SIGTERM.
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
+    workers: dict[Connection, tuple[int, Any]] = {}
+    try:
+        for part in parts(limits, processes, base.cost_usd, started, fresh):
+            receive, send = context.Pipe(duplex=False)
+            widen(send)
+            args = (part, plan, folder, run_id, interrupts.drain_s, shared, send, os.getpid())
+            process = context.Process(target=worker_main, args=args, daemon=True)
+            process.start()
+            send.close()
+            workers[receive] = (part.index, process)
+            handler.pids.append(process.pid or 0)
+        if watching:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, handler)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
+    display = display_for(progress, plan, base, processes)  # after the fork: tqdm has a thread
+    try:
+        pending = set(workers)
+        while pending:
+            for conn in wait(list(pending)):
+                assert isinstance(conn, Connection)
+                index, process = workers[conn]
+                try:
+                    kind, *rest = conn.recv()
+                except EOFError:  # no last word: the worker died (killed, out of memory)
+                    pending.discard(conn)
+                    if index not in done and not crash:
+                        errors.append(f"worker {index} (pid {process.pid}) exited")
+                        stop_others(handler)
+                    continue
+                if kind == "lines":
+                    block, counters = rest
+                    writer.write(block)
+                    latest[index] = counters
+                    display.update(summed(base, list(latest.values())))
+                elif kind == "done":
+                    done[index] = rest[0]
+                    latest[index] = rest[0].counters
+                elif kind == "error":
+                    errors.append(f"worker {index}: {rest[0]}")
+                    stop_others(handler)
+                else:  # a bug: stop the others, then raise it here with its traceback
+                    crash = crash or rest[0]
+                    stop_others(handler)
+    except BaseException:
+        # This process is going (Ctrl-C without ``interrupts``, a disk that refuses a write):
+        # what it wrote is a prefix of the records; the workers' unwritten lines are free to
+        # make again, so they go too.
+        for _, process in workers.values():
+            process.kill()
+        raise
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        for _, process in workers.values():
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
+        end = writer.close()
+        counters = summed(base, list(latest.values()))
+        with suppress(OSError):  # a summary of the log, never the record
+            write_totals(folder, totals_record(run_id, counters, end))
+        display.close()
+    if crash is not None:
+        raise RuntimeError(f"a worker process failed:\n{crash}")
+    return result_of(folder, plan, counters, list(done.values()), errors, interrupts.signum)
+
+
+def widen(conn: Connection) -> None:
+    """Ask Linux for a pipe that holds a whole block (fewer reads and wake-ups for the
+    parent); elsewhere, or past the system's limit, the pipe stays as it is."""
+    with suppress(OSError, AttributeError):
+        import fcntl
+
+        fcntl.fcntl(conn.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+
+def display_for(progress: Display, plan: RunPlan, base: Counters, processes: int) -> Progress:
+    """The run's one progress bar (or the caller's display, or none)."""
+    if not isinstance(progress, bool):
+        return progress
+    if not progress or base.jobs_done + base.jobs_failed >= base.jobs_total:
+        return NoProgress()
+    backend = plan.backend
+    oracle = isinstance(backend, Oracle)
+    mark = " (oracle: exact labels)" if oracle else " (simulated)" if backend.simulated else ""
+    label = f"{plan.suite.name} · {backend.name}{mark} · {processes} processes"
+    return TqdmProgress(base.jobs_total, base.jobs_done, label)
+
+
+def stop_others(handler: Signals) -> None:
+    """One worker failed: the others stop as on an interrupt (what is in flight drains)."""
+    if handler.told == 0:
+        handler.tell()
+
+
+def result_of(
+    folder: Path,
+    plan: RunPlan,
+    counters: Counters,
+    done: Sequence[Done],
+    errors: Sequence[str],
+    signum: int | None,
+) -> RunResult:
+    """The run's result from its workers' last words."""
+    stopped = next((d.stopped for d in done if d.stopped), None)
+    if signum is not None:
+        stopped = f"interrupted by {signal.Signals(signum).name}"
+    fatal = next((d.fatal for d in done if d.fatal), None)
+    if errors:
+        fatal = fatal or "; ".join(errors)
+        stopped = stopped or "a worker failed"
+    served = set(counters.models)
+    backend = plan.backend
+    oracle = isinstance(backend, Oracle) or bool(served & ORACLE_MODELS)
+    simulated = not oracle and (backend.simulated or bool(served & SIMULATOR_MODELS))
+    return RunResult(
+        folder,
+        counters,
+        simulated,
+        stopped,
+        fatal,
+        oracle=oracle,
+        sent=sum(d.sent for d in done),
+        attempts=sum(d.attempts for d in done),
+        interrupted=signum,
+        drained=sum(d.drained for d in done),
+        abandoned=sum(d.abandoned for d in done),
+    )
