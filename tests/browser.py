@@ -91,7 +91,7 @@ def screenshot(
     page_path: Path, out: Path, words: str, width: int = 1100, height: int = 1000
 ) -> int:
     """Save a PNG of ``page_path``'s job viewer showing the first job ``words`` finds (the
-    README's picture); return its size in bytes."""
+    docs' picture); return its size in bytes."""
     with chromium() as context:
         opened = open_page(context, page_path)
         page = opened.page

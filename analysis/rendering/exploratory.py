@@ -86,7 +86,7 @@ def exploratory_tables(a: Analysis) -> list[Table]:
                 "Parallel thresholds ask x ≤ L, L+ε, …, U−2ε (15 comparisons on 16 values): "
                 "the bins between them are right-closed, as in the paper's CDF appendix, and "
                 "each holds one candidate; P(Y ≤ U−ε) = 1 is the fixed endpoint, not asked "
-                '(README, "Threshold positions").'
+                '(docs/protocol.md, "Threshold positions").'
             )
         notes += _bracket_note(a)
         title = f"Exploratory {condition} MAPE (%)" + table_suffix(a)

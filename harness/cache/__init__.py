@@ -1,4 +1,4 @@
-"""The request cache (README: Request cache): pay once for an exchange, reuse it everywhere.
+"""The request cache (docs/cache.md): pay once for an exchange, reuse it everywhere.
 
 ``RequestCache`` is what the ``Caller`` asks before an exchange is sent and tells after a
 live answer passed validation; ``store.Store`` is the SQLite file underneath.

@@ -23,7 +23,7 @@ average 1,533 bytes: 0.66 tokens per byte. What the bound cannot see is a server
 prompt template around the question, so once answers come back it is also at least the
 highest cost per byte and the highest cost of one attempt seen so far. Holding the bound
 for every attempt keeps the recorded total under the cap whenever the bound holds, at any
-concurrency, from start and on resume; the README states what remains.
+concurrency, from start and on resume; docs/models.md ("--max-cost-usd") states what remains.
 
 A run with a spend cap and no price cannot bound a request before it is answered, so it is
 refused before it starts (``harness.backends.pricing.require_price``, the pricing rules'

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "cache",
         help="the request cache: stats | prune | export FILE | import FILE",
         description=(
-            "The request cache that run, resume and compare share (README: Request cache). "
+            "The request cache that run, resume and compare share (docs/cache.md). "
             "Its file is $NUMERICJEV_CACHE, else $XDG_CACHE_HOME/numericjev/cache.sqlite3 "
             "(~/.cache by default). export writes one self-contained file; import adds the "
             "entries it does not have yet (importing twice adds nothing)."

@@ -12,7 +12,7 @@ from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
 from runfolder import resolve_run
 
-# The exit status of every command, said once (the README's "Exit status" lists the same).
+# The exit status of every command, said once (docs/comparing.md "Exit status" lists the same).
 DONE = "0 done"
 CAPPED = (
     "1 stopped by a cap (--max-requests, --max-cost-usd, --max-wait-seconds) or jobs left "

@@ -78,7 +78,7 @@ def add_drain_option(parser: argparse.ArgumentParser) -> None:
         "--cache",
         choices=("auto", "read-write", "read-only", "off"),
         default=None,
-        help="the request cache (README: Request cache): auto (default) is off for the "
+        help="the request cache (docs/cache.md): auto (default) is off for the "
         "in-process sim and oracle and read-write for every other model; file: "
         "$NUMERICJEV_CACHE, else ~/.cache/numericjev/cache.sqlite3",
     )
@@ -165,7 +165,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="KNOB=VALUE",
-        help="sim model knob, repeatable: seed, confusion, negative, long, distract, temperature, ... (README: The sim)",
+        help="sim model knob, repeatable: seed, confusion, negative, long, distract, temperature, ... (docs/models.md: The sim)",
     )
     parser.add_argument(
         "--price-per-million",
@@ -196,7 +196,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_spread_options(parser: argparse.ArgumentParser) -> None:
     """``--workers``, ``--shard`` and ``--ray``: one run over processes and machines."""
-    group = parser.add_argument_group("spreading a run (README: Processes, shards and machines)")
+    group = parser.add_argument_group("spreading a run (docs/scaling.md)")
     group.add_argument(
         "--workers",
         type=workers_count,

@@ -12,7 +12,6 @@ import anyio
 import orjson
 import pytest
 from aiohttp import web
-from tests.calling.test_retry import FakeTime
 
 from harness.backends.chat import OpenAIChatBackend
 from harness.backends.sim import SimModel
@@ -21,6 +20,7 @@ from harness.errors import TransientError
 from harness.protocol.registry import load_suite
 from harness.running.jobs import Job
 from harness.wire import from_chat_request, to_chat_completion
+from tests.calling.test_retry import FakeTime
 from tests.loopback import serve_post
 
 

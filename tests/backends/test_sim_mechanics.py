@@ -1,4 +1,4 @@
-"""The sim's mechanics, one knob at a time: each does what the README says, and nothing
+"""The sim's mechanics, one knob at a time: each does what docs/models.md says, and nothing
 leans by construction (the old sim floored interval answers and rounded value answers,
 so trees landed one cell low about half the time)."""
 
@@ -205,13 +205,13 @@ def test_a_label_rebuilds_the_same_knobs(set_: dict[str, float], seed: int) -> N
     assert SimParams.parse(items) == params
 
 
-def test_the_readme_lists_every_knob_with_its_default() -> None:
+def test_the_docs_list_every_knob_with_its_default() -> None:
     import re
     from dataclasses import asdict
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    table = readme[readme.index("| knob (default) |") : readme.index("A question's draws")]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
+    table = page[page.index("| knob (default) |") : page.index("A question's draws")]
     listed = {name: float(value) for name, value in re.findall(r"`([a-z_]+)` ([0-9.]+)", table)}
     defaults = {k: float(v) for k, v in asdict(SimParams()).items() if k != "seed"}
     assert listed == defaults

@@ -79,8 +79,8 @@ def test_four_way_intervals_beat_direct_choice_on_the_exploratory_suite(
     ],
 )
 def test_headline_figures_are_near_the_papers(sim: tuple[Profile, Profile], key: str) -> None:
-    # The defaults were fitted to the paper's tables (README: the sim beside the paper):
-    # these land within 25% of the paper's values; the README's table shows every cell,
+    # The defaults were fitted to the paper's tables (docs/models.md: the sim beside the paper):
+    # these land within 25% of the paper's values; docs/models.md shows every cell,
     # the ones further off included (the four-way tree's MAPE above all).
     want = affine_profile()[key]
     assert abs(sim[0][key] - want) <= 0.25 * want, (key, sim[0][key], want)

@@ -9,7 +9,6 @@ from typing import Any
 import anyio
 import orjson
 import pytest
-from tests.calling.test_retry import FakeTime
 
 import harness.calling.caller
 from harness.backends import Reply
@@ -19,6 +18,7 @@ from harness.errors import AuthError, BackendError, BudgetExhausted, TransientEr
 from harness.progress import Counters
 from harness.protocol.registry import load_suite
 from harness.running.jobs import Job
+from tests.calling.test_retry import FakeTime
 
 
 @functools.cache

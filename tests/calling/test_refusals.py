@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.calling.test_caller import Scripted, caller, first_body
-from tests.calling.test_retry import FakeTime
 
 from harness.backends.sim import SimModel
 from harness.errors import BackendError
@@ -17,6 +15,8 @@ from harness.running.jobs import Job
 from harness.serve import FaultSpec, ServerConfig, serve_sim_in_thread
 from harness.wire import refusal_answer
 from harness.wire.answers import Refusal, parse_answers, read_answers
+from tests.calling.test_caller import Scripted, caller, first_body
+from tests.calling.test_retry import FakeTime
 from tests.runhelpers import cli, records
 
 

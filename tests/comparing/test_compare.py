@@ -44,8 +44,11 @@ def test_compare_runs_every_cell_and_writes_one_summary(
     reference: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert sorted(p.name for p in reference.iterdir()) == sorted(
-        [*CELLS, "compare.json", "summary.md", "summary.json", "index.html"]
-        + ["paired_differences.svg", "paired_differences.png"]
+        [
+            *CELLS,
+            *("compare.json", "summary.md", "summary.json", "index.html"),
+            *("paired_differences.svg", "paired_differences.png"),
+        ]
     )
     for cell in CELLS:
         manifest = orjson.loads((reference / cell / "manifest.json").read_bytes())

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.protocol.test_decoders import grids
 
 from harness.errors import ConfigError
 from harness.protocol.cases import SUBJECT
@@ -40,6 +39,7 @@ from harness.protocol.grid import Grid, partition
 from harness.protocol.meaning import interpret
 from harness.protocol.registry import load_suite
 from harness.running.check import run_check
+from tests.protocol.test_decoders import grids
 from tests.runhelpers import cli, final_outputs
 
 NEW = ("tree10_mean", "tree4_median", "tree3_beam2", "tree2_beam1", "bisect2", "bisect4")

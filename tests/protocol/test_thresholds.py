@@ -220,7 +220,7 @@ def test_adaptive_thresholds_keep_a_half_interval(grid: Grid) -> None:
 @pytest.mark.parametrize("name", ["parallel_thresholds", "threshold_cdf"])
 @pytest.mark.parametrize("grid", [INTEGERS, FRACTIONS], ids=["int", "fraction"])
 def test_threshold_positions_are_pinned(name: str, grid: Grid) -> None:
-    """``x <= L`` ... ``x <= U - 2 eps``: README "Threshold positions" says why.
+    """``x <= L`` ... ``x <= U - 2 eps``: docs/protocol.md "Threshold positions" says why.
 
     The N - 1 comparisons are the CDF at the grid's interior cell boundaries; the bins
     between them, (z_{i-1}, z_i], are right-closed and each holds exactly one candidate

@@ -31,7 +31,7 @@ def test_fit_recovers_the_knobs_of_a_sim_run(known_run: Path) -> None:
     # Recovery tolerance: within 30% of each true value (the fit's own seeds differ from
     # the run's, so it matches figures, not draws; 32 families leave sampling noise, which
     # three seeds per try average down). Not every knob is this well identified: one that
-    # touches a single domain (negative) can trade off against confusion (README).
+    # touches a single domain (negative) can trade off against confusion (docs/models.md).
     result = fit_run(known_run, tuple(KNOWN), rounds=3, seeds=3)
     for knob, true in KNOWN.items():
         got = result.fit.knobs[knob]

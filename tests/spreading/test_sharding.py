@@ -1,4 +1,4 @@
-"""Shards of one run (``--shard K/N``) and their merge (``--workers N``: ``tests/test_pool.py``)."""
+"""Shards of one run (``--shard K/N``) and their merge (``--workers N``: ``tests/spreading/test_pool.py``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Whole runs through each OpenAI wire format against serve-sim on loopback.
 
-What equality holds (README "Models"):
+What equality holds (docs/models.md):
 
 - ``--wire openai-decisions`` translates exactly both ways: every output line (value, cell,
   rounds, trace, extra) equals the in-process sim's, for every decoder.

@@ -2,7 +2,7 @@
 
 Defaults reproduce the paper's sign pattern on the affine suite (trees below direct choice
 in NMAE, K mattering, direct choice more order- and affine-sensitive, a domain where ten-way
-trees lose to direct choice); ``tests/test_sim_paper.py`` pins that, and ``make
+trees lose to direct choice); ``tests/backends/test_sim_paper.py`` pins that, and ``make
 sim-vs-paper`` prints the sim beside the paper. Every figure they make is simulated.
 """
 

@@ -11,7 +11,7 @@ to the OS at once, the exchanges before them first, as ``harness.running.recorde
 progress bar over the workers' summed counters and writes ``totals.json``. So the folder is
 an ordinary run folder while the run goes and after it: ``status``, ``resume``, ``analyze``
 and ``list`` read it as any other, and its records are those of a one-process run in
-another order (``tests/test_pool.py``).
+another order (``tests/spreading/test_pool.py``).
 
 Caps: ``--max-requests`` is one count across the processes (a shared counter: the run stops
 after exactly that many, as in one process). ``--rps``, ``--max-cost-usd`` (what the run may
