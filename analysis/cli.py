@@ -21,6 +21,7 @@ import orjson
 from runfolder import is_comparison, resolve_run
 
 from .errors import AnalysisError, RunFolderError, StrictRefusedError
+from .export import add_export_parser, export_command
 from .loading.answers import AnswerLog, load_answers, order_pair
 from .loading.comparison import load_comparison_runs
 from .loading.run import Run, load_run
@@ -155,6 +156,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     bootstrap_options(p)
     probability_option(p)
+    add_export_parser(sub, RUN_HELP, EXIT_CODES)
     return parser
 
 
@@ -336,7 +338,11 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"analyze": _analyze, "report": _report, "diff": _diff}
+def _export(args: argparse.Namespace) -> int:
+    return export_command(resolve_run(args.run), args.out, args.format)
+
+
+_COMMANDS = {"analyze": _analyze, "report": _report, "diff": _diff, "export": _export}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,9 +18,10 @@ from types import FrameType
 from harness.commands import COMMANDS
 from harness.commands.common import Handoff, OneLineParser
 from harness.errors import NumericJevError, RunFolderError
+from harness.running.folder import COMPRESS_ENV
 
 # Delegated whole to analysis.cli, which must not import harness (the run folder is the contract).
-ANALYSIS_COMMANDS = ("analyze", "report", "diff")
+ANALYSIS_COMMANDS = ("analyze", "report", "diff", "export")
 # Delegated whole to the package a ``numericjev.commands`` entry point names (simstudy, which
 # stands on both harness and analysis): found by name, never imported, as suites are.
 SIMSTUDY_COMMANDS = {
@@ -77,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "cache", None):
         # An environment variable, so that --workers and --shard processes inherit it.
         os.environ["NUMERICJEV_CACHE_MODE"] = args.cache
+    if getattr(args, "compress", False):
+        os.environ[COMPRESS_ENV] = "zstd"  # read where run folders are made (and by workers)
     with _terminable(args.command in ("run", "resume", "compare")):
         return _dispatch(args)
 

@@ -31,6 +31,7 @@ from runfolder.jsonl import (
     find_unwritable,
     seq_of,
     valid_end,
+    whole_lines,
 )
 from runfolder.layout import (
     CASES,
@@ -79,6 +80,7 @@ from runfolder.seal import edited_fields, field_digests, last_seal, manifest_dig
 from runfolder.sequence import LogScan, check_sequence, scan_logs
 from runfolder.sessions import append_session, read_sessions
 from runfolder.totals import TotalsRecord, read_totals, totals_current, write_totals
+from runfolder.zlog import compressed, stored
 
 __all__ = [
     "CASES",
@@ -126,6 +128,7 @@ __all__ = [
     "append_session",
     "case_digest",
     "check_sequence",
+    "compressed",
     "dumps_line",
     "edited_fields",
     "encode_manifest",
@@ -151,9 +154,11 @@ __all__ = [
     "seq_of",
     "source_digest",
     "started",
+    "stored",
     "totals_current",
     "unique_folder",
     "valid_end",
+    "whole_lines",
     "write_cases",
     "write_comparison",
     "write_manifest",

@@ -44,6 +44,7 @@ from typing import Any, BinaryIO, Generic, TypeVar
 
 import orjson
 
+from runfolder import zlog
 from runfolder.errors import LogFormatError, RecordError
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "require_writable",
     "seq_of",
     "valid_end",
+    "whole_lines",
 ]
 
 R = TypeVar("R")
@@ -192,18 +194,41 @@ class JsonlReader(Generic[R]):
         for _, record in self.numbered():
             yield record
 
+    def _lines(self, handle: BinaryIO, packed: bool) -> Iterator[tuple[bytes, int]]:
+        """Every whole line with where the data it belongs to ends in the file (for a
+        compressed log: the end of its frame once its frame's last line is read, else the
+        end of the frame before); sets ``torn_bytes``."""
+        if packed:
+            end = 0
+            frames = zlog.frames(handle, str(self.path))
+            while True:
+                try:
+                    text, frame_end = next(frames)
+                except StopIteration as stop:
+                    self.torn_bytes = stop.value
+                    return
+                lines = text.splitlines(keepends=True)
+                for line in lines[:-1]:
+                    yield line, end
+                if lines:
+                    yield lines[-1], frame_end
+                end = frame_end
+        end = 0
+        for line in handle:
+            if not line.endswith(b"\n"):
+                self.torn_bytes = len(line)  # only the last line can lack its newline
+                return
+            end += len(line)
+            yield line, end
+
     def numbered(self) -> Iterator[tuple[int, R]]:
         """Yield (line number, record) for every record (1-based, as an editor counts)."""
-        if not self.path.exists():
+        path = zlog.stored(self.path)
+        if not path.exists():
             return
         keep = self.keep
-        end = 0
-        with self.path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.endswith(b"\n"):
-                    self.torn_bytes = len(line)  # only the last line can lack its newline
-                    return
-                end += len(line)
+        with path.open("rb") as handle:
+            for number, (line, end) in enumerate(self._lines(handle, path != self.path), 1):
                 if line[0] in _BLANK and not line.strip():
                     self.valid_bytes = end
                     continue
@@ -250,6 +275,17 @@ class JsonlReader(Generic[R]):
         )
 
 
+def whole_lines(path: Path) -> Iterator[bytes]:
+    """Every whole line of the log ``path`` names, plain or compressed, unparsed (a torn
+    tail left out)."""
+    reader: JsonlReader[dict[str, Any]] = JsonlReader(path)
+    stored = zlog.stored(path)
+    if stored.exists():
+        with stored.open("rb") as handle:
+            for line, _ in reader._lines(handle, stored != path):
+                yield line
+
+
 def valid_end(path: Path) -> int:
     """Where the last whole record of ``path`` ends (0 for a missing file)."""
     reader: JsonlReader[dict[str, Any]] = JsonlReader(path, keep=lambda _line: False)
@@ -266,49 +302,80 @@ class JsonlAppender:
     is called or ``BUFFER_BYTES`` have gathered, instead of one by one: the caller decides
     when (``harness.running.recorder`` keeps what is on disk a prefix of the numbered records); the
     default hands each line over as it is written.
+
+    ``compress`` stores a new log as zstd frames (``runfolder.zlog``): each hand-over to the
+    OS is one frame of whole lines. A log that exists keeps the form it has.
     """
 
     BUFFER_BYTES = 1 << 16
 
-    def __init__(self, path: Path, end: int | None = None, *, buffered: bool = False) -> None:
-        self.path = path
+    def __init__(
+        self,
+        path: Path,
+        end: int | None = None,
+        *,
+        buffered: bool = False,
+        compress: bool = False,
+    ) -> None:
+        packed = zlog.compressed(path)
+        self._packed = not path.exists() and (compress or packed.exists())
+        self.path = packed if self._packed else path
         if end is None:
             end = valid_end(path)
         self._buffered = buffered
         self._name = path.name
-        self._handle: BinaryIO = path.open("ab", buffering=self.BUFFER_BYTES if buffered else -1)
+        self._pending = bytearray()  # compressed logs: lines gathered for the next frame
+        buffering = self.BUFFER_BYTES if buffered and not self._packed else -1
+        self._handle: BinaryIO = self.path.open("ab", buffering=buffering)
         if self._handle.tell() != end:
             self._handle.truncate(end)
             self._handle.seek(end)
 
     @property
+    def compressed(self) -> bool:
+        """Whether the log is stored as zstd frames."""
+        return self._packed
+
+    @property
     def position(self) -> int:
         """Where the file ends: the length of everything written so far (while open)."""
+        self._frame()
         return self._handle.tell()
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record and hand it to the OS at once (a SIGKILL loses nothing written),
         unless ``buffered``."""
-        self._handle.write(dumps_line(record, self._name))
-        if not self._buffered:
-            self._handle.flush()
+        self.write_line(dumps_line(record, self._name))
 
     def write_line(self, line: bytes) -> None:
         """Append one record already made bytes by ``dumps_line`` (in another process: the
         one writer of a run in worker processes, ``harness.spreading.pool``), as ``write`` does."""
+        if self._packed:
+            self._pending += line
+            if not self._buffered or len(self._pending) >= self.BUFFER_BYTES:
+                self._frame()
+            return
         self._handle.write(line)
         if not self._buffered:
             self._handle.flush()
 
+    def _frame(self) -> None:
+        """Compressed logs: write the gathered lines as one frame, handed to the OS."""
+        if self._pending and not self._handle.closed:
+            self._handle.write(zlog.compress_frame(bytes(self._pending)))
+            self._handle.flush()
+            self._pending.clear()
+
     def flush(self) -> None:
         """Hand every line written so far to the OS (nothing once closed)."""
         if not self._handle.closed:
+            self._frame()
             self._handle.flush()
 
     def close(self) -> None:
         """Flush to disk and close."""
         if not self._handle.closed:
-            self._handle.flush()
+            self.flush()
             os.fsync(self._handle.fileno())
             self._handle.close()
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from runfolder.errors import LogFormatError
-from runfolder.jsonl import JsonlReader, seq_of
+from runfolder.jsonl import JsonlReader, seq_of, whole_lines
 from runfolder.layout import OUTPUTS, REQUESTS
 
 __all__ = ["LogScan", "check_sequence", "scan_logs"]
@@ -80,14 +80,10 @@ def _first_missing(folder: Path, last: int, count: int) -> int | None:
     seen = bytearray(last + 1)
     seen[0] = 1
     for name in (REQUESTS, OUTPUTS):
-        path = folder / name
-        if not path.is_file():
-            continue
-        with path.open("rb") as handle:
-            for line in handle:
-                seq = seq_of(line) if line.endswith(b"\n") else None
-                if seq is not None and seq <= last:
-                    seen[seq] = 1
+        for line in whole_lines(folder / name):
+            seq = seq_of(line)
+            if seq is not None and seq <= last:
+                seen[seq] = 1
     found = seen.find(0)
     return found if found > 0 else None
 

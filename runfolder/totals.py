@@ -18,6 +18,7 @@ from typing import TypedDict
 import orjson
 
 from runfolder.layout import REQUESTS, TOTALS
+from runfolder.zlog import stored
 
 __all__ = ["TotalsRecord", "read_totals", "totals_current", "write_totals"]
 
@@ -59,7 +60,7 @@ def read_totals(folder: Path) -> TotalsRecord | None:
 def totals_current(folder: Path, totals: TotalsRecord) -> bool:
     """True when ``requests.jsonl`` holds nothing beyond what ``totals`` counted."""
     try:
-        size = (folder / REQUESTS).stat().st_size
+        size = stored(folder / REQUESTS).stat().st_size
     except FileNotFoundError:
         size = 0
     return size == totals["requests_end"]

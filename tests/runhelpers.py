@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from harness.cli import main
+from runfolder import whole_lines
 
 SMALL = ["--param", "per_operator=2"]  # 8 families: 128 jobs, a fraction of a second on sim
 
@@ -30,7 +31,10 @@ def spawn(*args: str) -> subprocess.Popen[bytes]:
 
 
 def records(path: Path) -> list[dict[str, Any]]:
-    """Every whole JSONL record of a file (a torn tail is skipped)."""
+    """Every whole JSONL record of a file (a torn tail is skipped); a log stored compressed
+    (``path.zst``) is read through the one reader."""
+    if not path.exists():
+        return [orjson.loads(line) for line in whole_lines(path)]
     out = []
     for line in path.read_bytes().splitlines(keepends=True):
         if line.endswith(b"\n"):

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from runfolder import JsonlReader, RequestLine
+from runfolder import JsonlReader, RequestLine, stored
 
 from .interval_paths import PathTable, read_paths
 from .interval_steps import FORMS, HALVING
@@ -386,7 +386,7 @@ def load_answers(
     folder = Path(run_dir)
     join = _Join(read_paths(folder / "outputs.jsonl", orders))
     requests = folder / "requests.jsonl"
-    if requests.is_file():
+    if stored(requests).is_file():
         for record in JsonlReader[RequestLine](requests):
             join.line(record)
-    return join.result(requests.is_file())
+    return join.result(stored(requests).is_file())

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from runfolder import JsonlReader, RequestLine
+from runfolder import JsonlReader, RequestLine, stored
 
 from .outputs import LogStats
 
@@ -62,7 +62,7 @@ def load_requests(path: Path) -> RequestLog:
     jobs: set[str] = set()
     hits, saved, paid_by = 0, 0.0, set()
     reader = JsonlReader[RequestLine](path)
-    if path.is_file():
+    if stored(path).is_file():
         for record in reader:
             found = record.get("usage")
             usage = found if isinstance(found, dict) else {}
@@ -110,7 +110,7 @@ def load_requests(path: Path) -> RequestLog:
         served_model=ints(8),
         served_model_names=tuple(models),
         n_jobs=len(jobs),
-        stats=LogStats(path.is_file(), reader.records, int(reader.torn)),
+        stats=LogStats(stored(path).is_file(), reader.records, int(reader.torn)),
         cache_hits=hits,
         cache_saved_usd=saved if math.isfinite(saved) else 0.0,
         cache_runs=tuple(sorted(paid_by)),
@@ -125,7 +125,7 @@ def job_answers(path: Path, job: str, decoder: str) -> dict[int, dict[str, float
     log costs a scan, not a parse.
     """
     found: dict[int, dict[str, float]] = {}
-    if not path.is_file():
+    if not stored(path).is_file():
         return found
     needle = orjson.dumps(job)
     prefix = decoder + "/"

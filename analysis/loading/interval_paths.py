@@ -30,7 +30,7 @@ import numpy as np
 import orjson
 
 from analysis.errors import LogFormatError
-from runfolder import JsonlReader, OutputLine
+from runfolder import JsonlReader, OutputLine, stored
 
 from .exact import parse_decimal
 from .interning import Interner
@@ -354,7 +354,7 @@ def read_paths(path: Path, orders: tuple[str, str] = ("ascending", "reversed")) 
     reads as empty. ``orders`` names the two option orders whose questions are paired.
     """
     reader = _Reader()
-    if path.is_file():
+    if stored(path).is_file():
         for lineno, record in JsonlReader[OutputLine](path).numbered():
             try:
                 reader.record(record)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from analysis.errors import LogFormatError
-from runfolder import JsonlReader, OutputLine
+from runfolder import JsonlReader, OutputLine, stored
 
 from .exact import output_errors, parse_decimal
 from .interning import Interner
@@ -171,7 +171,7 @@ def load_outputs(path: Path) -> Outputs:
     duplicates = 0
     imported: set[str] = set()
     reader = JsonlReader[OutputLine](path)
-    if path.is_file():
+    if stored(path).is_file():
         for lineno, record in reader.numbered():
             try:
                 row = _parse_row(record, codes, cache)
@@ -231,7 +231,7 @@ def load_outputs(path: Path) -> Outputs:
         value_text=tuple(columns[18]),
         decreased=ints(19),
         n_simulated=sum(columns[20]) if rows else 0,
-        stats=LogStats(path.is_file(), reader.records, int(reader.torn), duplicates),
+        stats=LogStats(stored(path).is_file(), reader.records, int(reader.torn), duplicates),
         n_oracle=sum(columns[21]) if rows else 0,
         imported=frozenset(imported),
     )
@@ -240,7 +240,7 @@ def load_outputs(path: Path) -> Outputs:
 def find_output(path: Path, job: str, decoder: str) -> dict[str, Any] | None:
     """Return the last outputs.jsonl record for (job, decoder), trace included, or None."""
     found = None
-    if path.is_file():
+    if stored(path).is_file():
         for record in JsonlReader[dict[str, Any]](path):
             if record.get("job") == job and record.get("decoder") == decoder:
                 found = record

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from analysis.errors import LogFormatError
-from runfolder import JsonlReader
+from runfolder import JsonlReader, stored
 
 from .exact import output_errors, parse_decimal
 from .interning import Interner, as_text
@@ -367,7 +367,7 @@ def load_rounds(run_dir: Path) -> JobRounds:
     """Stream outputs.jsonl, then requests.jsonl, of ``run_dir`` into :class:`JobRounds`."""
     reader = _Reader()
     outputs = run_dir / "outputs.jsonl"
-    if outputs.is_file():
+    if stored(outputs).is_file():
         for lineno, record in JsonlReader[dict[str, Any]](outputs).numbered():
             try:
                 reader.output(record)
@@ -377,7 +377,7 @@ def load_rounds(run_dir: Path) -> JobRounds:
                     "`numericjev run` — repair the line or re-run the job"
                 ) from exc
     requests = run_dir / "requests.jsonl"
-    if requests.is_file():
+    if stored(requests).is_file():
         for record in JsonlReader[dict[str, Any]](requests):
             reader.request(record)
     c = reader.cols
@@ -389,6 +389,6 @@ def load_rounds(run_dir: Path) -> JobRounds:
         orders=reader.enums["order"].strings,
         specs=reader.specs,
         failed_attempts=reader.failed,
-        requests_present=requests.is_file(),
+        requests_present=stored(requests).is_file(),
         **c,
     )

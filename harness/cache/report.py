@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 
-from runfolder import REQUESTS
+from runfolder import REQUESTS, whole_lines
 
 _MARK = b'"cache":{"hit":true'
 
@@ -14,21 +14,17 @@ _MARK = b'"cache":{"hit":true'
 def cache_line(folder: Path) -> str | None:
     """One line for ``status``: exchanges answered from the cache (from which runs) and
     live, and the USD the cached answers cost when first paid; None without hits."""
-    path = folder / REQUESTS
-    if not path.is_file():
-        return None
     hits = live = 0
     saved = 0.0
     runs: set[str] = set()
-    with path.open("rb") as lines:
-        for raw in lines:
-            if _MARK not in raw:
-                live += b'"status":200' in raw  # answered live (a miss, or no cache)
-                continue
-            mark = orjson.loads(raw)["cache"]
-            hits += 1
-            saved += mark.get("saved_usd") or 0.0
-            runs.add(str(mark.get("from_run")))
+    for raw in whole_lines(folder / REQUESTS):
+        if _MARK not in raw:
+            live += b'"status":200' in raw  # answered live (a miss, or no cache)
+            continue
+        mark = orjson.loads(raw)["cache"]
+        hits += 1
+        saved += mark.get("saved_usd") or 0.0
+        runs.add(str(mark.get("from_run")))
     if not hits:
         return None
     return (

@@ -20,5 +20,6 @@ COMMANDS = (
     "import_predictions",
     "serve_sim",
     "merge",
+    "compact",
     "cache",
 )

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.commands.common import RUNNING, Handoff, exit_codes, parse_pairs
-from harness.commands.run import add_check_option, add_drain_option, add_limit_options, announce
+from harness.commands.run import (
+    add_check_option,
+    add_compress_option,
+    add_drain_option,
+    add_limit_options,
+    announce,
+)
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.running.interrupts import Interrupts
@@ -89,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_limit_options(parser)
     add_drain_option(parser)
+    add_compress_option(parser)
     parser.set_defaults(func=run)
 
 

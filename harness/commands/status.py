@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from runfolder import Manifest
 
 from harness.commands.common import READING, RUN_HELP, exit_codes, run_folder
+from runfolder import stored
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -134,5 +135,5 @@ def _shards(folder: Path, manifest: Manifest) -> None:
         own = load_manifest(path)
         state = read_logs(path, own.decoders, own.run_id)
         parts.append(f"{index}: {len(state.finished):,}/{own.n_jobs:,} done")
-    merged = (folder / "outputs.jsonl").exists()
+    merged = stored(folder / "outputs.jsonl").exists()
     print(f"shards ({count}): " + "; ".join(parts) + ("" if merged else " (not merged yet)"))

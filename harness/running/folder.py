@@ -35,6 +35,8 @@ from harness.running.sharding import Shard
 from runfolder import (
     LOCK,
     MANIFEST,
+    OUTPUTS,
+    REQUESTS,
     Fields,
     Manifest,
     ModelInfo,
@@ -42,6 +44,7 @@ from runfolder import (
     SessionCommand,
     SessionRecord,
     append_session,
+    compressed,
     edited_fields,
     encode_manifest,
     field_digests,
@@ -54,7 +57,10 @@ from runfolder import (
     write_manifest,
 )
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout: harness/running/folder.py
+ROOT = Path(__file__).resolve().parents[2]
+# "zstd": new run folders store their logs as zstd frames (``run --compress`` sets it, so that
+# worker and shard processes inherit it).
+COMPRESS_ENV = "NUMERICJEV_COMPRESS_LOGS"  # the checkout: harness/running/folder.py
 
 
 def source_hash() -> str:
@@ -178,6 +184,11 @@ def create_run_folder(
         # The case set the manifest's case_hash hashes, so that analyze can recheck it; after
         # the manifest, so that a run racing into this folder is told it holds a run.
         write_cases(folder, plan.suite.case_payload())
+        if os.environ.get(COMPRESS_ENV) == "zstd":
+            # Empty compressed logs: every writer after this (this process, workers, resume)
+            # appends frames to them (runfolder.zlog).
+            for name in (REQUESTS, OUTPUTS):
+                compressed(folder / name).touch()
     except BaseException:
         lock.release()
         raise

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass
@@ -54,7 +55,9 @@ from runfolder import (
     read_sessions,
     read_totals,
     seq_of,
+    stored,
     totals_current,
+    whole_lines,
     write_cases,
     write_totals,
 )
@@ -98,12 +101,14 @@ def _shard_jobs(folder: Path, shard: Shard, decoders: tuple[str, ...]) -> tuple[
 
     Raises when it holds a job of another shard's bucket."""
     path = folder / OUTPUTS
-    whole = _whole_lines(path)
-    if not whole:
-        return set(), 0
-    with path.open("rb") as handle:
-        lines = _lines(handle, whole)
-        status = _statuses(path, lines, shard)
+    if stored(path) != path:  # compressed (run --compress): read through the one reader
+        status = _statuses(path, whole_lines(path), shard)
+    else:
+        whole = _whole_lines(path)
+        if not whole:
+            return set(), 0
+        with path.open("rb") as handle:
+            status = _statuses(path, _lines(handle, whole), shard)
     complete = {j for j, s in status.items() if all(d in s for d in decoders)}
     failed = sum(1 for j in complete if any(status[j][d] != "ok" for d in decoders))
     return complete, failed
@@ -299,6 +304,10 @@ def _last_number(folder: Path) -> int:
     last = 0
     for name in NUMBERED:
         path = folder / name
+        if stored(path) != path:  # compressed: the last whole line of the last frame
+            kept = deque(whole_lines(path), maxlen=1)
+            last = max(last, (seq_of(kept[0]) or 0) if kept else 0)
+            continue
         end = _whole_lines(path)
         if not end:
             continue
@@ -317,13 +326,22 @@ def _skip(_line: bytes) -> bool:
 def _renumbered(source: BinaryIO, out: BinaryIO, length: int, offset: int) -> None:
     """Append ``source``'s first ``length`` bytes to ``out`` with ``offset`` added to each
     numbered line's ``seq`` (its last key: the digits before the closing brace)."""
-    for line in _lines(source, length):
+    _renumbered_lines(_lines(source, length), out, offset)
+
+
+def _renumbered_lines(lines: Iterator[bytes], out: BinaryIO, offset: int) -> int:
+    """Append ``lines`` to ``out``, ``offset`` added to each numbered line's ``seq``; the
+    bytes read."""
+    read = 0
+    for line in lines:
+        read += len(line)
         seq = seq_of(line)
-        if seq is None:
+        if seq is None or not offset:
             out.write(line)
             continue
         at = line.rindex(b'"seq":') + 6
         out.write(line[:at] + str(seq + offset).encode() + b"}\n")
+    return read
 
 
 def _concatenate(folder: Path, name: str, count: int, offsets: list[int], tail: bytes) -> int:
@@ -334,6 +352,9 @@ def _concatenate(folder: Path, name: str, count: int, offsets: list[int], tail: 
     with tmp.open("wb") as out:
         for index in range(count):
             path = Shard(index, count).folder(folder) / name
+            if stored(path) != path:  # compressed shard logs: merged as plain lines
+                total += _renumbered_lines(whole_lines(path), out, offsets[index])
+                continue
             length = _whole_lines(path)
             if not length:
                 continue

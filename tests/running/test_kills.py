@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runfolder import scan_logs
+from runfolder import scan_logs, whole_lines
 from tests.runhelpers import answered, cli, final_outputs, records, spawn
 
 SUITE = ["--param", "per_operator=4"]
@@ -19,7 +19,10 @@ LONG_SUITE = ["--param", "per_operator=16"]
 
 
 def lines(path: Path) -> int:
-    return path.read_bytes().count(b"\n") if path.exists() else 0
+    """Whole lines of a log so far, plain or compressed."""
+    if path.exists():
+        return path.read_bytes().count(b"\n")
+    return sum(1 for _ in whole_lines(path))
 
 
 def check_what_a_kill_left(folder: Path, reference: Path) -> None:
@@ -35,7 +38,12 @@ def check_what_a_kill_left(folder: Path, reference: Path) -> None:
 
 
 def kill_repeatedly(
-    folder: Path, kills: int, seed: int, reference: Path, suite: list[str] = SUITE
+    folder: Path,
+    kills: int,
+    seed: int,
+    reference: Path,
+    suite: list[str] = SUITE,
+    compress: bool = False,
 ) -> int:
     """Start, then SIGKILL and resume ``kills`` times at random log positions, checking what
     each kill left; returns kills done."""
@@ -45,7 +53,7 @@ def kill_repeatedly(
     while done < kills:
         args = ["resume", str(folder)] if (folder / "manifest.json").exists() else ["run", *suite]
         if args[0] == "run":
-            args += ["--run", str(folder)]
+            args += ["--run", str(folder), *(["--compress"] if compress else [])]
         start = lines(log)
         child = spawn(*args, "--no-progress")
         target = start + rng.randint(5, 120)
@@ -86,17 +94,22 @@ def long_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return uninterrupted(tmp_path_factory, "long", LONG_SUITE)
 
 
-def test_three_kills_then_resume(tmp_path: Path, reference: Path) -> None:
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "zstd"])
+def test_three_kills_then_resume(tmp_path: Path, reference: Path, compress: bool) -> None:
+    # The compressed logs (zstd frames, one per flush) survive what the plain ones survive.
     folder = tmp_path / "killed"
-    assert kill_repeatedly(folder, kills=3, seed=1, reference=reference) == 3
+    assert kill_repeatedly(folder, kills=3, seed=1, reference=reference, compress=compress) == 3
     check_against_reference(folder, reference)
+    assert (folder / "requests.jsonl.zst").exists() == compress
+    assert (folder / "requests.jsonl").exists() != compress
 
 
 @pytest.mark.soak
-def test_twenty_kills_then_resume(tmp_path: Path, long_reference: Path) -> None:
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "zstd"])
+def test_twenty_kills_then_resume(tmp_path: Path, long_reference: Path, compress: bool) -> None:
     folder = tmp_path / "killed20"
     kills = kill_repeatedly(
-        folder, kills=20, seed=20260923, reference=long_reference, suite=LONG_SUITE
+        folder, 20, 20260923, long_reference, suite=LONG_SUITE, compress=compress
     )
     assert kills >= 15  # a late kill may find the run already finished
     check_against_reference(folder, long_reference)
