@@ -36,4 +36,7 @@ def _no_shared_request_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     """Tests never read or write the user's request cache: off unless a test turns it on
     (``--cache``), and then in the test's own folder."""
     monkeypatch.setenv("NUMERICJEV_CACHE_MODE", "off")
+    # ``run --compress`` says so through the environment (for its worker processes); a test
+    # that ran it in process must not make the next test's logs compressed.
+    monkeypatch.delenv("NUMERICJEV_COMPRESS_LOGS", raising=False)
     monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "request-cache.sqlite3"))

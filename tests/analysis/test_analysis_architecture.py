@@ -14,7 +14,15 @@ PACKAGE = Path(analysis.__file__).parent
 FORBIDDEN = {"harness", "suites", "scipy"}  # the run folder is the only contract; scipy: tests only
 FORMAT = Path(runfolder.__file__).parent
 # The format package sits below both harness and analysis: the standard library and orjson only.
-FORMAT_ALLOWED = set(sys.stdlib_module_names) | {"__future__", "orjson", "runfolder"}
+# zstd: compressed logs (runfolder.zlog); the standard library's from Python 3.14 on
+# (``compression``), its backport (``backports.zstd``) before.
+FORMAT_ALLOWED = set(sys.stdlib_module_names) | {
+    "__future__",
+    "orjson",
+    "runfolder",
+    "compression",
+    "backports",
+}
 
 
 def _imported_roots(source: str) -> set[str]:
@@ -41,7 +49,7 @@ def test_analysis_never_imports_harness_or_suites() -> None:
 
 
 # The flow runs one way: a module may import its own layer or one listed before it.
-LAYERS = ("errors", "loading", "statistics", "rendering", "cli", "__init__")
+LAYERS = ("errors", "loading", "statistics", "rendering", "export", "cli", "__init__")
 
 
 def _module_of(path: Path) -> str:
@@ -104,7 +112,7 @@ def test_runfolder_imports_neither_harness_nor_analysis() -> None:
     assert len(files) >= 5
     for path in files:
         bad = _imported_roots(path.read_text()) - FORMAT_ALLOWED
-        assert not bad, f"runfolder/{path.name} imports {sorted(bad)}; stdlib and orjson only"
+        assert not bad, f"runfolder/{path.name} imports {sorted(bad)}; stdlib, orjson and zstd only"
 
 
 def test_guard_detects_imports() -> None:
