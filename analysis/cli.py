@@ -156,7 +156,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     bootstrap_options(p)
     probability_option(p)
-    add_export_parser(sub, RUN_HELP, EXIT_CODES)
+    add_export_parser(sub, EXIT_CODES)
     return parser
 
 

@@ -262,7 +262,7 @@ def export_run(folder: Path, out_dir: Path, fmt: str = "parquet") -> dict[str, t
     return {name: (table.path, table.rows) for name, table in tables.items()}
 
 
-def add_export_parser(sub: Any, run_help: str, epilog: str) -> None:
+def add_export_parser(sub: Any, epilog: str) -> None:
     """The ``export`` subcommand's parser (``analysis.cli``)."""
     p = sub.add_parser(
         "export",
@@ -276,7 +276,7 @@ def add_export_parser(sub: Any, run_help: str, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    p.add_argument("run", metavar="RUN", help=run_help)
+    p.add_argument("run", metavar="RUN", help="the run folder, or latest (the run started last)")
     p.add_argument("--format", choices=FORMATS, default="parquet", help="default parquet")
     p.add_argument("--out", metavar="DIR", help="output folder (default RUN/export)")
 

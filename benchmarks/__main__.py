@@ -100,6 +100,8 @@ def bench_scale(tmp: Path) -> dict[str, Any]:
     out.update(
         importlib.import_module("benchmarks.bench_probabilities").run(tmp / "s1", tmp / "x100")
     )
+    # The same runs' logs compressed: bytes per exchange, compact, analyze on zstd frames.
+    out.update(importlib.import_module("benchmarks.bench_logs").run(tmp / "s1", tmp / "x100", tmp))
     return out
 
 

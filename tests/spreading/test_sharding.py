@@ -105,6 +105,28 @@ def test_four_shards_merged_equal_an_unsharded_run(tmp_path: Path) -> None:
     assert read_totals(parent) is None
 
 
+def test_compressed_shards_merge_into_the_same_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # run --shard --compress: each shard's logs are zstd frames; merged, they read as one run
+    # whose outputs and numbering equal an unsharded run's.
+    suite = small_suite()
+    whole = start_run(suite, ModelSpec("sim"), folder=tmp_path / "whole")
+    parent = tmp_path / "sharded"
+    monkeypatch.setenv("NUMERICJEV_COMPRESS_LOGS", "zstd")
+    for k in (1, 0, 2):
+        start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(k, 3))
+    assert (parent / "shards" / "0" / "requests.jsonl.zst").exists()
+    merged = merge(parent)
+    assert merged.jobs == whole.counters.jobs_done
+    assert outputs(parent) == outputs(tmp_path / "whole")
+    from harness.running.replay import read_logs
+
+    state = read_logs(parent, suite.decoders, load_manifest(parent).run_id)
+    assert state.counters.requests == whole.counters.requests
+    assert merge(parent).jobs == merged.jobs  # merging again changes nothing
+
+
 def test_merge_names_missing_and_unfinished_shards(tmp_path: Path) -> None:
     suite = small_suite()
     parent = tmp_path / "run"
