@@ -207,7 +207,8 @@ class JsonlReader(Generic[R]):
                 except StopIteration as stop:
                     self.torn_bytes = stop.value
                     return
-                lines = text.splitlines(keepends=True)
+                # Split on newlines only, as reading a plain file does (not on a bare \r).
+                lines = [part + b"\n" for part in text.split(b"\n")[:-1]]
                 for line in lines[:-1]:
                     yield line, end
                 if lines:
