@@ -38,5 +38,6 @@ def _no_shared_request_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("NUMERICJEV_CACHE_MODE", "off")
     # ``run --compress`` says so through the environment (for its worker processes); a test
     # that ran it in process must not make the next test's logs compressed.
-    monkeypatch.delenv("NUMERICJEV_COMPRESS_LOGS", raising=False)
+    # (set, not deleted: monkeypatch undoes a set, but forgets a delete of an unset name)
+    monkeypatch.setenv("NUMERICJEV_COMPRESS_LOGS", "")
     monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "request-cache.sqlite3"))
