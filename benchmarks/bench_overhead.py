@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
+import os
 import resource
 import statistics
 import time
@@ -30,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from harness.backends.http.senders import RawResponse
 from multidict import CIMultiDict
 
 from benchmarks.processes import serve_sim
 from harness import Limits, ModelSpec, Suite, SystemOneBackend, load_suite, start_run
+from harness.backends.http.sender import RawResponse
 
 
 class ReplaySender:
@@ -179,6 +180,8 @@ def run(
 
 
 if __name__ == "__main__":
+    # Every exchange goes through the replay: the request cache would answer before it.
+    os.environ["NUMERICJEV_CACHE_MODE"] = "off"
     import argparse
     import tempfile
 

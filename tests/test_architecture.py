@@ -162,6 +162,15 @@ def test_benchmarks_use_the_public_api_only() -> None:
             assert imported <= public[module], f"{path.name}: {imported - public[module]}"
 
 
+def test_every_benchmark_imports() -> None:
+    # make bench is not part of make test: a module it runs that no longer imports (a moved
+    # or deleted harness module) is caught here instead.
+    import importlib
+
+    for path in _sources("benchmarks"):
+        importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts))
+
+
 def test_modules_stay_small() -> None:
     for package in ("runfolder", "harness", "suites"):
         for path in _sources(package):
