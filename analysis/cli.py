@@ -22,7 +22,8 @@ from runfolder import is_comparison, resolve_run
 
 from .errors import AnalysisError, RunFolderError, StrictRefusedError
 from .export import add_export_parser, export_command
-from .loading.answers import AnswerLog, load_answers, order_pair
+from .loading.answers import order_pair
+from .loading.column_cache import CACHE_DIR, CACHE_ENV, switched_off
 from .loading.comparison import load_comparison_runs
 from .loading.run import Run, load_run
 from .rendering.comparison import comparison_markdown, comparison_to_dict
@@ -102,7 +103,13 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--no-probabilities",
             action="store_true",
-            help="skip the Probabilities section (it reads requests.jsonl a second time)",
+            help="skip the Probabilities section (the interval paths and their answers)",
+        )
+        p.add_argument(
+            "--no-cache",
+            action="store_true",
+            help=f"read the logs even if their columns are kept in RUN/{CACHE_DIR}/, and keep "
+            f"nothing (the same as {CACHE_ENV}=off)",
         )
 
     p = sub.add_parser(
@@ -169,19 +176,10 @@ def _refuse_if_strict(args: argparse.Namespace, banners: tuple[Banner, ...]) -> 
         )
 
 
-def _answers(run: Run, args: argparse.Namespace) -> AnswerLog | None:
-    """The run's interval answers for the Probabilities section (None: --no-probabilities)."""
-    if args.no_probabilities:
-        return None
-    return load_answers(run.manifest.run_dir, order_pair(run.manifest.orders))
-
-
-def _diff_answers(a: Run, b: Run, args: argparse.Namespace) -> tuple[AnswerLog, AnswerLog] | None:
-    """Both runs' interval answers, paired by A's option orders (None: --no-probabilities)."""
-    if args.no_probabilities:
-        return None
-    orders = order_pair(a.manifest.orders)
-    return load_answers(a.manifest.run_dir, orders), load_answers(b.manifest.run_dir, orders)
+def _load(path: Path, args: argparse.Namespace, orders: tuple[str, str] | None = None) -> Run:
+    """One run folder, its interval answers joined in the same pass unless
+    --no-probabilities (``orders``: the option orders to pair, default the run's own)."""
+    return load_run(path, probabilities=not args.no_probabilities, orders=orders)
 
 
 def _replicates(args: argparse.Namespace) -> int:
@@ -263,8 +261,8 @@ def _analyze(args: argparse.Namespace) -> int:
         comparison = _comparison(path, args.strict, args.bootstrap, args.seed)
         _print_comparison(comparison, args.json)
         return 0
-    run = load_run(path)
-    analysis = analyze_run(run, _replicates(args), args.seed, _answers(run, args))
+    run = _load(path, args)
+    analysis = analyze_run(run, _replicates(args), args.seed, run.answers)
     _refuse_if_strict(args, analysis.banners)
     if args.json:
         sys.stdout.buffer.write(_json(analysis_to_dict(analysis)))
@@ -283,9 +281,9 @@ def _report(args: argparse.Namespace) -> int:
         print(f"wrote {', '.join(p.name for p in files)} in {out}")
         print(f"open it in a browser: {files[-1]}")
         return 0
-    run = load_run(folder)
+    run = _load(folder, args)
     path = select_path(run, args.job, args.decoder)  # before anything is written
-    analysis = analyze_run(run, _replicates(args), args.seed, _answers(run, args))
+    analysis = analyze_run(run, _replicates(args), args.seed, run.answers)
     _refuse_if_strict(args, analysis.banners)
     out_dir = Path(args.out) if args.out else folder / "report"
     if out_dir.exists() and not out_dir.is_dir():
@@ -311,10 +309,11 @@ def _diff(args: argparse.Namespace) -> int:
         raise AnalysisError(
             f"--html {html} must be a file path in an existing folder, e.g. {Path('diff.html')}"
         )
-    run_a, run_b = load_run(resolve_run(args.a)), load_run(resolve_run(args.b))
-    answers = _diff_answers(run_a, run_b, args)
-    result = diff_runs(run_a, run_b, _replicates(args), args.seed, args.top, answers=answers)
-    del answers  # only the figures are kept (result.probabilities)
+    run_a = _load(resolve_run(args.a), args)
+    run_b = _load(resolve_run(args.b), args, order_pair(run_a.manifest.orders))
+    a, b = run_a.answers, run_b.answers  # None under --no-probabilities
+    both = (a, b) if a is not None and b is not None else None
+    result = diff_runs(run_a, run_b, _replicates(args), args.seed, args.top, answers=both)
     _refuse_if_strict(args, result.banners)
     if html is not None:
         from .loading.rounds import load_rounds
@@ -353,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse already printed usage and its error (or help)
         return int(exc.code or 0)
     try:
-        return _COMMANDS[args.command](args)
+        with switched_off(getattr(args, "no_cache", False)):
+            return _COMMANDS[args.command](args)
     except (AnalysisError, RunFolderError) as exc:  # RunFolderError: see .errors
         message = " ".join(str(exc).split())  # always exactly one line
         print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)

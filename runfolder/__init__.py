@@ -44,6 +44,7 @@ from runfolder.layout import (
     SESSIONS,
     TOTALS,
 )
+from runfolder.line_search import lines_containing
 from runfolder.listing import RunRow, job_status, list_rows, mark_of, run_row
 from runfolder.lock import RunLock
 from runfolder.manifest import (
@@ -139,6 +140,7 @@ __all__ = [
     "is_comparison",
     "job_status",
     "last_seal",
+    "lines_containing",
     "list_rows",
     "load_comparison",
     "load_manifest",

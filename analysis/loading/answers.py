@@ -29,7 +29,7 @@ from runfolder import JsonlReader, RequestLine, stored
 from .interval_paths import PathTable, read_paths
 from .interval_steps import FORMS, HALVING
 
-__all__ = ["AnswerCounts", "AnswerLog", "load_answers", "order_pair"]
+__all__ = ["AnswerCounts", "AnswerLog", "AnswersJoin", "load_answers", "order_pair"]
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def _reader(probabilities: dict[str, Any]) -> Callable[[str, float], float]:
     return read
 
 
-class _Join:
+class AnswersJoin:
     """Accumulates question rows and order pairs while requests.jsonl streams past."""
 
     def __init__(self, paths: PathTable) -> None:
@@ -384,7 +384,7 @@ def load_answers(
     ``orders`` names the two option orders whose identical questions are compared.
     """
     folder = Path(run_dir)
-    join = _Join(read_paths(folder / "outputs.jsonl", orders))
+    join = AnswersJoin(read_paths(folder / "outputs.jsonl", orders))
     requests = folder / "requests.jsonl"
     if stored(requests).is_file():
         for record in JsonlReader[RequestLine](requests):

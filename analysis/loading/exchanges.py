@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,11 +11,11 @@ from typing import Any
 import numpy as np
 import orjson
 
-from runfolder import JsonlReader, RequestLine, stored
+from runfolder import JsonlReader, RequestLine, lines_containing, stored
 
 from .outputs import LogStats
 
-__all__ = ["RequestLog", "job_answers", "load_requests"]
+__all__ = ["RequestLog", "RequestsReader", "job_answers", "load_requests"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,84 +55,100 @@ def _code(table: dict[str, int], name: Any) -> int:
     return table.setdefault(name, len(table))
 
 
+_FLOATS = 6  # latency, input tokens, output tokens, cost, attempt, status
+
+
+class RequestsReader:
+    """Builds the columns of a RequestLog while requests.jsonl streams past (``add`` per
+    line): typed stride arrays, no object per exchange."""
+
+    def __init__(self) -> None:
+        self.floats = array("d")
+        self.ints = array("q")  # failed, error kind code, served model code
+        self.kinds: dict[str, int] = {}
+        self.models: dict[str, int] = {}
+        self.jobs: set[str] = set()
+        self.hits, self.saved = 0, 0.0
+        self.paid_by: set[str] = set()
+
+    def add(self, record: RequestLine) -> None:
+        """Read one line: its numbers, error kind, served model and cache hit."""
+        found = record.get("usage")
+        usage = found if isinstance(found, dict) else {}
+        error = record.get("error")
+        kind: str | None = error.get("kind", "unknown") if isinstance(error, dict) else None
+        if error is not None and kind is None:
+            kind = "unknown"
+        job = record.get("job")
+        self.jobs.add(job if isinstance(job, str) else str(job))
+        cached = record.get("cache")
+        if isinstance(cached, dict) and cached.get("hit") is True:
+            self.hits += 1
+            self.saved += _number(cached.get("saved_usd")) if cached.get("saved_usd") else 0.0
+            self.paid_by.add(str(cached.get("from_run")))
+        self.floats.extend(
+            (
+                _number(record.get("latency_ms")),
+                _number(usage.get("input_tokens")),
+                _number(usage.get("output_tokens")),
+                _number(record.get("cost_usd")),
+                _number(record.get("attempt")),
+                _number(record.get("status")),
+            )
+        )
+        self.ints.extend(
+            (error is not None, _code(self.kinds, kind), _code(self.models, record.get("model")))
+        )
+
+    def result(self, stats: LogStats) -> RequestLog:
+        """The columns as numpy arrays."""
+        floats = np.frombuffer(self.floats, np.float64).reshape(-1, _FLOATS)
+        ints = np.frombuffer(self.ints, np.int64).reshape(-1, 3)
+        return RequestLog(
+            latency_ms=floats[:, 0].copy(),
+            input_tokens=floats[:, 1].copy(),
+            output_tokens=floats[:, 2].copy(),
+            cost_usd=floats[:, 3].copy(),
+            attempt=np.nan_to_num(floats[:, 4], nan=-1).astype(np.int64),
+            http_status=np.nan_to_num(floats[:, 5], nan=-1).astype(np.int64),
+            failed=ints[:, 0].astype(bool),
+            error_kind=ints[:, 1].copy(),
+            error_kind_names=tuple(self.kinds),
+            served_model=ints[:, 2].copy(),
+            served_model_names=tuple(self.models),
+            n_jobs=len(self.jobs),
+            stats=stats,
+            cache_hits=self.hits,
+            cache_saved_usd=self.saved if math.isfinite(self.saved) else 0.0,
+            cache_runs=tuple(sorted(self.paid_by)),
+        )
+
+
 def load_requests(path: Path) -> RequestLog:
     """Stream ``requests.jsonl`` into column arrays; a missing file reads as empty."""
-    rows: list[tuple[float, float, float, float, float, float, bool, int, int]] = []
-    kinds: dict[str, int] = {}
-    models: dict[str, int] = {}
-    jobs: set[str] = set()
-    hits, saved, paid_by = 0, 0.0, set()
     reader = JsonlReader[RequestLine](path)
+    requests = RequestsReader()
     if stored(path).is_file():
         for record in reader:
-            found = record.get("usage")
-            usage = found if isinstance(found, dict) else {}
-            error = record.get("error")
-            kind: str | None = error.get("kind", "unknown") if isinstance(error, dict) else None
-            if error is not None and kind is None:
-                kind = "unknown"
-            jobs.add(str(record.get("job")))
-            cached = record.get("cache")
-            if isinstance(cached, dict) and cached.get("hit") is True:
-                hits += 1
-                saved += _number(cached.get("saved_usd")) if cached.get("saved_usd") else 0.0
-                paid_by.add(str(cached.get("from_run")))
-            rows.append(
-                (
-                    _number(record.get("latency_ms")),
-                    _number(usage.get("input_tokens")),
-                    _number(usage.get("output_tokens")),
-                    _number(record.get("cost_usd")),
-                    _number(record.get("attempt")),
-                    _number(record.get("status")),
-                    error is not None,
-                    _code(kinds, kind),
-                    _code(models, record.get("model")),
-                )
-            )
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 9
-
-    def floats(i: int) -> np.ndarray:
-        return np.asarray(columns[i], dtype=np.float64).reshape(-1)
-
-    def ints(i: int) -> np.ndarray:
-        return np.asarray(columns[i], dtype=np.int64).reshape(-1)
-
-    return RequestLog(
-        latency_ms=floats(0),
-        input_tokens=floats(1),
-        output_tokens=floats(2),
-        cost_usd=floats(3),
-        attempt=np.nan_to_num(floats(4), nan=-1).astype(np.int64),
-        http_status=np.nan_to_num(floats(5), nan=-1).astype(np.int64),
-        failed=np.asarray(columns[6], dtype=bool).reshape(-1),
-        error_kind=ints(7),
-        error_kind_names=tuple(kinds),
-        served_model=ints(8),
-        served_model_names=tuple(models),
-        n_jobs=len(jobs),
-        stats=LogStats(stored(path).is_file(), reader.records, int(reader.torn)),
-        cache_hits=hits,
-        cache_saved_usd=saved if math.isfinite(saved) else 0.0,
-        cache_runs=tuple(sorted(paid_by)),
-    )
+            requests.add(record)
+    return requests.result(LogStats(stored(path).is_file(), reader.records, int(reader.torn)))
 
 
 def job_answers(path: Path, job: str, decoder: str) -> dict[int, dict[str, float]]:
     """Per round, the probabilities returned to ``decoder``'s question in ``job`` (label ->
     probability), from the answered lines of requests.jsonl; empty when none were returned.
 
-    Streams the file and parses only lines that mention the job, so one job of a 1.5 GB
-    log costs a scan, not a parse.
+    Parses only the lines that mention the job (``lines_containing``), so one job of a
+    1.5 GB log costs a scan, not a parse.
     """
     found: dict[int, dict[str, float]] = {}
-    if not stored(path).is_file():
-        return found
-    needle = orjson.dumps(job)
     prefix = decoder + "/"
-    # The one reader of the run folder, parsing only lines that mention the job.
-    for record in JsonlReader[dict[str, Any]](path, keep=lambda line: needle in line):
-        if record.get("job") != job:
+    for line in lines_containing(path, orjson.dumps(job)):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # not a record: the analysis' own pass refuses the log
+        if not isinstance(record, dict) or record.get("job") != job:
             continue
         qmap, response = record.get("qmap"), record.get("response")
         answers = response.get("answers") if isinstance(response, dict) else None

@@ -45,7 +45,7 @@ from .interval_steps import (
 )
 from .order_pairs import pair_steps
 
-__all__ = ["INELIGIBLE", "LEFT_OUT", "PathTable", "ceil_div", "read_paths"]
+__all__ = ["INELIGIBLE", "LEFT_OUT", "PathTable", "PathsReader", "ceil_div", "read_paths"]
 
 # Why the bound's proof does not cover a unit; code i > 0 is INELIGIBLE[i].
 INELIGIBLE = (
@@ -201,10 +201,11 @@ def _derive(
     return tail, floats, fields, cuts
 
 
-class _Reader:
-    """Builds the columns of a PathTable while outputs.jsonl streams past."""
+class PathsReader:
+    """Builds the columns of a PathTable while outputs.jsonl streams past (``add`` per line)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self.units = array("q")  # _UNIT_INTS per unit
         self.floats = array("d")  # error_cells, forced_cells per unit
         self.steps = array("q")  # _STEP_INTS per step
@@ -267,7 +268,18 @@ class _Reader:
             raise TraceError("not interval choices")
         return found
 
+    def add(self, lineno: int, record: OutputLine) -> None:
+        """Read one line; a malformed one is refused with its line number."""
+        try:
+            self.record(record)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise LogFormatError(
+                f"{self.path} line {lineno}: {exc!r}; outputs.jsonl lines are written by "
+                "`numericjev run` — repair the line or re-run the job"
+            ) from exc
+
     def record(self, record: OutputLine) -> None:
+        """One output: a unit and its steps when its trace reads as interval choices."""
         codes = self.codes
         job, decoder = (
             codes["job"].code(str(record["job"])),
@@ -308,6 +320,8 @@ class _Reader:
             self.cuts[start + offset] = bounds
 
     def table(self, orders: tuple[str, str]) -> PathTable:
+        """The columns as numpy arrays, the last line per (job, decoder) winning, and the
+        steps both ``orders`` shared paired."""
         latest = [np.frombuffer(column, np.int64) for column in self.latest]
         alive = np.zeros(len(self.floats) // 2, bool)
         for column in latest:
@@ -353,14 +367,8 @@ def read_paths(path: Path, orders: tuple[str, str] = ("ascending", "reversed")) 
     The last line for a (job, decoder) wins, as everywhere in analysis. A missing file
     reads as empty. ``orders`` names the two option orders whose questions are paired.
     """
-    reader = _Reader()
+    reader = PathsReader(path)
     if stored(path).is_file():
         for lineno, record in JsonlReader[OutputLine](path).numbered():
-            try:
-                reader.record(record)
-            except (KeyError, ValueError, TypeError) as exc:
-                raise LogFormatError(
-                    f"{path} line {lineno}: {exc!r}; outputs.jsonl lines are written by "
-                    "`numericjev run` — repair the line or re-run the job"
-                ) from exc
+            reader.add(lineno, record)
     return reader.table(orders)

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from analysis.errors import LogFormatError
-from runfolder import JsonlReader, OutputLine, stored
+from runfolder import JsonlReader, OutputLine, lines_containing, stored
 
 from .exact import output_errors, parse_decimal
 from .interning import Interner
 
-__all__ = ["LogStats", "Outputs", "family_sort_key", "find_output", "load_outputs"]
+__all__ = ["LogStats", "Outputs", "OutputsReader", "family_sort_key", "find_output", "load_outputs"]
 
 _REQUIRED = ("job", "decoder", "status", "condition", "order", "target", "L", "eps", "N")
 
@@ -101,147 +103,193 @@ def _numbers(target: Any, value: Any, lower: Any, eps: Any, n_cells: Any) -> tup
     return (float(y), float(v), *output_errors(y, v, bottom, step, n_cells))
 
 
-def _parse_row(
-    record: OutputLine,
-    codes: dict[str, Interner],
-    cache: dict[tuple[Any, ...], tuple[float, ...]],
-) -> tuple[Any, ...]:
-    try:
-        job = str(record["job"])
-        decoder, condition, order = record["decoder"], record["condition"], record["order"]
-        status, target = record["status"], record["target"]
-        key = (target, record.get("value"), record["L"], record["eps"], record["N"])
-    except KeyError:
-        missing = [name for name in _REQUIRED if name not in record]
-        raise ValueError(f"missing field(s) {', '.join(missing)}") from None
-    if status not in ("ok", "failed"):
-        raise ValueError(f"status must be 'ok' or 'failed'; got {status!r}")
-    ok = status == "ok"
-    if ok and key[1] is None:
-        raise ValueError("status is 'ok' but value is null")
-    if not ok:
-        key = (*key[:1], None, *key[2:])  # a failed output's value, if any, is not used
-    # Targets, bounds and grid values repeat across decoders, orders and conditions, so the
-    # exact decimal work is cached on the raw strings (loading a 10^5-line log: 2.6 s -> 1.0 s).
-    try:
-        numbers = cache.get(key)
-    except TypeError:  # unhashable field (a list, an object): let the parser explain
-        numbers = None
-    if numbers is None:
-        numbers = _numbers(*key)
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[key] = numbers
-    rounds = record.get("rounds")
-    case = str(record.get("case", job))
-    # Threshold decoders record whether the raw CDF answers decreased before projection
-    # (paper, "Numerical distributions need a separate validation"); only a JSON boolean
-    # counts, anything else reads as "not recorded".
-    extra = record.get("extra")
-    flag = extra.get("decreased") if isinstance(extra, dict) else None
-    decreased = int(flag) if isinstance(flag, bool) else -1
-    return (
-        job,
-        codes["decoder"].code(str(decoder)),
-        codes["condition"].code(str(condition)),
-        codes["order"].code(str(order)),
-        codes["domain"].code(str(record.get("domain", "all"))),
-        codes["case"].code(case),
-        codes["family"].code(str(record.get("family", case))),
-        int(record.get("repeat") or 0),
-        ok,
-        *numbers,
-        key[4],
-        rounds if isinstance(rounds, int) and not isinstance(rounds, bool) else -1,
-        str(target),
-        str(key[1]) if ok else None,
-        decreased,
-        record.get("simulated") is True,
-        record.get("oracle") is True,
-    )
+_FLOATS = 6  # y, ŷ, APE, NAE, index, within5
+_INTS = 13  # decoder … family codes, repeat, ok, N, rounds, decreased, simulated, oracle
+
+
+class OutputsReader:
+    """Builds the columns of an Outputs while outputs.jsonl streams past (``add`` per line).
+
+    Rows go straight into typed stride arrays and strings are interned, so that nothing per
+    output stays behind but its numbers: a 100× affine run has 614,400 outputs of ~100 jobs'
+    worth of distinct job names, targets and values each.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.codes = {name: Interner() for name in ("decoder", "condition", "order", "domain")}
+        self.codes["case"], self.codes["family"] = Interner(), Interner()
+        self.text: dict[str, str] = {}  # job names, targets and values, one object each
+        self.cache: dict[tuple[Any, ...], tuple[float, ...]] = {}
+        self.ints = array("q")
+        self.floats = array("d")
+        self.jobs: list[str] = []
+        self.targets: list[str] = []
+        self.values: list[str | None] = []
+        # Per decoder code, by job id: the row, or -1. Typed arrays, not a dict keyed by
+        # (job, decoder): that cost ~100 MB at 100×.
+        self.job_ids: dict[str, int] = {}
+        self.rows: list[array[int]] = []
+        self.duplicates = 0
+        self.imported: set[str] = set()
+
+    def _shared(self, value: Any) -> str:
+        text = str(value)
+        return self.text.setdefault(text, text)
+
+    def add(self, lineno: int, record: OutputLine) -> None:
+        """Read one line; a malformed one is refused with its line number."""
+        try:
+            ints, floats, job, target, value = self._row(record)
+        except (ValueError, TypeError) as exc:
+            raise LogFormatError(
+                f"{self.path} line {lineno}: {exc}; outputs.jsonl lines are written by "
+                "`numericjev run` — repair the line or re-run the job"
+            ) from exc
+        if "imported" in record:
+            self.imported.add(self.codes["decoder"].strings[ints[0]])
+        job_id = self.job_ids.setdefault(job, len(self.job_ids))
+        while len(self.rows) <= ints[0]:
+            self.rows.append(array("q"))
+        rows = self.rows[ints[0]]
+        if len(rows) <= job_id:
+            rows.extend([-1] * (job_id + 1 - len(rows)))
+        at = rows[job_id]
+        if at < 0:
+            rows[job_id] = len(self.jobs)
+            self.jobs.append(job)
+            self.targets.append(target)
+            self.values.append(value)
+            self.ints.extend(ints)
+            self.floats.extend(floats)
+        else:  # the harness wrote this (job, decoder) twice: keep the last
+            self.duplicates += 1
+            self.jobs[at], self.targets[at], self.values[at] = job, target, value
+            self.ints[at * _INTS : (at + 1) * _INTS] = array("q", ints)
+            self.floats[at * _FLOATS : (at + 1) * _FLOATS] = array("d", floats)
+
+    def _row(self, record: OutputLine) -> tuple[tuple[int, ...], tuple[float, ...], str, str, Any]:
+        try:
+            job = self._shared(record["job"])
+            decoder, condition, order = record["decoder"], record["condition"], record["order"]
+            status, target = record["status"], record["target"]
+            key = (target, record.get("value"), record["L"], record["eps"], record["N"])
+        except KeyError:
+            missing = [name for name in _REQUIRED if name not in record]
+            raise ValueError(f"missing field(s) {', '.join(missing)}") from None
+        if status not in ("ok", "failed"):
+            raise ValueError(f"status must be 'ok' or 'failed'; got {status!r}")
+        ok = status == "ok"
+        if ok and key[1] is None:
+            raise ValueError("status is 'ok' but value is null")
+        if not ok:
+            key = (*key[:1], None, *key[2:])  # a failed output's value, if any, is not used
+        # Targets, bounds and grid values repeat across decoders, orders and conditions, so
+        # the exact decimal work is cached on the raw strings (10^5 lines: 2.6 s -> 1.0 s).
+        try:
+            numbers = self.cache.get(key)
+        except TypeError:  # unhashable field (a list, an object): let the parser explain
+            numbers = None
+        if numbers is None:
+            numbers = _numbers(*key)
+            if len(self.cache) >= _CACHE_LIMIT:
+                self.cache.clear()
+            self.cache[key] = numbers
+        rounds = record.get("rounds")
+        case = str(record.get("case", job))
+        # Threshold decoders record whether the raw CDF answers decreased before projection
+        # (paper, "Numerical distributions need a separate validation"); only a JSON boolean
+        # counts, anything else reads as "not recorded".
+        extra = record.get("extra")
+        flag = extra.get("decreased") if isinstance(extra, dict) else None
+        codes = self.codes
+        ints = (
+            codes["decoder"].code(str(decoder)),
+            codes["condition"].code(str(condition)),
+            codes["order"].code(str(order)),
+            codes["domain"].code(str(record.get("domain", "all"))),
+            codes["case"].code(case),
+            codes["family"].code(str(record.get("family", case))),
+            int(record.get("repeat") or 0),
+            ok,
+            key[4],
+            rounds if isinstance(rounds, int) and not isinstance(rounds, bool) else -1,
+            int(flag) if isinstance(flag, bool) else -1,
+            record.get("simulated") is True,
+            record.get("oracle") is True,
+        )
+        value = self._shared(key[1]) if ok else None
+        return ints, numbers, job, self._shared(target), value
+
+    def result(self, stats: LogStats) -> Outputs:
+        """The columns as numpy arrays (views of the typed arrays, which never grow again)."""
+        ints = np.frombuffer(self.ints, np.int64).reshape(-1, _INTS)
+        floats = np.frombuffer(self.floats, np.float64).reshape(-1, _FLOATS)
+        codes = self.codes
+        # Family codes are re-numbered in sorted order so that bootstrap resamples do not
+        # depend on the (shuffled, resumable) order in which jobs were written.
+        family_names = sorted(codes["family"].strings, key=family_sort_key)
+        rank = {name: i for i, name in enumerate(family_names)}
+        remap = np.array([rank[n] for n in codes["family"].strings] or [0], np.int64)
+        return Outputs(
+            job=tuple(self.jobs),
+            decoder=ints[:, 0].copy(),
+            decoder_names=tuple(codes["decoder"].strings),
+            condition=ints[:, 1].copy(),
+            condition_names=tuple(codes["condition"].strings),
+            order=ints[:, 2].copy(),
+            order_names=tuple(codes["order"].strings),
+            domain=ints[:, 3].copy(),
+            domain_names=tuple(codes["domain"].strings),
+            case=ints[:, 4].copy(),
+            case_names=tuple(codes["case"].strings),
+            family=remap[ints[:, 5]],
+            family_names=tuple(family_names),
+            repeat=ints[:, 6].copy(),
+            ok=ints[:, 7].astype(bool),
+            target=floats[:, 0].copy(),
+            value=floats[:, 1].copy(),
+            ape=floats[:, 2].copy(),
+            nae=floats[:, 3].copy(),
+            index=floats[:, 4].copy(),
+            within5=floats[:, 5].copy(),
+            n_cells=ints[:, 8].copy(),
+            rounds=ints[:, 9].copy(),
+            target_text=tuple(self.targets),
+            value_text=tuple(self.values),
+            decreased=ints[:, 10].copy(),
+            n_simulated=int(ints[:, 11].sum()),
+            stats=LogStats(stats.present, stats.records, stats.torn_last_line, self.duplicates),
+            n_oracle=int(ints[:, 12].sum()),
+            imported=frozenset(self.imported),
+        )
 
 
 def load_outputs(path: Path) -> Outputs:
     """Stream ``outputs.jsonl`` into column arrays; a missing file reads as empty."""
-    codes = {name: Interner() for name in ("decoder", "condition", "order", "domain", "case")}
-    codes["family"] = Interner()
-    cache: dict[tuple[Any, ...], tuple[float, ...]] = {}
-    rows: list[tuple[Any, ...]] = []
-    where: dict[tuple[str, str], int] = {}
-    duplicates = 0
-    imported: set[str] = set()
     reader = JsonlReader[OutputLine](path)
+    outputs = OutputsReader(path)
     if stored(path).is_file():
         for lineno, record in reader.numbered():
-            try:
-                row = _parse_row(record, codes, cache)
-            except (ValueError, TypeError) as exc:
-                raise LogFormatError(
-                    f"{path} line {lineno}: {exc}; outputs.jsonl lines are written by "
-                    "`numericjev run` — repair the line or re-run the job"
-                ) from exc
-            key = (row[0], codes["decoder"].strings[row[1]])
-            if "imported" in record:
-                imported.add(key[1])
-            at = where.get(key)
-            if at is None:
-                where[key] = len(rows)
-                rows.append(row)
-            else:  # the harness wrote this (job, decoder) twice: keep the last
-                duplicates += 1
-                rows[at] = row
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 22
-    # Family codes are re-numbered in sorted order so that bootstrap resamples do not
-    # depend on the (shuffled, resumable) order in which jobs were written.
-    family_names = sorted(codes["family"].strings, key=family_sort_key)
-    rank = {name: i for i, name in enumerate(family_names)}
-    remap = np.array([rank[n] for n in codes["family"].strings] or [0], np.int64)
-
-    def ints(i: int) -> np.ndarray:
-        return np.asarray(columns[i], dtype=np.int64).reshape(-1)
-
-    def floats(i: int) -> np.ndarray:
-        return np.asarray(columns[i], dtype=np.float64).reshape(-1)
-
-    return Outputs(
-        job=tuple(columns[0]),
-        decoder=ints(1),
-        decoder_names=tuple(codes["decoder"].strings),
-        condition=ints(2),
-        condition_names=tuple(codes["condition"].strings),
-        order=ints(3),
-        order_names=tuple(codes["order"].strings),
-        domain=ints(4),
-        domain_names=tuple(codes["domain"].strings),
-        case=ints(5),
-        case_names=tuple(codes["case"].strings),
-        family=remap[ints(6)],
-        family_names=tuple(family_names),
-        repeat=ints(7),
-        ok=np.asarray(columns[8], dtype=bool).reshape(-1),
-        target=floats(9),
-        value=floats(10),
-        ape=floats(11),
-        nae=floats(12),
-        index=floats(13),
-        within5=floats(14),
-        n_cells=ints(15),
-        rounds=ints(16),
-        target_text=tuple(columns[17]),
-        value_text=tuple(columns[18]),
-        decreased=ints(19),
-        n_simulated=sum(columns[20]) if rows else 0,
-        stats=LogStats(stored(path).is_file(), reader.records, int(reader.torn), duplicates),
-        n_oracle=sum(columns[21]) if rows else 0,
-        imported=frozenset(imported),
-    )
+            outputs.add(lineno, record)
+    return outputs.result(LogStats(stored(path).is_file(), reader.records, int(reader.torn)))
 
 
 def find_output(path: Path, job: str, decoder: str) -> dict[str, Any] | None:
-    """Return the last outputs.jsonl record for (job, decoder), trace included, or None."""
+    """Return the last outputs.jsonl record for (job, decoder), trace included, or None.
+
+    Parses only the lines that mention the job (``lines_containing``): one output of a
+    100× run costs a scan, not 614,400 parses.
+    """
     found = None
-    if stored(path).is_file():
-        for record in JsonlReader[dict[str, Any]](path):
-            if record.get("job") == job and record.get("decoder") == decoder:
-                found = record
+    for line in lines_containing(path, orjson.dumps(job)):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # not a record: the analysis' own pass refuses the log
+        if isinstance(record, dict) and (record.get("job"), record.get("decoder")) == (
+            job,
+            decoder,
+        ):
+            found = record
     return found

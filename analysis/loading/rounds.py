@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from array import array
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,112 +20,15 @@ import orjson
 from analysis.errors import LogFormatError
 from runfolder import JsonlReader, stored
 
+from .column_cache import RUN_LOGS, cache_key, cached
 from .exact import output_errors, parse_decimal
 from .interning import Interner, as_text
+from .job_rounds import COLUMNS, NONE, JobRounds, QuestionSpec
 from .targets import TargetRule, option_holding
 
 __all__ = ["NONE", "Interner", "JobRounds", "QuestionSpec", "load_rounds"]
 
-NONE = 0xFFFFFFFF  # "no string" in a string-id column
-
-
-# Column name -> array typecode (I: uint32, H: uint16, h: int16, B: uint8, f: float32).
-_COLUMNS = {
-    "job_id": "I",
-    "job_case": "I",
-    "job_family": "I",
-    "job_domain": "B",
-    "job_condition": "B",
-    "job_order": "B",
-    "job_repeat": "H",
-    "out_job": "I",
-    "out_decoder": "B",
-    "out_ok": "B",
-    "out_target": "I",
-    "out_value": "I",
-    "out_cell": "I",
-    "out_grid": "I",
-    "out_ape": "f",
-    "out_rounds": "h",
-    "out_trace_start": "I",
-    "out_trace_len": "H",
-    "trace_step": "I",
-    "q_output": "I",
-    "q_round": "H",
-    "q_step": "I",
-    "q_spec": "I",
-    "q_state": "I",
-    "q_choice": "h",
-    "q_target": "h",
-    "q_attempt": "B",
-    "probabilities": "f",
-}
-
-
-@dataclass(frozen=True)
-class QuestionSpec:
-    """A question as sent, minus the state: its type, instructions and options in order."""
-
-    type: str
-    instructions: str
-    labels: tuple[str, ...]
-    texts: tuple[str, ...]
-
-
-@dataclass(eq=False)
-class JobRounds:
-    """Columns of one run folder for the job viewer.
-
-    Jobs, outputs (one per (job, decoder); the last line wins), questions (one per wire
-    question id of an answered request line, in log order) and their probabilities (one per
-    option of each question, in the order sent; NaN where none was returned). String columns
-    hold ids into ``strings``; ``NONE`` marks an absent value.
-    """
-
-    strings: list[str]
-    decoders: list[str]
-    domains: list[str]
-    conditions: list[str]
-    orders: list[str]
-    specs: list[QuestionSpec]
-    # jobs
-    job_id: array  # string id
-    job_case: array
-    job_family: array
-    job_domain: array
-    job_condition: array
-    job_order: array
-    job_repeat: array
-    # outputs
-    out_job: array
-    out_decoder: array
-    out_ok: array
-    out_target: array  # string id of the exact decimal
-    out_value: array
-    out_cell: array  # string id of "[lo, hi)" text
-    out_grid: array  # string id of "L · eps · N" text
-    out_ape: array  # float32 percent, NaN where undefined or failed
-    out_rounds: array
-    out_trace_start: array
-    out_trace_len: array
-    trace_step: array  # string id of one trace step's JSON text
-    # questions
-    q_output: array
-    q_round: array
-    q_step: array  # string id of the decoder step ("2", "d1", "b64")
-    q_spec: array
-    q_state: array  # string id of the request's state as JSON text
-    q_choice: array  # position of the chosen label in the spec, -1 when none
-    q_target: array  # position of the target's label, -1 when unknown
-    q_attempt: array  # attempt number of the answered line
-    probabilities: array  # float32, per option of each question in log order
-    failed_attempts: dict[tuple[int, int], list[tuple[int, str, str]]]  # (job, round) -> errors
-    requests_present: bool
-
-    @property
-    def n_outputs(self) -> int:
-        """Number of (job, decoder) outputs."""
-        return len(self.out_job)
+_KEPT = {"JobRounds": JobRounds, "QuestionSpec": QuestionSpec}  # what column_cache rebuilds
 
 
 class _Reader:
@@ -151,7 +53,7 @@ class _Reader:
         self.specs: list[QuestionSpec] = []
         self.spec_pos: list[dict[str, int]] = []
         self.ape_cache: dict[tuple[Any, ...], float] = {}
-        self.cols: dict[str, array[Any]] = {name: array(code) for name, code in _COLUMNS.items()}
+        self.cols: dict[str, array[Any]] = {name: array(code) for name, code in COLUMNS.items()}
         self.failed: dict[tuple[int, int], list[tuple[int, str, str]]] = {}
 
     # --- outputs.jsonl -------------------------------------------------------------------
@@ -364,7 +266,13 @@ class _Reader:
 
 
 def load_rounds(run_dir: Path) -> JobRounds:
-    """Stream outputs.jsonl, then requests.jsonl, of ``run_dir`` into :class:`JobRounds`."""
+    """Stream outputs.jsonl, then requests.jsonl, of ``run_dir`` into :class:`JobRounds`,
+    or read them back from ``RUN/.columns/`` while the logs are unchanged (``column_cache``)."""
+    key = cache_key(run_dir, RUN_LOGS, reader="rounds")
+    return cached(run_dir, "rounds", key, _KEPT, lambda: _read_rounds(run_dir))
+
+
+def _read_rounds(run_dir: Path) -> JobRounds:
     reader = _Reader()
     outputs = run_dir / "outputs.jsonl"
     if stored(outputs).is_file():

@@ -5,12 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from runfolder import RunFolderError, SessionRecord, is_comparison, read_sessions, scan_logs
+from runfolder import (
+    JsonlReader,
+    OutputLine,
+    RequestLine,
+    RunFolderError,
+    SessionRecord,
+    check_sequence,
+    is_comparison,
+    read_sessions,
+    stored,
+)
 
-from .exchanges import RequestLog, load_requests
+from .answers import AnswerCounts, AnswerLog, AnswersJoin, order_pair
+from .column_cache import RUN_LOGS, cache_key, keep, recall
+from .exchanges import RequestLog, RequestsReader
+from .interval_paths import PathsReader
 from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
-from .outputs import Outputs, load_outputs
+from .outputs import LogStats, Outputs, OutputsReader
 from .provenance import HashCheck, recheck
 
 __all__ = ["REFERENCE_DECODER", "REFERENCE_DOMAIN", "Design", "Run", "design_of", "load_run"]
@@ -30,6 +43,7 @@ class Run:
     requests: RequestLog
     sessions: tuple[SessionRecord, ...] = ()
     hashes: HashCheck | None = None  # the manifest's hashes recomputed (None: not checked)
+    answers: AnswerLog | None = None  # the interval answers, when asked for (Probabilities)
 
 
 @dataclass(frozen=True)
@@ -88,8 +102,23 @@ def design_of(manifest: Manifest, outputs: Outputs, *others: Outputs) -> Design:
     )
 
 
-def load_run(path: Path | str) -> Run:
-    """Load manifest.json, outputs.jsonl, requests.jsonl and sessions.jsonl of one run folder."""
+_KEPT = {c.__name__: c for c in (Outputs, RequestLog, LogStats, AnswerLog, AnswerCounts)}
+
+
+def load_run(
+    path: Path | str,
+    *,
+    probabilities: bool = False,
+    orders: tuple[str, str] | None = None,
+) -> Run:
+    """Load manifest.json, outputs.jsonl, requests.jsonl and sessions.jsonl of one run folder.
+
+    Each log is read once: with ``probabilities``, the same pass over outputs.jsonl also
+    reads the interval paths and the pass over requests.jsonl joins their answers
+    (``Run.answers``); ``orders`` pairs option orders (default: the manifest's, as
+    ``order_pair`` picks them; a diff passes run A's to run B). The columns read are kept
+    in ``RUN/.columns/`` and read back while the logs are unchanged (``column_cache``).
+    """
     run_dir = Path(path)
     if is_comparison(run_dir):
         raise RunFolderError(
@@ -98,13 +127,63 @@ def load_run(path: Path | str) -> Run:
             f"its folder, e.g. {run_dir}/<suite>-m1-<model>"
         )
     manifest = load_manifest(run_dir)
-    # The logs' record numbers, checked across both files: a log cut in the middle is refused
-    # here as by resume (each reader below already counts a repeated record once).
-    scan_logs(run_dir)
+    pairing = (orders or order_pair(manifest.orders)) if probabilities else None
+    # Keys are taken before the logs are read: a log that grows meanwhile is not kept.
+    key = cache_key(run_dir, RUN_LOGS)
+    answers_key = None if pairing is None else cache_key(run_dir, RUN_LOGS, orders=list(pairing))
+    kept = recall(run_dir, "logs", key, _KEPT)
+    answers = recall(run_dir, "answers", answers_key, _KEPT) if pairing else None
+    if kept is None or (pairing is not None and answers is None):
+        outputs, requests, answers = _read_logs(run_dir, pairing)
+        keep(run_dir, "logs", key, (outputs, requests))
+        if answers is not None:
+            keep(run_dir, "answers", answers_key, answers)
+    else:
+        outputs, requests = kept
     return Run(
         manifest=manifest,
-        outputs=load_outputs(run_dir / "outputs.jsonl"),
-        requests=load_requests(run_dir / "requests.jsonl"),
+        outputs=outputs,
+        requests=requests,
         sessions=tuple(read_sessions(run_dir)),  # absent before sessions.jsonl: ()
         hashes=recheck(run_dir, manifest),
+        answers=answers,
+    )
+
+
+def _read_logs(
+    run_dir: Path, pairing: tuple[str, str] | None
+) -> tuple[Outputs, RequestLog, AnswerLog | None]:
+    """One pass over each log: the outputs (and interval paths), then the exchanges (and,
+    with ``pairing``, the answers joined with those paths)."""
+    outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
+    outputs = OutputsReader(outputs_path)
+    paths = PathsReader(outputs_path) if pairing is not None else None
+    reader = JsonlReader[OutputLine](outputs_path)
+    if stored(outputs_path).is_file():
+        for lineno, record in reader.numbered():
+            outputs.add(lineno, record)
+            if paths is not None:
+                paths.add(lineno, record)
+    present = stored(outputs_path).is_file()
+    outputs_read = outputs.result(LogStats(present, reader.records, int(reader.torn)))
+    del outputs  # its typed arrays: the numpy columns above are copies
+    requests = RequestsReader()
+    join = None
+    if paths is not None and pairing is not None:
+        join = AnswersJoin(paths.table(pairing))
+        del paths
+    log = JsonlReader[RequestLine](requests_path)
+    present = stored(requests_path).is_file()
+    if present:
+        for record in log:
+            requests.add(record)
+            if join is not None:
+                join.line(record)
+    # The logs' record numbers, checked across both files as they were read: a log cut in
+    # the middle is refused as by resume (each reader counts a repeated record once).
+    check_sequence(run_dir, log, reader)
+    return (
+        outputs_read,
+        requests.result(LogStats(present, log.records, int(log.torn))),
+        None if join is None else join.result(present),
     )
