@@ -17,6 +17,8 @@ The CLI turns any of these into one line on stderr and exit code 2.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from runfolder import LogFormatError, RunFolderError
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "RunFolderError",
     "SelectionError",
     "StrictRefusedError",
+    "bad_output_line",
 ]
 
 
@@ -43,3 +46,11 @@ class DiffRefusedError(AnalysisError):
 
 class StrictRefusedError(AnalysisError):
     """``--strict`` was given and the run (or the pair of runs) has a warning banner."""
+
+
+def bad_output_line(path: Path, lineno: int, reason: object) -> LogFormatError:
+    """The one-line refusal of an outputs.jsonl line that no reader can use."""
+    return LogFormatError(
+        f"{path} line {lineno}: {reason}; outputs.jsonl lines are written by "
+        "`numericjev run` — repair the line or re-run the job"
+    )

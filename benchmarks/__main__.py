@@ -100,6 +100,8 @@ def bench_scale(tmp: Path) -> dict[str, Any]:
     out.update(
         importlib.import_module("benchmarks.bench_probabilities").run(tmp / "s1", tmp / "x100")
     )
+    # Reading the 100× run for analyze and report: this tree beside the one before issue 24.
+    out.update(importlib.import_module("benchmarks.bench_reading").run(tmp / "x100", tmp))
     # The same runs' logs compressed: bytes per exchange, compact, analyze on zstd frames.
     out.update(importlib.import_module("benchmarks.bench_logs").run(tmp / "s1", tmp / "x100", tmp))
     return out

@@ -18,8 +18,10 @@ import orjson
 
 from benchmarks.processes import child
 
+# The logs are read, not columns kept by an earlier section (bench_reading measures those).
 _BUILD = """
-import resource, time, orjson
+import os, resource, time, orjson
+os.environ["NUMERICJEV_COLUMN_CACHE"] = "off"
 from pathlib import Path
 from analysis.loading.run import load_run
 from analysis.rendering.report import select_path, write_report_files, write_report_page

@@ -25,16 +25,22 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def last_json(args: Sequence[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Run the command ``args`` (in ``env``, default this process's); the JSON object on the
-    last line it prints."""
-    done = subprocess.run(args, capture_output=True, check=True, text=True, env=env)
+def last_json(
+    args: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> dict[str, Any]:
+    """Run the command ``args`` (in ``env``, default this process's, and ``cwd``); the JSON
+    object on the last line it prints."""
+    done = subprocess.run(args, capture_output=True, check=True, text=True, env=env, cwd=cwd)
     return dict(orjson.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def child(code: str) -> dict[str, Any]:
-    """Run ``code`` in a fresh interpreter; it prints one JSON object last."""
-    return last_json([sys.executable, "-c", code])
+def child(code: str, tree: Path | None = None) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter (importing the packages of source ``tree``, by
+    default this one's); it prints one JSON object last."""
+    if tree is None:
+        return last_json([sys.executable, "-c", code])
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return last_json([sys.executable, "-c", code], env=env, cwd=tree)
 
 
 def process_cpu_s(pid: int) -> float:
@@ -43,11 +49,13 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def extract(rev: str, into: Path) -> Path:
-    """The ``runfolder``, ``harness`` and ``suites`` packages of git revision ``rev``, in
-    ``into`` (run with ``cwd`` and ``PYTHONPATH`` there, a child imports them, not this tree's)."""
+def extract(
+    rev: str, into: Path, packages: Sequence[str] = ("runfolder", "harness", "suites")
+) -> Path:
+    """The ``packages`` of git revision ``rev``, in ``into`` (run with ``cwd`` and
+    ``PYTHONPATH`` there, a child imports them, not this tree's)."""
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", rev, "runfolder", "harness", "suites"],
+        ["git", "-C", str(ROOT), "archive", rev, *packages],
         capture_output=True,
         check=True,
     ).stdout

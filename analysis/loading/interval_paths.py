@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from analysis.errors import LogFormatError
+from analysis.errors import bad_output_line
 from runfolder import JsonlReader, OutputLine, stored
 
 from .exact import parse_decimal
@@ -273,10 +273,7 @@ class PathsReader:
         try:
             self.record(record)
         except (KeyError, ValueError, TypeError) as exc:
-            raise LogFormatError(
-                f"{self.path} line {lineno}: {exc!r}; outputs.jsonl lines are written by "
-                "`numericjev run` — repair the line or re-run the job"
-            ) from exc
+            raise bad_output_line(self.path, lineno, repr(exc)) from exc
 
     def record(self, record: OutputLine) -> None:
         """One output: a unit and its steps when its trace reads as interval choices."""

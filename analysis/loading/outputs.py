@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from analysis.errors import LogFormatError
+from analysis.errors import bad_output_line
 from runfolder import JsonlReader, OutputLine, lines_containing, stored
 
 from .exact import output_errors, parse_decimal
@@ -142,10 +142,7 @@ class OutputsReader:
         try:
             ints, floats, job, target, value = self._row(record)
         except (ValueError, TypeError) as exc:
-            raise LogFormatError(
-                f"{self.path} line {lineno}: {exc}; outputs.jsonl lines are written by "
-                "`numericjev run` — repair the line or re-run the job"
-            ) from exc
+            raise bad_output_line(self.path, lineno, exc) from exc
         if "imported" in record:
             self.imported.add(self.codes["decoder"].strings[ints[0]])
         job_id = self.job_ids.setdefault(job, len(self.job_ids))

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from analysis.errors import LogFormatError
+from analysis.errors import bad_output_line
 from runfolder import JsonlReader, stored
 
 from .column_cache import RUN_LOGS, cache_key, cached
@@ -280,10 +280,7 @@ def _read_rounds(run_dir: Path) -> JobRounds:
             try:
                 reader.output(record)
             except (KeyError, ValueError, TypeError) as exc:
-                raise LogFormatError(
-                    f"{outputs} line {lineno}: {exc}; outputs.jsonl lines are written by "
-                    "`numericjev run` — repair the line or re-run the job"
-                ) from exc
+                raise bad_output_line(outputs, lineno, exc) from exc
     requests = run_dir / "requests.jsonl"
     if stored(requests).is_file():
         for record in JsonlReader[dict[str, Any]](requests):
