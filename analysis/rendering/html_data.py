@@ -81,38 +81,39 @@ class _Layout:
             yield _quantised(self.probabilities[gather])
 
 
-def _columns(r: JobRounds, lay: _Layout) -> dict[str, np.ndarray]:
-    order = lay.order
-    return {
-        "job_id": _np(r.job_id, "uint32"),
-        "job_case": _np(r.job_case, "uint32"),
-        "job_family": _np(r.job_family, "uint32"),
-        "job_domain": _np(r.job_domain, "uint8"),
-        "job_condition": _np(r.job_condition, "uint8"),
-        "job_order": _np(r.job_order, "uint8"),
-        "job_repeat": _np(r.job_repeat, "uint16"),
-        "out_job": _np(r.out_job, "uint32"),
-        "out_decoder": _np(r.out_decoder, "uint8"),
-        "out_ok": _np(r.out_ok, "uint8"),
-        "out_target": _np(r.out_target, "uint32"),
-        "out_value": _np(r.out_value, "uint32"),
-        "out_cell": _np(r.out_cell, "uint32"),
-        "out_grid": _np(r.out_grid, "uint32"),
-        "out_ape": _np(r.out_ape, "float32"),
-        "out_rounds": _np(r.out_rounds, "int16"),
-        "out_trace_start": _np(r.out_trace_start, "uint32"),
-        "out_trace_len": _np(r.out_trace_len, "uint16"),
-        "out_q_start": lay.q_start.astype(np.uint32),
-        "out_p_start": lay.p_start.astype(np.uint32),
-        "trace_step": _np(r.trace_step, "uint32"),
-        "q_round": _np(r.q_round, "uint16")[order],
-        "q_step": _np(r.q_step, "uint32")[order],
-        "q_spec": _np(r.q_spec, "uint32")[order],
-        "q_state": _np(r.q_state, "uint32")[order],
-        "q_choice": _np(r.q_choice, "int16")[order],
-        "q_target": _np(r.q_target, "int16")[order],
-        "q_attempt": _np(r.q_attempt, "uint8")[order],
-    }
+# Column name -> (dtype, which table's length, the source column or None). Questions are
+# reordered by (output, round); ``out_q_start``/``out_p_start`` come from the layout.
+_PACKED: dict[str, tuple[str, str]] = {
+    **{name: (dtype, "job") for name, dtype in (
+        ("job_id", "uint32"), ("job_case", "uint32"), ("job_family", "uint32"),
+        ("job_domain", "uint8"), ("job_condition", "uint8"), ("job_order", "uint8"),
+        ("job_repeat", "uint16"),
+    )},
+    **{name: (dtype, "out") for name, dtype in (
+        ("out_job", "uint32"), ("out_decoder", "uint8"), ("out_ok", "uint8"),
+        ("out_target", "uint32"), ("out_value", "uint32"), ("out_cell", "uint32"),
+        ("out_grid", "uint32"), ("out_ape", "float32"), ("out_rounds", "int16"),
+        ("out_trace_start", "uint32"), ("out_trace_len", "uint16"),
+        ("out_q_start", "uint32"), ("out_p_start", "uint32"),
+    )},
+    "trace_step": ("uint32", "trace"),
+    **{name: (dtype, "q") for name, dtype in (
+        ("q_round", "uint16"), ("q_step", "uint32"), ("q_spec", "uint32"),
+        ("q_state", "uint32"), ("q_choice", "int16"), ("q_target", "int16"),
+        ("q_attempt", "uint8"),
+    )},
+}  # fmt: skip
+
+
+def _column(r: JobRounds, lay: _Layout, name: str) -> np.ndarray:
+    """One packed column, made when it is compressed (all at once cost ~150 MB at 100×)."""
+    dtype, table = _PACKED[name]
+    if name == "out_q_start":
+        return lay.q_start.astype(np.uint32)
+    if name == "out_p_start":
+        return lay.p_start.astype(np.uint32)
+    column = _np(getattr(r, name), dtype)
+    return column[lay.order] if table == "q" else column
 
 
 def _header(r: JobRounds, layout: list[list[Any]]) -> dict[str, Any]:
@@ -139,21 +140,29 @@ def _header(r: JobRounds, layout: list[list[Any]]) -> dict[str, Any]:
 def pack_rounds(r: JobRounds, level: int = 6) -> str:
     """The base64 text of the gzip'd binary block described in the module docstring."""
     lay = _Layout(r)
-    cols = _columns(r, lay)
+    lengths = {
+        "job": len(r.job_id),
+        "out": r.n_outputs,
+        "trace": len(r.trace_step),
+        "q": len(r.q_output),
+    }
     layout: list[list[Any]] = []
     offset = 0
-    for name, column in cols.items():
-        layout.append([name, _DTYPES[column.dtype], offset, len(column)])
-        offset += (column.nbytes + 7) // 8 * 8
+    for name, (dtype, table) in _PACKED.items():
+        length = len(lay.q_start) if name == "out_q_start" else lengths[table]  # n_outputs + 1
+        layout.append([name, _DTYPES[np.dtype(dtype)], offset, length])
+        offset += (np.dtype(dtype).itemsize * length + 7) // 8 * 8
     layout.append(["p", "u16", offset, lay.n_probabilities])
     header = orjson.dumps(_header(r, layout))
     pad = (-(8 + len(header))) % 8
     # gzip container (wbits 31): what DecompressionStream('gzip') reads.
     packer = zlib.compressobj(level, zlib.DEFLATED, 31)
     chunks = [packer.compress(b"NJV1" + struct.pack("<I", len(header)) + header + b"\0" * pad)]
-    for column in cols.values():
+    for name in _PACKED:
+        column = _column(r, lay, name)
         data = column.astype(column.dtype.newbyteorder("<"), copy=False).tobytes()
         chunks.append(packer.compress(data + b"\0" * ((-len(data)) % 8)))
+        del column, data
     for part in lay.probability_chunks():
         chunks.append(packer.compress(part.astype("<u2", copy=False).tobytes()))
     chunks.append(packer.flush())
