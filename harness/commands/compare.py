@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         rps=args.rps,
         skip_check=args.skip_check,
         summary={"metric": args.metric, "bootstrap": args.bootstrap},
+        compress=args.compress,
     )
     folder = create_comparison(
         split_models(args.models),

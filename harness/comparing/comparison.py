@@ -19,6 +19,7 @@ Nothing here reads results: ``analysis`` summarises the cells' run folders.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ from harness.progress import CellProgress, Progress, TqdmProgress
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
 from harness.running.check import preflight
+from harness.running.folder import COMPRESS_ENV
 from harness.running.interrupts import Interrupts, watching
 from harness.running.naming import cell_folder_name
 from harness.running.session import RunResult, in_own_loop, resume_run_async, start_run_async
@@ -74,6 +76,7 @@ class CompareOptions:
     rps: float | None = None
     skip_check: bool = False
     summary: Mapping[str, Any] | None = None
+    compress: bool = False  # every cell's logs as zstd frames, those a resume starts included
 
     def base(self) -> ModelSpec:
         """The settings each model spec's own options add to."""
@@ -286,6 +289,10 @@ async def run_comparison_async(
     """
     record = load_comparison(folder)
     options = options_of(record, f"{folder}/compare.json")
+    if options.compress:
+        # Read where each cell's folder is made (and by its worker processes): cells a
+        # resume starts are compressed like the first ones.
+        os.environ[COMPRESS_ENV] = "zstd"
     cells = _cells(folder, record, options)
     jobs = [len(c.suite.jobs()) for c in cells]
     done = [_done(c) for c in cells]
