@@ -1,13 +1,15 @@
 """A run's columns kept beside its logs, so that reading them again costs a file load.
 
 Reading a 100× affine run's logs (1.6 GB of JSON lines) takes tens of seconds, nearly all of
-it parsing; the columns it yields take ~100 MB. ``numericjev analyze``, ``report`` and
-``diff`` therefore keep them in ``RUN/.columns/`` (``logs.npz``: outputs and exchanges;
-``answers.npz``: the Probabilities join) and read them back while the logs are unchanged.
+it parsing; the columns it yields load in well under a second. ``numericjev analyze``,
+``report``, ``diff`` and ``compare`` therefore keep them in ``RUN/.columns/`` (``logs.npz``:
+outputs and exchanges; ``answers.npz``: the Probabilities join; ``rounds.npz``: the HTML
+report's job viewer) and read them back while the logs are unchanged.
 
 A kept file is used only when its key matches: each log's size, modification time, inode
 and a digest of its first and last 64 KiB, the option orders paired, and a digest of the
-code that builds the columns (``analysis.loading`` and ``runfolder``). A resume, a compact
+code that builds the columns (``analysis.loading`` and ``runfolder``, and the installed
+version). A resume, a compact
 or an edit changes the key; a mismatch, a damaged file or an unwritable folder means the
 logs are read as if nothing were kept. Files are written whole to a temporary name, then
 renamed: a kill leaves the old file or the new one, never half of one. Arrays are stored
@@ -29,6 +31,7 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -44,19 +47,22 @@ __all__ = [
     "RUN_LOGS",
     "cache_enabled",
     "cache_key",
+    "cached",
     "keep",
     "log_key",
     "recall",
+    "switched_off",
 ]
 
 CACHE_DIR = ".columns"
-RUN_LOGS = ("outputs.jsonl", "requests.jsonl")
-T = TypeVar("T")
 CACHE_ENV = "NUMERICJEV_COLUMN_CACHE"
+RUN_LOGS = ("outputs.jsonl", "requests.jsonl")
 _FORMAT = 1
 _EDGE = 1 << 16  # bytes digested at each end of a log
 _SPEC = "__spec__"
 _CODED = 1024  # tuples of strings longer than this are stored as a table and codes
+
+T = TypeVar("T")
 
 
 _OFF: ContextVar[bool] = ContextVar("column_cache_off", default=False)
@@ -84,6 +90,8 @@ def switched_off(off: bool = True) -> Iterator[None]:
 def _code_digest() -> str:
     """What built the columns: the reading code's bytes (a change rebuilds every cache)."""
     digest = hashlib.blake2b(digest_size=16)
+    with contextlib.suppress(PackageNotFoundError):  # a checkout run without installing
+        digest.update(version("numericjev").encode())
     roots = (Path(__file__).parent, Path(runfolder.__file__).parent)
     for root in roots:
         for path in sorted(root.glob("*.py")):
