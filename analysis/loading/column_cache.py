@@ -244,8 +244,12 @@ def keep(run_dir: Path, name: str, key: dict[str, Any] | None, value: Any) -> Pa
         spec = _encode(value, arrays, name)
         header = orjson.dumps({"key": key, "value": spec})
         folder.mkdir(exist_ok=True)
-        with temporary.open("wb") as handle:
-            np.savez(handle, **{_SPEC: np.frombuffer(header, np.uint8)}, **arrays)
+        members = {_SPEC: np.frombuffer(header, np.uint8), **arrays}
+        # What np.savez writes (one .npy member per array, stored), with pickling refused.
+        with temporary.open("wb") as handle, zipfile.ZipFile(handle, "w") as archive:
+            for member, data in members.items():
+                with archive.open(f"{member}.npy", "w", force_zip64=True) as out:
+                    np.lib.format.write_array(out, data, allow_pickle=False)
         os.replace(temporary, path)
     except OSError:
         with contextlib.suppress(OSError):
@@ -264,7 +268,7 @@ def cached(
     """What was kept as ``name`` under ``key``, else ``build()`` (then kept)."""
     found = recall(run_dir, name, key, classes)
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return found
     value = build()
     keep(run_dir, name, key, value)
     return value

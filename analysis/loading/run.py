@@ -175,10 +175,10 @@ def _read_logs(
     log = JsonlReader[RequestLine](requests_path)
     present = stored(requests_path).is_file()
     if present:
-        for record in log:
-            requests.add(record)
+        for exchange in log:
+            requests.add(exchange)
             if join is not None:
-                join.line(record)
+                join.line(exchange)
     # The logs' record numbers, checked across both files as they were read: a log cut in
     # the middle is refused as by resume (each reader counts a repeated record once).
     check_sequence(run_dir, log, reader)
