@@ -127,7 +127,7 @@ class OutputsReader:
         self.targets: list[str] = []
         self.values: list[str | None] = []
         # Per decoder code, by job id: the row, or -1. Typed arrays, not a dict keyed by
-        # (job, decoder): that cost ~100 MB at 100×.
+        # (job, decoder), which would hold a tuple per output (614,400 at 100×).
         self.job_ids: dict[str, int] = {}
         self.rows: list[array[int]] = []
         self.duplicates = 0
