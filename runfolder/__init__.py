@@ -44,7 +44,7 @@ from runfolder.layout import (
     SESSIONS,
     TOTALS,
 )
-from runfolder.line_search import lines_containing
+from runfolder.line_search import job_records, lines_containing
 from runfolder.listing import RunRow, job_status, list_rows, mark_of, run_row
 from runfolder.lock import RunLock
 from runfolder.manifest import (
@@ -138,6 +138,7 @@ __all__ = [
     "field_digests",
     "find_unwritable",
     "is_comparison",
+    "job_records",
     "job_status",
     "last_seal",
     "lines_containing",

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from runfolder import zlog
 
-__all__ = ["lines_containing"]
+__all__ = ["job_records", "lines_containing"]
 
 _BLOCK = 1 << 22  # bytes read at a time by ``lines_containing``
 
@@ -43,3 +46,16 @@ def lines_containing(path: Path, needle: bytes) -> Iterator[bytes]:
             end = block.find(b"\n", at) + 1
             yield block[start:end]
             at = block.find(needle, end)
+
+
+def job_records(path: Path, job: str) -> Iterator[dict[str, Any]]:
+    """Every record of the log ``path`` names whose ``job`` is ``job``, in log order, parsed
+    from the lines that mention it (a line that is not a record is passed over: the reading
+    of the whole log is what refuses it)."""
+    for line in lines_containing(path, orjson.dumps(job)):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and record.get("job") == job:
+            yield record

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
-from runfolder import JsonlReader, RequestLine, lines_containing, stored
+from runfolder import JsonlReader, RequestLine, job_records, stored
 
 from .outputs import LogStats
 
@@ -138,18 +137,12 @@ def job_answers(path: Path, job: str, decoder: str) -> dict[int, dict[str, float
     """Per round, the probabilities returned to ``decoder``'s question in ``job`` (label ->
     probability), from the answered lines of requests.jsonl; empty when none were returned.
 
-    Parses only the lines that mention the job (``lines_containing``), so one job of a
+    Parses only the lines that mention the job (``job_records``), so one job of a
     1.5 GB log costs a scan, not a parse.
     """
     found: dict[int, dict[str, float]] = {}
     prefix = decoder + "/"
-    for line in lines_containing(path, orjson.dumps(job)):
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue  # not a record: the analysis' own pass refuses the log
-        if not isinstance(record, dict) or record.get("job") != job:
-            continue
+    for record in job_records(path, job):
         qmap, response = record.get("qmap"), record.get("response")
         answers = response.get("answers") if isinstance(response, dict) else None
         if not isinstance(qmap, dict) or not isinstance(answers, dict):

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from analysis.errors import bad_output_line
-from runfolder import JsonlReader, OutputLine, lines_containing, stored
+from runfolder import JsonlReader, OutputLine, job_records, stored
 
 from .exact import output_errors, parse_decimal
 from .interning import Interner
@@ -275,18 +274,11 @@ def load_outputs(path: Path) -> Outputs:
 def find_output(path: Path, job: str, decoder: str) -> dict[str, Any] | None:
     """Return the last outputs.jsonl record for (job, decoder), trace included, or None.
 
-    Parses only the lines that mention the job (``lines_containing``): one output of a
-    100× run costs a scan, not 614,400 parses.
+    Parses only the lines that mention the job (``job_records``): one output of a 100× run
+    costs a scan, not 614,400 parses.
     """
     found = None
-    for line in lines_containing(path, orjson.dumps(job)):
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue  # not a record: the analysis' own pass refuses the log
-        if isinstance(record, dict) and (record.get("job"), record.get("decoder")) == (
-            job,
-            decoder,
-        ):
+    for record in job_records(path, job):
+        if record.get("decoder") == decoder:
             found = record
     return found
