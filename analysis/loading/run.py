@@ -131,9 +131,10 @@ def load_run(
     # Keys are taken before the logs are read: a log that grows meanwhile is not kept.
     key = cache_key(run_dir, RUN_LOGS)
     answers_key = None if pairing is None else cache_key(run_dir, RUN_LOGS, orders=list(pairing))
-    kept = recall(run_dir, "logs", key, _KEPT)
     answers = recall(run_dir, "answers", answers_key, _KEPT) if pairing else None
-    if kept is None or (pairing is not None and answers is None):
+    # Answers that must be read mean reading both logs: the kept outputs are not loaded then.
+    kept = None if pairing and answers is None else recall(run_dir, "logs", key, _KEPT)
+    if kept is None:
         outputs, requests, answers = _read_logs(run_dir, pairing)
         keep(run_dir, "logs", key, (outputs, requests))
         if answers is not None:
