@@ -69,6 +69,8 @@ class OpenAIChatBackend(RemoteBackend):
         concurrency: int = 64,
         timeout_s: float = 30.0,
         price_per_million: float | None = None,
+        price_per_million_output: float | None = None,
+        key_env: str | None = None,
         top_logprobs: int = TOP_LOGPROBS,
         env: Mapping[str, str] | None = None,
     ) -> None:
@@ -86,6 +88,8 @@ class OpenAIChatBackend(RemoteBackend):
             concurrency=concurrency,
             timeout_s=timeout_s,
             price_per_million=price_per_million,
+            price_per_million_output=price_per_million_output,
+            key_env=key_env,
         )
         self._places = anyio.CapacityLimiter(concurrency)
 

@@ -34,6 +34,8 @@ class OpenAIDecisionsBackend(RemoteBackend):
         concurrency: int = 64,
         timeout_s: float = 30.0,
         price_per_million: float | None = None,
+        price_per_million_output: float | None = None,
+        key_env: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         """The server is ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's API; the key
@@ -48,6 +50,8 @@ class OpenAIDecisionsBackend(RemoteBackend):
             concurrency=concurrency,
             timeout_s=timeout_s,
             price_per_million=price_per_million,
+            price_per_million_output=price_per_million_output,
+            key_env=key_env,
         )
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:

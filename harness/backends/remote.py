@@ -91,13 +91,17 @@ class RemoteServer:
         timeout_s: float = 30.0,
         connect_timeout_s: float = 10.0,
         price_per_million: float | None = None,
+        price_per_million_output: float | None = None,
+        key_env: str | None = None,
     ) -> None:
         self.model = model
         self.wire = wire
         self.base_url = base_url
         self.concurrency = concurrency
         self._override = price_per_million
-        self.price = price_for(model, base_url, price_per_million)
+        self._output = price_per_million_output
+        self.key_env = key_env  # the variable's NAME (a profile's key_env), never the key
+        self.price = price_for(model, base_url, price_per_million, price_per_million_output)
         self.http = HttpEndpoint(
             base_url + ROUTES[wire],
             api_key=api_key,
@@ -125,8 +129,9 @@ class RemoteServer:
                 "timeout_s": self.http.timeout_s,
                 "connect_timeout_s": self.http.connect_timeout_s,
                 "concurrency": self.concurrency,
-                "price": price_record(self.model, self.base_url, self._override),
+                "price": price_record(self.model, self.base_url, self._override, self._output),
                 "api_key_set": self.http.has_key,
+                **({} if self.key_env is None else {"key_env": self.key_env}),
                 **params,
             },
         }

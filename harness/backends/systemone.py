@@ -57,6 +57,8 @@ class SystemOneBackend(RemoteBackend):
         timeout_s: float = 30.0,
         connect_timeout_s: float = 10.0,
         price_per_million: float | None = None,
+        price_per_million_output: float | None = None,
+        key_env: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         """None for ``model``, ``base_url`` or ``api_key`` reads ``TYPESAFE_DEFAULT_MODEL``,
@@ -81,6 +83,8 @@ class SystemOneBackend(RemoteBackend):
             timeout_s=timeout_s,
             connect_timeout_s=connect_timeout_s,
             price_per_million=price_per_million,
+            price_per_million_output=price_per_million_output,
+            key_env=key_env,
         )
 
     @property
