@@ -61,6 +61,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("spreading.spread",),
     ("spreading.raylaunch",),
     ("comparing",),
+    ("config",),
     ("commands",),
     ("cli", "__init__"),
 )

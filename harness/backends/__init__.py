@@ -183,7 +183,7 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
     top = options.get("top_logprobs")
     if top is not None and not top.isdigit():
         raise ConfigError(f"model spec {text!r}: top_logprobs must be a whole number; got {top!r}")
-    prices = {}
+    prices: dict[str, float] = {}
     for key in ("price_per_million", "price_per_million_output"):
         if key in options:
             price = _number(options[key], f"model spec {text!r}: {key}")
@@ -198,7 +198,10 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
         wire=wire,
         top_logprobs=base.top_logprobs if top is None else int(top),
         key_env=options.get("key_env", base.key_env),
-        **prices,
+        price_per_million=prices.get("price_per_million", base.price_per_million),
+        price_per_million_output=prices.get(
+            "price_per_million_output", base.price_per_million_output
+        ),
     )
 
 

@@ -98,6 +98,15 @@ def price_record(
     }
 
 
+def recorded_output_price(record: Any) -> float | None:
+    """The output price a run was given (a profile's ``price_per_million_output``) as
+    ``price_record`` wrote it; None when the table priced the run or nothing did."""
+    if not isinstance(record, Mapping) or record.get("source") != "override":
+        return None
+    value = record.get("output_usd_per_million")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None

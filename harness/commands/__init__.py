@@ -22,4 +22,5 @@ COMMANDS = (
     "merge",
     "compact",
     "cache",
+    "config",
 )

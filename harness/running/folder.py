@@ -25,7 +25,7 @@ from typing import Any, TypedDict, Unpack
 
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
 from harness.backends.base import Backend
-from harness.backends.pricing import require_price
+from harness.backends.pricing import recorded_output_price, require_price
 from harness.calling import Limits, Pacer, RetrySettings
 from harness.calling.limits import DEFAULT_MAX_WAIT_S
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
@@ -382,7 +382,6 @@ def model_spec_of(
         name = GGUF_PREFIX + path
     variable = "TYPESAFE_BASE_URL" if wire == "systemone" else "OPENAI_BASE_URL"
     top = params.get("top_logprobs", 20)
-    key_env = params.get("key_env")
     spec = ModelSpec(
         name=name,
         base_url=None
@@ -394,16 +393,7 @@ def model_spec_of(
         price_per_million=model.price_usd_per_million_input,
         wire=wire,
         top_logprobs=top if isinstance(top, int) and not isinstance(top, bool) else 20,
-        key_env=key_env if isinstance(key_env, str) else None,
-        price_per_million_output=_output_price(params.get("price")),
+        key_env=params["key_env"] if isinstance(params.get("key_env"), str) else None,
+        price_per_million_output=recorded_output_price(params.get("price")),
     )
     return spec, retry
-
-
-def _output_price(record: Any) -> float | None:
-    """The output price a run was given (a profile's ``price_per_million_output``), as
-    ``model.params.price`` records it; None when the table priced it or nothing did."""
-    if not isinstance(record, dict) or record.get("source") != "override":
-        return None
-    value = record.get("output_usd_per_million")
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
