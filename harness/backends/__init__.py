@@ -280,17 +280,17 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
     if spec.wire == "openai-decisions":
         from harness.backends.decisions import OpenAIDecisionsBackend
 
-        return OpenAIDecisionsBackend(spec.name, **transport(spec), env=key_environ(spec))
+        return OpenAIDecisionsBackend(spec.name, **_transport(spec), env=_key_environ(spec))
     if spec.wire == "openai-chat":
         from harness.backends.chat import OpenAIChatBackend
 
         return OpenAIChatBackend(
-            spec.name, **transport(spec), top_logprobs=spec.top_logprobs, env=key_environ(spec)
+            spec.name, **_transport(spec), top_logprobs=spec.top_logprobs, env=_key_environ(spec)
         )
     from harness.backends.pricing import is_hosted
     from harness.backends.systemone import DEFAULT_BASE_URL, SystemOneBackend
 
-    environ = key_environ(spec)
+    environ = _key_environ(spec)
     base = spec.base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
     # One definition of "the hosted API" for the key check and the price table.
     if is_hosted(base) and not environ.get("TYPESAFE_API_KEY", "").strip():
@@ -300,10 +300,10 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
             "set TYPESAFE_API_KEY, or pass --base-url for another server, or use --model sim"
         )
 
-    return SystemOneBackend(spec.name, **transport(spec), env=environ)
+    return SystemOneBackend(spec.name, **_transport(spec), env=environ)
 
 
-def transport(spec: ModelSpec) -> dict[str, Any]:
+def _transport(spec: ModelSpec) -> dict[str, Any]:
     """What every HTTP backend takes from the spec, named once: server, pool, timeout, price."""
     return {
         "base_url": spec.base_url,
@@ -315,7 +315,7 @@ def transport(spec: ModelSpec) -> dict[str, Any]:
     }
 
 
-def key_environ(spec: ModelSpec) -> Mapping[str, str]:
+def _key_environ(spec: ModelSpec) -> Mapping[str, str]:
     """The environment the backend reads its key from: ``os.environ``, with the wire's key
     variable taken from ``spec.key_env`` when a profile names another; refuses a named
     variable that is not set (every request would be refused)."""
