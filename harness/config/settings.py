@@ -68,9 +68,10 @@ class Settings:
             if dest in options and dest not in given:
                 setattr(args, dest, _as_option(options[dest], setting))
                 sources[dest] = setting.source
-        profile = (
-            self.profile(args.model) if isinstance(getattr(args, "model", None), str) else None
-        )
+        model = getattr(args, "model", None)
+        profile = self.profile(model) if isinstance(model, str) else None
+        if isinstance(model, str) and profile is None:
+            _near_miss(self, model)
         if profile is not None:
             flags = frozenset(f for dest in given for f in options[dest].option_strings)
             args.model = profile.spec_text(flags)
@@ -80,14 +81,34 @@ class Settings:
                     setattr(args, dest, profile.fields[key])
                     sources[dest] = f"profile {profile.name} ({profile.where[key]})"
         models = getattr(args, "models", None)
-        if isinstance(models, str) and any(p in self.profiles for p in _names(models)):
-            flags = frozenset(f for dest in given for f in options[dest].option_strings)
-            args.models = self.resolve_models(models, flags)
-            named = [p for p in _names(models) if p in self.profiles]
-            sources["models"] = "profiles " + ", ".join(
-                f"{n} ({self.profiles[n].origin})" for n in named
-            )
+        if isinstance(models, str):
+            names = _names(models)
+            for part in names:
+                if part not in self.profiles:
+                    _near_miss(self, part)
+            named = [part for part in names if part in self.profiles]
+            if named:
+                flags = frozenset(f for dest in given for f in options[dest].option_strings)
+                args.models = self.resolve_models(models, flags)
+                sources["models"] = "profiles " + ", ".join(
+                    f"{n} ({self.profiles[n].origin})" for n in named
+                )
         return sources
+
+
+def _near_miss(settings: Settings, text: str) -> None:
+    """Refuse a model name one typo away from a profile's: it would be sent, as a served
+    model's name, to the default server (and billed there) instead of the profile's."""
+    import difflib
+
+    if ":" in text or text in ("sim", "oracle"):
+        return
+    close = difflib.get_close_matches(text, list(settings.profiles), n=1, cutoff=0.75)
+    if close:
+        raise ConfigError(
+            f"model {text!r} names no profile; did you mean {close[0]!r} "
+            f"({settings.profiles[close[0]].origin})? (numericjev config lists the profiles)"
+        )
 
 
 def _names(models: str) -> list[str]:
