@@ -303,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--run {args.run} is a file, not a folder; choose another --run folder"
             )
 
-        for line in describe(suite, spec.name, dry_run_price(spec)):
+        for line in describe(suite, spec, dry_run_price(spec)):
             print(line, file=sys.stdout)
         return 0
     if spec.name not in ("sim", "oracle") and not args.skip_check:
