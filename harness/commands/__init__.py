@@ -23,4 +23,5 @@ COMMANDS = (
     "compact",
     "cache",
     "config",
+    "probe",
 )

@@ -51,7 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument(
-        "--models", required=True, help="model specs, the baseline first, e.g. sim,sim:seed=7"
+        "--models",
+        required=True,
+        help="model specs or profile names (numericjev.toml), the baseline first, e.g. "
+        "sim,sim:seed=7 or jev-prod,jev-next",
     )
     parser.add_argument("--suites", required=True, help="suites, e.g. affine,exploratory")
     parser.add_argument(

@@ -92,7 +92,7 @@ SPEC_FIELDS = {
     "key_env": None,
     "top_logprobs": "--top-logprobs",
     "price_per_million": "--price-per-million",
-    "price_per_million_output": None,
+    "price_per_million_output": "--price-per-million-output",
 }
 # The run's settings a profile gives, as the options' destinations.
 RUN_FIELDS = {
