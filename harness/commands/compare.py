@@ -78,6 +78,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-attempts", type=int, default=6, help="as run (default 6)")
     add_check_option(parser)
     parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="send nothing: print each cell's jobs, requests, HTTP calls, tokens and cost",
+    )
+    parser.add_argument(
         "--metric",
         choices=METRICS,
         default="mape",
@@ -130,6 +135,14 @@ def run(args: argparse.Namespace) -> int | Handoff:
         summary={"metric": args.metric, "bootstrap": args.bootstrap},
         compress=args.compress,
     )
+    if args.dry_run:
+        from harness.comparing.dryrun import describe_comparison
+
+        suites = [s.strip() for s in args.suites.split(",") if s.strip()]
+        params = parse_pairs(args.param, "--param")
+        for line in describe_comparison(split_models(args.models), suites, params, options):
+            print(line)
+        return 0
     folder = create_comparison(
         split_models(args.models),
         [s.strip() for s in args.suites.split(",") if s.strip()],

@@ -148,9 +148,12 @@ def count(suite: Suite, spec: ModelSpec) -> WireCounts:
     return WireCounts(wire, fewest, most, requests, calls, tokens_in, tokens_out, questions)
 
 
-def describe(suite: Suite, spec: ModelSpec, price: DryPrice | None) -> list[str]:
-    """The dry run's lines: jobs, requests, HTTP calls, tokens and cost on ``spec``'s wire."""
-    counts = count(suite, spec)
+def describe(
+    suite: Suite, spec: ModelSpec, price: DryPrice | None, counts: WireCounts | None = None
+) -> list[str]:
+    """The dry run's lines: jobs, requests, HTTP calls, tokens and cost on ``spec``'s wire
+    (``counts``: ``count(suite, spec)`` when the caller has it)."""
+    counts = counts or count(suite, spec)
     jobs = len(suite.jobs())
     per_request = counts.input_tokens / max(counts.exact_requests, 1)
     if counts.wire == "openai-chat":

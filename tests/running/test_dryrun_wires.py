@@ -71,3 +71,23 @@ def test_the_maintained_table_prices_a_known_chat_model_with_its_source() -> Non
     price = dry_run_price(ModelSpec("gpt-4o-mini", wire="openai-chat"))
     assert price is not None and price.input_per_million > 0
     assert price.source.startswith("genai-prices ") and "in force on 20" in price.source
+
+
+def test_compare_dry_run_counts_every_cell_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "numericjev.toml").write_text(
+        '[models.chat]\nmodel = "m"\nwire = "openai-chat"\nbase_url = "http://127.0.0.1:9"\n'
+        "price_per_million = 1.0\n"
+    )
+    status = cli("compare", "--models", "sim,chat", "--suites", "affine,exploratory",
+                 "--param", "affine.per_operator=1", "--dry-run")  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0
+    assert out.count("\ncell ") == 4 and "cell exploratory x m:" in out
+    suite = load_suite("affine", params={"per_operator": "1"})
+    chat = count(suite, ModelSpec("m", wire="openai-chat"))
+    assert f"HTTP calls (openai-chat: one per question): {chat.http_calls:,}" in out
+    assert "all cells: " in out and "cost USD" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["numericjev.toml"]
