@@ -16,6 +16,7 @@ from harness.wire import WIRES
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+QUIET = ("key_env", "base_url")  # fields a key may be pasted into by mistake
 # Keys that would hold a secret: refused, whatever their value.
 SECRET_FIELDS = ("key", "api_key", "apikey", "token", "secret", "password", "authorization")
 
@@ -48,7 +49,8 @@ def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
     return check
 
 
-def _url(value: Any) -> str | None:
+def url_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a server's URL in a file (None: nothing)."""
     if not isinstance(value, str) or not value.startswith(("http://", "https://")):
         return "a URL starting with http:// or https://"
     if urlsplit(value).password is not None:
@@ -72,7 +74,7 @@ def _knobs(value: Any) -> str | None:
 PROFILE_FIELDS: dict[str, Callable[[Any], str | None]] = {
     "model": _text,  # the model's name (default: the profile's name); "sim" for sim knobs
     "wire": _one_of(WIRES),
-    "base_url": _url,
+    "base_url": url_problem,
     "key_env": _env_name,
     "price_per_million": _number(positive=False),  # USD per million input tokens
     "price_per_million_output": _number(positive=False),
@@ -164,7 +166,11 @@ def read_profiles(file: ConfigFile) -> dict[str, Profile]:
                 )
             wanted = check(value)
             if wanted is not None:
-                raise ConfigError(f"{where}: models.{name}.{key} must be {wanted}; got {value!r}")
+                # A misplaced key must not reach the message: such values are not echoed.
+                got = (
+                    f"{value!r}" if key not in QUIET else f"a value of {len(str(value))} characters"
+                )
+                raise ConfigError(f"{where}: models.{name}.{key} must be {wanted}; got {got}")
         if "knobs" in table and table.get("model") != "sim":
             raise ConfigError(
                 f"{file.where(here, 'knobs')}: models.{name}.knobs are the sim's: set "

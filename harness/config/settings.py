@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.config.files import ConfigFile, config_paths, read_config
-from harness.config.profiles import RUN_FIELDS, Profile, read_profiles
+from harness.config.profiles import RUN_FIELDS, Profile, read_profiles, url_problem
 from harness.errors import ConfigError
 
 TOP_LEVEL = ("models", "defaults")
@@ -200,7 +200,10 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         if not isinstance(table, dict):
             raise ConfigError(f"{file.where((), 'defaults')}: 'defaults' must be a table")
         for key, value in table.items():
-            defaults[key.replace("-", "_")] = Setting(value, file.where(("defaults",), key))
+            where = file.where(("defaults",), key)
+            if key in ("base_url", "base-url") and (problem := url_problem(value)):
+                raise ConfigError(f"{where}: [defaults] base_url must be {problem}")
+            defaults[key.replace("-", "_")] = Setting(value, where)
     return Settings(files, looked, profiles, defaults)
 
 

@@ -99,6 +99,22 @@ def test_bad_files_are_one_line_naming_file_and_line(
     assert f"{path}:{line}" in err or f"line {line}" in err, err
 
 
+def test_a_key_pasted_into_the_file_never_reaches_the_message(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = "sk-PLANTED-0123456789abcdef"
+    for text in (
+        f"[models.a]\nkey_env = '{secret}'\n",
+        f"[models.a]\nbase_url = 'https://u:{secret}@h'\n",
+        f"[models.a]\napi_key = '{secret}'\n",
+        f"[defaults]\nbase_url = 'https://u:{secret}@h'\n",
+    ):
+        write(here, text)
+        assert cli("run", "--dry-run") == 2
+        err = capsys.readouterr().err
+        assert secret not in err and err.count("\n") == 1, err
+
+
 def test_a_typo_of_a_profile_name_is_refused_not_sent(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
