@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
         epilog="models: as run --model (a profile name too). "
         + exit_codes(
-            DONE + " (the suite can run)", "2 it cannot (the reason on stdout) or bad input"
+            DONE + ": the suite can run",
+            "2 bad input, or the suite cannot run (the reason on stdout): a refused key, an "
+            "unreachable server, answers that do not parse",
         ),
     )
     add_suite_options(parser)
