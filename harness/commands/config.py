@@ -93,9 +93,10 @@ def overview(settings: Settings) -> list[str]:
 
 def _effective(args: argparse.Namespace, settings: Settings) -> int:
     """Parse ``args.rest`` as that command would be, and print each option and its source."""
-    from harness.config.settings import DEFAULT, _commands
+    from harness.config.settings import COMMAND_LINE, DEFAULT, _commands
 
-    commands = _commands(args.root_parser)
+    # The analysis and simstudy commands are handed over whole: no settings apply to them.
+    commands = {n: p for n, p in _commands(args.root_parser).items() if p.add_help}
     name = args.rest[0]
     if name not in commands or name == "config":
         raise ConfigError(
@@ -103,10 +104,12 @@ def _effective(args: argparse.Namespace, settings: Settings) -> int:
             f"got {name!r} (commands: {', '.join(c for c in commands if c != 'config')})"
         )
     inner = args.root_parser.parse_args(args.rest)
-    sources = settings.apply(commands[name], inner, args.rest) if settings.files else {}
+    sources = settings.apply(commands[name], inner, args.rest)
+    positional = {a.dest for a in commands[name]._actions if not a.option_strings}
     print(f"numericjev {' '.join(args.rest)}: the settings it would run with")
     for dest, value in sorted(vars(inner).items()):
         if dest in ("func", "command", "settings", "root_parser", "sources"):
             continue
-        print(f"  {dest} = {value!r}  ({sources.get(dest, DEFAULT)})", file=sys.stdout)
+        source = sources.get(dest, COMMAND_LINE if dest in positional else DEFAULT)
+        print(f"  {dest} = {value!r}  ({source})", file=sys.stdout)
     return 0

@@ -172,3 +172,16 @@ def test_a_spec_option_and_the_same_option_on_the_command_line_are_refused() -> 
 
     with pytest.raises(ConfigError, match="and so does --price-per-million"):
         parse_model("jev:price_per_million=1", ModelSpec(price_per_million=2.0))
+
+
+def test_config_without_a_file_still_says_where_each_value_came_from(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli("config", "status", "latest") == 0
+    assert "run_folder = PosixPath('latest')  (command line)" in capsys.readouterr().out
+    assert cli("config", "run", "--conc", "3") == 0  # an abbreviation, as argparse reads it
+    out = capsys.readouterr().out
+    assert "concurrency = 3  (command line)" in out and "suite = 'affine'  (default)" in out
+    assert cli("config") == 0
+    assert "profiles: none" in capsys.readouterr().out
+    assert cli("config", "analyze", "latest") == 2  # analysis takes no settings
