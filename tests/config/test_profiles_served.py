@@ -84,3 +84,20 @@ def test_compare_takes_two_profiles(here: Path) -> None:
     cells = sorted(p for p in (here / "cmp").iterdir() if p.is_dir())
     prices = {load_manifest(c).model.price_usd_per_million_input for c in cells}
     assert prices == {0.5, 0.0}
+
+
+def test_resume_reads_the_key_from_the_same_variable_and_keeps_the_price(
+    here: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MY_JEV_KEY", KEY)
+    with serve_sim_in_thread(ServerConfig(port=0, key=KEY)) as url:
+        (here / "numericjev.toml").write_text(profile("local", url, 'key_env = "MY_JEV_KEY"\n'))
+        args = ("--model", "local", *SMALL, "--run", "r", "--no-progress")
+        assert cli("run", *args, "--max-requests", "40") == 1
+        monkeypatch.delenv("MY_JEV_KEY")
+        assert cli("resume", "r", "--no-progress") == 2
+        assert "$MY_JEV_KEY (key_env), which is not set" in capsys.readouterr().err
+        monkeypatch.setenv("MY_JEV_KEY", KEY)
+        assert cli("resume", "r", "--no-progress") == 0
+    costs = [r["cost_usd"] for r in records(here / "r" / "requests.jsonl")]
+    assert len(costs) > 40 and all(cost is not None and cost > 0 for cost in costs)
