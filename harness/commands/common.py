@@ -70,12 +70,13 @@ def add_suite_options(parser: argparse.ArgumentParser) -> None:
 
 def parse_pairs(items: list[str], option: str) -> dict[str, str]:
     """``KEY=VALUE`` strings into a dict; refuses anything else (the one reader,
-    ``harness.backends.parse_options``, imported here only when there is something to read)."""
+    ``harness.backends.parse_options``, imported here only when there is something to read).
+    A key given again on the command line replaces the earlier value, as options do."""
     if not items:
         return {}
     from harness.backends import parse_options
 
-    return parse_options(items, option)
+    return {k: v for item in items for k, v in parse_options([item], option).items()}
 
 
 def suite_from(args: argparse.Namespace) -> Suite:

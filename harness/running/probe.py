@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-import anyio
-
 from harness.backends import ModelSpec, make_backend
 from harness.errors import AuthError, BackendError
 from harness.protocol.cases import Suite
 from harness.running.dryrun import DryPrice, count, dry_run_price
 from harness.running.jobs import Job
+from harness.running.session import in_own_loop
 from harness.wire.answers import read_answers
 
 
@@ -89,9 +88,12 @@ async def _ask(spec: ModelSpec, bodies: list[dict[str, Any]]) -> ProbeResult:
                        problem)  # fmt: skip
 
 
-def probe(suite: Suite, spec: ModelSpec, requests: int = 3) -> ProbeResult:
+async def probe_async(suite: Suite, spec: ModelSpec, requests: int = 3) -> ProbeResult:
     """Send the suite's first ``requests`` requests once each and say what came back."""
-    return anyio.run(_ask, spec, first_requests(suite, spec.name, requests))
+    return await _ask(spec, first_requests(suite, spec.name, requests))
+
+
+probe = in_own_loop(probe_async)
 
 
 def report(suite: Suite, spec: ModelSpec, seen: ProbeResult, concurrency: int) -> list[str]:
