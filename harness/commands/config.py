@@ -93,10 +93,10 @@ def overview(settings: Settings) -> list[str]:
 
 def _effective(args: argparse.Namespace, settings: Settings) -> int:
     """Parse ``args.rest`` as that command would be, and print each option and its source."""
-    from harness.config.settings import COMMAND_LINE, DEFAULT, _commands
+    from harness.config.settings import COMMAND_LINE, DEFAULT, command_parsers
 
     # The analysis and simstudy commands are handed over whole: no settings apply to them.
-    commands = {n: p for n, p in _commands(args.root_parser).items() if p.add_help}
+    commands = {n: p for n, p in command_parsers(args.root_parser).items() if p.add_help}
     name = args.rest[0]
     if name not in commands or name == "config":
         raise ConfigError(

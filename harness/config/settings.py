@@ -229,13 +229,13 @@ def apply_settings(
     if not settings.files:
         args.sources = {}
         return settings
-    commands = _commands(parser)
+    commands = command_parsers(parser)
     check_defaults(settings, commands)
     args.sources = settings.apply(commands[args.command], args, argv)
     return settings
 
 
-def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """The subcommands' parsers by name."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
