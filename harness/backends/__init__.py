@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from harness.backends.base import Backend, Reply
+from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Backend, Reply
 from harness.errors import ConfigError
 from harness.wire import WIRES
 
@@ -53,8 +53,8 @@ class ModelSpec:
     name: str = "sim"
     base_url: str | None = None
     sim: Mapping[str, str] = field(default_factory=dict)
-    concurrency: int = 64
-    timeout_s: float = 30.0
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout_s: float = DEFAULT_TIMEOUT_S
     max_attempts: int = 6  # per request, first attempt included (the caller's retry policy)
     price_per_million: float | None = None
     wire: str = "systemone"  # the HTTP wire format (--wire)

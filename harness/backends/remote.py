@@ -21,6 +21,11 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from harness.backends.base import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+)
 from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse
 from harness.backends.pricing import cost_usd, price_for, price_record
 from harness.errors import BackendError, ConfigError, TransientError
@@ -87,9 +92,9 @@ class RemoteServer:
         api_key: str,
         key_variable: str = OPENAI_KEY_VARIABLE,
         request_id_header: str = "x-request-id",
-        concurrency: int = 64,
-        timeout_s: float = 30.0,
-        connect_timeout_s: float = 10.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         price_per_million: float | None = None,
         price_per_million_output: float | None = None,
         key_env: str | None = None,

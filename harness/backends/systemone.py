@@ -17,7 +17,12 @@ from typing import Any
 
 import orjson
 
-from harness.backends.base import Reply
+from harness.backends.base import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    Reply,
+)
 from harness.backends.remote import RemoteBackend, RemoteServer
 from harness.errors import BackendError, ConfigError
 from harness.wire import ROUTES
@@ -53,9 +58,9 @@ class SystemOneBackend(RemoteBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        concurrency: int = 64,
-        timeout_s: float = 30.0,
-        connect_timeout_s: float = 10.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         price_per_million: float | None = None,
         price_per_million_output: float | None = None,
         key_env: str | None = None,

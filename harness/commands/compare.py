@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.backends.base import DEFAULT_TIMEOUT_S
 from harness.commands.common import RUNNING, Handoff, exit_codes, parse_pairs
 from harness.commands.run import (
     add_check_option,
@@ -74,7 +75,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--price-per-million", type=float, default=None, help="as run (served models)"
     )
-    parser.add_argument("--timeout", type=float, default=30.0, help="as run (default 30)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"as run (default {DEFAULT_TIMEOUT_S:g})",
+    )
     parser.add_argument("--max-attempts", type=int, default=6, help="as run (default 6)")
     add_check_option(parser)
     parser.add_argument(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from harness.backends.base import DEFAULT_CONCURRENCY
 from harness.commands.common import DONE, add_suite_options, exit_codes, suite_from
 from harness.commands.run import add_model_options, model_spec
 from harness.errors import ConfigError
@@ -38,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--concurrency",
         type=int,
-        default=64,
-        help="the concurrency the estimate assumes (default: 64, as run)",
+        default=DEFAULT_CONCURRENCY,
+        help=f"the concurrency the estimate assumes (default: {DEFAULT_CONCURRENCY}, as run)",
     )
     parser.set_defaults(func=run)
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from harness.commands.common import (
     RUNNING,
     add_suite_options,
@@ -30,8 +31,8 @@ def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True)
     parser.add_argument(
         "--concurrency",
         type=int,
-        default=64 if defaults else None,
-        help="requests in flight at once (default: 64; resume: the run's)",
+        default=DEFAULT_CONCURRENCY if defaults else None,
+        help=f"requests in flight at once (default: {DEFAULT_CONCURRENCY}; resume: the run's)",
     )
     parser.add_argument(
         "--rps", type=float, default=None, help="at most this many requests per second"
@@ -197,7 +198,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="USD per million output tokens, with --price-per-million (default 0)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=30.0, help="seconds per HTTP attempt (default 30)"
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"seconds per HTTP attempt (default {DEFAULT_TIMEOUT_S:g})",
     )
     parser.add_argument(
         "--max-attempts",
