@@ -90,10 +90,27 @@ class Settings:
             if named:
                 flags = frozenset(f for dest in given for f in options[dest].option_strings)
                 args.models = self.resolve_models(models, flags)
+                _note_run_fields(self, named)
                 sources["models"] = "profiles " + ", ".join(
                     f"{n} ({self.profiles[n].origin})" for n in named
                 )
         return sources
+
+
+def _note_run_fields(settings: Settings, named: list[str]) -> None:
+    """Say (on stderr) which of the named profiles' run settings a comparison leaves out:
+    its cells share one --concurrency, --rps, --timeout and --cache."""
+    import sys
+
+    for name in named:
+        left = [key for key in RUN_FIELDS if key in settings.profiles[name].fields]
+        if left:
+            print(
+                f"note: profile {name}: {', '.join(left)} "
+                f"{'applies' if len(left) == 1 else 'apply'} to run and probe; every cell "
+                "of a comparison takes them from the command line or [defaults]",
+                file=sys.stderr,
+            )
 
 
 def _near_miss(settings: Settings, text: str) -> None:
