@@ -29,6 +29,7 @@ class ProbeResult:
     """What the probe saw; ``problem`` says why the suite cannot run (None: it can)."""
 
     where: str  # the endpoint asked
+    key: str  # what the key check says: accepted, none sent, or in process
     served: str | None  # the model the server says answered
     latency_s: list[float]
     questions: int
@@ -53,6 +54,8 @@ async def _ask(spec: ModelSpec, bodies: list[dict[str, Any]]) -> ProbeResult:
     backend = make_backend(spec)
     describe = backend.describe()
     where = str(describe.get("base_url") or "in process") + f" ({describe.get('wire', 'local')})"
+    sent = (describe.get("params") or {}).get("api_key_set")
+    key = "in process" if "wire" not in describe else "key accepted" if sent else "no key sent"
     latency: list[float] = []
     coverage: list[float] = []
     served = None
@@ -63,10 +66,10 @@ async def _ask(spec: ModelSpec, bodies: list[dict[str, Any]]) -> ProbeResult:
             try:
                 reply = await backend.answer(body)
             except AuthError as exc:
-                return ProbeResult(where, served, latency, questions, parsed, refused, coverage,
+                return ProbeResult(where, key, served, latency, questions, parsed, refused, coverage,
                                    missing, f"the key was refused: {exc}")  # fmt: skip
             except BackendError as exc:
-                return ProbeResult(where, served, latency, questions, parsed, refused, coverage,
+                return ProbeResult(where, key, served, latency, questions, parsed, refused, coverage,
                                    missing, f"the request failed ({exc.kind}): {exc}")  # fmt: skip
             latency.append(time.perf_counter() - started)
             served = reply.model or served
@@ -74,7 +77,7 @@ async def _ask(spec: ModelSpec, bodies: list[dict[str, Any]]) -> ProbeResult:
             try:
                 read = read_answers(body["questions"], reply.body)
             except BackendError as exc:
-                return ProbeResult(where, served, latency, questions, parsed, refused, coverage,
+                return ProbeResult(where, key, served, latency, questions, parsed, refused, coverage,
                                    missing, f"the answers do not parse: {exc}")  # fmt: skip
             parsed, refused = parsed + len(read.answers), refused + len(read.refused)
             for answer in reply.body.get("answers", {}).values():
@@ -84,7 +87,7 @@ async def _ask(spec: ModelSpec, bodies: list[dict[str, Any]]) -> ProbeResult:
     finally:
         await backend.aclose()
     problem = None if parsed else "no question was answered (every one was refused)"
-    return ProbeResult(where, served, latency, questions, parsed, refused, coverage, missing,
+    return ProbeResult(where, key, served, latency, questions, parsed, refused, coverage, missing,
                        problem)  # fmt: skip
 
 
@@ -101,7 +104,7 @@ def report(suite: Suite, spec: ModelSpec, seen: ProbeResult, concurrency: int) -
     lines = [f"probe: model {spec.name} at {seen.where}, suite {suite.name}"]
     if seen.latency_s:
         lines.append(
-            f"  reachable: yes; key accepted; served model: {seen.served or 'not named'}; "
+            f"  reachable: yes; {seen.key}; served model: {seen.served or 'not named'}; "
             f"latency {1000 * fmean(seen.latency_s):.0f} ms a request "
             f"(mean of {len(seen.latency_s)}, {seen.questions} questions)"
         )

@@ -11,6 +11,8 @@ from harness.serve import ServerConfig, serve_sim_in_thread
 from tests.loopback import Reply, Seen, scripted_server
 from tests.runhelpers import cli
 
+KEY = "nj-probe-key-0123456789-PLANTED"
+
 
 def probe(*args: str) -> int:
     return cli("probe", "--param", "per_operator=1", *args)
@@ -20,7 +22,8 @@ def test_probe_reports_a_chat_servers_coverage_and_the_suites_estimate(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    with serve_sim_in_thread(ServerConfig(port=0, wire="openai-chat")) as url:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with serve_sim_in_thread(ServerConfig(port=0, wire="openai-chat", key=KEY)) as url:
         status = probe("--model", "jev-sim", "--wire", "openai-chat", "--base-url", url,
                        "--price-per-million", "0.15", "--concurrency", "8")  # fmt: skip
     out = capsys.readouterr().out
@@ -30,6 +33,7 @@ def test_probe_reports_a_chat_servers_coverage_and_the_suites_estimate(
     assert "HTTP calls" in out and "at concurrency 8" in out and "about USD" in out
     assert "the suite can run" in out
     assert list(tmp_path.iterdir()) == []  # nothing written: no run folder
+    assert KEY not in out
 
 
 def test_probe_through_a_profile_on_systemone(
@@ -43,6 +47,7 @@ def test_probe_through_a_profile_on_systemone(
         assert probe("--model", "local") == 0
     out = capsys.readouterr().out
     assert "probe: model jev-sim at " in out and "(systemone)" in out
+    assert "reachable: yes; no key sent; served model: sim" in out
     assert "log-probabilities" not in out  # System One answers carry probabilities directly
 
 
