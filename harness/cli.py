@@ -17,6 +17,7 @@ from types import FrameType
 
 from harness.commands import COMMANDS
 from harness.commands.common import Handoff, OneLineParser
+from harness.config import apply_settings
 from harness.errors import NumericJevError, RunFolderError
 from harness.running.folder import COMPRESS_ENV
 
@@ -74,7 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return analysis_main(argv)
     if argv and argv[0] in SIMSTUDY_COMMANDS:
         return _plugin(argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:  # numericjev.toml: profiles and [defaults] fill what the command line left unset
+        apply_settings(parser, args, argv)
+    except NumericJevError as exc:
+        print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     if getattr(args, "cache", None):
         # An environment variable, so that --workers and --shard processes inherit it.
         os.environ["NUMERICJEV_CACHE_MODE"] = args.cache

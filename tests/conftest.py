@@ -41,3 +41,10 @@ def _no_shared_request_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     # (set, not deleted: monkeypatch undoes a set, but forgets a delete of an unset name)
     monkeypatch.setenv("NUMERICJEV_COMPRESS_LOGS", "")
     monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "request-cache.sqlite3"))
+
+
+@pytest.fixture(autouse=True)
+def _no_user_settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never read the user's numericjev.toml (harness.config): the XDG folder is the
+    test's own, empty unless a test writes one."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))

@@ -56,11 +56,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("running.scheduler", "running.dryrun", "running.folder"),
     ("running.interrupts",),
     ("running.session",),
+    ("running.probe",),
     ("spreading", "spreading.merging"),
     ("spreading.pool",),
     ("spreading.spread",),
     ("spreading.raylaunch",),
     ("comparing",),
+    ("config",),
     ("commands",),
     ("cli", "__init__"),
 )

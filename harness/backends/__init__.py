@@ -20,12 +20,14 @@ scheduler or the run folder.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import Any
 
-from harness.backends.base import Backend, Reply
+from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Backend, Reply
 from harness.errors import ConfigError
 from harness.wire import WIRES
 
@@ -36,6 +38,7 @@ __all__ = [
     "check_spec",
     "make_backend",
     "parse_model",
+    "parse_options",
     "split_models",
 ]
 
@@ -50,12 +53,16 @@ class ModelSpec:
     name: str = "sim"
     base_url: str | None = None
     sim: Mapping[str, str] = field(default_factory=dict)
-    concurrency: int = 64
-    timeout_s: float = 30.0
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout_s: float = DEFAULT_TIMEOUT_S
     max_attempts: int = 6  # per request, first attempt included (the caller's retry policy)
     price_per_million: float | None = None
     wire: str = "systemone"  # the HTTP wire format (--wire)
     top_logprobs: int = 20  # openai-chat: alternatives asked per completion (OpenAI: <= 20)
+    # The NAME of the environment variable that holds the key (None: the wire's own,
+    # TYPESAFE_API_KEY or OPENAI_API_KEY); never the key itself.
+    key_env: str | None = None
+    price_per_million_output: float | None = None  # USD per million output tokens
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -74,6 +81,17 @@ class ModelSpec:
             )
         if self.is_gguf and self.base_url:
             raise ConfigError("--base-url does not apply to a gguf: model (a local file)")
+        if self.key_env is not None and not _ENV_NAME.match(self.key_env):
+            raise ConfigError(
+                f"key_env names an environment variable (e.g. OPENAI_API_KEY), not a key; "
+                f"got a value of {len(self.key_env)} characters"
+            )
+        for what, price in (
+            ("price_per_million", self.price_per_million),
+            ("price_per_million_output", self.price_per_million_output),
+        ):
+            if price is not None and not (math.isfinite(price) and price >= 0):
+                raise ConfigError(f"{what} must be a number >= 0 (USD); got {price}")
 
     @property
     def is_gguf(self) -> bool:
@@ -91,6 +109,12 @@ class ModelSpec:
             options["wire"] = self.wire
         if self.top_logprobs != 20:
             options["top_logprobs"] = str(self.top_logprobs)
+        if self.key_env is not None:
+            options["key_env"] = self.key_env
+        if self.price_per_million is not None and self.name not in IN_PROCESS:
+            options["price_per_million"] = f"{self.price_per_million:g}"
+        if self.price_per_million_output is not None and self.name not in IN_PROCESS:
+            options["price_per_million_output"] = f"{self.price_per_million_output:g}"
         return self.name + (
             ":" + ",".join(f"{k}={v}" for k, v in options.items()) if options else ""
         )
@@ -102,7 +126,15 @@ _OPTIONS = re.compile(r":(?=[A-Za-z_]\w*=)")
 _OPTION = re.compile(r"^[A-Za-z_]\w*=")
 # What a spec may set beyond the sim's knobs, per kind of model: make_backend reads each
 # from the spec (``gpt-4o-mini:wire=openai-chat,base_url=http://127.0.0.1:8000``).
-_HTTP_OPTIONS = ("base_url", "wire", "top_logprobs")
+_HTTP_OPTIONS = (
+    "base_url",
+    "wire",
+    "top_logprobs",
+    "key_env",
+    "price_per_million",
+    "price_per_million_output",
+)
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
@@ -123,14 +155,8 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
         raise ConfigError(f"model spec {text!r} has no model name before ':'")
     if name.partition(":")[0] in ("sim", "oracle") and ":" in name:
         raise ConfigError(f"model spec {text!r} has ':' but no KEY=VALUE after it, e.g. sim:seed=7")
-    options: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))) if found else ():
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ConfigError(f"model spec {text!r}: {item!r} is not KEY=VALUE")
-        if key.strip() in options:
-            raise ConfigError(f"model spec {text!r} sets {key.strip()!r} twice")
-        options[key.strip()] = value.strip()
+    items = [part.strip() for part in rest.split(",")] if found else []
+    options = parse_options(filter(None, items), f"model spec {text!r}")
     if name == "sim":
         knobs = dict(base.sim)
         for key, value in options.items():
@@ -157,13 +183,49 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
     top = options.get("top_logprobs")
     if top is not None and not top.isdigit():
         raise ConfigError(f"model spec {text!r}: top_logprobs must be a whole number; got {top!r}")
+    prices: dict[str, float] = {}
+    for key in ("price_per_million", "price_per_million_output"):
+        if key in options:
+            price = _number(options[key], f"model spec {text!r}: {key}")
+            if getattr(base, key) not in (None, price):
+                option = "--" + key.replace("_", "-")
+                raise ConfigError(f"model spec {text!r} sets {key}, and so does {option}: keep one")
+            prices[key] = price
     return replace(
         base,
         name=name,
         base_url=url or base.base_url,
         wire=wire,
         top_logprobs=base.top_logprobs if top is None else int(top),
+        key_env=options.get("key_env", base.key_env),
+        price_per_million=prices.get("price_per_million", base.price_per_million),
+        price_per_million_output=prices.get(
+            "price_per_million_output", base.price_per_million_output
+        ),
     )
+
+
+def parse_options(items: Iterable[str], what: str) -> dict[str, str]:
+    """``KEY=VALUE`` texts into a dict: the ONE reader of every key=value option (a model
+    spec's, ``--sim``, ``--param``, ``serve-sim --sim-param``); refuses anything else, and a
+    key given twice, in one line naming ``what``."""
+    options: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise ConfigError(f"{what} takes KEY=VALUE; {item!r} is not KEY=VALUE")
+        if key in options:
+            raise ConfigError(f"{what} sets {key!r} twice")
+        options[key] = value
+    return options
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"{what} must be a number; got {text!r}") from None
 
 
 def split_models(text: str) -> list[str]:
@@ -218,42 +280,54 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
     if spec.wire == "openai-decisions":
         from harness.backends.decisions import OpenAIDecisionsBackend
 
-        return OpenAIDecisionsBackend(
-            spec.name,
-            base_url=spec.base_url,
-            concurrency=spec.concurrency,
-            timeout_s=spec.timeout_s,
-            price_per_million=spec.price_per_million,
-        )
+        return OpenAIDecisionsBackend(spec.name, **_transport(spec), env=_key_environ(spec))
     if spec.wire == "openai-chat":
         from harness.backends.chat import OpenAIChatBackend
 
         return OpenAIChatBackend(
-            spec.name,
-            base_url=spec.base_url,
-            concurrency=spec.concurrency,
-            timeout_s=spec.timeout_s,
-            price_per_million=spec.price_per_million,
-            top_logprobs=spec.top_logprobs,
+            spec.name, **_transport(spec), top_logprobs=spec.top_logprobs, env=_key_environ(spec)
         )
-    import os
-
     from harness.backends.pricing import is_hosted
     from harness.backends.systemone import DEFAULT_BASE_URL, SystemOneBackend
 
-    base = spec.base_url or os.environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
+    environ = _key_environ(spec)
+    base = spec.base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
     # One definition of "the hosted API" for the key check and the price table.
-    if is_hosted(base) and not os.environ.get("TYPESAFE_API_KEY", "").strip():
+    if is_hosted(base) and not environ.get("TYPESAFE_API_KEY", "").strip():
         # Fail before a run folder exists: every request to the hosted API would be a 401.
         raise ConfigError(
             f"model {spec.name!r} is served by the hosted TypeSafe API, which needs a key: "
             "set TYPESAFE_API_KEY, or pass --base-url for another server, or use --model sim"
         )
 
-    return SystemOneBackend(
-        spec.name,
-        base_url=spec.base_url,
-        concurrency=spec.concurrency,
-        timeout_s=spec.timeout_s,
-        price_per_million=spec.price_per_million,
-    )
+    return SystemOneBackend(spec.name, **_transport(spec), env=environ)
+
+
+def _transport(spec: ModelSpec) -> dict[str, Any]:
+    """What every HTTP backend takes from the spec, named once: server, pool, timeout, price."""
+    return {
+        "base_url": spec.base_url,
+        "concurrency": spec.concurrency,
+        "timeout_s": spec.timeout_s,
+        "price_per_million": spec.price_per_million,
+        "price_per_million_output": spec.price_per_million_output,
+        "key_env": spec.key_env,
+    }
+
+
+def _key_environ(spec: ModelSpec) -> Mapping[str, str]:
+    """The environment the backend reads its key from: ``os.environ``, with the wire's key
+    variable taken from ``spec.key_env`` when a profile names another; refuses a named
+    variable that is not set (every request would be refused)."""
+    import os
+
+    if spec.key_env is None:
+        return os.environ
+    key = os.environ.get(spec.key_env, "").strip()
+    if not key:
+        raise ConfigError(
+            f"model {spec.name!r} reads its key from ${spec.key_env} (key_env), which is not "
+            f"set: export {spec.key_env}=..., or drop key_env for a server that needs no key"
+        )
+    wire_variable = "TYPESAFE_API_KEY" if spec.wire == "systemone" else "OPENAI_API_KEY"
+    return {**os.environ, wire_variable: key}

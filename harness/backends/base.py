@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
+# The transport's defaults, said once: ModelSpec, the HTTP backends, RemoteServer,
+# HttpEndpoint, Limits, CompareOptions and the command line's options all default to these.
+DEFAULT_CONCURRENCY = 64  # requests in flight
+DEFAULT_TIMEOUT_S = 30.0  # seconds per HTTP attempt
+DEFAULT_CONNECT_TIMEOUT_S = 10.0  # seconds to open a connection
+
 
 # A NamedTuple rather than a frozen dataclass: one is built per attempt (see ``Attempt``).
 class Reply(NamedTuple):

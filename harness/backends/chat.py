@@ -33,7 +33,7 @@ from typing import Any
 
 import anyio
 
-from harness.backends.base import Reply
+from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Reply
 from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
 from harness.errors import AuthError, BackendError, TransientError
 from harness.wire import WireError, chat_usage, from_chat_completions, to_chat_requests
@@ -66,9 +66,11 @@ class OpenAIChatBackend(RemoteBackend):
         model: str,
         *,
         base_url: str | None = None,
-        concurrency: int = 64,
-        timeout_s: float = 30.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
         price_per_million: float | None = None,
+        price_per_million_output: float | None = None,
+        key_env: str | None = None,
         top_logprobs: int = TOP_LOGPROBS,
         env: Mapping[str, str] | None = None,
     ) -> None:
@@ -86,6 +88,8 @@ class OpenAIChatBackend(RemoteBackend):
             concurrency=concurrency,
             timeout_s=timeout_s,
             price_per_million=price_per_million,
+            price_per_million_output=price_per_million_output,
+            key_env=key_env,
         )
         self._places = anyio.CapacityLimiter(concurrency)
 

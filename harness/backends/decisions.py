@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from harness.backends.base import Reply
+from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Reply
 from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
 from harness.errors import BackendError, TransientError
 from harness.wire import WireError, from_decisions_response, to_decisions_request
@@ -31,9 +31,11 @@ class OpenAIDecisionsBackend(RemoteBackend):
         model: str,
         *,
         base_url: str | None = None,
-        concurrency: int = 64,
-        timeout_s: float = 30.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
         price_per_million: float | None = None,
+        price_per_million_output: float | None = None,
+        key_env: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         """The server is ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's API; the key
@@ -48,6 +50,8 @@ class OpenAIDecisionsBackend(RemoteBackend):
             concurrency=concurrency,
             timeout_s=timeout_s,
             price_per_million=price_per_million,
+            price_per_million_output=price_per_million_output,
+            key_env=key_env,
         )
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:

@@ -68,20 +68,27 @@ def table_price(model: str | None, base_url: str | None) -> Price | None:
 
 
 def price_for(
-    model: str | None, base_url: str | None, override: float | None = None
+    model: str | None,
+    base_url: str | None,
+    override: float | None = None,
+    output: float | None = None,
 ) -> Price | None:
-    """The price of ``model`` at ``base_url``: ``override`` (``--price-per-million``) if
-    given, else the table (hosted API only), else None (unknown)."""
+    """The price of ``model`` at ``base_url``: ``override`` (``--price-per-million``, or a
+    profile's ``price_per_million``; ``output`` its output price) if given, else the table
+    (hosted API only), else None (unknown)."""
     if override is not None:
-        return Price(float(override))
+        return Price(float(override), float(output or 0.0))
     return table_price(model, base_url)
 
 
 def price_record(
-    model: str | None, base_url: str | None, override: float | None
+    model: str | None,
+    base_url: str | None,
+    override: float | None,
+    output: float | None = None,
 ) -> dict[str, Any] | None:
     """The price as a manifest's ``model.params.price`` records it (None: unknown)."""
-    price = price_for(model, base_url, override)
+    price = price_for(model, base_url, override, output)
     if price is None:
         return None
     return {
@@ -89,6 +96,15 @@ def price_record(
         "output_usd_per_million": price.output_per_million,
         "source": "override" if override is not None else "table",
     }
+
+
+def recorded_output_price(record: Any) -> float | None:
+    """The output price a run was given (a profile's ``price_per_million_output``) as
+    ``price_record`` wrote it; None when the table priced the run or nothing did."""
+    if not isinstance(record, Mapping) or record.get("source") != "override":
+        return None
+    value = record.get("output_usd_per_million")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _number(value: Any) -> float | None:

@@ -21,6 +21,11 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from harness.backends.base import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+)
 from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse
 from harness.backends.pricing import cost_usd, price_for, price_record
 from harness.errors import BackendError, ConfigError, TransientError
@@ -87,17 +92,21 @@ class RemoteServer:
         api_key: str,
         key_variable: str = OPENAI_KEY_VARIABLE,
         request_id_header: str = "x-request-id",
-        concurrency: int = 64,
-        timeout_s: float = 30.0,
-        connect_timeout_s: float = 10.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         price_per_million: float | None = None,
+        price_per_million_output: float | None = None,
+        key_env: str | None = None,
     ) -> None:
         self.model = model
         self.wire = wire
         self.base_url = base_url
         self.concurrency = concurrency
         self._override = price_per_million
-        self.price = price_for(model, base_url, price_per_million)
+        self._output = price_per_million_output
+        self.key_env = key_env  # the variable's NAME (a profile's key_env), never the key
+        self.price = price_for(model, base_url, price_per_million, price_per_million_output)
         self.http = HttpEndpoint(
             base_url + ROUTES[wire],
             api_key=api_key,
@@ -125,8 +134,9 @@ class RemoteServer:
                 "timeout_s": self.http.timeout_s,
                 "connect_timeout_s": self.http.connect_timeout_s,
                 "concurrency": self.concurrency,
-                "price": price_record(self.model, self.base_url, self._override),
+                "price": price_record(self.model, self.base_url, self._override, self._output),
                 "api_key_set": self.http.has_key,
+                **({} if self.key_env is None else {"key_env": self.key_env}),
                 **params,
             },
         }

@@ -17,7 +17,12 @@ from typing import Any
 
 import orjson
 
-from harness.backends.base import Reply
+from harness.backends.base import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    Reply,
+)
 from harness.backends.remote import RemoteBackend, RemoteServer
 from harness.errors import BackendError, ConfigError
 from harness.wire import ROUTES
@@ -53,10 +58,12 @@ class SystemOneBackend(RemoteBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        concurrency: int = 64,
-        timeout_s: float = 30.0,
-        connect_timeout_s: float = 10.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         price_per_million: float | None = None,
+        price_per_million_output: float | None = None,
+        key_env: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         """None for ``model``, ``base_url`` or ``api_key`` reads ``TYPESAFE_DEFAULT_MODEL``,
@@ -81,6 +88,8 @@ class SystemOneBackend(RemoteBackend):
             timeout_s=timeout_s,
             connect_timeout_s=connect_timeout_s,
             price_per_million=price_per_million,
+            price_per_million_output=price_per_million_output,
+            key_env=key_env,
         )
 
     @property

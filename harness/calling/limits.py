@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.backends.base import DEFAULT_CONCURRENCY
 from harness.errors import ConfigError
 from runfolder import LimitsRecord
 
@@ -14,7 +15,7 @@ DEFAULT_MAX_WAIT_S = 600.0  # ten minutes of Retry-After: a server that keeps as
 class Limits:
     """Requests in flight, requests per second, and the two caps (see ``Budget``)."""
 
-    concurrency: int = 64
+    concurrency: int = DEFAULT_CONCURRENCY
     rps: float | None = None
     max_requests: int | None = None  # requests sent by this invocation
     max_cost_usd: float | None = None  # the run's total recorded cost, all sessions included

@@ -22,4 +22,6 @@ COMMANDS = (
     "merge",
     "compact",
     "cache",
+    "config",
+    "probe",
 )

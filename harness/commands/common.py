@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from harness.errors import ConfigError
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
 from runfolder import resolve_run
@@ -70,14 +69,14 @@ def add_suite_options(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_pairs(items: list[str], option: str) -> dict[str, str]:
-    """``KEY=VALUE`` strings into a dict; refuses anything else."""
-    pairs = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{option} takes KEY=VALUE; got {item!r}")
-        pairs[key.strip()] = value.strip()
-    return pairs
+    """``KEY=VALUE`` strings into a dict; refuses anything else (the one reader,
+    ``harness.backends.parse_options``, imported here only when there is something to read).
+    A key given again on the command line replaces the earlier value, as options do."""
+    if not items:
+        return {}
+    from harness.backends import parse_options
+
+    return {k: v for item in items for k, v in parse_options([item], option).items()}
 
 
 def suite_from(args: argparse.Namespace) -> Suite:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.backends.base import DEFAULT_TIMEOUT_S
 from harness.commands.common import RUNNING, Handoff, exit_codes, parse_pairs
 from harness.commands.run import (
     add_check_option,
@@ -51,7 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument(
-        "--models", required=True, help="model specs, the baseline first, e.g. sim,sim:seed=7"
+        "--models",
+        required=True,
+        help="model specs or profile names (numericjev.toml), the baseline first, e.g. "
+        "sim,sim:seed=7 or jev-prod,jev-next",
     )
     parser.add_argument("--suites", required=True, help="suites, e.g. affine,exploratory")
     parser.add_argument(
@@ -71,9 +75,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--price-per-million", type=float, default=None, help="as run (served models)"
     )
-    parser.add_argument("--timeout", type=float, default=30.0, help="as run (default 30)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"as run (default {DEFAULT_TIMEOUT_S:g})",
+    )
     parser.add_argument("--max-attempts", type=int, default=6, help="as run (default 6)")
     add_check_option(parser)
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="send nothing: print each cell's jobs, requests, HTTP calls, tokens and cost",
+    )
     parser.add_argument(
         "--metric",
         choices=METRICS,
@@ -127,6 +141,14 @@ def run(args: argparse.Namespace) -> int | Handoff:
         summary={"metric": args.metric, "bootstrap": args.bootstrap},
         compress=args.compress,
     )
+    if args.dry_run:
+        from harness.comparing.dryrun import describe_comparison
+
+        suites = [s.strip() for s in args.suites.split(",") if s.strip()]
+        params = parse_pairs(args.param, "--param")
+        for line in describe_comparison(split_models(args.models), suites, params, options):
+            print(line)
+        return 0
     folder = create_comparison(
         split_models(args.models),
         [s.strip() for s in args.suites.split(",") if s.strip()],

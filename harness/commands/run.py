@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from harness.commands.common import (
     RUNNING,
     add_suite_options,
@@ -30,8 +31,8 @@ def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True)
     parser.add_argument(
         "--concurrency",
         type=int,
-        default=64 if defaults else None,
-        help="requests in flight at once (default: 64; resume: the run's)",
+        default=DEFAULT_CONCURRENCY if defaults else None,
+        help=f"requests in flight at once (default: {DEFAULT_CONCURRENCY}; resume: the run's)",
     )
     parser.add_argument(
         "--rps", type=float, default=None, help="at most this many requests per second"
@@ -134,12 +135,31 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     add_suite_options(parser)
+    add_model_options(parser)
+    parser.add_argument(
+        "--run", type=Path, default=None, help="run folder (default: runs/<suite>-<model>-<time>)"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="send nothing: print jobs, requests, tokens, cost"
+    )
+    add_check_option(parser)
+    add_limit_options(parser)
+    add_session_options(parser)
+    add_compress_option(parser)
+    add_spread_options(parser)
+    parser.set_defaults(func=run)
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The model and how to reach it (shared with ``probe``): ``--model``, ``--base-url``,
+    ``--wire``, ``--top-logprobs``, ``--sim``, prices, ``--timeout``, ``--max-attempts``."""
     parser.add_argument(
         "--model",
         default="sim",
-        help="sim | oracle | gguf:PATH | a served model's name (default: sim); a spec may carry "
+        help="sim | oracle | gguf:PATH | a served model's name | a profile's NAME from "
+        "numericjev.toml (numericjev config lists them) (default: sim); a spec may carry "
         "options: sim:seed=7, sim:confusion=0.3,seed=3, jev-latest:base_url=http://..., "
-        "gpt-4o-mini:wire=openai-chat",
+        "gpt-4o-mini:wire=openai-chat,price_per_million=0.15",
     )
     parser.add_argument(
         "--base-url", default=None, help="the model's server, e.g. http://127.0.0.1:8377"
@@ -158,9 +178,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="openai-chat: alternatives asked per completion (default 20, OpenAI's maximum)",
     )
     parser.add_argument(
-        "--run", type=Path, default=None, help="run folder (default: runs/<suite>-<model>-<time>)"
-    )
-    parser.add_argument(
         "--sim",
         action="append",
         default=[],
@@ -175,7 +192,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "TypeSafe API only: Jev 0.042; any other server is unknown unless it reports cost)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=30.0, help="seconds per HTTP attempt (default 30)"
+        "--price-per-million-output",
+        type=float,
+        default=None,
+        help="USD per million output tokens, with --price-per-million (default 0)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"seconds per HTTP attempt (default {DEFAULT_TIMEOUT_S:g})",
     )
     parser.add_argument(
         "--max-attempts",
@@ -184,15 +210,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="attempts per request, the first included: failed and malformed replies are "
         "retried (default 6)",
     )
-    parser.add_argument(
-        "--dry-run", action="store_true", help="send nothing: print jobs, requests, tokens, cost"
-    )
-    add_check_option(parser)
-    add_limit_options(parser)
-    add_session_options(parser)
-    add_compress_option(parser)
-    add_spread_options(parser)
-    parser.set_defaults(func=run)
 
 
 def add_compress_option(parser: argparse.ArgumentParser) -> None:
@@ -263,6 +280,7 @@ def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
         timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         price_per_million=args.price_per_million,
+        price_per_million_output=args.price_per_million_output,
         wire=args.wire,
         top_logprobs=args.top_logprobs,
     )
@@ -303,7 +321,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--run {args.run} is a file, not a folder; choose another --run folder"
             )
 
-        for line in describe(suite, spec.name, dry_run_price(spec)):
+        for line in describe(suite, spec, dry_run_price(spec)):
             print(line, file=sys.stdout)
         return 0
     if spec.name not in ("sim", "oracle") and not args.skip_check:

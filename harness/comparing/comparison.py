@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 
 from harness.backends import ModelSpec, make_backend, parse_model
+from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from harness.calling import Limits
 from harness.errors import ConfigError, RunFolderError
 from harness.progress import CellProgress, Progress, TqdmProgress
@@ -69,10 +70,10 @@ class CompareOptions:
     """
 
     base_url: str | None = None
-    timeout_s: float = 30.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     max_attempts: int = 6
     price_per_million: float | None = None
-    concurrency: int = 64
+    concurrency: int = DEFAULT_CONCURRENCY
     rps: float | None = None
     skip_check: bool = False
     summary: Mapping[str, Any] | None = None

@@ -25,7 +25,7 @@ from typing import Any, TypedDict, Unpack
 
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
 from harness.backends.base import Backend
-from harness.backends.pricing import require_price
+from harness.backends.pricing import recorded_output_price, require_price
 from harness.calling import Limits, Pacer, RetrySettings
 from harness.calling.limits import DEFAULT_MAX_WAIT_S
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
@@ -393,5 +393,7 @@ def model_spec_of(
         price_per_million=model.price_usd_per_million_input,
         wire=wire,
         top_logprobs=top if isinstance(top, int) and not isinstance(top, bool) else 20,
+        key_env=params["key_env"] if isinstance(params.get("key_env"), str) else None,
+        price_per_million_output=recorded_output_price(params.get("price")),
     )
     return spec, retry

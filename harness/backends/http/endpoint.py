@@ -24,6 +24,11 @@ from typing import NamedTuple
 
 import aiohttp
 
+from harness.backends.base import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+)
 from harness.backends.http.classify import classify, error_excerpt
 from harness.backends.http.sender import HttpSender, Sender
 from harness.errors import BackendError, ConfigError
@@ -50,9 +55,9 @@ class HttpEndpoint:
         api_key: str = "",
         key_variable: str = "TYPESAFE_API_KEY",
         request_id_header: str = "x-request-id",
-        concurrency: int = 64,
-        timeout_s: float = 30.0,
-        connect_timeout_s: float = 10.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
     ) -> None:
         """``key_variable`` names where users set the key (for the 401 message)."""
         if concurrency < 1 or not timeout_s > 0:
