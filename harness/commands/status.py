@@ -99,10 +99,10 @@ def run(args: argparse.Namespace) -> int:
             f"sessions: {len(sessions)} ({resumes} resume{'' if resumes == 1 else 's'}; last started {sessions[-1].get('utc')})"
             + (f"; {allowed} mismatches let through by --allow-mismatch" if allowed else "")
         )
-    if state.repeated_lines:
-        print(f"note: {state.repeated_lines:,} repeated log lines, each counted once")
     for finding in findings:  # the seal, as every reader checks it (runfolder.integrity)
         print(f"note: {finding.message}; resume refuses it unless --allow-mismatch")
+    if state.repeated_lines:
+        print(f"note: {state.repeated_lines:,} repeated log lines, each counted once")
     if state.torn:
         print(f"note: torn last line in {', '.join(state.torn)} (cut off on the next resume)")
     _shards(folder, manifest)

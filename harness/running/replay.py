@@ -60,6 +60,17 @@ class LogState:
     # Unfinished jobs' decoders whose last output is ok: not written again on resume.
     recorded_ok: dict[str, frozenset[str]] = field(default_factory=dict)
 
+    def repairs(self) -> list[str]:
+        """What reading the logs repaired, in words, for ``resume`` to say once (``status``
+        notes the same; ``analyze`` and ``report``: their "Log repairs" row)."""
+        said = [f"cut a torn last line from {name} (a crash mid-write)" for name in self.torn]
+        if self.repeated_lines:
+            said.append(
+                f"{self.repeated_lines:,} repeated log line(s) (a record written twice) "
+                "skipped: each record counted once"
+            )
+        return said
+
 
 def _own(records: JsonlReader[Line], run_id: str) -> Iterator[Line]:
     """The records of ``records``, refusing any line stamped with another run, or none

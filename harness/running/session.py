@@ -151,7 +151,7 @@ async def start_run_async(
     plan = _plan(suite, model, limits, retry)
     name = folder_model_name(model) if isinstance(model, ModelSpec) else plan.backend.name
     async with _closing(plan.backend):
-        check_price(plan)  # before any folder exists
+        preflight(plan)  # before any folder exists
         folder, lock, manifest = new_run_folder(folder, plan, name, run_id)
         try:
             on_start(folder)
@@ -162,6 +162,16 @@ async def start_run_async(
             )
         finally:
             lock.release()
+
+
+def preflight(plan: RunPlan) -> None:
+    """Refuse, before a folder, a lock or a session line is made, what would refuse the run
+    later: a spend cap without a price (``check_price``) and a request cache that cannot be
+    opened (opened here, then closed; the session opens it again as it starts)."""
+    check_price(plan)
+    cache = open_cache(plan.backend.describe(), "")
+    if cache is not None:
+        cache.store.close()
 
 
 def new_run_folder(
@@ -213,8 +223,8 @@ async def resume_run_async(
             state = read_logs(folder, suite.decoders, manifest.run_id)
             # Replays what was answered: a job this code would ask differently is refused now.
             queue = job_queue(suite, state, plan.backend.name, plan.shard)
-            for name in state.torn:
-                warn(f"cut a torn last line from {name} (a crash mid-write)")
+            for repair in state.repairs():
+                warn(repair)
             # Recorded once the logs have been read: a resume refused above leaves no trace.
             record_session(folder, "resume", opened.raw, plan, problems)
             result = await _execute(
@@ -260,8 +270,8 @@ def resume_plan(
 
 def resume_problems(opened: Opened, plan: RunPlan, allow_mismatch: bool, warn: Warn) -> list[str]:
     """What ``--allow-mismatch`` lets through (each sent to ``warn``), the server included;
-    refuses a price the plan lacks."""
-    check_price(plan)
+    refuses a price the plan lacks, or a request cache that cannot be opened."""
+    preflight(plan)
     problems = list(opened.problems)
     change = server_change(opened.manifest, plan, allow_mismatch)
     problems += [change] if change else []

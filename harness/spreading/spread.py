@@ -26,7 +26,6 @@ from harness.protocol.cases import Suite
 from harness.running.folder import (
     LimitChanges,
     build_manifest,
-    check_price,
     create_run_folder,
     limits_of,
     model_spec_of,
@@ -40,6 +39,7 @@ from harness.running.session import (
     _execute,
     _plan,
     in_own_loop,
+    preflight,
     resume_run,
     resume_run_async,
 )
@@ -72,7 +72,7 @@ async def start_shard_async(
     plan = replace(_plan(suite, model or ModelSpec(), own, retry), shard=shard, pacer=pacer)
     folder = shard.folder(parent)
     async with _closing(plan.backend):
-        check_price(plan)
+        preflight(plan)
         overall = build_manifest(parent, replace(plan, limits=whole, shard=None))
         run_id = create_or_join_parent(parent, overall, shard.count).run_id
         if not (folder / MANIFEST).exists():
