@@ -235,3 +235,31 @@ def test_every_repair_is_said_once_by_resume_analyze_and_report(
     assert cli("resume", str(folder), "--no-progress") == 0
     warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "1 repeated log line(s)" in warnings[0], warnings
+
+
+def test_merge_refuses_a_shard_with_a_foreign_line_or_no_session_log(
+    tmp_path: Path, runs: tuple[Path, Path]
+) -> None:
+    from harness import ModelSpec, load_suite
+    from harness.running.sharding import Shard
+    from harness.spreading.merging import merge
+    from harness.spreading.spread import start_shard
+    from runfolder import RunFolderError
+
+    suite = load_suite("affine", params={"per_operator": "2"})
+    parent = tmp_path / "run"
+    for k in (0, 1):
+        start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(k, 2))
+    shard = Shard(1, 2).folder(parent)
+    foreign = records(runs[1] / "outputs.jsonl")[0]
+    foreign["seq"] = last_seq(shard) + 1
+    line = append(shard / "outputs.jsonl", foreign)
+    with pytest.raises(RunFolderError, match=f"outputs.jsonl line {line} belongs to run 'b'"):
+        merge(parent)
+    (shard / "outputs.jsonl").write_bytes(
+        b"".join((shard / "outputs.jsonl").read_bytes().splitlines(keepends=True)[:-1])
+    )
+    (shard / "sessions.jsonl").unlink()
+    with pytest.raises(RunFolderError, match="sessions.jsonl is missing"):
+        merge(parent)
+    assert not (parent / "outputs.jsonl").exists()  # nothing merged
