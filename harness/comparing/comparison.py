@@ -38,7 +38,13 @@ from harness.running.check import preflight
 from harness.running.folder import COMPRESS_ENV
 from harness.running.interrupts import Interrupts, watching
 from harness.running.naming import cell_folder_name
-from harness.running.session import RunResult, in_own_loop, resume_run_async, start_run_async
+from harness.running.session import (
+    RunResult,
+    in_own_loop,
+    probe_cache,
+    resume_run_async,
+    start_run_async,
+)
 from runfolder import (
     MANIFEST,
     RUNS_ROOT,
@@ -172,10 +178,14 @@ def _split_params(params: Mapping[str, str], suites: list[str]) -> dict[str, dic
 
 
 async def _check_models(specs: list[ModelSpec]) -> None:
-    """Build (and close) each model's backend: a bad knob or a missing key fails here."""
+    """Build (and close) each model's backend and open its request cache: a bad knob, a
+    missing key or a cache that cannot be opened fails here."""
     for spec in specs:
         backend = make_backend(spec)
-        await backend.aclose()
+        try:
+            probe_cache(backend)
+        finally:
+            await backend.aclose()
 
 
 def create_comparison(

@@ -151,7 +151,7 @@ async def start_run_async(
     plan = _plan(suite, model, limits, retry)
     name = folder_model_name(model) if isinstance(model, ModelSpec) else plan.backend.name
     async with _closing(plan.backend):
-        preflight(plan)  # before any folder exists
+        check_before_writing(plan)  # before any folder exists
         folder, lock, manifest = new_run_folder(folder, plan, name, run_id)
         try:
             on_start(folder)
@@ -164,12 +164,18 @@ async def start_run_async(
             lock.release()
 
 
-def preflight(plan: RunPlan) -> None:
+def check_before_writing(plan: RunPlan) -> None:
     """Refuse, before a folder, a lock or a session line is made, what would refuse the run
     later: a spend cap without a price (``check_price``) and a request cache that cannot be
     opened (opened here, then closed; the session opens it again as it starts)."""
     check_price(plan)
-    cache = open_cache(plan.backend.describe(), "")
+    probe_cache(plan.backend)
+
+
+def probe_cache(backend: Backend) -> None:
+    """Open (and close) the request cache a run of ``backend`` would use: one that cannot be
+    opened is refused here, in one line, before anything is written."""
+    cache = open_cache(backend.describe(), "")
     if cache is not None:
         cache.store.close()
 
@@ -271,7 +277,7 @@ def resume_plan(
 def resume_problems(opened: Opened, plan: RunPlan, allow_mismatch: bool, warn: Warn) -> list[str]:
     """What ``--allow-mismatch`` lets through (each sent to ``warn``), the server included;
     refuses a price the plan lacks, or a request cache that cannot be opened."""
-    preflight(plan)
+    check_before_writing(plan)
     problems = list(opened.problems)
     change = server_change(opened.manifest, plan, allow_mismatch)
     problems += [change] if change else []

@@ -38,8 +38,8 @@ from harness.running.session import (
     _closing,
     _execute,
     _plan,
+    check_before_writing,
     in_own_loop,
-    preflight,
     resume_run,
     resume_run_async,
 )
@@ -72,7 +72,7 @@ async def start_shard_async(
     plan = replace(_plan(suite, model or ModelSpec(), own, retry), shard=shard, pacer=pacer)
     folder = shard.folder(parent)
     async with _closing(plan.backend):
-        preflight(plan)
+        check_before_writing(plan)
         overall = build_manifest(parent, replace(plan, limits=whole, shard=None))
         run_id = create_or_join_parent(parent, overall, shard.count).run_id
         if not (folder / MANIFEST).exists():

@@ -214,7 +214,13 @@ def test_a_refused_cache_leaves_no_folder_and_no_session_line(
     resumed = copy("a")
     before = (resumed / "sessions.jsonl").read_bytes()
     assert cli("resume", str(resumed), "--cache", "read-write", "--no-progress") == 2
+    assert "request cache" in one_error(capsys)
     assert (resumed / "sessions.jsonl").read_bytes() == before
+    compared = tmp_path / "compared"
+    assert cli("compare", "--models", "sim,sim:seed=7", "--suites", "affine", *SMALL,
+               "--out", str(compared), "--cache", "read-write", "--no-progress") == 2  # fmt: skip
+    assert "request cache" in one_error(capsys)  # was a traceback, and compare.json left
+    assert not compared.exists()
     monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "fixed.sqlite3"))
     assert cli(*args) == 0  # the same command, the cache fixed
 

@@ -53,8 +53,8 @@ from harness.running.session import (
     _ignore,
     _ignore_folder,
     _plan,
+    check_before_writing,
     new_run_folder,
-    preflight,
     resume_plan,
     resume_problems,
 )
@@ -117,7 +117,7 @@ def start_in_processes(
     limits = limits or Limits()
     processes_for(model.name, processes)
     plan = _plan(suite, model, limits, retry)
-    preflight(plan)
+    check_before_writing(plan)
     folder, lock, manifest = new_run_folder(folder, plan, folder_model_name(model), run_id)
     try:
         on_start(folder)
