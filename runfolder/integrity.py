@@ -65,6 +65,12 @@ class LineCheck:
             return
         raise self._foreign(lineno, run)
 
+    def stamped_line_seen(self) -> None:
+        """A line of this run was read without being parsed (``check_logs``): as a stamped
+        record passed to the check, it shows an earlier unstamped line to be foreign."""
+        if self.unstamped is not None:
+            raise self._foreign(self.unstamped, None)
+
     def _foreign(self, lineno: int, run: Any) -> ForeignLineError:
         whose = "carries no run id" if run is None else f"belongs to run {run!r}"
         return ForeignLineError(
@@ -85,8 +91,12 @@ def check_logs(folder: Path, run_id: str, *, legacy: bool = False) -> tuple[Json
             folder / name, keep=lambda line: key not in line, run=run_id
         )
         check = LineCheck(folder / name, run_id, legacy=legacy)
+        parsed = 0
         for lineno, record in reader.numbered():
             check(lineno, record)
+            parsed += 1
+        if reader.records > parsed:  # some lines carried the key (kept unparsed)
+            check.stamped_line_seen()
         readers.append(reader)
     return tuple(readers)
 
