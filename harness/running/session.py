@@ -38,7 +38,6 @@ from harness.running.folder import (
     LimitChanges,
     Opened,
     RunPlan,
-    check_price,
     create_run_folder,
     limits_of,
     model_spec_of,
@@ -50,6 +49,7 @@ from harness.running.interrupts import Interrupts, watching
 from harness.running.jobs import Job
 from harness.running.naming import default_run_folder, folder_model_name
 from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
+from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue, read_logs
 from harness.running.scheduler import Scheduler
 from harness.running.sharding import shard_count, shard_from_manifest
@@ -162,22 +162,6 @@ async def start_run_async(
             )
         finally:
             lock.release()
-
-
-def check_before_writing(plan: RunPlan) -> None:
-    """Refuse, before a folder, a lock or a session line is made, what would refuse the run
-    later: a spend cap without a price (``check_price``) and a request cache that cannot be
-    opened (opened here, then closed; the session opens it again as it starts)."""
-    check_price(plan)
-    probe_cache(plan.backend)
-
-
-def probe_cache(backend: Backend) -> None:
-    """Open (and close) the request cache a run of ``backend`` would use: one that cannot be
-    opened is refused here, in one line, before anything is written."""
-    cache = open_cache(backend.describe(), "")
-    if cache is not None:
-        cache.store.close()
 
 
 def new_run_folder(

@@ -32,13 +32,13 @@ from harness.running.folder import (
     open_for_resume,
     record_session,
 )
+from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue
 from harness.running.session import (
     RunResult,
     _closing,
     _execute,
     _plan,
-    check_before_writing,
     in_own_loop,
     resume_run,
     resume_run_async,

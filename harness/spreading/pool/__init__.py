@@ -43,6 +43,7 @@ from harness.protocol.cases import Suite
 from harness.running.folder import LimitChanges, record_session
 from harness.running.interrupts import Interrupts
 from harness.running.naming import folder_model_name
+from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_lists, read_logs
 from harness.running.session import (
     Display,
@@ -53,7 +54,6 @@ from harness.running.session import (
     _ignore,
     _ignore_folder,
     _plan,
-    check_before_writing,
     new_run_folder,
     resume_plan,
     resume_problems,
