@@ -81,7 +81,8 @@ def _parser() -> argparse.ArgumentParser:
             "--strict",
             action="store_true",
             help="refuse (exit 2, nothing written) instead of printing a warning banner: "
-            "incomplete or mixed runs, diffs of runs that differ in more than the model",
+            "incomplete or mixed runs, a manifest edited since its seal or without one "
+            "(sessions.jsonl missing), diffs of runs that differ in more than the model",
         )
         p.add_argument(
             "--bootstrap",

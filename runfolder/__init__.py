@@ -6,7 +6,7 @@ request totals as the last session left them) and a lock. This package owns thei
 the typed records, the manifest, the ONE JSONL writer and the ONE reader (with one
 torn-line rule, explained in ``runfolder.jsonl``), the record numbers that make a
 duplicated or cut log visible (``runfolder.sequence``), the manifest's seal
-(``runfolder.seal``), the lock and the errors; and the comparison folder's
+(``runfolder.seal``), the one integrity check every reader makes (``runfolder.integrity``), the lock and the errors; and the comparison folder's
 ``compare.json``, how run folders are named, listed and found (``latest``), shared by both
 command lines.
 
@@ -21,9 +21,10 @@ from runfolder.comparison import (
     load_comparison,
     write_comparison,
 )
-from runfolder.errors import LogFormatError, RecordError, RunFolderError
+from runfolder.errors import ForeignLineError, LogFormatError, RecordError, RunFolderError
 from runfolder.finding import LATEST, RUNS_ROOT, entries, resolve_run, started, unique_folder
 from runfolder.hashing import SOURCE_PACKAGES, case_digest, source_digest
+from runfolder.integrity import Finding, LineCheck, check_logs, seal_findings, stamped
 from runfolder.jsonl import (
     JsonlAppender,
     JsonlReader,
@@ -103,10 +104,13 @@ __all__ = [
     "ErrorKind",
     "ExchangeRecord",
     "Fields",
+    "Finding",
+    "ForeignLineError",
     "ImportedFrom",
     "JsonlAppender",
     "JsonlReader",
     "LimitsRecord",
+    "LineCheck",
     "LogFormatError",
     "LogScan",
     "Manifest",
@@ -128,6 +132,7 @@ __all__ = [
     "Usage",
     "append_session",
     "case_digest",
+    "check_logs",
     "check_sequence",
     "compressed",
     "dumps_line",
@@ -154,8 +159,10 @@ __all__ = [
     "resolve_run",
     "run_row",
     "scan_logs",
+    "seal_findings",
     "seq_of",
     "source_digest",
+    "stamped",
     "started",
     "stored",
     "totals_current",

@@ -2,6 +2,7 @@
 
 RunFolderError       a run folder that is missing, foreign, locked, or whose manifest is unusable
 ├── LogFormatError   a JSONL line that is not a record and is not a torn tail
+│   └── ForeignLineError  a log line of another run (runfolder.integrity)
 └── RecordError      a record that cannot be written exactly (nothing is written)
 
 ``harness`` and ``analysis`` re-export these classes rather than subclass them: the format
@@ -12,7 +13,7 @@ translate ``RunFolderError`` into one line and exit status 2.
 
 from __future__ import annotations
 
-__all__ = ["LogFormatError", "RecordError", "RunFolderError"]
+__all__ = ["ForeignLineError", "LogFormatError", "RecordError", "RunFolderError"]
 
 
 class RunFolderError(Exception):
@@ -25,3 +26,7 @@ class LogFormatError(RunFolderError):
 
 class RecordError(RunFolderError):
     """A value that JSON cannot carry exactly (e.g. an integer beyond 64 bits, NaN)."""
+
+
+class ForeignLineError(LogFormatError):
+    """A log line stamped with another run's id (or numbered but not stamped): copied in."""

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from runfolder.errors import LogFormatError
+from runfolder.integrity import check_logs
 from runfolder.jsonl import JsonlReader, seq_of, whole_lines
 from runfolder.layout import OUTPUTS, REQUESTS
 
@@ -55,7 +56,8 @@ def check_sequence(folder: Path, *readers: JsonlReader[Any]) -> int:
     """Refuse logs whose numbered records are not exactly 1..N; returns N (0: unnumbered).
 
     ``readers`` have each read one whole log of ``folder`` (``requests.jsonl`` and
-    ``outputs.jsonl``). Raises ``LogFormatError`` naming the first missing record.
+    ``outputs.jsonl``). Raises ``LogFormatError`` naming the cause: a record in both logs, a
+    line whose number does not follow the others, or the first missing record.
     """
     count = sum(r.seq_count for r in readers)
     total = sum(r.seq_sum for r in readers)
@@ -63,29 +65,48 @@ def check_sequence(folder: Path, *readers: JsonlReader[Any]) -> int:
     last = max((r.seq_last for r in readers), default=0)
     if _holds_one_to_n(count, total, squares, last):
         return last
-    missing = _first_missing(folder, last, count)
-    where = f"record {missing:,} is in neither log" if missing else "some numbers repeat"
     raise LogFormatError(
         f"{folder}: {REQUESTS} and {OUTPUTS} hold {count:,} numbered records, but their "
-        f"numbers run to {last:,} ({where}): lines were cut or deleted from the middle of a "
-        "log, which a crash cannot do (it tears at most the last line); restore the logs from "
-        "a copy, or start a new run"
+        f"numbers run to {last:,}: {_cause(folder, last, count)}"
     )
 
 
-def _first_missing(folder: Path, last: int, count: int) -> int | None:
-    """The lowest number in 1..``last`` that neither log holds (a second, rare pass)."""
-    if last > 4 * count + 1_000_000:  # numbers far beyond the lines: edited, not cut
-        return None
-    seen = bytearray(last + 1)
+def _cause(folder: Path, last: int, count: int) -> str:
+    """Why the numbers are not 1..``last``, read from the logs again (a second, rare pass):
+    each log's lines as its reader counts them (a repeat within one log is skipped)."""
+    cap = min(last, 4 * count + 1_000_000)  # numbers far beyond the lines are not mapped
+    seen = bytearray(cap + 1)
     seen[0] = 1
+    top: list[tuple[int, str, int]] = []  # the two highest numbers, with file and line
     for name in (REQUESTS, OUTPUTS):
-        for line in whole_lines(folder / name):
+        before = 0
+        for lineno, line in enumerate(whole_lines(folder / name), 1):
             seq = seq_of(line)
-            if seq is not None and seq <= last:
+            if seq is None or seq <= before:
+                continue
+            before = seq
+            top = sorted([*top, (seq, name, lineno)])[-2:]
+            if seq <= cap:
+                if seen[seq]:
+                    return (
+                        f"record {seq:,} is in both logs ({name} line {lineno} repeats it): a "
+                        "line was copied from one log into the other; delete the copy"
+                    )
                 seen[seq] = 1
-    found = seen.find(0)
-    return found if found > 0 else None
+    if len(top) == 2:
+        (below, _, _), (highest, name, lineno) = top
+        if highest > below + 1 and below <= cap and seen.find(0, 0, below + 1) < 0:
+            return (
+                f"{name} line {lineno} is numbered {highest:,}, but the records before it run "
+                f"to {below:,}: its number does not follow the others, so the line was edited "
+                "or copied in (a crash cannot renumber a line); delete or repair that line"
+            )
+    missing = seen.find(0)
+    where = f"record {missing:,} is in neither log" if missing > 0 else "records are missing"
+    return (
+        f"{where}: lines were cut or deleted from the middle of a log, which a crash cannot do "
+        "(it tears at most the last line); restore the logs from a copy, or start a new run"
+    )
 
 
 @dataclass(frozen=True)
@@ -97,18 +118,24 @@ class LogScan:
     torn: tuple[str, ...]  # logs that end in a torn line
 
 
-def scan_logs(folder: Path) -> LogScan:
-    """Check both logs' numbering in one cheap pass (no JSON parsing); refuses a cut log.
+def scan_logs(folder: Path, run_id: str | None = None) -> LogScan:
+    """Check both logs' numbering in one cheap pass (no JSON parsing); refuses a cut log,
+    and with ``run_id`` a line of another run (``integrity.check_logs``, which parses only
+    the lines that do not carry it).
 
-    For readers that do not read both logs themselves (analysis, ``import-predictions``).
+    For readers that do not read both logs themselves (``export``, ``merge``,
+    ``import-predictions``).
     """
-    readers = [
-        JsonlReader[dict[str, Any]](folder / name, keep=lambda _line: False)
-        for name in (REQUESTS, OUTPUTS)
-    ]
-    for reader in readers:
-        for _ in reader:
-            pass
+    if run_id is not None:
+        readers = list(check_logs(folder, run_id))
+    else:
+        readers = [
+            JsonlReader[dict[str, Any]](folder / name, keep=lambda _line: False)
+            for name in (REQUESTS, OUTPUTS)
+        ]
+        for reader in readers:
+            for _ in reader:
+                pass
     last = check_sequence(folder, *readers)
     return LogScan(
         last,

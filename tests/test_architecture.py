@@ -54,7 +54,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("running", "running.sharding", "running.naming", "running.jobs"),
     ("running.check", "running.recorder", "running.replay"),
     ("running.scheduler", "running.dryrun", "running.folder"),
-    ("running.interrupts",),
+    ("running.interrupts", "running.refusals"),
     ("running.session",),
     ("running.probe",),
     ("spreading", "spreading.merging"),

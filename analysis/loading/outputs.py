@@ -255,7 +255,13 @@ class OutputsReader:
             value_text=tuple(self.values),
             decreased=ints[:, 10].copy(),
             n_simulated=int(ints[:, 11].sum()),
-            stats=LogStats(stats.present, stats.records, stats.torn_last_line, self.duplicates),
+            # duplicates: lines the reader skipped as repeats (seq), and keys written twice
+            stats=LogStats(
+                stats.present,
+                stats.records,
+                stats.torn_last_line,
+                stats.duplicates + self.duplicates,
+            ),
             n_oracle=int(ints[:, 12].sum()),
             imported=frozenset(self.imported),
         )

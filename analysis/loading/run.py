@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runfolder import (
+    Finding,
     JsonlReader,
+    LineCheck,
     OutputLine,
     RequestLine,
     RunFolderError,
@@ -14,6 +16,8 @@ from runfolder import (
     check_sequence,
     is_comparison,
     read_sessions,
+    seal_findings,
+    stamped,
     stored,
 )
 
@@ -44,6 +48,8 @@ class Run:
     sessions: tuple[SessionRecord, ...] = ()
     hashes: HashCheck | None = None  # the manifest's hashes recomputed (None: not checked)
     answers: AnswerLog | None = None  # the interval answers, when asked for (Probabilities)
+    # What the seal check found (runfolder.integrity): each becomes a banner.
+    seal: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ def load_run(
     # Answers that must be read mean reading both logs: the kept outputs are not loaded then.
     kept = None if pairing and answers is None else recall(run_dir, "logs", key, _KEPT)
     if kept is None:
-        outputs, requests, answers = _read_logs(run_dir, pairing)
+        outputs, requests, answers = _read_logs(run_dir, pairing, manifest.run_id)
         keep(run_dir, "logs", key, (outputs, requests))
         if answers is not None:
             keep(run_dir, "answers", answers_key, answers)
@@ -148,35 +154,43 @@ def load_run(
         sessions=tuple(read_sessions(run_dir)),  # absent before sessions.jsonl: ()
         hashes=recheck(run_dir, manifest),
         answers=answers,
+        seal=seal_findings(run_dir, manifest.raw, logs_stamped=stamped(run_dir)),
     )
 
 
 def _read_logs(
-    run_dir: Path, pairing: tuple[str, str] | None
+    run_dir: Path, pairing: tuple[str, str] | None, run_id: str
 ) -> tuple[Outputs, RequestLog, AnswerLog | None]:
     """One pass over each log: the outputs (and interval paths), then the exchanges (and,
-    with ``pairing``, the answers joined with those paths)."""
+    with ``pairing``, the answers joined with those paths). A line of another run is
+    refused (``runfolder.LineCheck``), as every reader refuses it."""
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
     outputs = OutputsReader(outputs_path)
     paths = PathsReader(outputs_path) if pairing is not None else None
-    reader = JsonlReader[OutputLine](outputs_path)
+    reader = JsonlReader[OutputLine](outputs_path, run=run_id)
+    check = LineCheck(outputs_path, run_id, legacy=True)
     if stored(outputs_path).is_file():
         for lineno, record in reader.numbered():
+            check(lineno, record)
             outputs.add(lineno, record)
             if paths is not None:
                 paths.add(lineno, record)
     present = stored(outputs_path).is_file()
-    outputs_read = outputs.result(LogStats(present, reader.records, int(reader.torn)))
+    outputs_read = outputs.result(
+        LogStats(present, reader.records, int(reader.torn), reader.duplicates)
+    )
     del outputs  # its typed arrays: the numpy columns above are copies
     requests = RequestsReader()
     join = None
     if paths is not None and pairing is not None:
         join = AnswersJoin(paths.table(pairing))
         del paths
-    log = JsonlReader[RequestLine](requests_path)
+    log = JsonlReader[RequestLine](requests_path, run=run_id)
+    check = LineCheck(requests_path, run_id, legacy=True)
     present = stored(requests_path).is_file()
     if present:
-        for exchange in log:
+        for lineno, exchange in log.numbered():
+            check(lineno, exchange)
             requests.add(exchange)
             if join is not None:
                 join.line(exchange)
@@ -185,6 +199,6 @@ def _read_logs(
     check_sequence(run_dir, log, reader)
     return (
         outputs_read,
-        requests.result(LogStats(present, log.records, int(log.torn))),
+        requests.result(LogStats(present, log.records, int(log.torn), log.duplicates)),
         None if join is None else join.result(present),
     )

@@ -90,11 +90,8 @@ def run_warnings(facts: RunFacts, banners: Sequence[Banner], who: str = "") -> l
             f"{prefix}requested model {facts.model} but the server reported {served[0]}; "
             "the served model is what was measured"
         )
-    if facts.torn_lines or facts.duplicate_outputs:
-        found.append(
-            f"{prefix}log repairs: {facts.torn_lines} torn last line(s) skipped, "
-            f"{facts.duplicate_outputs} duplicate output line(s) (last kept)"
-        )
+    if facts.repairs:
+        found.append(f"{prefix}log repairs: {facts.repairs}")
     return found
 
 

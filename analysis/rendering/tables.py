@@ -330,14 +330,8 @@ def facts_table(a: Analysis) -> Table:
             f"{f.outputs_ok:,} / {f.outputs_failed:,} / {f.outputs_missing:,}",
         ),
     ]
-    if f.duplicate_outputs or f.torn_lines:
-        rows.append(
-            (
-                "Log repairs",
-                f"{f.duplicate_outputs} duplicate output line(s) (last "
-                f"kept), {f.torn_lines} torn last line(s) skipped",
-            )
-        )
+    if f.repairs:
+        rows.append(("Log repairs", f.repairs))
     return Table("Run facts" + table_suffix(a), ("Item", "Value"), tuple(rows), left=2)
 
 

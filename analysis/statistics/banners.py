@@ -16,7 +16,6 @@ from typing import Any
 
 from analysis.loading.manifest import Manifest
 from analysis.loading.run import Run
-from runfolder import edited_fields, last_seal, manifest_digest
 
 from .facts import RunFacts
 
@@ -31,7 +30,9 @@ _UNREPORTED = "(not reported)"  # RunFacts' entry for requests that named no ser
 class Banner:
     """One warning: ``kind`` is a stable key for programs, ``message`` one line for people."""
 
-    kind: str  # incomplete | mixed_models | resumed | manifest_edited | cases_changed | same_run | sides_differ
+    # incomplete | mixed_models | resumed | manifest_edited | sessions_missing | session_foreign
+    # | cases_changed | same_run | sides_differ
+    kind: str
     message: str
 
 
@@ -126,18 +127,17 @@ def _resumed(who: str, run: Run) -> list[Banner]:
     return banners
 
 
-def _edited(who: str, run: Run) -> Banner | None:
-    """The manifest no longer matches the seal its last session recorded (an unrecorded edit)."""
-    seal = last_seal(run.sessions)
-    raw = run.manifest.raw
-    if seal is None or manifest_digest(raw) == seal["manifest_sha256"]:
-        return None
-    edits = edited_fields(raw, seal["manifest_fields"]) or ["its content changed"]
-    return Banner(
-        "manifest_edited",
-        f"{who}'s manifest.json was edited after its last session ({', '.join(edits)}); "
-        "the tables describe the run as recorded in the logs, not as the manifest now says",
-    )
+def _sealed(who: str, run: Run) -> list[Banner]:
+    """What the seal check found (``runfolder.integrity``): a manifest edited since its last
+    session, a session line of another run, or no sessions.jsonl to hold the seal at all."""
+    return [
+        Banner(
+            finding.kind,
+            f"{who}: {finding.message}; the tables describe the run as recorded in the logs, "
+            "not as the manifest now says",
+        )
+        for finding in run.seal
+    ]
 
 
 def _cases_changed(who: str, run: Run) -> Banner | None:
@@ -160,7 +160,7 @@ def run_banners(run: Run, facts: RunFacts, who: str | None = None) -> tuple[Bann
         _incomplete(who, facts, str(run.manifest.run_dir)),
         _mixed(who, facts),
         *_resumed(who, run),
-        _edited(who, run),
+        *_sealed(who, run),
         _cases_changed(who, run),
     ]
     return tuple(b for b in found if b is not None)

@@ -60,7 +60,20 @@ class RunFacts:
     torn_lines: int
     requests_log_present: bool
     oracle: bool = False  # answered with exact labels by the oracle (then not simulated)
+    duplicate_requests: int = 0  # requests.jsonl lines that repeat a record (counted once)
     wire: str | None = None  # the HTTP wire format the run spoke (None: in process)
+
+    @property
+    def repairs(self) -> str | None:
+        """What the readers repaired in the logs, in words (None: nothing), said once by
+        ``analyze`` and ``report`` as ``resume`` and ``status`` say it."""
+        if not (self.duplicate_outputs or self.duplicate_requests or self.torn_lines):
+            return None
+        return (
+            f"{self.duplicate_outputs:,} duplicate output line(s) (last kept), "
+            f"{self.duplicate_requests:,} duplicate request line(s) (counted once), "
+            f"{self.torn_lines:,} torn last line(s) skipped"
+        )
 
     @property
     def errors(self) -> int:
@@ -168,5 +181,6 @@ def run_facts(run: Run, metrics: Metrics) -> RunFacts:
         duplicate_outputs=run.outputs.stats.duplicates,
         torn_lines=run.outputs.stats.torn_last_line + req.stats.torn_last_line,
         requests_log_present=req.stats.present,
+        duplicate_requests=req.stats.duplicates,
         wire=manifest.model.wire,
     )

@@ -56,7 +56,10 @@ def is_hosted(base_url: str | None) -> bool:
     """Whether ``base_url`` is the hosted TypeSafe API (the only URL the table prices)."""
     if not base_url:
         return False
-    parts = urlsplit(base_url.strip())
+    try:
+        parts = urlsplit(base_url.strip())
+    except ValueError:  # not a URL at all: the backend refuses it in words (http.checked_url)
+        return False
     return parts.scheme == "https" and (parts.hostname or "").lower() == HOSTED_HOST
 
 

@@ -26,7 +26,7 @@ from harness.backends.base import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
 )
-from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse
+from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse, checked_url
 from harness.backends.pricing import cost_usd, price_for, price_record
 from harness.errors import BackendError, ConfigError, TransientError
 from harness.wire import ROUTES
@@ -43,9 +43,7 @@ def server_base_url(url: str) -> str:
     The OpenAI client's ``OPENAI_BASE_URL`` ends in ``/v1``; a full endpoint URL pasted in
     works too. The route is then added by the wire format, never guessed from the URL.
     """
-    url = url.strip().rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"base URL must start with http:// or https://; got {url!r}")
+    url = checked_url(url.strip()).rstrip("/")
     for suffix in (*ROUTES.values(), "/v1"):
         if url.endswith(suffix):
             return url[: -len(suffix)]

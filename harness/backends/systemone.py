@@ -23,8 +23,9 @@ from harness.backends.base import (
     DEFAULT_TIMEOUT_S,
     Reply,
 )
+from harness.backends.http.endpoint import checked_url
 from harness.backends.remote import RemoteBackend, RemoteServer
-from harness.errors import BackendError, ConfigError
+from harness.errors import BackendError
 from harness.wire import ROUTES
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
@@ -34,9 +35,7 @@ ENDPOINT = ROUTES["systemone"]
 
 def normalise_base_url(url: str) -> str:
     """``https://host[/prefix]`` without a trailing ``/``, ``/v1`` or ``/v1/systemone``."""
-    url = url.strip().rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"base URL must start with http:// or https://; got {url!r}")
+    url = checked_url(url.strip()).rstrip("/")
     for suffix in (ENDPOINT, "/v1"):
         if url.endswith(suffix):
             url = url[: -len(suffix)]

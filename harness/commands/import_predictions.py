@@ -157,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
     digest = hashlib.sha256(args.predictions.read_bytes()).hexdigest()
     simulated = manifest.model.simulated
     with RunLock(folder):
-        seq = scan_logs(folder).last_seq  # continue the run's record numbers (a cut log: refused)
+        # Continue the run's record numbers (a cut log, a line of another run: refused).
+        seq = scan_logs(folder, manifest.run_id).last_seq
         earlier = _imported(folder / OUTPUTS, name)
         if earlier.get(digest, 0) >= len(chosen):
             print(f"{args.predictions} is already imported as decoder {name!r}: nothing appended")

@@ -31,14 +31,13 @@ def run(args: argparse.Namespace) -> int:
     from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS
     from harness.running.replay import read_logs
     from runfolder import (
-        edited_fields,
         is_comparison,
-        last_seal,
         list_rows,
         load_manifest,
-        manifest_digest,
         read_manifest_object,
         read_sessions,
+        seal_findings,
+        stamped,
     )
 
     folder = run_folder(args.run_folder)
@@ -51,11 +50,8 @@ def run(args: argparse.Namespace) -> int:
     manifest = load_manifest(folder)
     state = read_logs(folder, manifest.decoders, manifest.run_id)
     sessions = read_sessions(folder)
-    seal = last_seal(sessions)
     raw = read_manifest_object(folder)
-    edits = []
-    if seal is not None and manifest_digest(raw) != seal["manifest_sha256"]:
-        edits = edited_fields(raw, seal["manifest_fields"]) or ["its content changed"]
+    findings = seal_findings(folder, raw, logs_stamped=stamped(folder))
     c = state.counters
     total = manifest.n_jobs
     done, failed = len(state.finished), len(state.failed)
@@ -103,14 +99,10 @@ def run(args: argparse.Namespace) -> int:
             f"sessions: {len(sessions)} ({resumes} resume{'' if resumes == 1 else 's'}; last started {sessions[-1].get('utc')})"
             + (f"; {allowed} mismatches let through by --allow-mismatch" if allowed else "")
         )
+    for finding in findings:  # the seal, as every reader checks it (runfolder.integrity)
+        print(f"note: {finding.message}; resume refuses it unless --allow-mismatch")
     if state.repeated_lines:
         print(f"note: {state.repeated_lines:,} repeated log lines, each counted once")
-    if edits:
-        print(
-            "note: manifest.json was edited since its last session ("
-            + ", ".join(edits)
-            + "); resume refuses it unless --allow-mismatch"
-        )
     if state.torn:
         print(f"note: torn last line in {', '.join(state.torn)} (cut off on the next resume)")
     _shards(folder, manifest)

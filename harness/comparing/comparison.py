@@ -39,6 +39,7 @@ from harness.running.check import preflight
 from harness.running.folder import COMPRESS_ENV
 from harness.running.interrupts import Interrupts, watching
 from harness.running.naming import cell_folder_name
+from harness.running.refusals import probe_cache
 from harness.running.session import RunResult, in_own_loop, resume_run_async, start_run_async
 from runfolder import (
     MANIFEST,
@@ -173,9 +174,9 @@ def _split_params(params: Mapping[str, str], suites: list[str]) -> dict[str, dic
 
 
 async def _check_models(specs: list[ModelSpec]) -> None:
-    """Build (and close) each model's backend: a bad knob or a missing key fails here."""
+    """Build (and close) each model's backend, open its cache: a bad knob, key or cache fails here."""
     for spec in specs:
-        backend = make_backend(spec)
+        probe_cache(backend := make_backend(spec))  # its pool is made on first use: none yet
         await backend.aclose()
 
 

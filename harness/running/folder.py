@@ -45,14 +45,13 @@ from runfolder import (
     SessionRecord,
     append_session,
     compressed,
-    edited_fields,
     encode_manifest,
     field_digests,
-    last_seal,
     manifest_digest,
     read_manifest_object,
-    read_sessions,
+    seal_findings,
     source_digest,
+    stamped,
     write_cases,
     write_manifest,
 )
@@ -257,11 +256,8 @@ def open_for_resume(folder: Path, allow_mismatch: bool) -> Opened:
     """
     raw = read_manifest_object(folder)
     where = f"{folder}/{MANIFEST}"
-    problems: list[str] = []
-    seal = last_seal(read_sessions(folder))
-    if seal is not None and manifest_digest(raw) != seal["manifest_sha256"]:
-        edits = edited_fields(raw, seal["manifest_fields"]) or ["its content changed"]
-        problems.append(f"{where} was edited since its last session: " + ", ".join(edits))
+    # The seal, as every reader checks it: a missing sessions.jsonl is a problem too.
+    problems = [f.message for f in seal_findings(folder, raw, logs_stamped=stamped(folder))]
     manifest = Manifest.from_dict(raw, where)
     try:
         suite = suite_of(manifest)

@@ -23,13 +23,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from harness.errors import BackendError, ManifestMismatch, RunFolderError
+from harness.errors import BackendError, ManifestMismatch
 from harness.progress import Counters
 from harness.protocol.cases import JobSpec, Suite
 from harness.running.jobs import Job
 from harness.running.sharding import Shard
 from harness.wire.answers import read_answers
-from runfolder import OUTPUTS, REQUESTS, JsonlReader, OutputLine, RequestLine, check_sequence
+from runfolder import (
+    OUTPUTS,
+    REQUESTS,
+    JsonlReader,
+    LineCheck,
+    OutputLine,
+    RequestLine,
+    check_sequence,
+)
 
 Line = TypeVar("Line", OutputLine, RequestLine)
 FINAL = "failed:refusal"  # a decoder's last status when a refusal failed it for good
@@ -52,15 +60,24 @@ class LogState:
     # Unfinished jobs' decoders whose last output is ok: not written again on resume.
     recorded_ok: dict[str, frozenset[str]] = field(default_factory=dict)
 
+    def repairs(self) -> list[str]:
+        """What reading the logs repaired, in words, for ``resume`` to say once (``status``
+        notes the same; ``analyze`` and ``report``: their "Log repairs" row)."""
+        said = [f"cut a torn last line from {name} (a crash mid-write)" for name in self.torn]
+        if self.repeated_lines:
+            said.append(
+                f"{self.repeated_lines:,} repeated log line(s) (a record written twice) "
+                "skipped: each record counted once"
+            )
+        return said
+
 
 def _own(records: JsonlReader[Line], run_id: str) -> Iterator[Line]:
-    """The records of ``records``, refusing any line stamped with another run (or none)."""
-    for number, record in enumerate(records, start=1):
-        if record.get("run") != run_id:
-            raise RunFolderError(
-                f"{records.path}: record {number} belongs to run {record.get('run')!r}, not "
-                f"{run_id!r}: a line was copied in from another run; remove it to continue"
-            )
+    """The records of ``records``, refusing any line stamped with another run, or none
+    (``runfolder.LineCheck``, the check every reader makes)."""
+    check = LineCheck(records.path, run_id)
+    for number, record in records.numbered():
+        check(number, record)
         yield record
 
 

@@ -38,7 +38,6 @@ from harness.running.folder import (
     LimitChanges,
     Opened,
     RunPlan,
-    check_price,
     create_run_folder,
     limits_of,
     model_spec_of,
@@ -50,6 +49,7 @@ from harness.running.interrupts import Interrupts, watching
 from harness.running.jobs import Job
 from harness.running.naming import default_run_folder, folder_model_name
 from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
+from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue, read_logs
 from harness.running.scheduler import Scheduler
 from harness.running.sharding import shard_count, shard_from_manifest
@@ -151,7 +151,7 @@ async def start_run_async(
     plan = _plan(suite, model, limits, retry)
     name = folder_model_name(model) if isinstance(model, ModelSpec) else plan.backend.name
     async with _closing(plan.backend):
-        check_price(plan)  # before any folder exists
+        check_before_writing(plan)  # before any folder exists
         folder, lock, manifest = new_run_folder(folder, plan, name, run_id)
         try:
             on_start(folder)
@@ -213,8 +213,8 @@ async def resume_run_async(
             state = read_logs(folder, suite.decoders, manifest.run_id)
             # Replays what was answered: a job this code would ask differently is refused now.
             queue = job_queue(suite, state, plan.backend.name, plan.shard)
-            for name in state.torn:
-                warn(f"cut a torn last line from {name} (a crash mid-write)")
+            for repair in state.repairs():
+                warn(repair)
             # Recorded once the logs have been read: a resume refused above leaves no trace.
             record_session(folder, "resume", opened.raw, plan, problems)
             result = await _execute(
@@ -260,8 +260,8 @@ def resume_plan(
 
 def resume_problems(opened: Opened, plan: RunPlan, allow_mismatch: bool, warn: Warn) -> list[str]:
     """What ``--allow-mismatch`` lets through (each sent to ``warn``), the server included;
-    refuses a price the plan lacks."""
-    check_price(plan)
+    refuses a price the plan lacks, or a request cache that cannot be opened."""
+    check_before_writing(plan)
     problems = list(opened.problems)
     change = server_change(opened.manifest, plan, allow_mismatch)
     problems += [change] if change else []

@@ -44,17 +44,18 @@ from runfolder import (
     REQUESTS,
     SESSIONS,
     TOTALS,
-    JsonlReader,
     RunFolderError,
     RunLock,
-    check_sequence,
     field_digests,
     load_manifest,
     manifest_digest,
     read_manifest_object,
     read_sessions,
     read_totals,
+    scan_logs,
+    seal_findings,
     seq_of,
+    stamped,
     stored,
     totals_current,
     whole_lines,
@@ -181,7 +182,12 @@ def merge(folder: Path, suite: Suite | None = None, *, verify: bool = True) -> M
             if different:
                 raise RunFolderError(f"{path}: its {', '.join(different)} differ from the run's")
             locks.enter_context(RunLock(path))  # refuses while the shard is running
-            numbered.append(_numbered(path) if verify else _last_number(path))
+            numbered.append(
+                scan_logs(path, parent.run_id).last_seq if verify else _last_number(path)
+            )
+            # The shard's seal, as every reader checks it (its manifest becomes the parent's).
+            raw = read_manifest_object(path)
+            problems += [f.message for f in seal_findings(path, raw, logs_stamped=stamped(path))]
             jobs, shard_failed = _shard_jobs(path, shard, parent.decoders)
             failed += shard_failed
             held |= jobs
@@ -290,15 +296,6 @@ def _copy(source: BinaryIO, out: BinaryIO, length: int) -> None:
         remaining -= len(chunk)
 
 
-def _numbered(folder: Path) -> int:
-    """How many numbered records a shard holds (``check_sequence``: refuses a cut log)."""
-    readers = [JsonlReader[dict[str, Any]](folder / name, keep=_skip) for name in NUMBERED]
-    for reader in readers:
-        for _ in reader:
-            pass
-    return check_sequence(folder, *readers)
-
-
 def _last_number(folder: Path) -> int:
     """The highest record number of a shard: its logs' last whole lines' (0: unnumbered)."""
     last = 0
@@ -317,10 +314,6 @@ def _last_number(folder: Path) -> int:
         line = tail[tail.rfind(b"\n", 0, len(tail) - 1) + 1 :]
         last = max(last, seq_of(line) or 0)
     return last
-
-
-def _skip(_line: bytes) -> bool:
-    return False  # count and check lines, parse none
 
 
 def _renumbered(source: BinaryIO, out: BinaryIO, length: int, offset: int) -> None:

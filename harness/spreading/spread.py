@@ -26,13 +26,13 @@ from harness.protocol.cases import Suite
 from harness.running.folder import (
     LimitChanges,
     build_manifest,
-    check_price,
     create_run_folder,
     limits_of,
     model_spec_of,
     open_for_resume,
     record_session,
 )
+from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue
 from harness.running.session import (
     RunResult,
@@ -72,7 +72,7 @@ async def start_shard_async(
     plan = replace(_plan(suite, model or ModelSpec(), own, retry), shard=shard, pacer=pacer)
     folder = shard.folder(parent)
     async with _closing(plan.backend):
-        check_price(plan)
+        check_before_writing(plan)
         overall = build_manifest(parent, replace(plan, limits=whole, shard=None))
         run_id = create_or_join_parent(parent, overall, shard.count).run_id
         if not (folder / MANIFEST).exists():

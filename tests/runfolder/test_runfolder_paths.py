@@ -156,11 +156,19 @@ def test_sessions_record_each_run_and_resume(
     assert len(load_run(folder).sessions) == 2
 
 
-def test_runs_without_sessions_still_resume_and_analyse(tmp_path: Path, reference: Path) -> None:
+def test_a_deleted_session_log_is_a_finding_that_only_allow_mismatch_lets_through(
+    tmp_path: Path, reference: Path
+) -> None:
+    # Issue 32: the seal lives in sessions.jsonl, so deleting it must not switch it off.
     folder = _partial(tmp_path)
-    (folder / "sessions.jsonl").unlink()  # as written before sessions.jsonl existed
-    assert load_run(folder).sessions == ()
+    (folder / "sessions.jsonl").unlink()
+    run = load_run(folder)
+    assert run.sessions == () and [f.kind for f in run.seal] == ["sessions_missing"]
     assert cli("status", str(folder)) == 0
-    assert cli("resume", str(folder), "--no-progress") == 0
-    assert [s["command"] for s in read_sessions(folder)] == ["resume"]
+    assert cli("resume", str(folder), "--no-progress") == 2
+    assert not (folder / "sessions.jsonl").exists()  # refused: nothing recreated silently
+    assert cli("resume", str(folder), "--no-progress", "--allow-mismatch") == 0
+    sessions = read_sessions(folder)
+    assert [s["command"] for s in sessions] == ["resume"]
+    assert "sessions.jsonl is missing" in sessions[0]["allowed_mismatches"][0]
     assert final_outputs(folder) == final_outputs(reference)

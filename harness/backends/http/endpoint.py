@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import aiohttp
+import yarl
 
 from harness.backends.base import (
     DEFAULT_CONCURRENCY,
@@ -45,6 +46,52 @@ class HttpResponse(NamedTuple):  # a NamedTuple for speed, as ``RawResponse``
     request_id: str | None
 
 
+def shown_url(url: str) -> str:
+    """``url`` as an error message may show it: everything before its last ``@`` (short of a
+    query or fragment) replaced, since an unparseable URL's credentials may run past a ``/``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    head = rest.partition("?")[0].partition("#")[0]
+    if "@" not in head:
+        return url
+    return f"{scheme}{sep}***@{rest[head.rindex('@') + 1 :]}"
+
+
+def checked_url(url: str) -> str:
+    """``url`` if aiohttp can POST to it, else a one-line ``ConfigError`` that never shows its
+    credentials: unparseable (a bad port or IPv6 address), not http(s), no host, or a query
+    string or fragment (a wire's route is appended to the base URL)."""
+    shown = shown_url(url)
+    try:
+        parsed = yarl.URL(url)
+        parsed.port  # noqa: B018 (an unusable port raises when it is read)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"base URL {shown} cannot be read ({exc}); check --base-url") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ConfigError(
+            f"base URL must start with http:// or https:// and name a host; got {shown}"
+        )
+    if parsed.query_string or parsed.fragment:
+        raise ConfigError(
+            f"base URL {shown} has a query string or fragment (?... or #...): the route is "
+            "appended to it, so pass the server's address and path only"
+        )
+    return url
+
+
+def refuse_two_credentials(url: str, key_variable: str) -> None:
+    """Refuse credentials in ``url`` (basic auth) beside an API key in ``key_variable``: a
+    request has one Authorization header (aiohttp would raise on every request)."""
+    parsed = yarl.URL(url)
+    if parsed.user is not None or parsed.password is not None:
+        raise ConfigError(
+            f"the server URL {shown_url(url)} carries credentials (basic auth) and "
+            f"{key_variable} is set too: a request has one Authorization header; drop the "
+            f"credentials from the URL or unset {key_variable}"
+        )
+
+
 class HttpEndpoint:
     """POSTs to one URL over a shared keep-alive pool; one call is one attempt."""
 
@@ -64,10 +111,12 @@ class HttpEndpoint:
             raise ConfigError(
                 f"concurrency must be >= 1 and the timeout > 0; got {concurrency}, {timeout_s}"
             )
-        self.url = url
+        self.__key = api_key.strip()
+        self.url = checked_url(url)
+        if self.__key:
+            refuse_two_credentials(url, key_variable)
         self.timeout_s = timeout_s
         self.connect_timeout_s = min(connect_timeout_s, timeout_s)
-        self.__key = api_key.strip()
         self._key_bytes = self.__key.encode()
         self._key_variable = key_variable
         self._request_id_header = request_id_header
@@ -94,7 +143,8 @@ class HttpEndpoint:
         if self.__key:
             text = text.replace(self.__key, "***")
         text = re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)
-        return re.sub(r"(https?://)[^/@\s]+@", r"\1***@", text)
+        # Up to the authority's last "@": a password may hold an "@" of its own.
+        return re.sub(r"(?i)(https?://)[^/?#\s]*@", r"\1***@", text)
 
     async def post(self, content: bytes) -> HttpResponse:
         """POST ``content`` once. A 2xx comes back; anything else raises its typed failure.

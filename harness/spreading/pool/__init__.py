@@ -40,9 +40,10 @@ from harness.backends import ModelSpec
 from harness.calling import Limits, RetrySettings
 from harness.errors import ConfigError
 from harness.protocol.cases import Suite
-from harness.running.folder import LimitChanges, check_price, record_session
+from harness.running.folder import LimitChanges, record_session
 from harness.running.interrupts import Interrupts
 from harness.running.naming import folder_model_name
+from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_lists, read_logs
 from harness.running.session import (
     Display,
@@ -116,7 +117,7 @@ def start_in_processes(
     limits = limits or Limits()
     processes_for(model.name, processes)
     plan = _plan(suite, model, limits, retry)
-    check_price(plan)
+    check_before_writing(plan)
     folder, lock, manifest = new_run_folder(folder, plan, folder_model_name(model), run_id)
     try:
         on_start(folder)
@@ -159,8 +160,8 @@ def resume_in_processes(
     with RunLock(folder):
         state = read_logs(folder, suite.decoders, manifest.run_id)
         started, fresh = job_lists(suite, state, plan.backend.name, plan.shard)
-        for name in state.torn:
-            warn(f"cut a torn last line from {name} (a crash mid-write)")
+        for repair in state.repairs():
+            warn(repair)
         record_session(folder, "resume", opened.raw, plan, problems)
         result = run_pool(
             folder,

@@ -1,0 +1,173 @@
+"""The one integrity check of a run folder, shared by every reader.
+
+Every command that reads a run folder (``analyze``, ``report``, ``diff``, ``export``,
+``compare``, ``status``, ``resume``, ``merge``) checks the same three things, here:
+
+- each log line's run id (``LineCheck``, one call per parsed record): a line stamped with
+  another run, or numbered but not stamped, was copied in from elsewhere. No result may be
+  computed from it, so every reader refuses it (``ForeignLineError``, one line naming the
+  file, the line and the run it belongs to), before the record numbers are checked: a
+  foreign line whose ``seq`` does not fit is named as foreign, not as a cut log;
+- the record numbers (``runfolder.sequence``), once both logs are read;
+- the manifest's seal (``seal_findings``): the manifest as the last session accepted it,
+  recorded in ``sessions.jsonl``. The seal lives in a file that can be deleted, so a run
+  whose logs were written by a session (their lines are stamped) but that has no
+  ``sessions.jsonl`` is itself a finding, as are session lines of another run and a manifest
+  edited since its seal. Findings are warnings where the manifest only labels a result
+  (analysis banners, ``status``), refusals under ``--strict``, and refusals by ``resume``
+  (which would run under the manifest) unless ``--allow-mismatch``.
+
+Folders written before lines were stamped (no ``run`` and no ``seq`` on any line) are read
+as before by analysis (``legacy=True``); the harness never resumes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from runfolder.errors import ForeignLineError
+from runfolder.jsonl import JsonlReader, whole_lines
+from runfolder.layout import MANIFEST, OUTPUTS, REQUESTS, SESSIONS
+from runfolder.seal import edited_fields, manifest_digest
+
+__all__ = ["Finding", "LineCheck", "check_logs", "seal_findings", "stamped"]
+
+
+class LineCheck:
+    """Refuses the records of one log that are not ``run_id``'s (call it on each parsed record).
+
+    With ``legacy``, a log whose lines carry neither ``run`` nor ``seq`` (written before
+    records were stamped) is accepted; a stamped line after such a line shows the earlier one
+    to be foreign.
+    """
+
+    def __init__(self, path: Path, run_id: str, *, legacy: bool = False) -> None:
+        self.path = path
+        self.run_id = run_id
+        self.legacy = legacy
+        self.unstamped: int | None = None  # the first legacy line seen, if any
+
+    def __call__(self, lineno: int, record: Mapping[str, Any]) -> None:
+        """Refuse ``record`` (line ``lineno``) unless it is this run's."""
+        run = record.get("run")
+        if run == self.run_id:
+            if self.unstamped is not None:
+                raise self._foreign(self.unstamped, None)
+            return
+        if run is None and self.legacy and "seq" not in record:
+            if self.unstamped is None:
+                self.unstamped = lineno
+            return
+        raise self._foreign(lineno, run)
+
+    def stamped_line_seen(self) -> None:
+        """A line of this run was read without being parsed (``check_logs``): as a stamped
+        record passed to the check, it shows an earlier unstamped line to be foreign."""
+        if self.unstamped is not None:
+            raise self._foreign(self.unstamped, None)
+
+    def _foreign(self, lineno: int, run: Any) -> ForeignLineError:
+        whose = "carries no run id" if run is None else f"belongs to run {run!r}"
+        return ForeignLineError(
+            f"{self.path} line {lineno} {whose}, not this folder's run {self.run_id!r} "
+            f"({MANIFEST}): it was copied in from another run, and no result may be computed "
+            f"from it; delete line {lineno} or restore the log from a copy"
+        )
+
+
+def check_logs(folder: Path, run_id: str, *, legacy: bool = False) -> tuple[JsonlReader[Any], ...]:
+    """Read both logs once for their run ids (parsing only the lines that do not carry
+    ``run_id``) and their record numbers; returns the two spent readers (requests, outputs)
+    for ``check_sequence``. Refuses a foreign line (``LineCheck``)."""
+    key = b'"run":' + orjson.dumps(run_id)
+    readers = []
+    for name in (REQUESTS, OUTPUTS):
+        reader = JsonlReader[dict[str, Any]](
+            folder / name, keep=lambda line: key not in line, run=run_id
+        )
+        check = LineCheck(folder / name, run_id, legacy=legacy)
+        parsed = 0
+        for lineno, record in reader.numbered():
+            check(lineno, record)
+            parsed += 1
+        if reader.records > parsed:  # some lines carried the key (kept unparsed)
+            check.stamped_line_seen()
+        readers.append(reader)
+    return tuple(readers)
+
+
+def stamped(folder: Path) -> bool:
+    """Whether the run's logs were written by a session (their first record carries a run id).
+
+    Only the first record of each log is read: the other lines are checked by the readers.
+    """
+    for name in (REQUESTS, OUTPUTS):
+        for line in whole_lines(folder / name):
+            if line.strip():
+                return b'"run":' in line
+    return False
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something the seal check found: ``kind`` is a stable key, ``message`` one line naming
+    the file (and line) and the cause."""
+
+    kind: str  # sessions_missing | session_foreign | manifest_edited
+    message: str
+
+
+def seal_findings(
+    folder: Path, raw: Mapping[str, Any], *, logs_stamped: bool
+) -> tuple[Finding, ...]:
+    """What is wrong with the seal of ``folder``'s manifest (``raw``, as on disk).
+
+    ``logs_stamped``: the logs were written by a session (``stamped``), so the folder must
+    have a ``sessions.jsonl``; a run made before it, or whose first session has not yet
+    written a record, has nothing to seal.
+    """
+    path = folder / SESSIONS
+    if not path.exists():
+        if not logs_stamped:
+            return ()
+        return (
+            Finding(
+                "sessions_missing",
+                f"{path} is missing, though the logs were written by a session: it holds the "
+                f"seal of {MANIFEST}, so an edit of the manifest can no longer be detected; "
+                "restore it from a copy",
+            ),
+        )
+    run_id = str(raw.get("run_id"))
+    found: list[Finding] = []
+    seal: tuple[int, Mapping[str, Any]] | None = None
+    for lineno, record in JsonlReader[dict[str, Any]](path).numbered():
+        if record.get("run") not in (run_id, None):
+            found.append(
+                Finding(
+                    "session_foreign",
+                    f"{path} line {lineno} belongs to run {record.get('run')!r}, not this "
+                    f"folder's run {run_id!r}: its seal is not this manifest's; delete line "
+                    f"{lineno} or restore the file from a copy",
+                )
+            )
+        elif isinstance(record.get("manifest_sha256"), str) and isinstance(
+            record.get("manifest_fields"), dict
+        ):
+            seal = (lineno, record)
+    if seal is not None and manifest_digest(raw) != seal[1]["manifest_sha256"]:
+        edits = edited_fields(raw, seal[1]["manifest_fields"]) or ["its content changed"]
+        found.append(
+            Finding(
+                "manifest_edited",
+                f"{folder / MANIFEST} was edited since its last session: "
+                + ", ".join(edits)
+                + f" (its seal: {path} line {seal[0]})",
+            )
+        )
+    return tuple(found)
