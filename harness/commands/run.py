@@ -364,5 +364,10 @@ def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Lim
     from harness.spreading.raylaunch import run_on_ray
 
     shards = args.workers or 1  # --ray: the number of shards (auto: one)
-    ray_run = run_on_ray(suite, spec, limits, folder=folder, shards=shards, address=args.ray)
+    progress = not args.no_progress
+    ray_run = run_on_ray(
+        suite, spec, limits, folder=folder, shards=shards, address=args.ray, progress=progress
+    )
+    for line in ray_run.lost:  # a lost node: said, as any repair is
+        print(f"note: {line}", file=sys.stderr)
     return report("run", ray_run.result)
