@@ -1,8 +1,9 @@
 """A content-addressed SQLite cache of answered exchanges, shared by runs, processes, machines.
 
 One table, one row per key (``keying.cache_key``). SQLite in WAL mode gives what the run
-itself survives: each ``put`` is one transaction (a SIGKILL mid-write loses that row and no
-other: the WAL's uncommitted frames are discarded on the next open), many readers with one
+itself survives: each ``put`` (or ``put_many``, a run's answers of one event-loop pass) is
+one transaction (a SIGKILL mid-write loses those rows and no others: the WAL's uncommitted
+frames are discarded on the next open), many readers with one
 writer at a time (a second writer waits on ``busy_timeout`` rather than failing), and a
 reader never blocks a writer. ``INSERT OR IGNORE``: the first answer stored for a key stays,
 so two runs writing the same key at once store it once, and importing twice adds nothing.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +36,9 @@ CREATE TABLE IF NOT EXISTS exchanges (
 """
 
 
+_INSERT = "INSERT OR IGNORE INTO exchanges VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+
 @dataclass(frozen=True)
 class Entry:
     """One cached answer: what the live exchange returned, and who paid for it when."""
@@ -46,6 +51,13 @@ class Entry:
     cost_usd: float | None
     t: float
     run: str
+
+    def row(self) -> tuple[object, ...]:
+        """The entry as the table's columns."""
+        return (
+            self.key, self.model, self.served, self.response, self.usage,
+            self.cost_usd, self.t, self.run,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -164,14 +176,27 @@ class Store:
 
     def put(self, entry: Entry) -> bool:
         """Store ``entry`` in one transaction unless its key is there; whether it was added."""
-        cur = self.db.execute(
-            "INSERT OR IGNORE INTO exchanges VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                entry.key, entry.model, entry.served, entry.response, entry.usage,
-                entry.cost_usd, entry.t, entry.run,
-            ),
-        )  # fmt: skip
-        return cur.rowcount == 1
+        return self.db.execute(_INSERT, entry.row()).rowcount == 1
+
+    def begin_read(self) -> None:
+        """Start a read transaction (the lookups until ``end_read`` take one snapshot)."""
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN")
+
+    def end_read(self) -> None:
+        """End the read transaction ``begin_read`` started, if any."""
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
+
+    def put_many(self, entries: Sequence[Entry]) -> int:
+        """Store ``entries`` in ONE transaction (one commit for a pass's answers: a SIGKILL
+        loses that pass's or none); how many were added."""
+        self.end_read()
+        before = self.db.total_changes
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.executemany(_INSERT, [e.row() for e in entries])
+        return self.db.total_changes - before
 
     def stats(self) -> Stats:
         """Counts, size on disk and what the stored answers cost when they were paid."""

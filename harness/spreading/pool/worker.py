@@ -216,7 +216,7 @@ async def work(
         recorder.close()
         if cache is not None:
             print(cache.summary(), file=sys.stderr)
-            cache.store.close()
+            cache.close()
         with anyio.CancelScope(shield=True):
             await backend.aclose()
     told = interrupts.signum is not None  # the parent says why (its signal, a failure)
