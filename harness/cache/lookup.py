@@ -16,13 +16,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import sqlite3
 import time
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import anyio
 import orjson
 
+from harness.cache.leases import Claim, new_holder
 from harness.cache.store import Entry, Store, default_path
 from harness.calling.attempt import Attempt
 from harness.errors import BackendError, ConfigError
@@ -30,6 +34,7 @@ from harness.wire.answers import read_answers
 from runfolder import Usage
 
 MODES = ("auto", "read-write", "read-only", "off")
+WAIT_S = 0.05  # how often a process waiting on another's lease looks for the answer
 # The CLI's --cache travels to worker processes (--workers, --shard) in this variable.
 MODE_ENV = "NUMERICJEV_CACHE_MODE"
 
@@ -70,7 +75,11 @@ class RequestCache:
     lookup_s: float = 0.0  # CPU time spent in lookups and stores (the bench reports it)
     _model: str = field(default="")
     _prefix: Any = field(default=None, repr=False)
+    waited: int = 0  # hits that another process was asking when this one missed
     _pending: list[Entry] = field(default_factory=list, repr=False)  # stored at the pass's end
+    _releases: list[str] = field(default_factory=list, repr=False)  # leases to give back
+    _claims: list[tuple[str, asyncio.Future[Claim]]] = field(default_factory=list, repr=False)
+    _holder: str = field(default_factory=new_holder, repr=False)
     _scheduled: bool = False
 
     def __post_init__(self) -> None:
@@ -88,6 +97,13 @@ class RequestCache:
 
     def lookup(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
         """The cached answer to ``body`` as an answered attempt costing 0, or None (a miss)."""
+        hit = self._find(key, body)
+        if hit is None:
+            self.misses += 1
+        return hit
+
+    def _find(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+        """``lookup`` without counting a miss."""
         t0 = time.process_time()
         if self._schedule():
             self.store.begin_read()  # one read transaction for the pass's lookups
@@ -95,16 +111,56 @@ class RequestCache:
         hit = None if entry is None else _replay(entry, body)
         self.lookup_s += time.process_time() - t0
         if hit is None or entry is None:
-            self.misses += 1
             return None
         self.hits += 1
         self.saved_usd += entry.cost_usd or 0.0
         return hit
 
+    async def claim(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+        """After a miss: None once this process holds the key's lease (it asks), or the
+        answer another process was asking, waited for (single flight, ``harness.cache.leases``).
+        Read-only, no lease is taken: the miss is asked."""
+        if not self.writable:
+            return None
+        while True:
+            found = await self._claim(key)
+            if found is Claim.MINE:
+                return None
+            if found is Claim.HELD:
+                await anyio.sleep(WAIT_S)
+            hit = self._find(key, body)
+            if hit is not None:
+                self.misses -= 1  # counted a miss when first asked: it was a hit after all
+                self.waited += 1
+                return hit
+            if found is Claim.STORED:
+                return None  # stored but no longer readable as an answer: asked again
+
+    async def _claim(self, key: str) -> Claim:
+        """Try the key's lease in the write transaction that ends this pass."""
+        try:
+            future: asyncio.Future[Claim] = asyncio.get_running_loop().create_future()
+        except RuntimeError:  # not on asyncio: at once, in a transaction of its own
+            return self.store.write((), (), (key,), self._holder)[key]
+        self._claims.append((key, future))
+        self._schedule()
+        return await future
+
+    def release(self, key: str) -> None:
+        """Give back ``key``'s lease (its exchange failed or was cut off) as the pass ends."""
+        if self.writable:
+            self._releases.append(key)
+            if not self._schedule():
+                self._commit()
+
     def save(self, key: str, attempt: Attempt) -> None:
-        """Store a live answer that passed validation with every question answered."""
-        if not self.writable or attempt.refused or attempt.kind is not None or attempt.cached:
-            return  # errors, refusals and partial answers are never stored
+        """Store a live answer that passed validation with every question answered (and
+        give back its lease)."""
+        if not self.writable or attempt.cached:
+            return
+        if attempt.refused or attempt.kind is not None:
+            self.release(key)  # errors, refusals and partial answers are never stored
+            return
         t0 = time.process_time()
         raw = attempt.response_json or orjson.dumps(attempt.response)
         usage = None if attempt.usage is None else orjson.dumps(attempt.usage).decode()
@@ -113,6 +169,7 @@ class RequestCache:
             attempt.cost_usd, time.time(), self.run_id,
         )  # fmt: skip
         self._pending.append(entry)
+        self._releases.append(key)  # in the answer's own transaction
         if not self._schedule():
             self._commit()  # not on asyncio: stored at once
         self.lookup_s += time.process_time() - t0
@@ -143,19 +200,36 @@ class RequestCache:
         self._scheduled = False
         self.store.end_read()
         pending, self._pending = self._pending, []
-        if pending:
-            self.store.put_many(pending)
+        releases, self._releases = self._releases, []
+        claims = [(k, f) for k, f in self._claims if not f.cancelled()]
+        self._claims = []
+        if not (pending or releases or claims):
+            return
+        try:
+            found = self.store.write(pending, releases, [k for k, _ in claims], self._holder)
+        except BaseException as exc:
+            for _, future in claims:
+                if not future.done():
+                    future.set_exception(exc)
+            raise
+        for key, future in claims:
+            if not future.done():
+                future.set_result(found[key])
 
     def close(self) -> None:
-        """Store what is pending, then close the file."""
+        """Store what is pending and give back every lease still held, then close the file."""
         self.commit()
+        if self.writable:
+            with suppress(sqlite3.Error), self.store.db:  # else expired or found dead
+                self.store.db.execute("DELETE FROM leases WHERE holder = ?", (self._holder,))
         self.store.close()
 
     def summary(self) -> str:
         """One line for the run's summary: hits, misses, USD saved."""
         return (
             f"cache {self.store.path}: {self.hits} hits, {self.misses} misses, "
-            f"${self.saved_usd:.4f} saved; lookup CPU {self.lookup_s * 1e3:.1f} ms"
+            f"${self.saved_usd:.4f} saved; {self.waited} waited for another process; "
+            f"lookup CPU {self.lookup_s * 1e3:.1f} ms"
         )
 
 

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.cache.leases import SCHEMA as LEASES
+from harness.cache.leases import Claim, settle
 from harness.errors import ConfigError
 
 SCHEMA_VERSION = 1
@@ -168,6 +170,8 @@ class Store:
                 f"{SCHEMA_VERSION}; keep it for the version that wrote it and set "
                 "NUMERICJEV_CACHE to another path for this one"
             )
+        if not readonly:  # added beside version 1's table: a harness without it ignores it
+            self.db.execute(LEASES)
 
     def get(self, key: str) -> Entry | None:
         """The entry stored under ``key``, if any."""
@@ -191,12 +195,25 @@ class Store:
     def put_many(self, entries: Sequence[Entry]) -> int:
         """Store ``entries`` in ONE transaction (one commit for a pass's answers: a SIGKILL
         loses that pass's or none); how many were added."""
-        self.end_read()
         before = self.db.total_changes
+        self.write(entries)
+        return self.db.total_changes - before
+
+    def write(
+        self,
+        entries: Sequence[Entry],
+        releases: Sequence[str] = (),
+        claims: Sequence[str] = (),
+        holder: str = "",
+    ) -> dict[str, Claim]:
+        """In ONE transaction: store ``entries``, release ``holder``'s leases on
+        ``releases`` and try to lease each of ``claims`` (``harness.cache.leases``)."""
+        self.end_read()
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            self.db.executemany(_INSERT, [e.row() for e in entries])
-        return self.db.total_changes - before
+            if entries:
+                self.db.executemany(_INSERT, [e.row() for e in entries])
+            return settle(self.db, releases, claims, holder)
 
     def stats(self) -> Stats:
         """Counts, size on disk and what the stored answers cost when they were paid."""

@@ -1,0 +1,91 @@
+"""Single flight across processes (issue 32, case 7): two runs at once on one cache pay for
+each body once; a SIGKILLed leaseholder's leases are taken over at once on its host."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness.cache import Store
+from harness.cache.leases import HOST, LEASE_S, Claim, settle
+from harness.serve import ServerConfig
+from tests.cache.test_cache_runs import outputs
+from tests.counting import counting_server
+from tests.runhelpers import SMALL, answered, records
+
+
+def start(folder: Path, url: str) -> subprocess.Popen[bytes]:
+    """A run of the small suite on the test's cache, in its own process."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "run", *SMALL, "--model", "jev-sim",
+         "--base-url", url, "--run", str(folder), "--no-progress", "--cache", "read-write",
+         "--concurrency", "8"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def sent(folder: Path) -> int:
+    """Exchanges a run paid for (answered live, not from the cache)."""
+    return sum(1 for r in records(folder / "requests.jsonl") if "cache" not in r)
+
+
+def test_two_runs_at_once_pay_for_each_body_once(tmp_path: Path) -> None:
+    with counting_server(ServerConfig(port=0, latency_ms=30)) as (url, paid):
+        runs = [start(tmp_path / name, url) for name in ("a", "b")]
+        for child in runs:
+            _, err = child.communicate(timeout=300)
+            assert child.returncode == 0, err.decode()
+    a, b = tmp_path / "a", tmp_path / "b"
+    exchanges = sum(answered(a).values())
+    assert sum(answered(b).values()) == exchanges
+    print(f"\ntwo runs at once: a paid {sent(a)}, b paid {sent(b)} of {exchanges} each; "
+          f"paid twice {paid.twice}")  # fmt: skip
+    assert sent(a) + sent(b) == exchanges == paid.total  # each body paid by one run only
+    assert sent(a) > 0 and sent(b) > 0  # both asked, neither waited for everything
+    assert outputs(a / "outputs.jsonl") == outputs(b / "outputs.jsonl")
+    leases = Store(tmp_path / "request-cache.sqlite3").db.execute("SELECT COUNT(*) FROM leases")
+    assert leases.fetchone()[0] == 0  # every lease given back
+
+
+def test_a_killed_leaseholder_is_waited_for_no_longer(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    store = Store(path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid that no longer runs: a holder SIGKILLed mid-exchange
+    with store.db:
+        store.db.execute(
+            "INSERT INTO leases VALUES ('k', 'gone', ?, ?, ?)", (HOST, dead.pid, time.time() + 60)
+        )
+        store.db.execute(
+            "INSERT INTO leases VALUES ('j', 'live', ?, ?, ?)", (HOST, 1, time.time() + 60)
+        )
+        store.db.execute("INSERT INTO leases VALUES ('x', 'far', 'elsewhere', 1, ?)", (0.0,))
+    with store.db:
+        store.db.execute("BEGIN IMMEDIATE")
+        found = settle(store.db, (), ("k", "j", "x", "new"), "me")
+    # The dead holder's lease and the expired one are taken; a live holder's is waited for.
+    assert found == {"k": Claim.MINE, "j": Claim.HELD, "x": Claim.MINE, "new": Claim.MINE}
+
+
+def test_a_run_killed_mid_flight_costs_the_other_only_its_in_flight(tmp_path: Path) -> None:
+    with counting_server(ServerConfig(port=0, latency_ms=20)) as (url, paid):
+        killed = start(tmp_path / "killed", url)
+        log = tmp_path / "killed" / "requests.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (log.exists() and log.stat().st_size > 50_000):
+            time.sleep(0.01)  # noqa: TID251 - polling a child process
+        other = start(tmp_path / "other", url)
+        time.sleep(0.2)  # noqa: TID251 - both asking at once
+        killed.send_signal(signal.SIGKILL)
+        killed.communicate()
+        t0 = time.monotonic()
+        _, err = other.communicate(timeout=300)
+        assert other.returncode == 0, err.decode()
+        assert time.monotonic() - t0 < LEASE_S / 2  # the dead holder's leases were not waited out
+    # Only what the killed run had in flight (its leases, at most its concurrency) was paid
+    # twice.
+    assert paid.twice <= 8
