@@ -10,6 +10,7 @@ Nothing is written on the node the actor runs on, so the cluster needs no shared
 
 from __future__ import annotations
 
+import copy
 import queue
 import threading
 import traceback
@@ -81,7 +82,12 @@ class _Stream:
         self.queue: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
 
     def send(self, message: tuple[Any, ...]) -> None:
-        """Queue one message (a block of lines, or the last word)."""
+        """Queue one message (a block of lines, or the last word). A block's counters are
+        copied now: Ray serialises the message only once the generator yields it, and by
+        then the shard has counted on (the driver's totals are the blocks' it wrote)."""
+        if message[0] == "lines":
+            kind, block, counters = message
+            message = (kind, block, copy.deepcopy(counters))
         self.queue.put(message)
 
 

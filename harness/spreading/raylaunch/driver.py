@@ -242,6 +242,7 @@ def run_on_ray(
     retry: RetrySettings | None = None,
     progress: Display = False,
     placement: Sequence[Mapping[str, float]] | None = None,
+    ray: Any = None,
 ) -> RayRun:
     """Run ``suite`` in ``folder`` as ``shards`` Ray actors sharing one rate limit, this
     process writing the folder (module docstring).
@@ -249,7 +250,8 @@ def run_on_ray(
     ``limits.concurrency`` and ``limits.rps`` bound the whole run (the limiter's); each
     shard takes its share of the request and spend caps. ``address`` "" starts a local Ray.
     ``placement``: each shard's first actor's Ray resources (e.g. one custom resource per
-    node); a shard started again goes to any node.
+    node); a shard started again goes to any node. ``ray``: the Ray module (tests pass a
+    fake; default: ``import ray``).
     """
     from harness.errors import ConfigError
     from harness.running.recorder import totals_record
@@ -262,7 +264,7 @@ def run_on_ray(
         raise RunFolderError(f"{folder} already holds a run; choose another --run folder")
     plan = _plan(suite, model, limits, retry)
     check_price(plan)
-    ray = _ray()
+    ray = ray or _ray()
     started = not ray.is_initialized()
     if started:  # before any folder exists: a cluster that cannot be reached leaves none
         ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
