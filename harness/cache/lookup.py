@@ -26,7 +26,7 @@ from typing import Any, cast
 import anyio
 import orjson
 
-from harness.cache.leases import Claim, new_holder
+from harness.cache.leases import TICK_S, Claim, Flight
 from harness.cache.store import Entry, Store, default_path
 from harness.calling.attempt import Attempt
 from harness.errors import BackendError, ConfigError
@@ -79,14 +79,19 @@ class RequestCache:
     _pending: list[Entry] = field(default_factory=list, repr=False)  # stored at the pass's end
     _releases: list[str] = field(default_factory=list, repr=False)  # leases to give back
     _claims: list[tuple[str, asyncio.Future[Claim]]] = field(default_factory=list, repr=False)
-    _holder: str = field(default_factory=new_holder, repr=False)
+    _flight: Flight = field(default_factory=Flight, repr=False)
     _scheduled: bool = False
+    _ticking: bool = False
+    _look_due: bool = False
+    _closed: bool = False
 
     def __post_init__(self) -> None:
         """The model name entries are filed under (``cache prune --model``), and the spec's
         share of every key, hashed once."""
         self._model = str(self.spec.get("name", ""))
         self._prefix = spec_digest(self.spec)
+        if self.writable:
+            self._flight.join(self.store.db)
 
     def key(self, body: Mapping[str, Any], occasion: str = "") -> str:
         """``body``'s key for this model (computed once per exchange: lookup, then save)."""
@@ -120,8 +125,8 @@ class RequestCache:
         """After a miss: None once this process holds the key's lease (it asks), or the
         answer another process was asking, waited for (single flight, ``harness.cache.leases``).
         Read-only, no lease is taken: the miss is asked."""
-        if not self.writable:
-            return None
+        if not self.writable or not self._flight.ask(key):
+            return None  # read-only, or alone with the file: asked without a lease
         while True:
             found = await self._claim(key)
             if found is Claim.MINE:
@@ -141,14 +146,14 @@ class RequestCache:
         try:
             future: asyncio.Future[Claim] = asyncio.get_running_loop().create_future()
         except RuntimeError:  # not on asyncio: at once, in a transaction of its own
-            return self.store.write((), (), (key,), self._holder)[key]
+            return self.store.write((), (), (key,), self._flight)[key]
         self._claims.append((key, future))
         self._schedule()
         return await future
 
     def release(self, key: str) -> None:
         """Give back ``key``'s lease (its exchange failed or was cut off) as the pass ends."""
-        if self.writable:
+        if self.writable and self._flight.done(key):
             self._releases.append(key)
             if not self._schedule():
                 self._commit()
@@ -169,7 +174,8 @@ class RequestCache:
             attempt.cost_usd, time.time(), self.run_id,
         )  # fmt: skip
         self._pending.append(entry)
-        self._releases.append(key)  # in the answer's own transaction
+        if self._flight.done(key):
+            self._releases.append(key)  # in the answer's own transaction
         if not self._schedule():
             self._commit()  # not on asyncio: stored at once
         self.lookup_s += time.process_time() - t0
@@ -184,11 +190,23 @@ class RequestCache:
         """
         if not self._scheduled:
             try:
-                asyncio.get_running_loop().call_soon(self.commit)
+                loop = asyncio.get_running_loop()
             except RuntimeError:
                 return False
+            loop.call_soon(self.commit)
             self._scheduled = True
+            if not self._ticking and self.writable:
+                self._ticking = True
+                loop.call_later(TICK_S, self._tick, loop)
         return True
+
+    def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Look for other processes even when this one stores nothing (``leases.TICK_S``)."""
+        if self._closed:
+            return
+        self._look_due = True
+        self.commit()
+        loop.call_later(TICK_S, self._tick, loop)
 
     def commit(self) -> None:
         """Store the answers saved since the last commit, in one transaction."""
@@ -203,10 +221,11 @@ class RequestCache:
         releases, self._releases = self._releases, []
         claims = [(k, f) for k, f in self._claims if not f.cancelled()]
         self._claims = []
-        if not (pending or releases or claims):
+        look, self._look_due = self._look_due, False
+        if not (pending or releases or claims or look):
             return
         try:
-            found = self.store.write(pending, releases, [k for k, _ in claims], self._holder)
+            found = self.store.write(pending, releases, [k for k, _ in claims], self._flight)
         except BaseException as exc:
             for _, future in claims:
                 if not future.done():
@@ -219,9 +238,10 @@ class RequestCache:
     def close(self) -> None:
         """Store what is pending and give back every lease still held, then close the file."""
         self.commit()
+        self._closed = True
         if self.writable:
-            with suppress(sqlite3.Error), self.store.db:  # else expired or found dead
-                self.store.db.execute("DELETE FROM leases WHERE holder = ?", (self._holder,))
+            with suppress(sqlite3.Error):  # else they expire, or are found dead
+                self._flight.leave(self.store.db)
         self.store.close()
 
     def summary(self) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cache.leases import SCHEMA as LEASES
-from harness.cache.leases import Claim, settle
+from harness.cache.leases import Claim, Flight
 from harness.errors import ConfigError
 
 SCHEMA_VERSION = 1
@@ -170,8 +170,8 @@ class Store:
                 f"{SCHEMA_VERSION}; keep it for the version that wrote it and set "
                 "NUMERICJEV_CACHE to another path for this one"
             )
-        if not readonly:  # added beside version 1's table: a harness without it ignores it
-            self.db.execute(LEASES)
+        if not readonly:  # added beside version 1's table: a harness without them ignores them
+            self.db.executescript(LEASES)
 
     def get(self, key: str) -> Entry | None:
         """The entry stored under ``key``, if any."""
@@ -204,16 +204,16 @@ class Store:
         entries: Sequence[Entry],
         releases: Sequence[str] = (),
         claims: Sequence[str] = (),
-        holder: str = "",
+        flight: Flight | None = None,
     ) -> dict[str, Claim]:
-        """In ONE transaction: store ``entries``, release ``holder``'s leases on
-        ``releases`` and try to lease each of ``claims`` (``harness.cache.leases``)."""
+        """In ONE transaction: store ``entries``, and settle ``flight``'s leases (give
+        back ``releases``, try each of ``claims``: ``harness.cache.leases``)."""
         self.end_read()
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             if entries:
                 self.db.executemany(_INSERT, [e.row() for e in entries])
-            return settle(self.db, releases, claims, holder)
+            return {} if flight is None else flight.settle(self.db, releases, claims)
 
     def stats(self) -> Stats:
         """Counts, size on disk and what the stored answers cost when they were paid."""

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from harness.cache import Store
-from harness.cache.leases import HOST, LEASE_S, Claim, settle
+from harness.cache.leases import HOST, LEASE_S, Claim, Flight
 from harness.serve import ServerConfig
 from tests.cache.test_cache_runs import outputs
 from tests.counting import counting_server
@@ -33,8 +33,30 @@ def sent(folder: Path) -> int:
     return sum(1 for r in records(folder / "requests.jsonl") if "cache" not in r)
 
 
+def test_alone_no_lease_is_taken_until_another_process_comes(tmp_path: Path) -> None:
+    store = Store(tmp_path / "c.sqlite3")
+    first, second = Flight(), Flight()
+    first.join(store.db)
+    assert not first.ask("a")  # alone: asked without a lease
+    assert store.write((), (), (), first) == {} and not first.shared
+    second.join(store.db)  # another process opens the file: it sees the first at once ...
+    assert second.shared and second.ask("a")
+    # ... but sends nothing until the first has seen it (the first's misses are unknown).
+    assert store.write((), (), ("b",), second) == {"b": Claim.HELD}
+    store.write((), (), (), first)  # the first's next commit: it sees the second, leases "a"
+    assert first.shared and first.leased == {"a"}
+    assert store.write((), (), ("a", "b"), second) == {"a": Claim.HELD, "b": Claim.MINE}
+    assert first.done("a")  # answered: its lease is given back with the answer
+    store.write((), ("a",), (), first)
+    assert store.write((), (), ("a",), second) == {"a": Claim.MINE}
+    first.leave(store.db)
+    store.write((), (), (), second)
+    assert not second.shared
+
+
 def test_two_runs_at_once_pay_for_each_body_once(tmp_path: Path) -> None:
-    with counting_server(ServerConfig(port=0, latency_ms=30)) as (url, paid):
+    # 60 ms a reply, 8 at a time: each run takes ~6 s, long beside a process's start-up.
+    with counting_server(ServerConfig(port=0, latency_ms=60)) as (url, paid):
         runs = [start(tmp_path / name, url) for name in ("a", "b")]
         for child in runs:
             _, err = child.communicate(timeout=300)
@@ -64,9 +86,9 @@ def test_a_killed_leaseholder_is_waited_for_no_longer(tmp_path: Path) -> None:
             "INSERT INTO leases VALUES ('j', 'live', ?, ?, ?)", (HOST, 1, time.time() + 60)
         )
         store.db.execute("INSERT INTO leases VALUES ('x', 'far', 'elsewhere', 1, ?)", (0.0,))
-    with store.db:
-        store.db.execute("BEGIN IMMEDIATE")
-        found = settle(store.db, (), ("k", "j", "x", "new"), "me")
+    flight = Flight()
+    flight.join(store.db)
+    found = store.write((), (), ("k", "j", "x", "new"), flight)
     # The dead holder's lease and the expired one are taken; a live holder's is waited for.
     assert found == {"k": Claim.MINE, "j": Claim.HELD, "x": Claim.MINE, "new": Claim.MINE}
 
