@@ -123,10 +123,17 @@ class Flight:
     def _look(self, db: sqlite3.Connection, now: float) -> None:
         """Look for other live processes; lease what this one asks if one has just come;
         say so (``seen``)."""
-        rows = db.execute("SELECT host, pid, seen FROM presence WHERE holder != ?", (self.holder,))
+        rows = db.execute(
+            "SELECT holder, host, pid, seen FROM presence WHERE holder != ?", (self.holder,)
+        ).fetchall()
+        dead = {holder for holder, host, pid, _ in rows if _dead(host, pid)}
         live = [
-            seen for host, pid, seen in rows if seen > now - PRESENCE_S and not _dead(host, pid)
+            seen for holder, _, _, seen in rows if seen > now - PRESENCE_S and holder not in dead
         ]
+        if dead:  # SIGKILLed on this host: their rows and leases go with them
+            gone = [(holder,) for holder in dead]
+            db.executemany("DELETE FROM leases WHERE holder = ?", gone)
+            db.executemany("DELETE FROM presence WHERE holder = ?", gone)
         was, self.shared = self.shared, bool(live)
         self._acked = self._acked or all(seen >= self.joined for seen in live)
         if self.shared and not was:

@@ -94,11 +94,18 @@ def test_a_killed_leaseholder_is_waited_for_no_longer(tmp_path: Path) -> None:
             "INSERT INTO leases VALUES ('j', 'live', ?, ?, ?)", (HOST, 1, time.time() + 60)
         )
         store.db.execute("INSERT INTO leases VALUES ('x', 'far', 'elsewhere', 1, ?)", (0.0,))
+        store.db.execute("INSERT INTO leases VALUES ('y', 'gone', ?, ?, ?)", (HOST, dead.pid, 9e9))
+        store.db.execute(
+            "INSERT INTO presence VALUES ('gone', ?, ?, ?)", (HOST, dead.pid, time.time())
+        )
     flight = Flight()
     flight.join(store.db)
     found = store.write((), (), ("k", "j", "x", "new"), flight)
     # The dead holder's lease and the expired one are taken; a live holder's is waited for.
     assert found == {"k": Claim.MINE, "j": Claim.HELD, "x": Claim.MINE, "new": Claim.MINE}
+    # The dead process's presence and every lease it held are gone with it.
+    assert store.db.execute("SELECT holder FROM presence").fetchall() == [(flight.holder,)]
+    assert store.db.execute("SELECT COUNT(*) FROM leases WHERE holder = 'gone'").fetchone() == (0,)
 
 
 @pytest.mark.soak
