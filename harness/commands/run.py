@@ -231,8 +231,9 @@ def add_spread_options(parser: argparse.ArgumentParser) -> None:
         const="",
         default=None,
         metavar="ADDRESS",
-        help="run --workers N shards as Ray actors sharing one rate limit (needs the 'ray' "
-        "extra; no ADDRESS starts a local Ray)",
+        help="run --workers N shards as Ray actors on any nodes, sharing one rate limit; this "
+        "process writes the one run folder (no shared disk, no merge; a lost node's shard is "
+        "started again elsewhere). Needs the 'ray' extra; no ADDRESS starts a local Ray",
     )
 
 
