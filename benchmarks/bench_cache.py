@@ -5,6 +5,9 @@ measured in this one run: requests sent by run 2 (goal 0), run 2's wall time as 
 run 1's (goal < 5%), the cache's lookup-and-store CPU per request beside the harness's own
 CPU per request (run 1: everything the client process did), and the cache file's size per
 1,000 exchanges. Each run is a fresh ``numericjev run`` process, start-up included.
+
+Then two runs at once on another empty cache (single flight across processes): what each
+paid for, and how many exchanges both paid for (goal 0).
 """
 
 from __future__ import annotations
@@ -26,12 +29,42 @@ from benchmarks.processes import ROOT, serve_sim
 _SUMMARY = re.compile(r"(\d+) hits, (\d+) misses, .*lookup CPU ([\d.]+) ms")
 
 
-def _run(url: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
-    """One ``numericjev run`` of the affine suite; wall, CPU and the cache's own line."""
-    command = [
+def _command(url: str, folder: Path) -> list[str]:
+    return [
         sys.executable, "-m", "harness.cli", "run", "--suite", "affine", "--model", "jev-sim",
         "--base-url", url, "--run", str(folder), "--no-progress", "--cache", "read-write",
     ]  # fmt: skip
+
+
+def _sent(folder: Path) -> tuple[int, int]:
+    """Exchanges a run paid for (not from the cache), and all its exchanges."""
+    lines = (folder / "requests.jsonl").read_bytes().splitlines()
+    return sum(1 for line in lines if b'"cache":{"hit":true' not in line), len(lines)
+
+
+def at_once(url: str, tmp: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Two runs started together on one empty cache: what each paid, and both."""
+    env = {**env, "NUMERICJEV_CACHE": str(tmp / "shared.sqlite3")}
+    folders = [tmp / "at-once-a", tmp / "at-once-b"]
+    children = [
+        subprocess.Popen(_command(url, f), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+        for f in folders
+    ]  # fmt: skip
+    for child in children:
+        assert child.wait() == 0
+    (a, n), (b, _) = (_sent(f) for f in folders)
+    return {
+        "at_once_exchanges_each": n,
+        "at_once_paid_a": a,
+        "at_once_paid_b": b,
+        "at_once_paid_twice": a + b - n,
+    }
+
+
+def _run(url: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
+    """One ``numericjev run`` of the affine suite; wall, CPU and the cache's own line."""
+    command = _command(url, folder)
     t0 = time.perf_counter()
     before = os.times()
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
@@ -43,10 +76,9 @@ def _run(url: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
     match = _SUMMARY.search(done.stderr)
     assert match is not None, done.stderr
     hits, misses, lookup_ms = int(match[1]), int(match[2]), float(match[3])
-    lines = (folder / "requests.jsonl").read_bytes().splitlines()
-    sent = sum(1 for line in lines if b'"cache":{"hit":true' not in line)
+    sent, exchanges = _sent(folder)
     return {"wall_s": wall, "cpu_s": cpu, "hits": hits, "misses": misses, "sent": sent,
-            "exchanges": len(lines), "lookup_cpu_s": lookup_ms / 1e3}  # fmt: skip
+            "exchanges": exchanges, "lookup_cpu_s": lookup_ms / 1e3}  # fmt: skip
 
 
 def run(tmp: Path) -> dict[str, Any]:
@@ -56,6 +88,7 @@ def run(tmp: Path) -> dict[str, Any]:
     with serve_sim(["--latency-ms", "50"]) as (url, _pid):
         first = _run(url, tmp / "first", env)
         second = _run(url, tmp / "second", env)
+        both = at_once(url, tmp, env)
     n1 = first["exchanges"]
     size = cache.stat().st_size + sum(
         p.stat().st_size for p in tmp.glob("cache.sqlite3-wal") if p.exists()
@@ -74,6 +107,7 @@ def run(tmp: Path) -> dict[str, Any]:
         "harness_cpu_us_per_request_first": round(first["cpu_s"] / n1 * 1e6, 1),
         "cache_lookup_share_of_harness_cpu": round(first["lookup_cpu_s"] / first["cpu_s"], 4),
         "cache_mb_per_1000_exchanges": round(size / 2**20 / n1 * 1000, 3),
+        **both,
     }
 
 

@@ -13,15 +13,20 @@ answered; an entry is never served for another model spec.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
+import sqlite3
 import time
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import anyio
 import orjson
 
+from harness.cache.leases import TICK_S, Claim, Flight
 from harness.cache.store import Entry, Store, default_path
 from harness.calling.attempt import Attempt
 from harness.errors import BackendError, ConfigError
@@ -29,6 +34,7 @@ from harness.wire.answers import read_answers
 from runfolder import Usage
 
 MODES = ("auto", "read-write", "read-only", "off")
+WAIT_S = 0.05  # how often a process waiting on another's lease looks for the answer
 # The CLI's --cache travels to worker processes (--workers, --shard) in this variable.
 MODE_ENV = "NUMERICJEV_CACHE_MODE"
 
@@ -69,12 +75,23 @@ class RequestCache:
     lookup_s: float = 0.0  # CPU time spent in lookups and stores (the bench reports it)
     _model: str = field(default="")
     _prefix: Any = field(default=None, repr=False)
+    waited: int = 0  # hits that another process was asking when this one missed
+    _pending: list[Entry] = field(default_factory=list, repr=False)  # stored at the pass's end
+    _releases: list[str] = field(default_factory=list, repr=False)  # leases to give back
+    _claims: list[tuple[str, asyncio.Future[Claim]]] = field(default_factory=list, repr=False)
+    _flight: Flight = field(default_factory=Flight, repr=False)
+    _scheduled: bool = False
+    _ticking: bool = False
+    _look_due: bool = False
+    _closed: bool = False
 
     def __post_init__(self) -> None:
         """The model name entries are filed under (``cache prune --model``), and the spec's
         share of every key, hashed once."""
         self._model = str(self.spec.get("name", ""))
         self._prefix = spec_digest(self.spec)
+        if self.writable:
+            self._flight.join(self.store.db)
 
     def key(self, body: Mapping[str, Any], occasion: str = "") -> str:
         """``body``'s key for this model (computed once per exchange: lookup, then save)."""
@@ -85,21 +102,70 @@ class RequestCache:
 
     def lookup(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
         """The cached answer to ``body`` as an answered attempt costing 0, or None (a miss)."""
+        hit = self._find(key, body)
+        if hit is None:
+            self.misses += 1
+        return hit
+
+    def _find(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+        """``lookup`` without counting a miss."""
         t0 = time.process_time()
+        if self._schedule():
+            self.store.begin_read()  # one read transaction for the pass's lookups
         entry = self.store.get(key)
         hit = None if entry is None else _replay(entry, body)
         self.lookup_s += time.process_time() - t0
         if hit is None or entry is None:
-            self.misses += 1
             return None
         self.hits += 1
         self.saved_usd += entry.cost_usd or 0.0
         return hit
 
+    async def claim(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+        """After a miss: None once this process holds the key's lease (it asks), or the
+        answer another process was asking, waited for (single flight, ``harness.cache.leases``).
+        Read-only, no lease is taken: the miss is asked."""
+        if not self.writable or not self._flight.ask(key):
+            return None  # read-only, or alone with the file: asked without a lease
+        while True:
+            found = await self._claim(key)
+            if found is Claim.MINE:
+                return None
+            if found is Claim.HELD:
+                await anyio.sleep(WAIT_S)
+            hit = self._find(key, body)
+            if hit is not None:
+                self.misses -= 1  # counted a miss when first asked: it was a hit after all
+                self.waited += 1
+                return hit
+            if found is Claim.STORED:
+                return None  # stored but no longer readable as an answer: asked again
+
+    async def _claim(self, key: str) -> Claim:
+        """Try the key's lease in the write transaction that ends this pass."""
+        try:
+            future: asyncio.Future[Claim] = asyncio.get_running_loop().create_future()
+        except RuntimeError:  # not on asyncio: at once, in a transaction of its own
+            return self.store.write((), (), (key,), self._flight)[key]
+        self._claims.append((key, future))
+        self._schedule()
+        return await future
+
+    def release(self, key: str) -> None:
+        """Give back ``key``'s lease (its exchange failed or was cut off) as the pass ends."""
+        if self.writable and self._flight.done(key):
+            self._releases.append(key)
+            if not self._schedule():
+                self._commit()
+
     def save(self, key: str, attempt: Attempt) -> None:
-        """Store a live answer that passed validation with every question answered."""
-        if not self.writable or attempt.refused or attempt.kind is not None or attempt.cached:
-            return  # errors, refusals and partial answers are never stored
+        """Store a live answer that passed validation with every question answered (and
+        give back its lease)."""
+        if not self.writable or attempt.cached:
+            return
+        if attempt.refused or attempt.kind is not None:
+            self.release(key)  # errors, refusals and partial answers are never stored
+            return
         t0 = time.process_time()
         raw = attempt.response_json or orjson.dumps(attempt.response)
         usage = None if attempt.usage is None else orjson.dumps(attempt.usage).decode()
@@ -107,14 +173,83 @@ class RequestCache:
             key, self._model, attempt.model, raw, usage,
             attempt.cost_usd, time.time(), self.run_id,
         )  # fmt: skip
-        self.store.put(entry)
+        self._pending.append(entry)
+        if self._flight.done(key):
+            self._releases.append(key)  # in the answer's own transaction
+        if not self._schedule():
+            self._commit()  # not on asyncio: stored at once
         self.lookup_s += time.process_time() - t0
+
+    def _schedule(self) -> bool:
+        """Have ``commit`` run as this event-loop pass ends; False off asyncio.
+
+        A pass's lookups share one read transaction and its answers are stored in one
+        write transaction, both ended as the pass ends (as the recorder hands its lines
+        over): fewer locks taken per exchange, and a SIGKILL loses at most one pass's
+        answers. Nothing is held across an ``await``.
+        """
+        if not self._scheduled:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return False
+            loop.call_soon(self.commit)
+            self._scheduled = True
+            if not self._ticking and self.writable:
+                self._ticking = True
+                loop.call_later(TICK_S, self._tick, loop)
+        return True
+
+    def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Look for other processes even when this one stores nothing (``leases.TICK_S``)."""
+        if self._closed:
+            return
+        self._look_due = True
+        self.commit()
+        loop.call_later(TICK_S, self._tick, loop)
+
+    def commit(self) -> None:
+        """Store the answers saved since the last commit, in one transaction."""
+        t0 = time.process_time()
+        self._commit()
+        self.lookup_s += time.process_time() - t0
+
+    def _commit(self) -> None:
+        self._scheduled = False
+        self.store.end_read()
+        pending, self._pending = self._pending, []
+        releases, self._releases = self._releases, []
+        claims = [(k, f) for k, f in self._claims if not f.cancelled()]
+        self._claims = []
+        look, self._look_due = self._look_due, False
+        if not (pending or releases or claims or look):
+            return
+        try:
+            found = self.store.write(pending, releases, [k for k, _ in claims], self._flight)
+        except BaseException as exc:
+            for _, future in claims:
+                if not future.done():
+                    future.set_exception(exc)
+            raise
+        for key, future in claims:
+            if not future.done():
+                future.set_result(found[key])
+
+    def close(self) -> None:
+        """Store what is pending and give back every lease still held, then close the file."""
+        self.commit()
+        self._closed = True
+        if self.writable:
+            with suppress(sqlite3.Error):  # else they expire, or are found dead
+                self._flight.leave(self.store.db)
+        self.store.close()
 
     def summary(self) -> str:
         """One line for the run's summary: hits, misses, USD saved."""
         return (
             f"cache {self.store.path}: {self.hits} hits, {self.misses} misses, "
-            f"${self.saved_usd:.4f} saved; lookup CPU {self.lookup_s * 1e3:.1f} ms"
+            f"${self.saved_usd:.4f} saved; {self.waited} waited for another process; "
+            f"lookup CPU {self.lookup_s * 1e3:.1f} ms"
         )
 
 

@@ -1,8 +1,9 @@
 """A content-addressed SQLite cache of answered exchanges, shared by runs, processes, machines.
 
 One table, one row per key (``keying.cache_key``). SQLite in WAL mode gives what the run
-itself survives: each ``put`` is one transaction (a SIGKILL mid-write loses that row and no
-other: the WAL's uncommitted frames are discarded on the next open), many readers with one
+itself survives: each ``put`` (or ``put_many``, a run's answers of one event-loop pass) is
+one transaction (a SIGKILL mid-write loses those rows and no others: the WAL's uncommitted
+frames are discarded on the next open), many readers with one
 writer at a time (a second writer waits on ``busy_timeout`` rather than failing), and a
 reader never blocks a writer. ``INSERT OR IGNORE``: the first answer stored for a key stays,
 so two runs writing the same key at once store it once, and importing twice adds nothing.
@@ -13,9 +14,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.cache.leases import SCHEMA as LEASES
+from harness.cache.leases import Claim, Flight
 from harness.errors import ConfigError
 
 SCHEMA_VERSION = 1
@@ -34,6 +38,9 @@ CREATE TABLE IF NOT EXISTS exchanges (
 """
 
 
+_INSERT = "INSERT OR IGNORE INTO exchanges VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+
 @dataclass(frozen=True)
 class Entry:
     """One cached answer: what the live exchange returned, and who paid for it when."""
@@ -46,6 +53,13 @@ class Entry:
     cost_usd: float | None
     t: float
     run: str
+
+    def row(self) -> tuple[object, ...]:
+        """The entry as the table's columns."""
+        return (
+            self.key, self.model, self.served, self.response, self.usage,
+            self.cost_usd, self.t, self.run,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -68,22 +82,67 @@ def default_path() -> Path:
     return Path(base) / "numericjev" / "cache.sqlite3"
 
 
+def _unwritable(path: Path, exc: Exception) -> str:
+    """The one line for a cache this process cannot write: its entries stay usable."""
+    return (
+        f"request cache {path} cannot be written ({exc}); to read it as it is use --cache "
+        "read-only, or set NUMERICJEV_CACHE to a writable path"
+    )
+
+
+def _connect_readonly(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """``path`` opened read-only (``mode=ro``), and whether as immutable.
+
+    A read-only WAL database still needs its ``-shm`` file, which SQLite cannot create in
+    a read-only directory; there the file is opened with ``immutable=1``, which reads the
+    database file alone (no locks, no WAL): right on a read-only mount, where nothing can
+    change it; answers still in an uncheckpointed ``-wal`` are then misses, never wrong.
+    """
+    uri = path.resolve().as_uri()
+    for immutable in (False, True):
+        db = sqlite3.connect(
+            f"{uri}?mode=ro{'&immutable=1' if immutable else ''}",
+            uri=True,
+            timeout=30.0,
+            isolation_level=None,
+        )
+        try:
+            db.execute("PRAGMA user_version").fetchone()
+        except sqlite3.OperationalError:
+            db.close()
+            if immutable:
+                raise
+            continue
+        return db, immutable
+    raise AssertionError("unreachable")
+
+
 class Store:
     """An open cache file; one per process (connections are not shared across a fork)."""
 
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         """Open (creating unless ``readonly``) the cache at ``path``; a file of another
-        schema version is refused with a one-line ``ConfigError``."""
+        schema version is refused with a one-line ``ConfigError``. ``readonly`` opens it
+        as SQLite's read-only URI, so a cache on a read-only directory or mount serves hits
+        (``immutable`` says it was opened as a file nothing may change, see ``_connect_readonly``)."""
         self.path = path
+        self.readonly = readonly
+        self.immutable = False
         if readonly and not path.exists():
             raise ConfigError(f"no request cache at {path}; run once with --cache read-write")
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-            self.db.execute("PRAGMA busy_timeout = 30000")
-            self.db.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL mode: a power cut may lose the last commits, never the file.
-            self.db.execute("PRAGMA synchronous = NORMAL")
+            if readonly:
+                self.db, self.immutable = _connect_readonly(path)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                # URI filenames on, so that ``import_from`` can attach a file read-only.
+                self.db = sqlite3.connect(
+                    path.resolve().as_uri(), uri=True, timeout=30.0, isolation_level=None
+                )
+                self.db.execute("PRAGMA busy_timeout = 30000")
+                self.db.execute("PRAGMA journal_mode = WAL")
+                # NORMAL in WAL mode: a power cut may lose the last commits, never the file.
+                self.db.execute("PRAGMA synchronous = NORMAL")
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and not readonly:
                 with self.db:
@@ -91,17 +150,28 @@ class Store:
                     self.db.execute(_SCHEMA)
                     self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 version = SCHEMA_VERSION
+        except OSError as exc:  # its folder cannot be made
+            raise ConfigError(_unwritable(path, exc)) from exc
+        except sqlite3.OperationalError as exc:  # a file SQLite cannot open or write
+            raise ConfigError(
+                _unwritable(path, exc)
+                if not readonly
+                else f"request cache {path} cannot be opened ({exc}); check that it is readable"
+            ) from exc
         except sqlite3.DatabaseError as exc:
             raise ConfigError(
-                f"request cache {path} is not a readable SQLite file ({exc}); move it away "
+                f"request cache {path} is not a SQLite file ({exc}); move it away "
                 "or set NUMERICJEV_CACHE to another path"
             ) from exc
         if version != SCHEMA_VERSION:
             self.db.close()
             raise ConfigError(
                 f"request cache {path} has schema version {version}, this harness reads "
-                f"{SCHEMA_VERSION}; move it away or set NUMERICJEV_CACHE to another path"
+                f"{SCHEMA_VERSION}; keep it for the version that wrote it and set "
+                "NUMERICJEV_CACHE to another path for this one"
             )
+        if not readonly:  # added beside version 1's table: a harness without them ignores them
+            self.db.executescript(LEASES)
 
     def get(self, key: str) -> Entry | None:
         """The entry stored under ``key``, if any."""
@@ -110,14 +180,40 @@ class Store:
 
     def put(self, entry: Entry) -> bool:
         """Store ``entry`` in one transaction unless its key is there; whether it was added."""
-        cur = self.db.execute(
-            "INSERT OR IGNORE INTO exchanges VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                entry.key, entry.model, entry.served, entry.response, entry.usage,
-                entry.cost_usd, entry.t, entry.run,
-            ),
-        )  # fmt: skip
-        return cur.rowcount == 1
+        return self.db.execute(_INSERT, entry.row()).rowcount == 1
+
+    def begin_read(self) -> None:
+        """Start a read transaction (the lookups until ``end_read`` take one snapshot)."""
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN")
+
+    def end_read(self) -> None:
+        """End the read transaction ``begin_read`` started, if any."""
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
+
+    def put_many(self, entries: Sequence[Entry]) -> int:
+        """Store ``entries`` in ONE transaction (one commit for a pass's answers: a SIGKILL
+        loses that pass's or none); how many were added."""
+        before = self.db.total_changes
+        self.write(entries)
+        return self.db.total_changes - before
+
+    def write(
+        self,
+        entries: Sequence[Entry],
+        releases: Sequence[str] = (),
+        claims: Sequence[str] = (),
+        flight: Flight | None = None,
+    ) -> dict[str, Claim]:
+        """In ONE transaction: store ``entries``, and settle ``flight``'s leases (give
+        back ``releases``, try each of ``claims``: ``harness.cache.leases``)."""
+        self.end_read()
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            if entries:
+                self.db.executemany(_INSERT, [e.row() for e in entries])
+            return {} if flight is None else flight.settle(self.db, releases, claims)
 
     def stats(self) -> Stats:
         """Counts, size on disk and what the stored answers cost when they were paid."""
@@ -164,7 +260,8 @@ class Store:
         other = Store(source, readonly=True)
         other.db.close()
         before = self.db.total_changes
-        self.db.execute("ATTACH DATABASE ? AS other", (str(source),))
+        flags = "mode=ro&immutable=1" if other.immutable else "mode=ro"
+        self.db.execute("ATTACH DATABASE ? AS other", (f"{source.resolve().as_uri()}?{flags}",))
         try:
             with self.db:
                 self.db.execute("INSERT OR IGNORE INTO exchanges SELECT * FROM other.exchanges")

@@ -60,7 +60,16 @@ class RequestCache(Protocol):
         ...
 
     def save(self, key: str, attempt: Attempt) -> None:
-        """Store a validated live answer."""
+        """Store a validated live answer (and give back its lease)."""
+        ...
+
+    async def claim(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+        """After a miss: None once this process may ask it, or the answer another
+        process was asking (waited for)."""
+        ...
+
+    def release(self, key: str) -> None:
+        """Give back the key's lease: its exchange was not answered here."""
         ...
 
 
@@ -133,33 +142,39 @@ class Caller:
         ``occasion`` (the job and round) keys the request cache along with the body.
         """
         cache = self.cache
-        key = ""
-        if cache is not None:
-            # A hit is sent nowhere and costs 0: it never reaches the pacer or the spend cap.
-            key = cache.key(body, occasion)
+        if cache is None:
+            return await self._live(body, on_attempt)
+        # A hit is sent nowhere and costs 0: it never reaches the pacer or the spend cap.
+        key = cache.key(body, occasion)
+        try:
+            # A miss another process is asking now is waited for, not asked again.
             hit = cache.lookup(key, body)
+            if hit is None:
+                hit = await cache.claim(key, body)
             if hit is not None:
                 self.answered_any = True
                 on_attempt(hit)
                 return hit
+            answered = await self._live(body, on_attempt)
+        except BaseException:
+            cache.release(key)  # failed or cut off: the next process asks it
+            raise
+        cache.save(key, answered)  # stored, and its lease given back, as one
+        return answered
+
+    async def _live(self, body: Mapping[str, Any], on_attempt: OnAttempt) -> Attempt:
+        """The exchange asked of the backend, retried under the policy."""
         budget = self.budget
         exchange = _Exchange(budget.size_of(body) if budget is not None and budget.spending else 0)
         started = self._clock()
         try:
-            answered = await self._attempt(body, 1, on_attempt, exchange)
+            return await self._attempt(body, 1, on_attempt, exchange)
         except TransientError as error:
             if self.retry.max_attempts == 1 and not rate_limited(error):
                 raise
             first = error
-        else:
-            if cache is not None:
-                cache.save(key, answered)
-            return answered
         # Outside the except block, so that later failures do not chain onto the first.
-        answered = await self._retry(body, on_attempt, first, started, exchange)
-        if cache is not None:
-            cache.save(key, answered)
-        return answered
+        return await self._retry(body, on_attempt, first, started, exchange)
 
     async def _wait(self, seconds: float) -> None:
         """A retry's wait, ended at once when the run stops."""

@@ -248,8 +248,9 @@ def add_spread_options(parser: argparse.ArgumentParser) -> None:
         const="",
         default=None,
         metavar="ADDRESS",
-        help="run --workers N shards as Ray actors sharing one rate limit (needs the 'ray' "
-        "extra; no ADDRESS starts a local Ray)",
+        help="run --workers N shards as Ray actors on any nodes, sharing one rate limit; this "
+        "process writes the one run folder (no shared disk, no merge; a lost node's shard is "
+        "started again elsewhere). Needs the 'ray' extra; no ADDRESS starts a local Ray",
     )
 
 
@@ -382,5 +383,10 @@ def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Lim
     from harness.spreading.raylaunch import run_on_ray
 
     shards = args.workers or 1  # --ray: the number of shards (auto: one)
-    ray_run = run_on_ray(suite, spec, limits, folder=folder, shards=shards, address=args.ray)
+    progress = not args.no_progress
+    ray_run = run_on_ray(
+        suite, spec, limits, folder=folder, shards=shards, address=args.ray, progress=progress
+    )
+    for line in ray_run.lost:  # a lost node: said, as any repair is
+        print(f"note: {line}", file=sys.stderr)
     return report("run", ray_run.result)

@@ -367,7 +367,7 @@ async def _execute(
         display.close()
         if cache is not None:
             print(cache.summary(), file=sys.stderr)
-            cache.store.close()
+            cache.close()
     served = set(counters.models)
     simulated = backend.simulated or bool(served & SIMULATOR_MODELS)
     oracle = oracle or bool(served & ORACLE_MODELS)

@@ -65,7 +65,7 @@ async def start_shard_async(
     shard's suite, cases, code, decoders and model match it), then starts
     ``parent/shards/K`` or, if it exists, resumes it. ``limits`` are the whole run's: the
     shard takes its share of ``rps`` and of the spend cap. ``pacer`` replaces the shard's
-    own (``harness.spreading.raylaunch`` shares one across machines). Merge with ``harness.spreading.merging``.
+    own. Merge with ``harness.spreading.merging``.
     """
     whole = limits or Limits()
     own = shard.limits(whole)

@@ -121,3 +121,24 @@ def test_ray_shards_share_one_limiter_through_429s(tmp_path: Path) -> None:
     assert ray_run.limiter["acquired"] == attempts
     assert ray_run.limiter["rate_limited"] > 0 and ray_run.limiter["generation"] > 0
     assert ray_run.limiter["in_flight"] == 0
+
+
+async def test_a_lost_shard_gives_its_places_back() -> None:
+    limiter = RateLimiter(max_limit=3, rps=None)
+    async with anyio.create_task_group() as tg:
+        handle = FakeHandle(limiter, tg)
+        lost, alive = RemotePacer(handle, 3, "1.0"), RemotePacer(handle, 3, "0.0")
+        await lost.acquire()
+        await lost.acquire()
+        await alive.acquire()
+        # The lost shard's next attempt waits on a full window; then its node dies.
+        waiting = lost._limiter.acquire.remote("1.0")
+        assert await limiter.forget("1.0") == 2
+        await waiting  # granted after the forget: handed back at once
+        lost.release()  # a late release from the lost shard changes nothing
+        await anyio.sleep(0.01)
+        state = await limiter.state()
+        assert state["in_flight"] == 1  # only the live shard's place
+        await alive.acquire()
+        await alive.acquire()
+        assert (await limiter.state())["in_flight"] == 3

@@ -58,6 +58,11 @@ class Writer:
                 requests.write_line(b"".join(parts))
         self.seq = seq
 
+    def flush(self) -> None:
+        """Hand both logs' lines to the OS (before the folder is read while the run goes)."""
+        self._requests.flush()
+        self._outputs.flush()
+
     def close(self) -> int:
         """Flush both logs to disk; the length of ``requests.jsonl``."""
         end = self._requests.position
@@ -221,8 +226,11 @@ def widen(conn: Connection) -> None:
         fcntl.fcntl(conn.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
-def display_for(progress: Display, plan: RunPlan, base: Counters, processes: int) -> Progress:
-    """The run's one progress bar (or the caller's display, or none)."""
+def display_for(
+    progress: Display, plan: RunPlan, base: Counters, processes: int, where: str = ""
+) -> Progress:
+    """The run's one progress bar (or the caller's display, or none); ``where`` says what
+    answers (default: ``N processes``)."""
     if not isinstance(progress, bool):
         return progress
     if not progress or base.jobs_done + base.jobs_failed >= base.jobs_total:
@@ -230,7 +238,7 @@ def display_for(progress: Display, plan: RunPlan, base: Counters, processes: int
     backend = plan.backend
     oracle = isinstance(backend, Oracle)
     mark = " (oracle: exact labels)" if oracle else " (simulated)" if backend.simulated else ""
-    label = f"{plan.suite.name} · {backend.name}{mark} · {processes} processes"
+    label = f"{plan.suite.name} · {backend.name}{mark} · {where or f'{processes} processes'}"
     return TqdmProgress(base.jobs_total, base.jobs_done, label)
 
 

@@ -48,6 +48,16 @@ class Part:
 
 
 @dataclass(frozen=True)
+class Remote:
+    """How a Ray shard's worker differs from a forked one: the run-wide pacer, lines sent
+    in smaller blocks (a lost node loses what it had not sent), the driver's cache mode."""
+
+    pacer: Pacer
+    block_bytes: int
+    cache_mode: str | None
+
+
+@dataclass(frozen=True)
 class Done:
     """What a worker says when its share is over."""
 
@@ -67,8 +77,9 @@ class Lines:
     the order it writes them, so the worker sends each line without it.
     """
 
-    def __init__(self, conn: Connection, counters: Counters) -> None:
-        self._conn = conn
+    def __init__(self, conn: Any, counters: Counters, block_bytes: int = BLOCK_BYTES) -> None:
+        self._conn = conn  # anything with send(message): a pipe, or a Ray shard's stream
+        self._block_bytes = block_bytes
         self._counters = counters
         self._block: list[tuple[bool, bytes]] = []
         self._size = 0
@@ -84,9 +95,9 @@ class Lines:
         self._size += len(line)
 
     def send(self, *, full: bool) -> None:
-        """Hand the block over (``full``: only once it holds ``BLOCK_BYTES``), with the
+        """Hand the block over (``full``: only once it holds ``block_bytes``), with the
         worker's counters as they are now (the parent shows their sum)."""
-        if self._block and (not full or self._size >= BLOCK_BYTES):
+        if self._block and (not full or self._size >= self._block_bytes):
             self._conn.send(("lines", self._block, self._counters))
             self._block, self._size = [], 0
 
@@ -144,15 +155,23 @@ async def forward_usr1(
 
 
 async def work(
-    part: Part, plan: RunPlan, folder: Path, run_id: str, drain_s: float, shared: Any, conn: Any
+    part: Part,
+    plan: RunPlan,
+    folder: Path,
+    run_id: str,
+    drain_s: float,
+    shared: Any,
+    conn: Any,
+    remote: Remote | None = None,
 ) -> Done:
-    """Run one worker's share, its lines sent to the parent."""
+    """Run one worker's share, its lines sent to the parent. ``remote``: a Ray shard's
+    settings (``harness.spreading.raylaunch``), which has no parent process to signal it."""
     backend, limits = plan.backend, part.limits
     counters = Counters()
-    lines = Lines(conn, counters)
+    lines = Lines(conn, counters, BLOCK_BYTES if remote is None else remote.block_bytes)
     oracle = isinstance(backend, Oracle)
     # Before any file is opened: a refused cache file (another schema) leaves nothing open.
-    cache = open_cache(backend.describe(), run_id)
+    cache = open_cache(backend.describe(), run_id, None if remote is None else remote.cache_mode)
     recorder = Recorder(
         folder,
         run_id,
@@ -162,8 +181,17 @@ async def work(
         oracle=oracle,
         sinks=(lines.requests, lines.outputs),
     )
-    budget = SharedCap(shared, limits, counters, plan.price_per_million)
-    pacer = Pacer(limits.concurrency, rps=limits.rps, max_wait_s=limits.max_wait_s)
+    price = plan.price_per_million
+    budget = (
+        Budget(limits, counters, price)
+        if shared is None  # a Ray shard: its own part of the request cap
+        else SharedCap(shared, limits, counters, price)
+    )
+    pacer = (
+        Pacer(limits.concurrency, rps=limits.rps, max_wait_s=limits.max_wait_s)
+        if remote is None
+        else remote.pacer
+    )
     caller = Caller(
         backend,
         pacer,
@@ -178,7 +206,8 @@ async def work(
     try:
         with first_error():
             async with anyio.create_task_group() as tg:
-                await tg.start(forward_usr1, interrupts)
+                if remote is None:
+                    await tg.start(forward_usr1, interrupts)
                 hard = anyio.CancelScope()  # cut off what is still in flight
                 with hard, interrupts.attach(scheduler, hard):
                     await scheduler.run(jobs_of(plan.suite, part.started, part.fresh))
@@ -187,7 +216,7 @@ async def work(
         recorder.close()
         if cache is not None:
             print(cache.summary(), file=sys.stderr)
-            cache.store.close()
+            cache.close()
         with anyio.CancelScope(shield=True):
             await backend.aclose()
     told = interrupts.signum is not None  # the parent says why (its signal, a failure)

@@ -1,0 +1,191 @@
+"""Single flight across processes: a lease row per exchange being asked (issue 32, case 7).
+
+Two runs (or a run's worker processes) that miss the same key at once would each pay for
+it. While another live process uses the cache file, a miss takes a lease on its key before
+it is sent, in the write transaction that ends the event-loop pass (``Flight.settle``); a
+process that finds the lease held by another waits for that answer instead of asking
+again. Storing the answer releases the lease in the same transaction, so no reader ever
+sees the lease gone and the answer not yet there.
+
+Leases cost a write per miss, so a process alone with the file takes none: each process
+says it is there (a ``presence`` row) and, at every pass's commit (and at least every
+``TICK_S``), looks whether another is; the moment one is, it takes leases on what it is
+asking already, and on every miss from then on, and says so (its ``seen`` time). A
+newcomer finds the others there when it opens the file, and sends nothing until each has
+said so since it came: until then it cannot know what they are asking.
+
+Kill-safe: a lease names its holder's host and pid and expires ``LEASE_S`` after it was
+taken. A holder found dead on this host (a SIGKILL, a crash) loses its leases at once; one
+on another host, once they expire. What the dead holder had in flight is then asked again:
+the only exchanges two processes may both pay for.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import time
+import uuid
+from collections.abc import Sequence
+from enum import Enum
+
+LEASE_S = 120.0  # a lease outlives any one exchange's attempts (the client's deadline is 30 s)
+PRESENCE_S = 120.0  # a process not heard of for this long is taken to be gone
+BEAT_S = 10.0  # how often a process alone renews its presence (at a commit or a tick)
+TICK_S = 0.5  # how often a process looks for others while it has the file open
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,         -- the process (host:pid:nonce) asking it now
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires REAL NOT NULL         -- epoch seconds; past it, anyone may take the lease
+);
+CREATE TABLE IF NOT EXISTS presence (
+    holder TEXT PRIMARY KEY,      -- a process using the file now
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    seen REAL NOT NULL            -- epoch seconds: when it last looked for others
+);
+"""
+HOST = socket.gethostname()
+
+
+class Claim(Enum):
+    """What taking a lease on a key found."""
+
+    MINE = "mine"  # this process asks it
+    HELD = "held"  # another live process is asking it: wait for its answer
+    STORED = "stored"  # answered meanwhile: read it
+
+
+def new_holder() -> str:
+    """A name for this process's leases (unique across hosts, pids and forks)."""
+    return f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _dead(host: str, pid: int) -> bool:
+    """Whether the holder ``host:pid`` is known dead (only a process on this host can be)."""
+    if host != HOST or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
+class Flight:
+    """One process's leases on one cache file (module docstring)."""
+
+    def __init__(self) -> None:
+        self.holder = new_holder()
+        self.shared = False  # another live process uses the file: every miss is leased
+        self.asking: set[str] = set()  # misses this process is asking now
+        self.leased: set[str] = set()  # those whose lease it holds
+        self.joined = 0.0  # when it opened the file
+        self._acked = False  # every process here before it has seen it since
+        self._beat = 0.0  # when its presence is next renewed, alone
+
+    def join(self, db: sqlite3.Connection) -> None:
+        """Say this process is here, and look whether another is."""
+        self.joined = time.time()
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            self._look(db, self.joined)
+
+    def leave(self, db: sqlite3.Connection) -> None:
+        """Give back every lease and say this process has gone."""
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM leases WHERE holder = ?", (self.holder,))
+            db.execute("DELETE FROM presence WHERE holder = ?", (self.holder,))
+
+    def ask(self, key: str) -> bool:
+        """This process misses ``key`` and will ask it; whether it must take the lease first."""
+        if self.shared:
+            return True
+        self.asking.add(key)
+        return False
+
+    def done(self, key: str) -> bool:
+        """``key`` was asked (answered or not); whether its lease is to be given back."""
+        self.asking.discard(key)
+        if key in self.leased:
+            self.leased.discard(key)
+            return True
+        return False
+
+    def _look(self, db: sqlite3.Connection, now: float) -> None:
+        """Look for other live processes; lease what this one asks if one has just come;
+        say so (``seen``)."""
+        rows = db.execute(
+            "SELECT holder, host, pid, seen FROM presence WHERE holder != ?", (self.holder,)
+        ).fetchall()
+        dead = {holder for holder, host, pid, _ in rows if _dead(host, pid)}
+        live = [
+            seen for holder, _, _, seen in rows if seen > now - PRESENCE_S and holder not in dead
+        ]
+        if dead:  # SIGKILLed on this host: their rows and leases go with them
+            gone = [(holder,) for holder in dead]
+            db.executemany("DELETE FROM leases WHERE holder = ?", gone)
+            db.executemany("DELETE FROM presence WHERE holder = ?", gone)
+        was, self.shared = self.shared, bool(live)
+        self._acked = self._acked or all(seen >= self.joined for seen in live)
+        if self.shared and not was:
+            for key in self.asking - self.leased:
+                if self._take(db, key, now, replace=False):
+                    self.leased.add(key)
+        if self.shared or now >= self._beat:
+            db.execute(
+                "INSERT OR REPLACE INTO presence VALUES (?, ?, ?, ?)",
+                (self.holder, HOST, os.getpid(), now),
+            )
+            self._beat = now + BEAT_S
+
+    def settle(
+        self, db: sqlite3.Connection, releases: Sequence[str], claims: Sequence[str]
+    ) -> dict[str, Claim]:
+        """Inside the caller's write transaction: give back the leases on ``releases``,
+        look for others (``_look``), then try a lease on each of ``claims``; what each
+        found."""
+        now = time.time()
+        if releases:
+            db.executemany(
+                "DELETE FROM leases WHERE key = ? AND holder = ?",
+                [(k, self.holder) for k in releases],
+            )
+        self._look(db, now)
+        found: dict[str, Claim] = {}
+        for key in claims:
+            # Not yet seen by a process here before this one: what it asks is unknown.
+            found[key] = claim = self._claim(db, key, now) if self._acked else Claim.HELD
+            if claim is Claim.MINE:
+                self.asking.add(key)
+                self.leased.add(key)
+        return found
+
+    def _claim(self, db: sqlite3.Connection, key: str, now: float) -> Claim:
+        if db.execute("SELECT 1 FROM exchanges WHERE key = ?", (key,)).fetchone():
+            return Claim.STORED  # answered since this pass's lookup
+        if self._take(db, key, now, replace=False):
+            return Claim.MINE
+        row = db.execute(
+            "SELECT holder, host, pid, expires FROM leases WHERE key = ?", (key,)
+        ).fetchone()
+        if row is not None and row[0] != self.holder and row[3] > now and not _dead(*row[1:3]):
+            return Claim.HELD
+        self._take(db, key, now, replace=True)  # expired, or its holder died
+        return Claim.MINE
+
+    def _take(self, db: sqlite3.Connection, key: str, now: float, *, replace: bool) -> bool:
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        cur = db.execute(
+            f"{verb} INTO leases VALUES (?, ?, ?, ?, ?)",
+            (key, self.holder, HOST, os.getpid(), now + LEASE_S),
+        )
+        return cur.rowcount == 1

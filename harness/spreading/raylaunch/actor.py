@@ -1,0 +1,128 @@
+"""A shard of a Ray run as an actor (``ShardActor``): it answers, the driver writes.
+
+The actor runs its shard's jobs through a forked pool worker's code
+(``harness.spreading.pool.worker.work``): its recorder hands each record, serialised and
+unnumbered, to a stream instead of a file. The stream is the actor method itself, a Ray
+generator: each block of lines travels back to the driver as it is made, with the shard's
+counters, and the driver numbers and writes them (``harness.spreading.raylaunch.driver``).
+Nothing is written on the node the actor runs on, so the cluster needs no shared disk.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.backends import ModelSpec
+from harness.calling import Limits, RetrySettings
+from harness.errors import NumericJevError
+from harness.protocol.cases import Suite
+from harness.running.replay import LogState, job_lists
+from harness.running.session import _plan, in_own_loop
+from harness.running.sharding import Shard
+from harness.spreading.pool.worker import Part, Remote, work
+from harness.spreading.raylaunch.limiter import RemotePacer
+from runfolder import RunFolderError
+
+
+@dataclass(frozen=True)
+class SuiteRef:
+    """What rebuilds a suite in another process (suites are found by name, as plugins)."""
+
+    name: str
+    seed: int
+    params: dict[str, str]
+    decoders: tuple[str, ...]
+
+    @classmethod
+    def of(cls, suite: Suite) -> SuiteRef:
+        """The reference to ``suite``."""
+        params = {k: str(v) for k, v in suite.params.items()}
+        return cls(suite.name, suite.seed, params, tuple(suite.decoders))
+
+    def load(self) -> Suite:
+        """The suite again."""
+        from harness.protocol.registry import load_suite
+
+        return load_suite(self.name, seed=self.seed, params=self.params, decoders=self.decoders)
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """Everything one actor needs to run (or, after a lost node, continue) its shard.
+
+    ``state``: what the run folder already holds of this shard's jobs (finished jobs, and
+    the answers of those started), replayed before anything is sent. ``owner`` names this
+    attempt at the shard to the run-wide limiter.
+    """
+
+    suite: SuiteRef
+    model: ModelSpec
+    retry: RetrySettings | None
+    limits: Limits
+    run_id: str
+    shard: Shard
+    state: LogState
+    owner: str
+    cache_mode: str | None
+    block_bytes: int
+    drain_s: float
+
+
+class _Stream:
+    """The worker code's connection to its parent, as a queue the generator drains."""
+
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        """Queue one message (a block of lines, or the last word). A block's counters are
+        copied now: Ray serialises the message only once the generator yields it, and by
+        then the shard has counted on (the driver's totals are the blocks' it wrote)."""
+        if message[0] == "lines":
+            kind, block, counters = message
+            message = (kind, block, copy.deepcopy(counters))
+        self.queue.put(message)
+
+
+def _run(task: ShardTask, limiter: Any, stream: _Stream) -> None:
+    """In the actor's own thread: the shard's jobs, then one last word on ``stream``."""
+    try:
+        suite = task.suite.load()
+        plan = _plan(suite, task.model, task.limits, task.retry)
+        started, fresh = job_lists(suite, task.state, plan.backend.name, task.shard)
+        part = Part(task.shard.index, task.shard.count, task.limits, started, fresh)
+        pacer = RemotePacer(limiter, task.limits.concurrency, task.owner)
+        remote = Remote(pacer, task.block_bytes, task.cache_mode)
+        run = in_own_loop(work)
+        done = run(part, plan, Path("."), task.run_id, task.drain_s, None, stream, remote)
+        stream.send(("done", done))
+    except (NumericJevError, RunFolderError) as exc:  # one line the user can act on
+        stream.send(("error", str(exc)))
+    except BaseException:
+        stream.send(("crash", traceback.format_exc()))
+
+
+class ShardActor:
+    """Runs one shard (a Ray actor: one process, on any node of the cluster)."""
+
+    def run(self, task: ShardTask, limiter: Any) -> Iterator[tuple[Any, ...]]:
+        """The shard's messages as they are made: ``("lines", block, counters)`` while it
+        runs, then ``("done", Done)``, ``("error", line)`` or ``("crash", traceback)``."""
+        stream = _Stream()
+        # The run goes on in a thread of its own (its event loop) while this generator hands
+        # each message to Ray as soon as it is queued.
+        thread = threading.Thread(target=_run, args=(task, limiter, stream), daemon=True)
+        thread.start()
+        while True:
+            message = stream.queue.get()
+            yield message
+            if message[0] != "lines":
+                break
+        thread.join()

@@ -1,0 +1,304 @@
+"""The driver of a Ray run: the run folder's one writer, and the shards' keeper.
+
+The driver creates an ordinary run folder (the manifest and session line of a one-process
+run), starts one ``ShardActor`` per shard and one ``RateLimiter``, and writes every block of
+lines the shards stream back as a forked pool's parent does (``harness.spreading.pool.parent``
+``Writer``: numbered in the order written, a prefix of the records on disk at any moment).
+A shard whose actor is lost (its node died) is started again on another node from what
+the folder holds of it (its finished jobs skipped, its started jobs replayed), so it costs
+at most the exchanges it had in flight or had not yet sent back; past ``MAX_RESTARTS`` the
+run stops and ``numericjev resume`` finishes it.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.backends import ModelSpec
+from harness.cache.lookup import MODE_ENV
+from harness.calling import Limits, RetrySettings
+from harness.progress import Counters, Progress, summed
+from harness.protocol.cases import Suite
+from harness.running.folder import RunPlan, check_price, record_session
+from harness.running.naming import folder_model_name
+from harness.running.replay import LogState, read_logs
+from harness.running.session import Display, RunResult, _plan, new_run_folder
+from harness.running.sharding import Shard
+from harness.spreading.pool.parent import Writer, display_for, result_of, share
+from harness.spreading.pool.worker import BLOCK_BYTES, Done
+from harness.spreading.raylaunch.actor import ShardActor, ShardTask, SuiteRef
+from harness.spreading.raylaunch.limiter import LIMITER_CONCURRENCY, RateLimiter
+from runfolder import MANIFEST, RunFolderError, write_totals
+
+MAX_RESTARTS = 3  # per shard: a shard lost more often than this is left to resume
+POLL_S = 0.5  # the driver wakes this often (Ctrl-C is seen between waits)
+
+
+@dataclass(frozen=True)
+class RayRun:
+    """The run's result and what the coordinator saw (window, admitted, 429s), with the
+    shards lost and started again (``lost``: one line each)."""
+
+    result: RunResult
+    limiter: dict[str, Any]
+    lost: tuple[str, ...] = ()
+
+
+@dataclass
+class _Live:
+    """One actor running one attempt at a shard."""
+
+    shard: Shard
+    actor: Any
+    limits: Limits
+    said: bool = False  # sent its last word (done, error or crash)
+
+
+@dataclass
+class _Run:
+    """What the driver keeps while the shards run."""
+
+    latest: dict[str, Counters] = field(default_factory=dict)  # by owner
+    done: list[Done] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    crash: str | None = None
+    stopping: bool = False
+
+
+class Driver:
+    """Starts the shards, writes what they send, starts a lost shard again."""
+
+    def __init__(
+        self,
+        ray: Any,
+        folder: Path,
+        run_id: str,
+        plan: RunPlan,
+        model: ModelSpec,
+        retry: RetrySettings | None,
+        shards: int,
+    ) -> None:
+        self.ray, self.folder, self.run_id, self.plan = ray, folder, run_id, plan
+        self.model, self.retry, self.count = model, retry, shards
+        self.suite = SuiteRef.of(plan.suite)
+        free = plan.backend.simulated or plan.backend.name in ("sim", "oracle")
+        # A served model's lines go back at every flush of the recorder: a lost node then
+        # loses only what it had in flight. Answers made in process are free to make again.
+        self.block_bytes = BLOCK_BYTES if free else 0
+        self.cache_mode = os.environ.get(MODE_ENV)
+        here = ray.get_runtime_context().get_node_id()
+        strategy = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(here, soft=True)
+        limits = plan.limits
+        self.limiter = (
+            ray.remote(RateLimiter)
+            .options(max_concurrency=LIMITER_CONCURRENCY, num_cpus=0, scheduling_strategy=strategy)
+            .remote(limits.concurrency, limits.rps)
+        )
+        self.inbox: queue.SimpleQueue[tuple[str, tuple[Any, ...]]] = queue.SimpleQueue()
+        self.live: dict[str, _Live] = {}
+        self.attempts: dict[int, int] = {}
+        self.run = _Run()
+
+    def limits_of(self, k: int) -> Limits:
+        """Shard ``k``'s part of the request and spend caps (the window and pace are the
+        limiter's, run-wide)."""
+        limits = self.plan.limits
+        cap, spend = limits.max_requests, limits.max_cost_usd
+        return replace(
+            limits,
+            max_requests=None if cap is None else share(cap, self.count, k),
+            max_cost_usd=None if spend is None else spend / self.count,
+        )
+
+    def launch(
+        self, shard: Shard, limits: Limits, state: LogState, pin: Mapping[str, float] | None
+    ) -> None:
+        """Start an actor for ``shard`` (on a node with ``pin``'s resources, else anywhere)."""
+        attempt = self.attempts.get(shard.index, 0)
+        self.attempts[shard.index] = attempt + 1
+        owner = f"{shard.index}.{attempt}"
+        task = ShardTask(
+            self.suite, self.model, self.retry, limits, self.run_id, shard, state, owner,
+            self.cache_mode, self.block_bytes, 0.0,
+        )  # fmt: skip
+        options: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0}
+        if pin:
+            options["resources"] = dict(pin)
+        else:
+            options["scheduling_strategy"] = "SPREAD"
+        actor = self.ray.remote(ShardActor).options(**options).remote()
+        stream = actor.run.remote(task, self.limiter)
+        self.live[owner] = _Live(shard, actor, limits)
+        threading.Thread(target=self._pull, args=(owner, stream), daemon=True).start()
+
+    def _pull(self, owner: str, stream: Any) -> None:
+        """In a thread per actor: its messages into the driver's inbox, then how it ended."""
+        try:
+            for ref in stream:
+                self.inbox.put((owner, self.ray.get(ref)))
+        except Exception as exc:  # the actor or its node is gone (RayActorError and kin)
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            self.inbox.put((owner, ("lost", f"{type(exc).__name__}: {reason}")))
+        else:
+            self.inbox.put((owner, ("ended",)))
+
+    def drive(self, writer: Writer, display: Progress, base: Counters) -> None:
+        """Write what the shards send until every one has ended."""
+        run = self.run
+        while self.live:
+            try:
+                owner, message = self.inbox.get(timeout=POLL_S)
+            except queue.Empty:
+                continue
+            kind = message[0]
+            live = self.live[owner]
+            if kind == "lines":
+                writer.write(message[1])
+                run.latest[owner] = message[2]
+                display.update(summed(base, list(run.latest.values())))
+            elif kind == "done":
+                live.said = True
+                run.done.append(message[1])
+                run.latest[owner] = message[1].counters
+            elif kind in ("error", "crash"):
+                live.said = True
+                if kind == "error":
+                    run.errors.append(f"shard {live.shard.index}: {message[1]}")
+                else:
+                    run.crash = run.crash or message[1]
+                self.stop()
+            else:  # "ended" or "lost": the stream is over
+                del self.live[owner]
+                if not live.said and not run.stopping:
+                    self.restart(owner, live, writer, message[1] if kind == "lost" else "")
+
+    def restart(self, owner: str, live: _Live, writer: Writer, reason: str) -> None:
+        """``owner``'s actor was lost: its places go back to the limiter, and its shard
+        starts again from what the folder holds (or, past ``MAX_RESTARTS``, is left)."""
+        shard, run = live.shard, self.run
+        self.ray.get(self.limiter.forget.remote(owner))
+        self.ray.kill(live.actor, no_restart=True)
+        lost = f"shard {shard.index} lost ({reason or 'its stream ended early'})"
+        if self.attempts[shard.index] > MAX_RESTARTS:
+            run.lost.append(lost)
+            run.errors.append(
+                f"shard {shard.index} lost {self.attempts[shard.index]} times; "
+                f"numericjev resume {self.folder} finishes it"
+            )
+            return
+        run.lost.append(f"{lost}; started again")
+        writer.flush()  # the folder is read as resume reads it: what it holds of this shard
+        state = read_logs(self.folder, self.plan.suite.decoders, self.run_id)
+        mine = shard.holds_id
+        done = {j for j in state.finished | state.failed if mine(j)}  # failed: final here
+        own = LogState(
+            finished=done,
+            answered={j: r for j, r in state.answered.items() if mine(j) and j not in done},
+            recorded_ok={j: ok for j, ok in state.recorded_ok.items() if mine(j)},
+        )
+        used = run.latest.get(owner, Counters()).requests
+        cap = live.limits.max_requests
+        limits = (
+            live.limits if cap is None else replace(live.limits, max_requests=max(cap - used, 0))
+        )
+        self.launch(shard, limits, own, None)
+
+    def stop(self) -> None:
+        """A shard failed (or this process is going): every actor is stopped."""
+        self.run.stopping = True
+        for live in self.live.values():
+            self.ray.kill(live.actor, no_restart=True)
+
+
+def _ray() -> Any:
+    from harness.errors import ConfigError
+
+    try:
+        import ray
+        import ray.util.scheduling_strategies
+    except ImportError:
+        raise ConfigError(
+            "--ray needs Ray: pip install 'numericjev[ray]' (or run without --ray)"
+        ) from None
+    return ray
+
+
+def run_on_ray(
+    suite: Suite,
+    model: ModelSpec,
+    limits: Limits,
+    *,
+    folder: Path,
+    shards: int,
+    address: str = "",
+    retry: RetrySettings | None = None,
+    progress: Display = False,
+    placement: Sequence[Mapping[str, float]] | None = None,
+    ray: Any = None,
+) -> RayRun:
+    """Run ``suite`` in ``folder`` as ``shards`` Ray actors sharing one rate limit, this
+    process writing the folder (module docstring).
+
+    ``limits.concurrency`` and ``limits.rps`` bound the whole run (the limiter's); each
+    shard takes its share of the request and spend caps. ``address`` "" starts a local Ray.
+    ``placement``: each shard's first actor's Ray resources (e.g. one custom resource per
+    node); a shard started again goes to any node. ``ray``: the Ray module (tests pass a
+    fake; default: ``import ray``).
+    """
+    from harness.errors import ConfigError
+    from harness.running.recorder import totals_record
+
+    if shards < 1:
+        raise ConfigError(f"--workers must be at least 1; got {shards}")
+    if placement is not None and len(placement) != shards:
+        raise ConfigError(f"placement names {len(placement)} shards, not {shards}")
+    if (folder / MANIFEST).exists():
+        raise RunFolderError(f"{folder} already holds a run; choose another --run folder")
+    plan = _plan(suite, model, limits, retry)
+    check_price(plan)
+    ray = ray or _ray()
+    started = not ray.is_initialized()
+    if started:  # before any folder exists: a cluster that cannot be reached leaves none
+        ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
+    try:
+        folder, lock, manifest = new_run_folder(folder, plan, folder_model_name(model), None)
+        try:
+            record_session(folder, "run", manifest.to_dict(), plan, [])
+            driver = Driver(ray, folder, manifest.run_id, plan, model, retry, shards)
+            base = Counters(jobs_total=plan.jobs_total())
+            writer = Writer(folder, LogState())
+            where = f"{shards} Ray shard{'s' if shards > 1 else ''}"
+            display = display_for(progress, plan, base, shards, where)
+            try:
+                for k in range(shards):
+                    pin = None if placement is None else placement[k]
+                    driver.launch(Shard(k, shards), driver.limits_of(k), LogState(), pin)
+                driver.drive(writer, display, base)
+            except BaseException:
+                driver.stop()  # what is written is a prefix of the records: resume continues
+                raise
+            finally:
+                end = writer.close()
+                counters = summed(base, list(driver.run.latest.values()))
+                with suppress(OSError):  # a summary of the log, never the record
+                    write_totals(folder, totals_record(manifest.run_id, counters, end))
+                display.close()
+            state = ray.get(driver.limiter.state.remote())
+        finally:
+            lock.release()
+    finally:
+        if started:
+            ray.shutdown()
+    run = driver.run
+    if run.crash is not None:
+        raise RuntimeError(f"a Ray shard failed:\n{run.crash}")
+    result = result_of(folder, plan, counters, run.done, run.errors, None)
+    return RayRun(result, state, tuple(run.lost))

@@ -1,0 +1,156 @@
+"""The Ray driver's bookkeeping without Ray: a fake Ray whose actors run in this process.
+
+The driver writes what the shards stream back, and starts a shard whose stream breaks (a
+lost node) again from what the folder holds; the run folder then equals a one-process run.
+The real thing, a multi-node Ray with a node removed, is ``test_ray_cluster.py`` (soak).
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import orjson
+
+from harness import Limits, ModelSpec, load_suite, start_run
+from harness.spreading.raylaunch import RateLimiter, run_on_ray
+from runfolder import OUTPUTS, REQUESTS, read_totals, scan_logs
+from tests.runhelpers import answered, final_outputs
+
+PARAMS = {"per_operator": "2"}  # 128 jobs
+
+
+class Done:
+    """A fake ObjectRef whose value is there at once (awaitable, and read by ``get``)."""
+
+    def __init__(self, value: Any = None) -> None:
+        self.value = value
+
+    def __await__(self) -> Iterator[Any]:
+        return self.value
+        yield  # a generator: awaiting it returns at once
+
+
+class Method:
+    def __init__(self, call: Any) -> None:
+        self.remote = call
+
+
+class FakeLimiter:
+    """Grants every place at once (the real limiter is tested in test_ray.py)."""
+
+    def __init__(self) -> None:
+        self.forgotten: list[str] = []
+        self.acquire = Method(lambda owner="": Done(0))
+        self.release = Method(lambda *args: None)
+        self.on_success = Method(lambda: None)
+        self.on_rate_limited = Method(lambda *args: None)
+        self.forget = Method(lambda owner: Done(self.forgotten.append(owner)))
+        self.state = Method(lambda: Done({"in_flight": 0}))
+
+
+class FakeRay:
+    """What the driver uses of Ray; ``lose``: shards whose first actor (or, with
+    ``every_attempt``, every actor) dies after that many messages."""
+
+    def __init__(self, lose: dict[int, int], every_attempt: bool = False) -> None:
+        self.lose = lose
+        self.every_attempt = every_attempt
+        self.limiter = FakeLimiter()
+        self.started: list[tuple[str, dict[str, Any]]] = []
+        self.util = SimpleNamespace(
+            scheduling_strategies=SimpleNamespace(NodeAffinitySchedulingStrategy=lambda *a, **k: a)
+        )
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def get_runtime_context(self) -> Any:
+        return SimpleNamespace(get_node_id=lambda: "head")
+
+    def get(self, ref: Done) -> Any:
+        return ref.value
+
+    def kill(self, actor: Any, no_restart: bool = True) -> None:
+        pass
+
+    def remote(self, cls: type) -> Any:
+        fake = self
+
+        class Options:
+            def options(self, **options: Any) -> Any:
+                self._options = options
+                return self
+
+            def remote(self, *args: Any) -> Any:
+                if cls is RateLimiter:
+                    return fake.limiter
+                actor = cls(*args)
+                options = self._options
+
+                def run(task: Any, limiter: Any) -> Iterator[Done]:
+                    fake.started.append((task.owner, options))
+                    first = task.owner.endswith(".0") or fake.every_attempt
+                    after = fake.lose.get(task.shard.index) if first else None
+                    for n, message in enumerate(actor.run(task, limiter)):
+                        if n == after:
+                            raise RuntimeError("ActorDiedError: the node was removed")
+                        yield Done(pickle.loads(pickle.dumps(message)))  # as Ray sends it
+
+                return SimpleNamespace(run=Method(run))
+
+        return Options()
+
+
+def test_a_lost_shard_is_started_again_and_the_folder_is_a_one_process_runs(
+    tmp_path: Path,
+) -> None:
+    suite = load_suite("affine", params=PARAMS)
+    start_run(suite, ModelSpec("sim"), folder=tmp_path / "one")
+    fake = FakeRay(lose={1: 2})  # shard 1's node dies after its second block
+    folder = tmp_path / "ray"
+    ray_run = run_on_ray(
+        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, shards=2, ray=fake,
+        placement=[{"node0": 1}, {"node1": 1}],
+    )  # fmt: skip
+    assert ray_run.lost == ("shard 1 lost (RuntimeError: ActorDiedError: the node was removed); "
+                            "started again",)  # fmt: skip
+    # Pinned first; started again anywhere, and its places given back to the limiter.
+    assert [(o, sorted(opts)) for o, opts in fake.started] == [
+        ("0.0", ["max_restarts", "num_cpus", "resources"]),
+        ("1.0", ["max_restarts", "num_cpus", "resources"]),
+        ("1.1", ["max_restarts", "num_cpus", "scheduling_strategy"]),
+    ]
+    assert fake.limiter.forgotten == ["1.0"]
+    result = ray_run.result
+    assert result.complete and result.fatal is None and result.simulated
+    assert not (folder / "shards").exists()
+    assert final_outputs(folder) == final_outputs(tmp_path / "one")
+    assert max(answered(folder).values()) == 1
+    lines = [
+        orjson.loads(x) for n in (REQUESTS, OUTPUTS) for x in (folder / n).read_bytes().splitlines()
+    ]
+    assert sorted(r["seq"] for r in lines) == list(range(1, len(lines) + 1))
+    assert scan_logs(folder).last_seq == len(lines)
+    totals = read_totals(folder)
+    assert totals is not None and totals["requests_end"] == (folder / REQUESTS).stat().st_size
+
+
+def test_a_shard_lost_too_often_is_left_to_resume(tmp_path: Path) -> None:
+    from harness.cli import main
+
+    suite = load_suite("affine", params=PARAMS)
+    fake = FakeRay(lose={0: 1}, every_attempt=True)  # shard 0's every node dies
+    folder = tmp_path / "ray"
+    ray_run = run_on_ray(
+        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, shards=2, ray=fake
+    )
+    assert len(ray_run.lost) == 4 and not ray_run.result.complete
+    assert ray_run.result.fatal and "numericjev resume" in ray_run.result.fatal
+    assert main(["resume", str(folder), "--no-progress"]) == 0
+    one = tmp_path / "one"
+    start_run(suite, ModelSpec("sim"), folder=one)
+    assert final_outputs(folder) == final_outputs(one)
