@@ -22,4 +22,6 @@ def probe_cache(backend: Backend) -> None:
     opened is refused here, in one line, before anything is written."""
     cache = open_cache(backend.describe(), "")
     if cache is not None:
-        cache.store.close()
+        # The cache's own close, not the store's: it takes back the presence row that opening
+        # it wrote, else the session's cache would wait for this one (single flight).
+        cache.close()
