@@ -164,7 +164,7 @@ def study(pools: dict[str, dict[str, np.ndarray]], replicates: int, looks: bool)
     """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
     rng = np.random.default_rng(20260923)
     out: dict[str, Any] = {"calibration": [], "power": [], "sequential": []}
-    focus = 5 * 2 + 0  # tree10 (the design's last of six decoders) x arithmetic
+    focus = 3 * 2 + 0  # tree10 (direct, tree2, tree4, tree10, digits, bits) x arithmetic
     for scenario in ("aa", "aa-heavy", "spread", "conf13", "conf20"):
         for m, metric in enumerate(METRICS):
             for n_fam in FAMILIES:

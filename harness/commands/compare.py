@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.running.interrupts import Interrupts
 
 METRICS = ("mape", "nmae", "within5")
+GATE = "3 the release gate failed (--fail-on-worse: the summary names the cells)"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=(
             "models: as run --model, comma-separated, the baseline first; a spec's options "
             "follow a colon: sim,sim:seed=7 or sim,sim:confusion=0.3,seed=3. "
-            + exit_codes(*RUNNING)
+            + exit_codes(*RUNNING, GATE)
         ),
     )
     parser.add_argument(
@@ -87,6 +88,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="family-bootstrap replicates (default 10000; 0: no intervals and no verdicts)",
     )
+    parser.add_argument(
+        "--fail-on-worse",
+        action="store_true",
+        help="release gate: exit 3 when any cell is shown worse than the baseline (by more "
+        "than --margin), at the verdicts' level, Holm-corrected over the cells",
+    )
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=None,
+        metavar="M",
+        help="with --fail-on-worse: the tolerated loss in the metric's points (default 0); a "
+        "cell fails only when shown worse by more than M",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
         "--strict",
@@ -109,6 +124,10 @@ def run(args: argparse.Namespace) -> int | Handoff:
 
     if args.bootstrap < 0:
         raise ConfigError(f"--bootstrap must be 0 or more; got {args.bootstrap}")
+    if args.margin is not None and not args.fail_on_worse:
+        raise ConfigError("--margin sets the release gate's margin: add --fail-on-worse")
+    if args.margin is not None and not args.margin >= 0:
+        raise ConfigError(f"--margin must be 0 or more (metric points); got {args.margin}")
     # Limits check themselves (one line naming the option) before anything is written.
     Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
     interrupts = Interrupts(args.drain_seconds)
@@ -124,7 +143,12 @@ def run(args: argparse.Namespace) -> int | Handoff:
         concurrency=args.concurrency,
         rps=args.rps,
         skip_check=args.skip_check,
-        summary={"metric": args.metric, "bootstrap": args.bootstrap},
+        summary={
+            "metric": args.metric,
+            "bootstrap": args.bootstrap,
+            "fail_on_worse": args.fail_on_worse,
+            "margin": args.margin or 0.0,
+        },
         compress=args.compress,
     )
     folder = create_comparison(

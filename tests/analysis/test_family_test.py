@@ -1,0 +1,103 @@
+"""The verdict test (analysis.statistics.family_test): its interval inverts it, it holds its
+level on pre-drawn A/A sim comparisons where the old percentile p does not, and it sees
+real differences."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from analysis.statistics.bootstrap import ratio_replicates, resample_weights
+from analysis.statistics.family_test import (
+    detectable_effect,
+    family_p_values,
+    paired_family_test,
+    sign_vectors,
+)
+from analysis.statistics.multiple import bootstrap_p_values, holm
+
+DATA = Path(__file__).parent.parent / "data" / "aa_mape_sums.npz"
+ALPHA = 0.05
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(6, 20).flatmap(
+        lambda f: st.tuples(
+            arrays(np.float64, (f, 3), elements=st.floats(-50, 50, allow_nan=False)),
+            arrays(np.int64, (f, 3), elements=st.integers(1, 9)),
+        )
+    ),
+    st.floats(-20, 20),
+)
+def test_the_interval_excludes_0_exactly_when_p_is_below_alpha(
+    data: tuple[np.ndarray, np.ndarray], shift: float
+) -> None:
+    diffs, counts = data
+    diffs = diffs + shift * counts  # move the difference away from 0 by any amount
+    t = paired_family_test(diffs, counts, ALPHA, n_flips=499, seed=3)
+    testable = np.isfinite(t.p)
+    excludes = (t.lo > 0) | (t.hi < 0)
+    assert np.array_equal(excludes[testable], (t.p < ALPHA)[testable])
+    assert np.all((t.lo <= t.delta)[testable]) and np.all((t.delta <= t.hi)[testable])
+
+
+def test_exact_enumeration_gives_the_textbook_p_of_a_lone_sign() -> None:
+    # Eight families, all +1 per unit: every flip but the two constant ones has a smaller |t|,
+    # so p = 2 / 2^8, and the difference 1 has se 0: the interval is the point.
+    assert sign_vectors(8, 999, 0).shape == (255, 8)
+    counts = np.full(8, 4)
+    t = paired_family_test(4.0 * np.ones(8) + np.linspace(-0.1, 0.1, 8), counts)
+    assert t.p[0] == 2 / 256 and t.n_flips == 256
+    assert t.lo[0] > 0
+
+
+def test_p_at_the_shifted_null_is_the_test_of_that_difference() -> None:
+    rng = np.random.default_rng(1)
+    counts = np.full((32, 2), 5)
+    diffs = rng.normal(2.0, 3.0, (32, 2)) * counts
+    at_point = family_p_values(diffs, counts, diffs.sum(0) / counts.sum(0))
+    assert np.all(at_point == 1.0)  # the point itself is never rejected
+    assert np.all(family_p_values(diffs, counts, -5.0) < 0.001)
+    mde = detectable_effect(diffs, counts, ALPHA)
+    assert np.all(mde > 0) and np.all(np.isfinite(mde))
+
+
+def _aa_comparisons(n: int, families: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pre-drawn A/A comparisons: two distinct sim runs (default knobs, 128 families each,
+    MAPE sums of the 12 decoder x condition cells) on the same random family subset."""
+    data = np.load(DATA)
+    sums, count = data["sums"].astype(np.float64), float(data["count"])
+    rng = np.random.default_rng(28)
+    drawn = []
+    for _ in range(n):
+        i, j = rng.choice(len(sums), 2, replace=False)
+        fams = rng.choice(sums.shape[1], families, replace=False)
+        drawn.append((sums[j, fams] - sums[i, fams], np.full((families, 12), count)))
+    return drawn
+
+
+def test_a_a_comparisons_at_16_families_hold_the_level_where_the_percentile_p_does_not() -> None:
+    # 200 A/A comparisons: the share called (any cell after Holm over the 12 cells) must be
+    # within the binomial bound of alpha: at most 19 of 200 (P[Bin(200, 0.05) > 19] < 0.3%).
+    drawn = _aa_comparisons(200, 16)
+    ours = percentile = 0
+    for r, (diffs, counts) in enumerate(drawn):
+        p = paired_family_test(diffs, counts, n_flips=999, seed=r, interval=False).p
+        ours += bool((holm(p) < ALPHA).any())
+        reps = ratio_replicates(diffs, counts, resample_weights(16, 999, r))
+        percentile += bool((holm(bootstrap_p_values(reps)) < ALPHA).any())
+    assert ours <= 19
+    assert percentile > 19  # the old verdict: anti-conservative at 16 families
+
+
+def test_a_real_difference_is_called_at_64_families() -> None:
+    diffs, counts = _aa_comparisons(1, 64)[0]
+    se = paired_family_test(diffs, counts, n_flips=999, interval=False).se
+    shifted = diffs + 6.0 * se * counts  # every cell worse by six of its standard errors
+    p = paired_family_test(shifted, counts, n_flips=999, interval=False).p
+    assert np.all(holm(p) < ALPHA)
