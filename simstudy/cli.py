@@ -81,8 +81,9 @@ def _power_parser() -> argparse.ArgumentParser:
             "How many families a suite needs to tell two models apart, before anyone pays: "
             "the sim (a spec, e.g. one fitted to a real run with fit-sim) against the same "
             "spec with one knob changed, in simulated replicate comparisons judged exactly "
-            "as `numericjev compare` judges (paired family-bootstrap p-values, Holm-corrected "
-            "over the suite's decoder x condition cells, alpha 0.05). Power: the share of "
+            "as `numericjev compare` judges (the verdict test's paired p-values, a wild cluster "
+            "bootstrap-t over families, Holm-corrected over the suite's decoder x condition "
+            "cells, alpha 0.05). Power: the share of "
             "replicates whose verdict on the focus cell has the sign of the true difference. "
             "The A/A row (the spec against itself at other seeds) gives the share of "
             "replicates calling any cell: the false-positive rate. Every figure is SIMULATED."
@@ -115,8 +116,8 @@ def _power_parser() -> argparse.ArgumentParser:
         "--bootstrap",
         type=int,
         default=1000,
-        help="bootstrap replicates per comparison (default 1000, for speed; compare uses "
-        "10,000). Fewer than 2m/0.05 for m cells cannot pass Holm and are refused",
+        help="sign flips of the verdict test per comparison (default 1000, for speed; "
+        "compare uses 10,000). Fewer than 2m/0.05 for m cells cannot pass Holm and are refused",
     )
     p.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="suite parameter"
@@ -322,7 +323,7 @@ def _power(args: argparse.Namespace) -> int:
     print(f"# power: {base.label()} against one knob changed, suite {args.suite} (SIMULATED)\n")
     print(
         f"Focus cell: {decoder} x {args.condition}, {unit}. {args.replicates} simulated comparisons "
-        f"per cell, each judged as compare judges ({args.bootstrap:,} bootstrap replicates, Holm over "
+        f"per cell, each judged as compare judges ({args.bootstrap:,} sign flips, Holm over "
         f"the suite's cells, alpha 0.05), drawn from {base_pool.sums.shape[0]} family units per arm "
         f"({seeds} sim seeds); {took:.0f}s.\n"
     )

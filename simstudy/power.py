@@ -4,9 +4,9 @@ Each arm (the baseline spec, each alternative) is simulated in process over a po
 families: the suite's families at several sim seeds, each (seed, family) one unit. A
 replicate draws n units, pairs the two arms on them (the same questions, each arm with
 its own draws, as two models answer the same suite), and judges every decoder x
-condition cell with the comparison's own statistics: the family-bootstrap p-value of
-"difference 0", Holm-corrected over the suite's cells, and the verdict at alpha
-(``analysis.statistics.multiple`` and ``comparison.verdict``). Power is the share of
+condition cell with the comparison's own test: the verdict test's p-value of "difference 0"
+(``analysis.statistics.family_test``, a wild cluster bootstrap-t over families),
+Holm-corrected over the suite's cells, and the verdict at alpha (``comparison.verdict``). Power is the share of
 replicates whose verdict on the focus cell has the sign of the pool's difference; the A/A
 row (baseline against itself at other seeds) gives the share of replicates calling any
 cell, the family-wise false-positive rate. Everything here is simulated.
@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from analysis.statistics.bootstrap import ratio_replicates, resample_weights
 from analysis.statistics.comparison import HIGHER_IS_BETTER, verdict
+from analysis.statistics.family_test import family_p_values
 from analysis.statistics.metrics import STATISTICS, family_totals
-from analysis.statistics.multiple import bootstrap_p_values, holm
+from analysis.statistics.multiple import holm
 from harness.backends.sim import SimParams
 from harness.protocol.cases import Suite
 from simstudy.profile import design_for, outputs_of
@@ -77,8 +77,7 @@ def judge(
     counts = base.counts[units].reshape(len(units), -1)
     with np.errstate(invalid="ignore", divide="ignore"):
         delta = diff.sum(axis=0) / counts.sum(axis=0)
-    weights = resample_weights(len(units), n_boot, seed)
-    p_holm = holm(bootstrap_p_values(ratio_replicates(diff, counts, weights)))
+    p_holm = holm(family_p_values(diff, counts, 0.0, n_boot, seed))
     lower_is_better = metric not in HIGHER_IS_BETTER
     codes = np.zeros(len(delta))
     for k in range(len(delta)):

@@ -217,8 +217,12 @@ def paired_family_test(
     at_zero = p >= alpha
     lo = hi = np.full(len(p), np.nan)
     if interval:
+        # Every family's difference exactly 0 (identical answers): the interval is [0, 0]
+        # (p is 1), whereas the flips of so few families could not bound it.
+        still = testable & (flips.rr == 0) & (flips.delta == 0)
         lo = np.where(testable, _end(flips, alpha, 1.0, at_zero), np.nan)
         hi = np.where(testable, _end(flips, alpha, -1.0, at_zero), np.nan)
+        lo, hi = np.where(still, 0.0, lo), np.where(still, 0.0, hi)
     crit = flips.critical(1 - alpha / max(m, 1))
     mde = (crit + NormalDist().inv_cdf(POWER)) * flips.se()
     return FamilyTest(
