@@ -59,8 +59,9 @@ run: $(STAMP)
 	@$(NJ) run --suite $(SUITE) --model $(MODEL) $(if $(RUN),--run $(RUN)) $(ARGS)
 
 # e.g. make compare MODELS=sim,sim:seed=7 SUITES=affine,exploratory
+# release gate: ARGS="--fail-on-worse --margin 1" exits 3 when a cell is shown worse by > 1 point
 compare: $(STAMP)
-	@test -n "$(MODELS)" -a -n "$(SUITES)" || { echo "make compare: set MODELS=m1,m2 SUITES=s1,s2"; exit 2; }
+	@test -n "$(MODELS)" -a -n "$(SUITES)" || { echo "make compare: set MODELS=m1,m2 SUITES=s1,s2 (ARGS=\"--fail-on-worse --margin M\": exit 3 on a worse cell)"; exit 2; }
 	@$(NJ) compare --models $(MODELS) --suites $(SUITES) $(ARGS)
 
 list: $(STAMP)
