@@ -35,7 +35,7 @@ import orjson
 from analysis.statistics.bootstrap import ratio_replicates, resample_weights
 from analysis.statistics.family_test import paired_family_test
 from analysis.statistics.multiple import bootstrap_p_values, holm
-from analysis.statistics.sequential import spending_levels
+from analysis.statistics.sequential import sequential_replay
 
 ARMS = {
     "default": {},
@@ -47,6 +47,7 @@ METRICS = ("mape", "nmae", "within5")
 FAMILIES = (8, 16, 32, 64, 128)
 ALPHA = 0.05
 TESTS = ("percentile", "bca", "signflip", "cluster_t", "wild_t")
+SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20")
 
 
 def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
@@ -80,16 +81,20 @@ def bca_p(d: np.ndarray, n: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
     reps = ratio_replicates(d, n, weights)
     delta = d.sum(0) / n.sum(0)
-    share = np.clip((reps < delta).mean(0), 1e-6, 1 - 1e-6)
-    z0 = norm.ppf(share)
+    # Ties (families with no difference make many replicates equal) count half: mid-ranks.
+    below = (reps < delta).mean(0) + 0.5 * (reps == delta).mean(0)
+    z0 = norm.ppf(np.clip(below, 1e-6, 1 - 1e-6))
     jack = (d.sum(0) - d) / (n.sum(0) - n)  # leave one family out, (F, K)
     dev = jack.mean(0) - jack
-    acc = (dev**3).sum(0) / (6 * ((dev**2).sum(0)) ** 1.5 + 1e-300)
-    q0 = np.clip((reps <= 0).mean(0), 1e-6, 1 - 1e-6)
-    v = norm.ppf(q0) - z0
+    spread = (dev**2).sum(0)
+    acc = np.where(spread > 0, (dev**3).sum(0) / (6 * np.maximum(spread, 1e-300) ** 1.5), 0.0)
+    q0 = (reps < 0).mean(0) + 0.5 * (reps == 0).mean(0)
+    v = norm.ppf(np.clip(q0, 1e-6, 1 - 1e-6)) - z0
     u = v / (1 + acc * v)
     z_alpha = u - z0
     one_sided = norm.cdf(z_alpha)
+    degenerate = np.all(reps == reps[:1], axis=0)  # every replicate equal: nothing to test
+    one_sided = np.where(degenerate, 0.5, one_sided)
     return np.minimum(1.0, 2 * np.minimum(one_sided, 1 - one_sided))
 
 
@@ -160,18 +165,24 @@ def draw(
     return b - a, n
 
 
-def study(pools: dict[str, dict[str, np.ndarray]], replicates: int, looks: bool) -> dict[str, Any]:
+def study(
+    pools: dict[str, dict[str, np.ndarray]],
+    replicates: int,
+    looks: bool,
+    scenarios: tuple[str, ...] = SCENARIOS,
+) -> dict[str, Any]:
     """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
     rng = np.random.default_rng(20260923)
     out: dict[str, Any] = {"calibration": [], "power": [], "sequential": []}
     focus = 3 * 2 + 0  # tree10 (direct, tree2, tree4, tree10, digits, bits) x arithmetic
-    for scenario in ("aa", "aa-heavy", "spread", "conf13", "conf20"):
+    for scenario in scenarios:
         for m, metric in enumerate(METRICS):
             for n_fam in FAMILIES:
                 cells = dict.fromkeys(TESTS, 0)
                 fw = dict.fromkeys(TESTS, 0)
                 hits = dict.fromkeys(TESTS, 0)
                 seq_fw = seq_hits = 0
+                seq_used = 0.0
                 n_cells = 0
                 # Power rows need fewer comparisons than the rates near alpha do.
                 reps = replicates // 2 if scenario.startswith("conf") else replicates
@@ -195,8 +206,9 @@ def study(pools: dict[str, dict[str, np.ndarray]], replicates: int, looks: bool)
                                 adjusted[focus] < ALPHA and np.sign(delta[focus]) == truth[focus]
                             )
                     if looks:
-                        called, right = sequential_once(d, n, rng, focus)
+                        called, right, used = sequential_once(d, n, rng, focus)
                         seq_fw += called
+                        seq_used += used
                         if truth is not None:
                             seq_hits += int(right == truth[focus])
                 row: dict[str, Any] = {"scenario": scenario, "metric": metric, "families": n_fam}
@@ -211,12 +223,14 @@ def study(pools: dict[str, dict[str, np.ndarray]], replicates: int, looks: bool)
                     if looks:
                         row["sequential_holm"] = seq_fw / reps
                         row["sequential_holm_ci"] = binomial_ci(seq_fw, reps)
+                        row["sequential_families_used"] = seq_used / reps
                     out["calibration"].append(row)
                 else:
                     for test in TESTS:
                         row[test] = hits[test] / reps
                     if looks:
                         row["sequential"] = seq_hits / reps
+                        row["sequential_families_used"] = seq_used / reps
                     out["power"].append(row)
                 print(orjson.dumps(row).decode(), file=sys.stderr, flush=True)
     return out
@@ -224,20 +238,14 @@ def study(pools: dict[str, dict[str, np.ndarray]], replicates: int, looks: bool)
 
 def sequential_once(
     d: np.ndarray, n: np.ndarray, rng: np.random.Generator, focus: int
-) -> tuple[int, float]:
-    """Peek at 1/4, 1/2, 3/4 and all families: (any cell called, the focus cell's sign)."""
-    f = d.shape[0]
-    sizes = sorted({max(2, round(f * t)) for t in (0.25, 0.5, 0.75, 1.0)})
-    levels = spending_levels([s / f for s in sizes], ALPHA)
-    called = np.zeros(d.shape[1], bool)
-    sign = np.zeros(d.shape[1])
-    seed = int(rng.integers(2**31))
-    for size, level in zip(sizes, levels, strict=True):
-        t = paired_family_test(d[:size], n[:size], n_flips=999, seed=seed, interval=False)
-        now = (holm(np.where(called, np.nan, t.p)) < level) & ~called
-        sign = np.where(now, np.sign(t.delta), sign)
-        called |= now
-    return int(called.any()), float(sign[focus])
+) -> tuple[int, float, float]:
+    """The sequential rule over 4 looks: (any cell called, the focus cell's sign, the share
+    of the families asked before every cell had stopped)."""
+    path = sequential_replay(
+        d, n, n_looks=4, alpha=ALPHA, n_flips=999, seed=int(rng.integers(2**31))
+    )
+    called = path.reason == "decided"
+    return int(called.any()), float(path.sign[focus]), path.families_used / d.shape[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,14 +257,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=40, help="sim runs per null arm (default 40)")
     parser.add_argument("--replicates", type=int, default=400)
     parser.add_argument("--looks", action="store_true", help="also the sequential rule")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="which rows")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
+    scenarios = tuple(args.scenarios.split(","))
+    wanted = {"default", "heavy", *(s for s in scenarios if s in ARMS)}
     pools = {
         arm: make_pool(arm, args.runs if arm in ("default", "heavy") else args.runs * 3 // 5,
                        args.cache)
-        for arm in ARMS
+        for arm in ARMS if arm in wanted
     }  # fmt: skip
-    result = study(pools, args.replicates, args.looks)
+    result = study(pools, args.replicates, args.looks, scenarios)
     result["seconds"] = time.perf_counter() - t0
     result["replicates"] = args.replicates
     print(orjson.dumps(result).decode())

@@ -15,8 +15,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
 
-__all__ = ["spending_levels"]
+import numpy as np
+
+__all__ = ["SequentialPath", "sequential_replay", "spending_levels"]
 
 
 def spending_levels(fractions: Sequence[float], alpha: float) -> list[float]:
@@ -27,3 +31,69 @@ def spending_levels(fractions: Sequence[float], alpha: float) -> list[float]:
         raise ValueError("looks must lie in (0, 1] and end at 1")
     spent = [alpha * math.log(1 + (math.e - 1) * min(t, 1.0)) for t in fractions]
     return [b - a for a, b in zip([0.0, *spent[:-1]], spent, strict=True)]
+
+
+@dataclass(frozen=True, eq=False)
+class SequentialPath:
+    """Each cell's stop under the looks: the look (1-based) it stopped at, why, its verdict
+    sign (+1 / -1 / 0), and how many families had been asked when every cell had stopped."""
+
+    sizes: tuple[int, ...]  # families asked at each look
+    stopped_at: np.ndarray  # (K,) look number; the last look when it ran to the end
+    reason: np.ndarray  # (K,) objects: "decided", "futile", "end"
+    sign: np.ndarray  # (K,) +1 / -1 where decided, else 0
+    families_used: int
+
+
+def sequential_replay(
+    diff_sums: np.ndarray,
+    counts: np.ndarray,
+    n_looks: int = 4,
+    alpha: float = 0.05,
+    n_flips: int = 9_999,
+    seed: int = 20260923,
+    futility: float = 0.05,
+    futility_from: float = 0.25,
+) -> SequentialPath:
+    """The sequential rule on (F, K) family sums taken in their given order (shuffle them
+    first, seeded): at each look the undecided cells are tested at the look's spent level,
+    Holm over them; a cell is decided when called, futile when its conditional power under
+    the current estimate (Lan & Wittes' B-value projection) is below ``futility``, from the
+    look at ``futility_from`` of the families on (earlier estimates are too rough to give up
+    on). Futility never calls a cell, so it cannot raise the false-positive rate."""
+    from .family_test import family_p_values, paired_family_test
+    from .multiple import holm
+
+    f, k = diff_sums.shape
+    sizes = tuple(sorted({max(2, round(f * (i + 1) / n_looks)) for i in range(n_looks)}))
+    levels = spending_levels([s / f for s in sizes], alpha)
+    stopped = np.zeros(k, np.int64)
+    reason = np.full(k, "end", dtype=object)
+    sign = np.zeros(k)
+    z_final = NormalDist().inv_cdf(1 - levels[-1] / (2 * k))
+    for look, (size, level) in enumerate(zip(sizes, levels, strict=True), start=1):
+        open_ = stopped == 0
+        if not open_.any():
+            break
+        d, n = diff_sums[:size], counts[:size]
+        p = family_p_values(d, n, 0.0, n_flips, seed)
+        called = (holm(np.where(open_, p, np.nan)) < level) & open_
+        stopped[called] = look
+        reason[called] = "decided"
+        delta = d.sum(0) / np.maximum(n.sum(0), 1)
+        sign[called] = np.sign(delta[called])
+        if futility_from <= size / f < 1:
+            se = paired_family_test(d, n, alpha, n_flips, seed, interval=False).se
+            with np.errstate(invalid="ignore", divide="ignore"):
+                z = np.nan_to_num(np.abs(delta) / se, nan=0.0, posinf=1e9)
+            t = size / f
+            power = 1 - np.array(
+                [NormalDist().cdf((z_final - zi / math.sqrt(t)) / math.sqrt(1 - t)) for zi in z]
+            )
+            futile = open_ & ~called & (power < futility)
+            stopped[futile] = look
+            reason[futile] = "futile"
+    last = len(sizes)
+    stopped[stopped == 0] = last
+    used = sizes[int(stopped.max()) - 1]
+    return SequentialPath(sizes, stopped, reason, sign, used)
