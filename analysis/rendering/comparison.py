@@ -100,6 +100,8 @@ def verdict_text(c: Comparison, s: SuiteComparison, cell: Cell) -> str:
     text = cell.verdict
     if math.isfinite(s.mde[at]):
         text += f" (MDE {s.mde[at]:.2f})"
+    elif cell.verdict == "no clear difference" and s.delta_lo[at] == s.delta_hi[at] == 0:
+        text += " (Δ 0 in every family)"  # no spread at all: an MDE would mean nothing
     if c.margin is not None and s.gate_p[at] < c.alpha:
         text += f" · fails the gate (worse by > {c.margin:g})"
     return text
