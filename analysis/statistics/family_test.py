@@ -114,13 +114,10 @@ class _Flips:
         """The flips' |t| quantile at ``level`` under the null at the point (h = 0)."""
         spread = self.c * (self.rr - 2 * self.er * self.erw + self.er**2 * self.ww)
         with np.errstate(invalid="ignore", divide="ignore"):
-            t = np.abs(self.er) / np.sqrt(spread)
-        t = np.where(np.isfinite(t), t, np.nan)
-        some = np.isfinite(t).any(axis=0)
-        out = np.full(t.shape[1], np.nan)
-        if some.any():
-            out[some] = np.nanquantile(t[:, some], level, axis=0)
-        return out
+            t = np.abs(self.er) / np.sqrt(np.maximum(spread, 0.0))
+        # 0/0 (a flip that changes nothing) is no evidence; x/0 is an infinite |t|, as it is.
+        t = np.where(np.isnan(t), 0.0, t)
+        return np.quantile(t, level, axis=0, method="higher")
 
 
 def _end(flips: _Flips, alpha: float, side: float, at_zero: np.ndarray) -> np.ndarray:
@@ -207,7 +204,7 @@ def paired_family_test(
     ``diff_sums`` and ``counts`` are (F, K): per family, the sum of ``other - base`` over
     its common units and how many there were. Returns the difference, its ``1 - alpha``
     interval (inverting the test; NaN when ``interval`` is False, which saves its
-    bisection), p, the CR1 standard error, and the minimum detectable
+    bisection, as for the MDE), p, the CR1 standard error, and the minimum detectable
     effect at 80% power and level ``alpha / m`` (Holm's first step over m cells).
     """
     d, n = _columns(diff_sums, counts)
@@ -223,8 +220,9 @@ def paired_family_test(
         lo = np.where(testable, _end(flips, alpha, 1.0, at_zero), np.nan)
         hi = np.where(testable, _end(flips, alpha, -1.0, at_zero), np.nan)
         lo, hi = np.where(still, 0.0, lo), np.where(still, 0.0, hi)
-    crit = flips.critical(1 - alpha / max(m, 1))
-    mde = (crit + NormalDist().inv_cdf(POWER)) * flips.se()
+    mde = np.full(len(p), np.nan)
+    if interval:  # the MDE, like the interval, is for showing; a p-value alone skips both
+        mde = (flips.critical(1 - alpha / max(m, 1)) + NormalDist().inv_cdf(POWER)) * flips.se()
     return FamilyTest(
         delta=np.where(flips.total > 0, flips.delta, np.nan),
         lo=lo,
