@@ -97,13 +97,14 @@ class _Flips:
 
     def p(self, h: np.ndarray) -> np.ndarray:
         """p-value of "difference delta - h", per column (h shape (K,))."""
-        s = self.er + h * self.en
-        q = self.erw + h * self.enw
-        uu = self.rr + 2 * h * self.rn + h * h * self.nn
-        spread = self.c * (uu - 2 * s * q + s * s * self.ww)
-        observed = (self.total * h) ** 2
-        # |t*| >= |t| as s^2 / spread >= observed / (c rr), without dividing by a zero spread.
-        reach = s * s * self.c * self.rr >= observed * spread * (1 - _TIE)
+        with np.errstate(over="ignore", invalid="ignore"):  # far-out h while bracketing
+            s = self.er + h * self.en
+            q = self.erw + h * self.enw
+            uu = self.rr + 2 * h * self.rn + h * h * self.nn
+            spread = self.c * (uu - 2 * s * q + s * s * self.ww)
+            observed = (self.total * h) ** 2
+            # |t*| >= |t| as s^2 / spread >= observed / (c rr), not dividing by a zero spread.
+            reach = s * s * self.c * self.rr >= observed * spread * (1 - _TIE)
         return (1 + reach.sum(axis=0)) / self.n_vectors
 
     def se(self) -> np.ndarray:
@@ -186,7 +187,8 @@ def detectable_effect(
     d, n = _columns(diff_sums, counts)
     flips = _Flips(d, n, sign_vectors(d.shape[0], n_flips, seed))
     testable = (flips.groups >= 2) & (flips.total > 0)
-    mde = (flips.critical(1 - level) + NormalDist().inv_cdf(POWER)) * flips.se()
+    with np.errstate(invalid="ignore"):  # an infinite critical |t| times a zero se
+        mde = (flips.critical(1 - level) + NormalDist().inv_cdf(POWER)) * flips.se()
     return np.where(testable, mde, np.nan)
 
 
@@ -222,7 +224,9 @@ def paired_family_test(
         lo, hi = np.where(still, 0.0, lo), np.where(still, 0.0, hi)
     mde = np.full(len(p), np.nan)
     if interval:  # the MDE, like the interval, is for showing; a p-value alone skips both
-        mde = (flips.critical(1 - alpha / max(m, 1)) + NormalDist().inv_cdf(POWER)) * flips.se()
+        crit = flips.critical(1 - alpha / max(m, 1))
+        with np.errstate(invalid="ignore"):  # an infinite critical |t| times a zero se
+            mde = (crit + NormalDist().inv_cdf(POWER)) * flips.se()
     return FamilyTest(
         delta=np.where(flips.total > 0, flips.delta, np.nan),
         lo=lo,

@@ -4,9 +4,8 @@ real differences."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
+from aa_draws import aa_comparisons
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -20,7 +19,6 @@ from analysis.statistics.family_test import (
 )
 from analysis.statistics.multiple import bootstrap_p_values, holm
 
-DATA = Path(__file__).parent.parent / "data" / "aa_mape_sums.npz"
 ALPHA = 0.05
 
 
@@ -67,24 +65,10 @@ def test_p_at_the_shifted_null_is_the_test_of_that_difference() -> None:
     assert np.all(mde > 0) and np.all(np.isfinite(mde))
 
 
-def _aa_comparisons(n: int, families: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Pre-drawn A/A comparisons: two distinct sim runs (default knobs, 128 families each,
-    MAPE sums of the 12 decoder x condition cells) on the same random family subset."""
-    data = np.load(DATA)
-    sums, count = data["sums"].astype(np.float64), float(data["count"])
-    rng = np.random.default_rng(28)
-    drawn = []
-    for _ in range(n):
-        i, j = rng.choice(len(sums), 2, replace=False)
-        fams = rng.choice(sums.shape[1], families, replace=False)
-        drawn.append((sums[j, fams] - sums[i, fams], np.full((families, 12), count)))
-    return drawn
-
-
 def test_a_a_comparisons_at_16_families_hold_the_level_where_the_percentile_p_does_not() -> None:
     # 200 A/A comparisons: the share called (any cell after Holm over the 12 cells) must be
     # within the binomial bound of alpha: at most 19 of 200 (P[Bin(200, 0.05) > 19] < 0.3%).
-    drawn = _aa_comparisons(200, 16)
+    drawn = aa_comparisons(200, 16)
     ours = percentile = 0
     for r, (diffs, counts) in enumerate(drawn):
         p = paired_family_test(diffs, counts, n_flips=999, seed=r, interval=False).p
@@ -96,7 +80,7 @@ def test_a_a_comparisons_at_16_families_hold_the_level_where_the_percentile_p_do
 
 
 def test_a_real_difference_is_called_at_64_families() -> None:
-    diffs, counts = _aa_comparisons(1, 64)[0]
+    diffs, counts = aa_comparisons(1, 64)[0]
     se = paired_family_test(diffs, counts, n_flips=999, interval=False).se
     shifted = diffs + 6.0 * se * counts  # every cell worse by six of its standard errors
     p = paired_family_test(shifted, counts, n_flips=999, interval=False).p
