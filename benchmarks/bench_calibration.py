@@ -248,6 +248,52 @@ def sequential_once(
     return int(called.any()), float(path.sign[focus]), path.families_used / d.shape[0]
 
 
+def tables(result: dict[str, Any]) -> str:
+    """The study's JSON as the Markdown tables of docs/comparing.md."""
+    head = "| null | metric | F | " + " | ".join(TESTS) + " | sequential (Holm) |"
+    lines = [
+        "Share called, per cell / family-wise after Holm (%), with the 95% Clopper-Pearson "
+        "interval of wild_t's family-wise share:",
+        "",
+        head,
+        "|" + " --- |" * (len(TESTS) + 4),
+    ]
+    for row in result["calibration"]:
+        cells = []
+        for test in TESTS:
+            r = row[test]
+            text = f"{100 * r['cell']:.1f} / {100 * r['holm']:.1f}"
+            if test == "wild_t":
+                lo, hi = r["holm_ci"]
+                text += f" [{100 * lo:.1f}, {100 * hi:.1f}]"
+            cells.append(text)
+        seq = row.get("sequential_holm")
+        seq_text = "" if seq is None else f"{100 * seq:.1f}"
+        lines.append(
+            f"| {row['scenario']} | {row['metric']} | {row['families']} | "
+            + " | ".join(cells)
+            + f" | {seq_text} |"
+        )
+    lines += [
+        "",
+        "Power: share of comparisons calling the focus cell (tree10 x arithmetic) in the "
+        "true direction after Holm (%):",
+        "",
+        "| alternative | metric | F | " + " | ".join(TESTS) + " | sequential | families asked |",
+        "|" + " --- |" * (len(TESTS) + 5),
+    ]
+    for row in result["power"]:
+        used = row.get("sequential_families_used")
+        lines.append(
+            f"| {row['scenario']} | {row['metric']} | {row['families']} | "
+            + " | ".join(f"{100 * row[t]:.0f}" for t in TESTS)
+            + f" | {100 * row.get('sequential', float('nan')):.0f} | "
+            + ("" if used is None else f"{100 * used:.0f}%")
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Make or load the pools, run the study, print the tables and one JSON line."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_calibration")
@@ -258,7 +304,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicates", type=int, default=400)
     parser.add_argument("--looks", action="store_true", help="also the sequential rule")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="which rows")
+    parser.add_argument(
+        "--tables", type=Path, nargs="+", help="print the tables of saved JSON results, no study"
+    )
     args = parser.parse_args(argv)
+    if args.tables:
+        merged: dict[str, Any] = {"calibration": [], "power": []}
+        for path in args.tables:
+            saved = orjson.loads(path.read_bytes().splitlines()[-1])
+            merged["calibration"] += saved["calibration"]
+            merged["power"] += saved["power"]
+        print(tables(merged), end="")
+        return 0
     t0 = time.perf_counter()
     scenarios = tuple(args.scenarios.split(","))
     wanted = {"default", "heavy", *(s for s in scenarios if s in ARMS)}
@@ -270,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     result = study(pools, args.replicates, args.looks, scenarios)
     result["seconds"] = time.perf_counter() - t0
     result["replicates"] = args.replicates
+    print(tables(result), file=sys.stderr)
     print(orjson.dumps(result).decode())
     return 0
 

@@ -56,8 +56,8 @@ def sequential_replay(
     futility_from: float = 0.25,
 ) -> SequentialPath:
     """The sequential rule on (F, K) family sums taken in their given order (shuffle them
-    first, seeded): at each look the undecided cells are tested at the look's spent level,
-    Holm over them; a cell is decided when called, futile when its conditional power under
+    first, seeded): at each look every cell is tested at the look's spent level, Holm over
+    all of them, and an open cell it calls is decided; a cell is decided when called, futile when its conditional power under
     the current estimate (Lan & Wittes' B-value projection) is below ``futility``, from the
     look at ``futility_from`` of the families on (earlier estimates are too rough to give up
     on). Futility never calls a cell, so it cannot raise the false-positive rate."""
@@ -77,7 +77,9 @@ def sequential_replay(
             break
         d, n = diff_sums[:size], counts[:size]
         p = family_p_values(d, n, 0.0, n_flips, seed)
-        called = (holm(np.where(open_, p, np.nan)) < level) & open_
+        # Holm over every cell, stopped ones included: m never shrinks with the data, so
+        # each look's chance of a false call stays at its level (and the looks' sum at alpha).
+        called = (holm(p) < level) & open_
         stopped[called] = look
         reason[called] = "decided"
         delta = d.sum(0) / np.maximum(n.sum(0), 1)
