@@ -189,7 +189,8 @@ def detectable_effect(
     testable = (flips.groups >= 2) & (flips.total > 0)
     with np.errstate(invalid="ignore"):  # an infinite critical |t| times a zero se
         mde = (flips.critical(1 - level) + NormalDist().inv_cdf(POWER)) * flips.se()
-    return np.where(testable, mde, np.nan)
+    # No spread between families (every difference the same): no MDE to speak of.
+    return np.where(testable & (flips.se() > 0), mde, np.nan)
 
 
 def paired_family_test(
@@ -233,7 +234,7 @@ def paired_family_test(
         hi=hi,
         p=p,
         se=np.where(testable, flips.se(), np.nan),
-        mde=np.where(testable, mde, np.nan),
+        mde=np.where(testable & (flips.se() > 0), mde, np.nan),
         n_families=flips.groups.astype(np.int64),
         n_units=flips.total.astype(np.int64),
         alpha=alpha,
