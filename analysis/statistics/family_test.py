@@ -154,10 +154,15 @@ def _end(flips: _Flips, alpha: float, side: float, at_zero: np.ndarray) -> np.nd
     return np.where(never, -side * np.inf, end)
 
 
-def _columns(diff_sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _flips(
+    diff_sums: np.ndarray, counts: np.ndarray, n_flips: int, seed: int
+) -> tuple[_Flips, np.ndarray]:
+    """The flips of (F, K) or (F,) sums and counts, and which columns can be tested."""
     d = np.asarray(diff_sums, np.float64)
     n = np.asarray(counts, np.float64)
-    return (d[:, None], n[:, None]) if d.ndim == 1 else (d, n)
+    d, n = (d[:, None], n[:, None]) if d.ndim == 1 else (d, n)
+    flips = _Flips(d, n, sign_vectors(d.shape[0], n_flips, seed))
+    return flips, (flips.groups >= 2) & (flips.total > 0)
 
 
 def family_p_values(
@@ -168,9 +173,7 @@ def family_p_values(
     seed: int = 20260923,
 ) -> np.ndarray:
     """The test's p-value of "difference ``null``" per column (NaN under two families)."""
-    d, n = _columns(diff_sums, counts)
-    flips = _Flips(d, n, sign_vectors(d.shape[0], n_flips, seed))
-    testable = (flips.groups >= 2) & (flips.total > 0)
+    flips, testable = _flips(diff_sums, counts, n_flips, seed)
     h = np.where(testable, flips.delta - null, 0.0)
     return np.where(testable, flips.p(h), np.nan)
 
@@ -184,9 +187,7 @@ def detectable_effect(
 ) -> np.ndarray:
     """Minimum detectable effect per column at 80% power, two-sided at ``level``:
     (the flips' critical |t| + z_0.8) times the standard error."""
-    d, n = _columns(diff_sums, counts)
-    flips = _Flips(d, n, sign_vectors(d.shape[0], n_flips, seed))
-    testable = (flips.groups >= 2) & (flips.total > 0)
+    flips, testable = _flips(diff_sums, counts, n_flips, seed)
     with np.errstate(invalid="ignore"):  # an infinite critical |t| times a zero se
         mde = (flips.critical(1 - level) + NormalDist().inv_cdf(POWER)) * flips.se()
     # No spread between families (every difference the same): no MDE to speak of.
@@ -210,9 +211,7 @@ def paired_family_test(
     bisection, as for the MDE), p, the CR1 standard error, and the minimum detectable
     effect at 80% power and level ``alpha / m`` (Holm's first step over m cells).
     """
-    d, n = _columns(diff_sums, counts)
-    flips = _Flips(d, n, sign_vectors(d.shape[0], n_flips, seed))
-    testable = (flips.groups >= 2) & (flips.total > 0)
+    flips, testable = _flips(diff_sums, counts, n_flips, seed)
     p = np.where(testable, flips.p(np.where(testable, flips.delta, 0.0)), np.nan)
     at_zero = p >= alpha
     lo = hi = np.full(len(p), np.nan)
