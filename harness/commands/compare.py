@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.commands.common import RUNNING, Handoff, exit_codes, parse_pairs
+from harness.commands.common import GATE, RUNNING, Handoff, exit_codes, parse_pairs
 from harness.commands.run import (
     add_check_option,
     add_compress_option,
@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.running.interrupts import Interrupts
 
 METRICS = ("mape", "nmae", "within5")
-GATE = "3 the release gate failed (--fail-on-worse: the summary names the cells)"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
