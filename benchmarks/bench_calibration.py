@@ -55,13 +55,13 @@ def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
     path = cache / f"pool_{arm}_{n_runs}.npz"
     if not path.exists():
         from analysis.statistics.metrics import family_totals
-        from harness.backends.sim import SimParams
-        from harness.protocol.registry import load_suite
+        from harness import load_suite
+        from simstudy.power import sim_params
         from simstudy.profile import design_for, outputs_of
         from simstudy.simulate import simulate
 
         suite = load_suite("affine", params={"per_operator": "32"})
-        params = SimParams.parse(ARMS[arm]) if ARMS[arm] else SimParams()
+        params = sim_params(ARMS[arm])
         sums, counts = [], []
         for seed in range(n_runs):
             outputs = outputs_of(simulate(suite, replace(params, seed=1000 + seed)))
