@@ -48,6 +48,7 @@ FAMILIES = (8, 16, 32, 64, 128)
 ALPHA = 0.05
 TESTS = ("percentile", "bca", "signflip", "cluster_t", "wild_t")
 SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20")
+SPREAD = 3.0  # the spread null's factor (--spread)
 
 
 def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
@@ -161,7 +162,7 @@ def draw(
     n = base["counts"][i][fams, metric].reshape(n_fam, -1)
     if scenario == "spread":
         mean = other["sums"][:, fams, metric].reshape(len(other["sums"]), n_fam, -1).mean(0)
-        b = mean + 3.0 * (b - mean)
+        b = mean + SPREAD * (b - mean)
     return b - a, n
 
 
@@ -304,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicates", type=int, default=400)
     parser.add_argument("--looks", action="store_true", help="also the sequential rule")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="which rows")
+    parser.add_argument("--spread", type=float, default=SPREAD, help="the spread null's factor")
     parser.add_argument(
         "--tables", type=Path, nargs="+", help="print the tables of saved JSON results, no study"
     )
@@ -318,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     t0 = time.perf_counter()
     scenarios = tuple(args.scenarios.split(","))
+    global SPREAD
+    SPREAD = args.spread
     wanted = {"default", "heavy", *(s for s in scenarios if s in ARMS)}
     pools = {
         arm: make_pool(arm, args.runs if arm in ("default", "heavy") else args.runs * 3 // 5,
