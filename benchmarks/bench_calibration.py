@@ -146,7 +146,7 @@ def binomial_ci(k: int, n: int) -> tuple[float, float]:
 
 def draw(
     pools: dict[str, dict[str, np.ndarray]], scenario: str, metric: int, n_fam: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator, spread: float = SPREAD,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """One comparison's (F, K) difference sums and counts under ``scenario``."""
     base = pools["heavy" if scenario == "aa-heavy" else "default"]
@@ -162,7 +162,7 @@ def draw(
     n = base["counts"][i][fams, metric].reshape(n_fam, -1)
     if scenario == "spread":
         mean = other["sums"][:, fams, metric].reshape(len(other["sums"]), n_fam, -1).mean(0)
-        b = mean + SPREAD * (b - mean)
+        b = mean + spread * (b - mean)
     return b - a, n
 
 
@@ -171,6 +171,7 @@ def study(
     replicates: int,
     looks: bool,
     scenarios: tuple[str, ...] = SCENARIOS,
+    spread: float = SPREAD,
 ) -> dict[str, Any]:
     """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
     rng = np.random.default_rng(20260923)
@@ -188,7 +189,7 @@ def study(
                 # Power rows need fewer comparisons than the rates near alpha do.
                 reps = replicates // 2 if scenario.startswith("conf") else replicates
                 for _ in range(reps):
-                    d, n = draw(pools, scenario, m, n_fam, rng)
+                    d, n = draw(pools, scenario, m, n_fam, rng, spread)
                     truth = np.sign(
                         pools[scenario]["sums"][:, :, m].reshape(-1, d.shape[1]).sum(0)
                         / pools[scenario]["counts"][:, :, m].reshape(-1, d.shape[1]).sum(0)
@@ -320,15 +321,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     t0 = time.perf_counter()
     scenarios = tuple(args.scenarios.split(","))
-    global SPREAD
-    SPREAD = args.spread
     wanted = {"default", "heavy", *(s for s in scenarios if s in ARMS)}
     pools = {
         arm: make_pool(arm, args.runs if arm in ("default", "heavy") else args.runs * 3 // 5,
                        args.cache)
         for arm in ARMS if arm in wanted
     }  # fmt: skip
-    result = study(pools, args.replicates, args.looks, scenarios)
+    result = study(pools, args.replicates, args.looks, scenarios, args.spread)
     result["seconds"] = time.perf_counter() - t0
     result["replicates"] = args.replicates
     print(tables(result), file=sys.stderr)
