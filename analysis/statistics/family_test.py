@@ -7,33 +7,37 @@ count (``paired.PairedTotals`` gives both). The difference is the mean over unit
 residuals ``r_f = d_f - n_f delta``: ``se^2 = G/(G-1) * sum r_f^2 / N^2`` over the G families
 with a unit.
 
-The test is the wild cluster bootstrap-t with Rademacher weights, restricted by the null
-(MacKinnon & Webb 2017, "WCR"): under "difference delta0" each family's restricted residual
-``u_f = d_f - n_f delta0`` keeps or flips its sign at random, and the studentized statistic
-of each flip is set against the observed one. With 13 families or fewer every one of the
-2^G sign vectors is taken (an exact enumeration), otherwise ``n_flips`` random ones. The
-p-value is the share of flips whose |t| reaches the observed |t| (the observed counted
-once). It was chosen by a calibration study (benchmarks/bench_calibration.py,
-docs/comparing.md): of the percentile bootstrap p, BCa, a plain sign-flip test and a
-cluster-robust t with G-1 degrees of freedom, it is the one that held its level at 8 to 128
-families, also when the two sides have equal means but different spreads, with the most
-power among those that did.
+The test is the cluster-robust t with G-1 degrees of freedom: ``t = delta / se`` against
+Student's t (what Inspect AI's ``ci`` uses; Miller 2024, "Adding Error Bars to Evals"), and
+its interval ``delta ± t_(1-alpha/2, G-1) se``, which excludes 0 exactly when ``p < alpha``
+(rounding at the boundary is settled by the p-value). It was chosen by a calibration study
+(benchmarks/bench_calibration.py, docs/comparing.md) over the percentile bootstrap p, BCa,
+a plain sign-flip test and the wild cluster bootstrap-t with Rademacher weights (MacKinnon
+& Webb 2017, kept here as ``method="wild"``): on the A/A nulls all but the first two held
+5%, and where the two sides have equal means but different spreads (skewed family
+differences) the sign-flip tests called 30% of comparisons at 16 families and the t 2.5%.
+It gives away some power at 16-32 families on MAPE for that.
 
-The interval is the set of delta0 the test does not reject at ``alpha``, found by bisection
-on each side; 0 is placed in or out of it by the p-value at 0 itself, so the interval
-excludes 0 exactly when ``p < alpha``.
+``method="wild"``: the restricted wild cluster bootstrap-t. Under "difference delta0" each
+family's residual ``u_f = d_f - n_f delta0`` keeps or flips its sign at random and the
+studentized statistic of each flip is set against the observed one; with 13 families or
+fewer every one of the 2^G sign vectors is taken, otherwise ``n_flips`` random ones (seeded);
+its interval is found by bisection on each side, 0 placed by the p-value at 0 itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Literal
 
 import numpy as np
+from scipy.stats import t as student
 
 __all__ = [
     "DEFAULT_FLIPS",
     "FamilyTest",
+    "Method",
     "detectable_effect",
     "family_p_values",
     "paired_family_test",
@@ -41,6 +45,7 @@ __all__ = [
 ]
 
 DEFAULT_FLIPS = 9_999
+Method = Literal["t", "wild"]
 EXACT_UP_TO = 13  # 2^13 = 8,192 sign vectors: enumerate them all, no draw needed
 POWER = 0.8  # the power at which the minimum detectable effect is quoted
 _TIE = 1e-9  # a flip whose |t| equals the observed one up to rounding counts as reaching it
@@ -60,7 +65,8 @@ class FamilyTest:
     n_families: np.ndarray
     n_units: np.ndarray
     alpha: float
-    n_flips: int  # sign vectors used (2^F when enumerated)
+    n_flips: int  # sign vectors used (2^F when enumerated); 0 for the t test
+    method: str = "t"
 
 
 def sign_vectors(n_families: int, n_flips: int, seed: int) -> np.ndarray:
@@ -154,6 +160,21 @@ def _end(flips: _Flips, alpha: float, side: float, at_zero: np.ndarray) -> np.nd
     return np.where(never, -side * np.inf, end)
 
 
+def _t_p(flips: _Flips, testable: np.ndarray, null: np.ndarray | float) -> np.ndarray:
+    """Two-sided p of "difference null" from Student's t with G-1 degrees of freedom."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.abs(flips.delta - null) / flips.se()
+        # No spread at all: any difference from the null is certain, none is no evidence.
+        t = np.where(np.isnan(t), 0.0, t)
+        p = 2 * student.sf(t, np.maximum(flips.groups - 1, 1))
+    return np.where(testable, p, np.nan)
+
+
+def _t_critical(flips: _Flips, level: float) -> np.ndarray:
+    """Student's t quantile at ``level`` with G-1 degrees of freedom, per column."""
+    return np.asarray(student.ppf(level, np.maximum(flips.groups - 1, 1)), np.float64)
+
+
 def _flips(
     diff_sums: np.ndarray, counts: np.ndarray, n_flips: int, seed: int
 ) -> tuple[_Flips, np.ndarray]:
@@ -161,7 +182,9 @@ def _flips(
     d = np.asarray(diff_sums, np.float64)
     n = np.asarray(counts, np.float64)
     d, n = (d[:, None], n[:, None]) if d.ndim == 1 else (d, n)
-    flips = _Flips(d, n, sign_vectors(d.shape[0], n_flips, seed))
+    # The t test needs no flips (n_flips 0): only the sums of squares _Flips keeps.
+    signs = sign_vectors(d.shape[0], n_flips, seed) if n_flips else np.empty((0, d.shape[0]))
+    flips = _Flips(d, n, signs)
     return flips, (flips.groups >= 2) & (flips.total > 0)
 
 
@@ -171,9 +194,12 @@ def family_p_values(
     null: np.ndarray | float = 0.0,
     n_flips: int = DEFAULT_FLIPS,
     seed: int = 20260923,
+    method: Method = "t",
 ) -> np.ndarray:
     """The test's p-value of "difference ``null``" per column (NaN under two families)."""
-    flips, testable = _flips(diff_sums, counts, n_flips, seed)
+    flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
+    if method == "t":
+        return _t_p(flips, testable, null)
     h = np.where(testable, flips.delta - null, 0.0)
     return np.where(testable, flips.p(h), np.nan)
 
@@ -184,14 +210,39 @@ def detectable_effect(
     level: float,
     n_flips: int = DEFAULT_FLIPS,
     seed: int = 20260923,
+    method: Method = "t",
 ) -> np.ndarray:
-    """Minimum detectable effect per column at 80% power, two-sided at ``level``:
-    (the flips' critical |t| + z_0.8) times the standard error."""
-    flips, testable = _flips(diff_sums, counts, n_flips, seed)
-    with np.errstate(invalid="ignore"):  # an infinite critical |t| times a zero se
-        mde = (flips.critical(1 - level) + NormalDist().inv_cdf(POWER)) * flips.se()
+    """Minimum detectable effect per column at 80% power, two-sided at ``level``: (the
+    critical |t| + the t (or normal, for the flips) quantile at 0.8) times the standard error."""
+    flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
+    mde = _mde(flips, level, method)
     # No spread between families (every difference the same): no MDE to speak of.
     return np.where(testable & (flips.se() > 0), mde, np.nan)
+
+
+def _mde(flips: _Flips, level: float, method: Method) -> np.ndarray:
+    if method == "t":
+        crit, power = _t_critical(flips, 1 - level / 2), _t_critical(flips, POWER)
+    else:
+        crit, power = (
+            flips.critical(1 - level),
+            np.full(len(flips.delta), NormalDist().inv_cdf(POWER)),
+        )
+    with np.errstate(invalid="ignore"):  # an infinite critical |t| times a zero se
+        return np.asarray((crit + power) * flips.se(), np.float64)
+
+
+def _t_interval(flips: _Flips, alpha: float, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``delta ± t_(1-alpha/2) se``, its side of 0 settled by ``p`` where rounding differs."""
+    half = _t_critical(flips, 1 - alpha / 2) * np.nan_to_num(flips.se())
+    lo, hi = flips.delta - half, flips.delta + half
+    called, up = p < alpha, flips.delta > 0
+    tiny = np.finfo(np.float64).tiny
+    lo = np.where(called & up, np.maximum(lo, tiny), np.where(~called & up, np.minimum(lo, 0), lo))
+    hi = np.where(
+        called & ~up, np.minimum(hi, -tiny), np.where(~called & ~up, np.maximum(hi, 0), hi)
+    )
+    return lo, hi
 
 
 def paired_family_test(
@@ -202,6 +253,7 @@ def paired_family_test(
     seed: int = 20260923,
     m: int = 1,
     interval: bool = True,
+    method: Method = "t",
 ) -> FamilyTest:
     """Test "no difference" for each column of per-family sums of paired differences.
 
@@ -211,11 +263,16 @@ def paired_family_test(
     bisection, as for the MDE), p, the CR1 standard error, and the minimum detectable
     effect at 80% power and level ``alpha / m`` (Holm's first step over m cells).
     """
-    flips, testable = _flips(diff_sums, counts, n_flips, seed)
-    p = np.where(testable, flips.p(np.where(testable, flips.delta, 0.0)), np.nan)
+    flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
+    if method == "t":
+        p = _t_p(flips, testable, 0.0)
+    else:
+        p = np.where(testable, flips.p(np.where(testable, flips.delta, 0.0)), np.nan)
     at_zero = p >= alpha
     lo = hi = np.full(len(p), np.nan)
-    if interval:
+    if interval and method == "t":
+        lo, hi = (np.where(testable, end, np.nan) for end in _t_interval(flips, alpha, p))
+    elif interval:
         # Every family's difference exactly 0 (identical answers): the interval is [0, 0]
         # (p is 1), whereas the flips of so few families could not bound it.
         still = testable & (flips.rr == 0) & (flips.delta == 0)
@@ -224,9 +281,7 @@ def paired_family_test(
         lo, hi = np.where(still, 0.0, lo), np.where(still, 0.0, hi)
     mde = np.full(len(p), np.nan)
     if interval:  # the MDE, like the interval, is for showing; a p-value alone skips both
-        crit = flips.critical(1 - alpha / max(m, 1))
-        with np.errstate(invalid="ignore"):  # an infinite critical |t| times a zero se
-            mde = (crit + NormalDist().inv_cdf(POWER)) * flips.se()
+        mde = _mde(flips, alpha / max(m, 1), method)
     return FamilyTest(
         delta=np.where(flips.total > 0, flips.delta, np.nan),
         lo=lo,
@@ -237,5 +292,6 @@ def paired_family_test(
         n_families=flips.groups.astype(np.int64),
         n_units=flips.total.astype(np.int64),
         alpha=alpha,
-        n_flips=flips.n_vectors,
+        n_flips=flips.n_vectors if method == "wild" else 0,
+        method=method,
     )

@@ -20,7 +20,9 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["SequentialPath", "sequential_replay", "spending_levels"]
+__all__ = ["MIN_LOOK", "SequentialPath", "sequential_replay", "spending_levels"]
+
+MIN_LOOK = 5  # families, as MIN_FAMILIES for an interval
 
 
 def spending_levels(fractions: Sequence[float], alpha: float) -> list[float]:
@@ -65,7 +67,10 @@ def sequential_replay(
     from .multiple import holm
 
     f, k = diff_sums.shape
-    sizes = tuple(sorted({max(2, round(f * (i + 1) / n_looks)) for i in range(n_looks)}))
+    # No look before MIN_LOOK families: a t with one or two degrees of freedom is no test.
+    sizes = tuple(
+        sorted({min(f, max(MIN_LOOK, round(f * (i + 1) / n_looks))) for i in range(n_looks)})
+    )
     levels = spending_levels([s / f for s in sizes], alpha)
     stopped = np.zeros(k, np.int64)
     reason = np.full(k, "end", dtype=object)

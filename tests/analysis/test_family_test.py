@@ -5,13 +5,16 @@ real differences."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from aa_draws import aa_comparisons
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from scipy import stats
 
 from analysis.statistics.bootstrap import ratio_replicates, resample_weights
 from analysis.statistics.family_test import (
+    Method,
     detectable_effect,
     family_p_values,
     paired_family_test,
@@ -24,6 +27,7 @@ ALPHA = 0.05
 
 @settings(max_examples=60, deadline=None)
 @given(
+    st.sampled_from(["t", "wild"]),
     st.integers(6, 20).flatmap(
         lambda f: st.tuples(
             arrays(np.float64, (f, 3), elements=st.floats(-50, 50, allow_nan=False)),
@@ -33,23 +37,37 @@ ALPHA = 0.05
     st.floats(-20, 20),
 )
 def test_the_interval_excludes_0_exactly_when_p_is_below_alpha(
-    data: tuple[np.ndarray, np.ndarray], shift: float
+    method: Method, data: tuple[np.ndarray, np.ndarray], shift: float
 ) -> None:
     diffs, counts = data
     diffs = diffs + shift * counts  # move the difference away from 0 by any amount
-    t = paired_family_test(diffs, counts, ALPHA, n_flips=499, seed=3)
+    t = paired_family_test(diffs, counts, ALPHA, n_flips=499, seed=3, method=method)
     testable = np.isfinite(t.p)
     excludes = (t.lo > 0) | (t.hi < 0)
     assert np.array_equal(excludes[testable], (t.p < ALPHA)[testable])
     assert np.all((t.lo <= t.delta)[testable]) and np.all((t.delta <= t.hi)[testable])
 
 
-def test_exact_enumeration_gives_the_textbook_p_of_a_lone_sign() -> None:
+def test_the_t_test_is_students_t_on_the_cluster_robust_standard_error() -> None:
+    rng = np.random.default_rng(7)
+    counts = rng.integers(1, 9, (12, 2))
+    diffs = rng.normal(1.0, 4.0, (12, 2)) * counts
+    t = paired_family_test(diffs, counts, alpha=0.05)
+    delta = diffs.sum(0) / counts.sum(0)
+    resid = diffs - counts * delta
+    se = np.sqrt(12 / 11 * (resid**2).sum(0)) / counts.sum(0)
+    assert t.se == pytest.approx(se) and t.delta == pytest.approx(delta)
+    assert t.p == pytest.approx(2 * stats.t.sf(np.abs(delta / se), 11))
+    assert t.hi - t.delta == pytest.approx(stats.t.ppf(0.975, 11) * se)
+
+
+def test_wild_flips_enumerate_every_sign_vector_of_few_families() -> None:
     # Eight families, all +1 per unit: every flip but the two constant ones has a smaller |t|,
-    # so p = 2 / 2^8, and the difference 1 has se 0: the interval is the point.
+    # so p = 2 / 2^8, and the interval excludes 0.
     assert sign_vectors(8, 999, 0).shape == (255, 8)
     counts = np.full(8, 4)
-    t = paired_family_test(4.0 * np.ones(8) + np.linspace(-0.1, 0.1, 8), counts)
+    diffs = 4.0 * np.ones(8) + np.linspace(-0.1, 0.1, 8)
+    t = paired_family_test(diffs, counts, method="wild")
     assert t.p[0] == 2 / 256 and t.n_flips == 256
     assert t.lo[0] > 0
 
@@ -59,7 +77,7 @@ def test_p_at_the_shifted_null_is_the_test_of_that_difference() -> None:
     counts = np.full((32, 2), 5)
     diffs = rng.normal(2.0, 3.0, (32, 2)) * counts
     at_point = family_p_values(diffs, counts, diffs.sum(0) / counts.sum(0))
-    assert np.all(at_point == 1.0)  # the point itself is never rejected
+    assert np.all(at_point == pytest.approx(1.0))  # the point itself is never rejected
     assert np.all(family_p_values(diffs, counts, -5.0) < 0.001)
     mde = detectable_effect(diffs, counts, ALPHA)
     assert np.all(mde > 0) and np.all(np.isfinite(mde))
