@@ -5,7 +5,7 @@ families: the suite's families at several sim seeds, each (seed, family) one uni
 replicate draws n units, pairs the two arms on them (the same questions, each arm with
 its own draws, as two models answer the same suite), and judges every decoder x
 condition cell with the comparison's own test: the verdict test's p-value of "difference 0"
-(``analysis.statistics.family_test``, a wild cluster bootstrap-t over families),
+(``analysis.statistics.family_test``, a cluster-robust t over families),
 Holm-corrected over the suite's cells, and the verdict at alpha (``comparison.verdict``). Power is the share of
 replicates whose verdict on the focus cell has the sign of the pool's difference; the A/A
 row (baseline against itself at other seeds) gives the share of replicates calling any
@@ -71,9 +71,7 @@ def pool(suite: Suite, params: SimParams, seeds: Sequence[int], metric: str) -> 
     return Pool(np.concatenate(sums), np.concatenate(counts), design.decoders, design.conditions)
 
 
-def judge(
-    base: Pool, other: Pool, units: np.ndarray, n_boot: int, seed: int, metric: str
-) -> tuple[np.ndarray, np.ndarray]:
+def judge(base: Pool, other: Pool, units: np.ndarray, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """Verdict codes (+1 worse, -1 better, 0 none) and differences of every cell, over
     ``units``, as ``compare`` judges them (NaN cells have no verdict)."""
     if not np.array_equal(base.counts[units], other.counts[units]):
@@ -82,7 +80,7 @@ def judge(
     counts = base.counts[units].reshape(len(units), -1)
     with np.errstate(invalid="ignore", divide="ignore"):
         delta = diff.sum(axis=0) / counts.sum(axis=0)
-    p_holm = holm(family_p_values(diff, counts, 0.0, n_boot, seed))
+    p_holm = holm(family_p_values(diff, counts, 0.0))
     lower_is_better = metric not in HIGHER_IS_BETTER
     codes = np.zeros(len(delta))
     for k in range(len(delta)):
@@ -97,7 +95,6 @@ def power_table(
     focus: tuple[str, str],
     families: Sequence[int],
     replicates: int,
-    n_boot: int,
     metric: str,
     progress: Callable[[], None] | None = None,
 ) -> list[PowerRow]:
@@ -119,9 +116,9 @@ def power_table(
         power, any_cell = {}, {}
         for n in families:
             hits = anywhere = 0
-            for r in range(replicates):
+            for _ in range(replicates):
                 drawn = rng.choice(units, size=n, replace=n > units)
-                codes, _ = judge(base, other, drawn, n_boot, POWER_SEED + r, metric)
+                codes, _ = judge(base, other, drawn, metric)
                 hits += codes[cell] == right
                 anywhere += bool(np.any(codes != 0))
                 if progress is not None:
