@@ -176,9 +176,9 @@ def comparison_tables(c: Comparison) -> list[Table]:
         f"at {c.alpha:g}; it excludes 0 exactly when p < {c.alpha:g}).",
         f"Verdict: better or worse ({better} {metric} is better) when the Holm-adjusted p is "
         f"below {c.alpha:g}, else no clear difference. p is the two-sided p-value of Δ = 0 "
-        "of a wild cluster bootstrap-t over families (Rademacher sign flips of each family's "
-        f"differences, up to {c.n_boot:,}, seed {c.seed}; MacKinnon & Webb 2017), the test "
-        "that held its level in the calibration study (docs/comparing.md). MDE: the "
+        "of a cluster-robust t over families (Student's t with one fewer degree of freedom "
+        "than families), the test that held its level in the calibration study "
+        "(docs/comparing.md). MDE: the "
         "difference that cell would have been called with 80% power at Holm's first step "
         f'({c.alpha:g}/{c.m}); "no clear difference" is not "the same". Holm–'
         f"Bonferroni over all {c.m} cells compared (every suite × decoder × condition × "
@@ -322,8 +322,8 @@ def comparison_to_dict(c: Comparison) -> dict[str, Any]:
             "method": "holm",
             "m": c.m,
             "cells": "every suite × decoder × condition × later model with a p-value",
-            "p_value": "two-sided wild cluster bootstrap-t over families (Rademacher, "
-            "restricted; MacKinnon & Webb 2017); the interval inverts it",
+            "p_value": "two-sided cluster-robust t over families (CR1, F-1 degrees of "
+            "freedom); the interval inverts it",
             "mde": "80% power, two-sided at alpha/m",
         },
         "gate": None

@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "per suite, decoder and condition, each model's metric with its 95% family-"
             "bootstrap interval, each later model's paired difference against the first over "
             "the outputs ok in both, and a verdict (better / worse / no clear difference at "
-            "95%, Holm-corrected for the number of cells compared) from a wild cluster "
-            "bootstrap-t over families, with the interval that inverts it and, beside each "
+            "95%, Holm-corrected for the number of cells compared) from a cluster-robust t "
+            "over families, with the interval that inverts it and, beside each "
             "no clear difference, its minimum detectable effect. The summary is also "
             "written to DIR/summary.md, DIR/summary.json and DIR/index.html. Interrupt any "
             "time (Ctrl-C: the requests in flight are answered and recorded first); "
@@ -87,8 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=10_000,
         metavar="N",
-        help="replicates: each model's family-bootstrap resamples and the verdict test's sign "
-        "flips (default 10000; 0: no intervals and no verdicts)",
+        help="each model's family-bootstrap resamples (default 10000; 0: no intervals and no "
+        "verdicts)",
     )
     parser.add_argument(
         "--fail-on-worse",
