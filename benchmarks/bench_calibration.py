@@ -11,12 +11,17 @@ called when its p is below alpha, and the comparison family-wise when any cell's
 Nulls: ``aa`` (two runs at the default knobs), ``aa-heavy`` (two runs at the heavier
 tails), and ``spread``: equal means, different spreads, built by construction: side B's
 per-family sums are moved to ``m_f + 3 (b_f - m_f)``, with ``m_f`` the pool's mean of family
-f, so that B's mean is the pool's (as A's) and its spread three times A's. Power: a
+f, so that B's mean is the pool's (as A's) and its spread three times A's (``--spread``
+sets the factor). Power: a
 default run against a ``confusion`` run, the share of comparisons calling the focus cell
 (tree10 x arithmetic) in the true direction after Holm. ``--looks`` also measures the
-sequential rule (alpha spent over looks at 1/4, 1/2, 3/4 and all of the families).
+sequential rule (alpha spent over looks at 1/4, 1/2, 3/4 and all of the families) with
+the chosen test; ``--tests`` restricts the candidates (``--tests cluster_t --looks``
+re-measures the rule alone in a few minutes); ``--tables A.json B.json`` prints the tables
+of saved results.
 
-``python -m benchmarks.bench_calibration`` prints the tables; the last line is JSON.
+``python -m benchmarks.bench_calibration`` (``make calibration``) prints the tables; the
+last line is JSON.
 """
 
 from __future__ import annotations
