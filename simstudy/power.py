@@ -4,9 +4,9 @@ Each arm (the baseline spec, each alternative) is simulated in process over a po
 families: the suite's families at several sim seeds, each (seed, family) one unit. A
 replicate draws n units, pairs the two arms on them (the same questions, each arm with
 its own draws, as two models answer the same suite), and judges every decoder x
-condition cell with the comparison's own statistics: the family-bootstrap p-value of
-"difference 0", Holm-corrected over the suite's cells, and the verdict at alpha
-(``analysis.statistics.multiple`` and ``comparison.verdict``). Power is the share of
+condition cell with the comparison's own test: the verdict test's p-value of "difference 0"
+(``analysis.statistics.family_test``, a cluster-robust t over families),
+Holm-corrected over the suite's cells, and the verdict at alpha (``comparison.verdict``). Power is the share of
 replicates whose verdict on the focus cell has the sign of the pool's difference; the A/A
 row (baseline against itself at other seeds) gives the share of replicates calling any
 cell, the family-wise false-positive rate. Everything here is simulated.
@@ -14,15 +14,15 @@ cell, the family-wise false-positive rate. Everything here is simulated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from analysis.statistics.bootstrap import ratio_replicates, resample_weights
 from analysis.statistics.comparison import HIGHER_IS_BETTER, verdict
+from analysis.statistics.family_test import family_p_values
 from analysis.statistics.metrics import STATISTICS, family_totals
-from analysis.statistics.multiple import bootstrap_p_values, holm
+from analysis.statistics.multiple import holm
 from harness.backends.sim import SimParams
 from harness.protocol.cases import Suite
 from simstudy.profile import design_for, outputs_of
@@ -52,6 +52,11 @@ class PowerRow:
     any_cell: dict[int, float]  # n families -> share calling at least one cell
 
 
+def sim_params(knobs: Mapping[str, str]) -> SimParams:
+    """The sim's knobs from text (``{"confusion": "0.2"}``), the defaults for the others."""
+    return SimParams.parse(knobs) if knobs else SimParams()
+
+
 def pool(suite: Suite, params: SimParams, seeds: Sequence[int], metric: str) -> Pool:
     """The arm ``params`` over ``suite`` at each of ``seeds``, its units stacked."""
     s = STATISTICS.index(metric)
@@ -66,9 +71,7 @@ def pool(suite: Suite, params: SimParams, seeds: Sequence[int], metric: str) -> 
     return Pool(np.concatenate(sums), np.concatenate(counts), design.decoders, design.conditions)
 
 
-def judge(
-    base: Pool, other: Pool, units: np.ndarray, n_boot: int, seed: int, metric: str
-) -> tuple[np.ndarray, np.ndarray]:
+def judge(base: Pool, other: Pool, units: np.ndarray, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """Verdict codes (+1 worse, -1 better, 0 none) and differences of every cell, over
     ``units``, as ``compare`` judges them (NaN cells have no verdict)."""
     if not np.array_equal(base.counts[units], other.counts[units]):
@@ -77,8 +80,7 @@ def judge(
     counts = base.counts[units].reshape(len(units), -1)
     with np.errstate(invalid="ignore", divide="ignore"):
         delta = diff.sum(axis=0) / counts.sum(axis=0)
-    weights = resample_weights(len(units), n_boot, seed)
-    p_holm = holm(bootstrap_p_values(ratio_replicates(diff, counts, weights)))
+    p_holm = holm(family_p_values(diff, counts, 0.0))
     lower_is_better = metric not in HIGHER_IS_BETTER
     codes = np.zeros(len(delta))
     for k in range(len(delta)):
@@ -93,7 +95,6 @@ def power_table(
     focus: tuple[str, str],
     families: Sequence[int],
     replicates: int,
-    n_boot: int,
     metric: str,
     progress: Callable[[], None] | None = None,
 ) -> list[PowerRow]:
@@ -115,9 +116,9 @@ def power_table(
         power, any_cell = {}, {}
         for n in families:
             hits = anywhere = 0
-            for r in range(replicates):
+            for _ in range(replicates):
                 drawn = rng.choice(units, size=n, replace=n > units)
-                codes, _ = judge(base, other, drawn, n_boot, POWER_SEED + r, metric)
+                codes, _ = judge(base, other, drawn, metric)
                 hits += codes[cell] == right
                 anywhere += bool(np.any(codes != 0))
                 if progress is not None:

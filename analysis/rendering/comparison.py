@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.loading.names import condition_label, decoder_label
-from analysis.statistics.comparison import Comparison, SuiteComparison, refusal, verdict
+from analysis.statistics.comparison import Comparison, SuiteComparison, refusal
 from analysis.statistics.facts import RunFacts
 
 from .json_numbers import banners_to_list, number
@@ -78,9 +78,7 @@ def verdict_cells(c: Comparison, s: SuiteComparison) -> list[Cell]:
             for k, model in enumerate(s.models[1:]):
                 if s.n_common[k, d, cond] == 0 and math.isnan(s.point[k + 1, d, cond]):
                     continue  # neither run asked this decoder × condition
-                judged = verdict(
-                    s.p_holm[k, d, cond], s.delta[k, d, cond], c.alpha, c.lower_is_better
-                )
+                judged = s.verdicts[k, d, cond]  # decided once, in analysis.statistics
                 cells.append(
                     Cell(
                         s.suite,
@@ -96,12 +94,26 @@ def verdict_cells(c: Comparison, s: SuiteComparison) -> list[Cell]:
     return cells
 
 
+def verdict_text(c: Comparison, s: SuiteComparison, cell: Cell) -> str:
+    """The verdict as shown: with the MDE beside "no clear difference", and the gate."""
+    at = (cell.k, cell.d, cell.cond)
+    text = cell.verdict
+    if math.isfinite(s.mde[at]):
+        text += f" (MDE {s.mde[at]:.2f})"
+    elif cell.verdict == "no clear difference" and s.delta_lo[at] == s.delta_hi[at] == 0:
+        text += " (Δ 0 in every family)"  # no spread at all: an MDE would mean nothing
+    if c.margin is not None and s.gate_p[at] < c.alpha:
+        text += f" · fails the gate (worse by > {c.margin:g})"
+    return text
+
+
 def _rows(c: Comparison, s: SuiteComparison) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for cell in verdict_cells(c, s):
         d, cond, k = cell.d, cell.cond, cell.k
         rows.append(
             (
+                verdict_text(c, s, cell),
                 s.suite,
                 cell.decoder,
                 cell.condition,
@@ -112,7 +124,6 @@ def _rows(c: Comparison, s: SuiteComparison) -> list[tuple[str, ...]]:
                 str(int(s.n_common[k, d, cond])),
                 _p(s.p[k, d, cond]),
                 _p(s.p_holm[k, d, cond]),
-                cell.verdict,
             )
         )
     return rows
@@ -120,7 +131,7 @@ def _rows(c: Comparison, s: SuiteComparison) -> list[tuple[str, ...]]:
 
 def verdict_counts(c: Comparison) -> Counter[str]:
     """How many cells got each verdict (``no verdict``: no p-value)."""
-    return Counter(row[-1] for s in c.suites for row in _rows(c, s))
+    return Counter(cell.verdict for s in c.suites for cell in verdict_cells(c, s))
 
 
 def counts_line(c: Comparison) -> str:
@@ -145,6 +156,7 @@ def comparison_tables(c: Comparison) -> list[Table]:
     base = c.models[0]
     better = "lower" if c.lower_is_better else "higher"
     header = (
+        "Verdict",
         "Suite",
         "Decoder",
         "Condition",
@@ -155,17 +167,20 @@ def comparison_tables(c: Comparison) -> list[Table]:
         "n",
         "p",
         "p (Holm)",
-        "Verdict",
     )
     rows = [row for s in c.suites for row in _rows(c, s)]
     notes = [
         f"{metric} in %. Each model's {metric} is over its own ok outputs, with its "
         f"{c.level:.0%} family-bootstrap interval. Δ is over the n (job, decoder) outputs ok "
-        "in both runs only, with the paired family-bootstrap interval (the same resampled "
-        f"families for both models; {c.n_boot:,} replicates, seed {c.seed}).",
+        "in both runs only, with the interval of the verdict test (the Δ it does not reject "
+        f"at {c.alpha:g}; it excludes 0 exactly when p < {c.alpha:g}).",
         f"Verdict: better or worse ({better} {metric} is better) when the Holm-adjusted p is "
-        f"below {c.alpha:g}, else no clear difference. p is the two-sided bootstrap p-value "
-        "of Δ = 0 (twice the smaller share of replicates on either side of 0). Holm–"
+        f"below {c.alpha:g}, else no clear difference. p is the two-sided p-value of Δ = 0 "
+        "of a cluster-robust t over families (Student's t with one fewer degree of freedom "
+        "than families), the test that held its level in the calibration study "
+        "(docs/comparing.md). MDE: the "
+        "difference that cell would have been called with 80% power at Holm's first step "
+        f'({c.alpha:g}/{c.m}); "no clear difference" is not "the same". Holm–'
         f"Bonferroni over all {c.m} cells compared (every suite × decoder × condition × "
         f"later model with a p-value) keeps the chance of any false verdict at or below "
         f"{c.alpha:.0%}; a cell whose {c.level:.0%} interval excludes 0 may still show no "
@@ -178,7 +193,15 @@ def comparison_tables(c: Comparison) -> list[Table]:
     title = f"Verdicts: {metric}, each model against {base}, paired" + "".join(
         f" — {n}" for n in notices(c)
     )
-    tables = [Table(title, header, tuple(rows), tuple(notes), left=4)]
+    if c.margin is not None:
+        failed = c.gate_failures()
+        notes.append(
+            f"Release gate (--fail-on-worse, margin {c.margin:g}): a cell fails when it is "
+            f"shown worse than {base} by more than {c.margin:g} points (the test at the shifted "
+            f"null, Holm over the cells, {c.alpha:g}): "
+            + (f"{len(failed)} cell(s) fail." if failed else "every cell passes.")
+        )
+    tables = [Table(title, header, tuple(rows), tuple(notes), left=5)]
     runs = []
     for s in c.suites:
         for model, f in zip(s.models, s.facts, strict=True):
@@ -257,11 +280,11 @@ def comparison_to_dict(c: Comparison) -> dict[str, Any]:
                             "n_common": int(s.n_common[k, d, cond]),
                             "p": number(s.p[k, d, cond]),
                             "p_holm": number(s.p_holm[k, d, cond]),
-                            "verdict": verdict(
-                                s.p_holm[k, d, cond],
-                                s.delta[k, d, cond],
-                                c.alpha,
-                                c.lower_is_better,
+                            "verdict": s.verdicts[k, d, cond],
+                            "mde": number(s.mde[k, d, cond]),
+                            "gate_p_holm": number(s.gate_p[k, d, cond]),
+                            "fails_gate": bool(
+                                c.margin is not None and s.gate_p[k, d, cond] < c.alpha
                             ),
                         }
                     )
@@ -299,7 +322,18 @@ def comparison_to_dict(c: Comparison) -> dict[str, Any]:
             "method": "holm",
             "m": c.m,
             "cells": "every suite × decoder × condition × later model with a p-value",
-            "p_value": "two-sided percentile bootstrap: min(1, 2(min(#d*<=0, #d*>=0)+1)/(B+1))",
+            "p_value": "two-sided cluster-robust t over families (CR1, F-1 degrees of "
+            "freedom); the interval inverts it",
+            "mde": "80% power, two-sided at alpha/m",
+        },
+        "gate": None
+        if c.margin is None
+        else {
+            "margin": c.margin,
+            "failed": [
+                {"suite": a, "model": b, "decoder": d, "condition": e}
+                for a, b, d, e in c.gate_failures()
+            ],
         },
         "bootstrap": {
             "replicates": c.n_boot,

@@ -121,9 +121,9 @@ def diff_tables(d: RunDiff) -> list[Table]:
         notes.append(f"No brackets: {d.refusal}.")
     elif d.n_boot > 0:
         notes.append(
-            f"Brackets: {d.level:.0%} paired family-bootstrap intervals ({d.n_boot:,} replicates, "
-            f"seed {d.seed}, the same {d.n_families} resampled families applied to both runs, "
-            "each side over the common outputs only)."
+            f"Brackets: {d.level:.0%} intervals of compare's verdict test (a cluster-robust t "
+            f"over the {d.n_families} families; the differences it does not reject), each "
+            "side over the common outputs only."
         )
     title = f"Changes per decoder and condition, paired (B − A){_mark(d)}"
     tables = [Table(title, header, tuple(rows), tuple(notes), left=2), *_unpaired_table(d)]
@@ -229,8 +229,8 @@ def diff_to_dict(d: RunDiff) -> dict[str, Any]:
             "replicates": d.n_boot,
             "seed": d.seed,
             "level": d.level,
-            "method": "percentile",
-            "paired": "same resampled families applied to A and B",
+            "method": "cluster-robust t over families (compare's verdict test), inverted",
+            "paired": "per-family sums of B − A over the common units",
             "paired_units": "(job, decoder) outputs ok in both runs",
             "n_families": d.n_families,
             "min_families": d.min_families,

@@ -5,10 +5,17 @@ Per suite, for each decoder × condition:
 
 - each model's metric over its own ok outputs, with its family-bootstrap interval;
 - for each later model, the difference ``model − baseline`` over the (job, decoder) outputs
-  ok in both runs (``paired.common_outputs``, as ``diff``), with the paired interval: one
-  weight matrix per suite, the same resampled families for every model;
-- its two-sided bootstrap p-value, Holm-adjusted over every cell of the comparison that
-  has one (``multiple.py`` says why Holm), and the verdict it gives at ``alpha``.
+  ok in both runs (``paired.common_outputs``, as ``diff``), judged by the verdict test
+  (``family_test.paired_family_test``: a cluster-robust t over families, chosen by a
+  calibration study), with the interval that inverts it (it excludes 0 exactly when the
+  unadjusted p is below alpha);
+- its p-value Holm-adjusted over every cell of the comparison that has one (``multiple.py``
+  says why Holm), the verdict it gives at ``alpha`` (decided here, once, and kept), and for
+  each "no clear difference" the minimum detectable effect at 80% power at Holm's first
+  step (alpha / m);
+- with a ``margin`` (``compare --fail-on-worse``), the release gate: each cell's p of "worse
+  than the baseline by the margin", Holm-adjusted over the cells; a cell fails the gate
+  when it is shown worse by more than the margin.
 
 A suite with fewer than ``MIN_FAMILIES`` families (the historical suites' three dates) gets
 points and differences but no interval, no p-value and so no verdict.
@@ -33,14 +40,12 @@ from .bootstrap import (
     MIN_FAMILIES,
     family_bootstrap,
     interval_refusal,
-    paired_replicates,
-    percentile_interval,
-    resample_weights,
 )
 from .diff import check_comparable
 from .facts import RunFacts, run_facts
+from .family_test import detectable_effect, family_p_values, paired_family_test
 from .metrics import STATISTICS, compute_metrics
-from .multiple import bootstrap_p_values, holm
+from .multiple import holm
 from .paired import common_outputs
 
 __all__ = [
@@ -80,6 +85,13 @@ class SuiteComparison:
     n_common: np.ndarray
     p: np.ndarray  # NaN: no p-value (too few families, no replicates, no common unit)
     p_holm: np.ndarray  # filled in over the whole comparison
+    # Per later model, the (F, D, C) family sums of the differences and their counts: the
+    # verdict test's whole input, kept for the MDE and the gate (both need m first).
+    family_diffs: np.ndarray
+    family_counts: np.ndarray
+    verdicts: np.ndarray  # (later, D, C) objects: "better" / "worse" / "no clear difference" / None
+    mde: np.ndarray  # minimum detectable effect of each "no clear difference" (else NaN)
+    gate_p: np.ndarray  # Holm-adjusted p of "worse by more than the margin" (NaN: no gate)
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +111,16 @@ class Comparison:
     banners: tuple[Banner, ...]
     missing: tuple[tuple[str, str], ...]  # (suite, model) cells not started
     suite_names: tuple[str, ...] = ()  # every suite of the comparison, run or not
+    margin: float | None = None  # the release gate's margin (None: no gate asked)
+
+    def gate_failures(self) -> list[tuple[str, str, str, str]]:
+        """(suite, model, decoder, condition) of every cell that fails the release gate."""
+        failed = []
+        for s in self.suites:
+            for k, d, c in zip(*np.nonzero(s.gate_p < self.alpha), strict=True):
+                decoder, condition = s.design.decoders[d], s.design.conditions[c]
+                failed.append((s.suite, s.models[k + 1], decoder, condition))
+        return failed
 
     @property
     def lower_is_better(self) -> bool:
@@ -123,6 +145,7 @@ def _suite(
     n_boot: int,
     seed: int,
     level: float,
+    alpha: float,
 ) -> SuiteComparison:
     base = runs[0]
     for other in runs[1:]:
@@ -144,21 +167,27 @@ def _suite(
     delta, d_lo, d_hi, p = (np.full(later, np.nan) for _ in range(4))
     n_common = np.zeros(later, np.int64)
     with_intervals = n_boot > 0 and len(families) >= MIN_FAMILIES
-    weights = resample_weights(len(families), n_boot, seed) if with_intervals else None
+    diffs = np.zeros((len(runs) - 1, len(families), n_d, n_c))
+    counts = np.zeros_like(diffs)
     for k, other in enumerate(runs[1:]):
         paired = common_outputs(base.outputs, other.outputs, design, families)
         delta[k] = paired.delta()[statistic]
         n_common[k] = paired.units()[statistic]
-        if weights is None:
+        diffs[k] = paired.other.sums[:, statistic] - paired.base.sums[:, statistic]
+        counts[k] = paired.other.counts[:, statistic]
+        if not with_intervals:
             continue
-        reps = paired_replicates(paired, weights).reshape(n_boot, len(STATISTICS), n_d, n_c)
-        chosen = reps[:, statistic].reshape(n_boot, -1)
-        a, b = percentile_interval(chosen, level)
-        d_lo[k], d_hi[k] = a.reshape(n_d, n_c), b.reshape(n_d, n_c)
-        p[k] = bootstrap_p_values(chosen).reshape(n_d, n_c)
+        flat = (len(families), n_d * n_c)
+        test = paired_family_test(
+            diffs[k].reshape(flat), counts[k].reshape(flat), alpha, n_flips=n_boot, seed=seed
+        )
+        d_lo[k], d_hi[k] = test.lo.reshape(n_d, n_c), test.hi.reshape(n_d, n_c)
+        p[k] = test.p.reshape(n_d, n_c)
     return SuiteComparison(
         suite, tuple(models), tuple(runs), tuple(facts), design, len(families),
         point, lo, hi, n_ok, delta, d_lo, d_hi, n_common, p, np.full(later, np.nan),
+        diffs, counts, np.full(later, None, object), np.full(later, np.nan),
+        np.full(later, np.nan),
     )  # fmt: skip
 
 
@@ -203,8 +232,11 @@ def compare_runs(
     seed: int = DEFAULT_SEED,
     level: float = DEFAULT_LEVEL,
     alpha: float = ALPHA,
+    margin: float | None = None,
 ) -> Comparison:
     """Summarise a loaded comparison (``load_comparison_runs``): see the module docstring.
+
+    ``margin`` (in the metric's points, 0 or more) asks for the release gate.
 
     Raises ``DiffRefusedError`` when two runs of one suite have different case sets.
     """
@@ -217,7 +249,9 @@ def compare_runs(
         if not cells or cells[0].model != data.models[0]:
             continue  # no baseline run of this suite yet: nothing to compare with
         runs = [c.run for c in cells if c.run is not None]
-        suites.append(_suite(suite, [c.model for c in cells], runs, statistic, n_boot, seed, level))
+        suites.append(
+            _suite(suite, [c.model for c in cells], runs, statistic, n_boot, seed, level, alpha)
+        )
     # One correction over the whole comparison: every later model × suite × decoder ×
     # condition with a p-value.
     everything = np.concatenate([s.p.ravel() for s in suites]) if suites else np.empty(0)
@@ -227,6 +261,15 @@ def compare_runs(
         size = s.p.size
         s.p_holm[...] = adjusted[at : at + size].reshape(s.p.shape)
         at += size
+    m = int(np.isfinite(everything).sum())
+    lower_is_better = metric not in HIGHER_IS_BETTER
+    gates = [_judge(s, alpha, m, lower_is_better, margin, n_boot, seed) for s in suites]
+    if margin is not None and gates:
+        adjusted = holm(np.concatenate([g.ravel() for g in gates]))
+        at = 0
+        for s in suites:
+            s.gate_p[...] = adjusted[at : at + s.p.size].reshape(s.p.shape)
+            at += s.p.size
     return Comparison(
         folder=data.folder,
         comparison_id=data.record["comparison_id"],
@@ -237,11 +280,46 @@ def compare_runs(
         seed=seed,
         level=level,
         alpha=alpha,
-        m=int(np.isfinite(everything).sum()),
+        m=m,
         banners=tuple(_banners(data, suites)),
         missing=tuple((c.suite, c.model) for c in data.cells if c.run is None),
         suite_names=data.suites,
+        margin=margin,
     )
+
+
+def _judge(
+    s: SuiteComparison,
+    alpha: float,
+    m: int,
+    lower_is_better: bool,
+    margin: float | None,
+    n_boot: int,
+    seed: int,
+) -> np.ndarray:
+    """Fill in the suite's verdicts and MDEs; return its unadjusted gate p-values."""
+    gate = np.full(s.p.shape, np.nan)
+    n_f, shape = s.family_diffs.shape[1], s.p.shape[1:]
+    for k in range(s.p.shape[0]):
+        for d, c in np.ndindex(*shape):
+            s.verdicts[k, d, c] = verdict(
+                s.p_holm[k, d, c], s.delta[k, d, c], alpha, lower_is_better
+            )
+        if not np.isfinite(s.p[k]).any():
+            continue
+        diffs = s.family_diffs[k].reshape(n_f, -1)
+        counts = s.family_counts[k].reshape(n_f, -1)
+        mde = detectable_effect(diffs, counts, alpha / max(m, 1), n_boot, seed).reshape(shape)
+        unclear = s.verdicts[k] == "no clear difference"
+        s.mde[k] = np.where(unclear, mde, np.nan)
+        if margin is not None:
+            # "Worse by the margin" sits on the worse side of 0; only a difference beyond it
+            # can fail the gate (the two-sided p at the shifted null, so margin 0 is "worse").
+            null = margin if lower_is_better else -margin
+            p = family_p_values(diffs, counts, null, n_boot, seed).reshape(shape)
+            beyond = (s.delta[k] > null) if lower_is_better else (s.delta[k] < null)
+            gate[k] = np.where(np.isfinite(s.p[k]), np.where(beyond, p, 1.0), np.nan)
+    return gate
 
 
 def refusal(s: SuiteComparison, n_boot: int) -> str | None:

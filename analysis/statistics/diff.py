@@ -1,5 +1,6 @@
 """Two runs of one suite compared: metric changes over the outputs ok in both runs, with
-paired family-bootstrap intervals, and the outputs whose values changed (no I/O)."""
+the verdict test's intervals (``family_test``, as ``compare``), and the outputs whose
+values changed (no I/O)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,9 @@ from .bootstrap import (
     DEFAULT_SEED,
     MIN_FAMILIES,
     interval_refusal,
-    paired_replicates,
-    percentile_interval,
-    resample_weights,
 )
 from .facts import RunFacts, run_facts
+from .family_test import paired_family_test
 from .metrics import compute_metrics
 from .paired import common_outputs
 from .probabilities import ProbabilityDiff, diff_probabilities
@@ -188,10 +187,16 @@ def diff_runs(
     point_a, point_b = paired.base.point(), paired.other.point()
     lo = hi = np.full(point_a.shape, np.nan)
     if n_boot > 0 and len(families) >= MIN_FAMILIES:
-        # One weight matrix for both runs: the same families are drawn for A and for B.
-        weights = resample_weights(len(families), n_boot, seed)
-        lo, hi = percentile_interval(paired_replicates(paired, weights), level)
-        lo, hi = lo.reshape(point_a.shape), hi.reshape(point_a.shape)
+        # compare's test on the family sums of B − A over the common units: its interval.
+        flat = (len(families), -1)
+        test = paired_family_test(
+            (paired.other.sums - paired.base.sums).reshape(flat),
+            paired.other.counts.reshape(flat),
+            alpha=1 - level,
+            n_flips=n_boot,
+            seed=seed,
+        )
+        lo, hi = test.lo.reshape(point_a.shape), test.hi.reshape(point_a.shape)
     compared, changed, status, found = _changes(a.outputs, b.outputs, design, top)
     metrics_a, metrics_b = compute_metrics(a.outputs, design), compute_metrics(b.outputs, design)
     facts_a, facts_b = run_facts(a, metrics_a), run_facts(b, metrics_b)

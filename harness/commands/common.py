@@ -23,6 +23,7 @@ INTERRUPTED = (
     "recorded first; numericjev resume continues where it stopped)"
 )
 RUNNING = (DONE, CAPPED, REFUSED, INTERRUPTED)
+GATE = "3 the release gate failed (compare --fail-on-worse: the summary names the cells)"
 READING = (DONE, REFUSED, "130 interrupted by Ctrl-C")
 
 

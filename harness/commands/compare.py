@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.backends.base import DEFAULT_TIMEOUT_S
-from harness.commands.common import RUNNING, Handoff, exit_codes, parse_pairs
+from harness.commands.common import GATE, RUNNING, Handoff, exit_codes, parse_pairs
 from harness.commands.run import (
     add_check_option,
     add_compress_option,
@@ -40,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "per suite, decoder and condition, each model's metric with its 95% family-"
             "bootstrap interval, each later model's paired difference against the first over "
             "the outputs ok in both, and a verdict (better / worse / no clear difference at "
-            "95%, Holm-corrected for the number of cells compared). The summary is also "
+            "95%, Holm-corrected for the number of cells compared) from a cluster-robust t "
+            "over families, with the interval that inverts it and, beside each "
+            "no clear difference, its minimum detectable effect. The summary is also "
             "written to DIR/summary.md, DIR/summary.json and DIR/index.html. Interrupt any "
             "time (Ctrl-C: the requests in flight are answered and recorded first); "
             "numericjev resume DIR continues the whole comparison."
@@ -48,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=(
             "models: as run --model, comma-separated, the baseline first; a spec's options "
             "follow a colon: sim,sim:seed=7 or sim,sim:confusion=0.3,seed=3. "
-            + exit_codes(*RUNNING)
+            + exit_codes(*RUNNING, GATE)
         ),
     )
     parser.add_argument(
@@ -99,7 +101,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=10_000,
         metavar="N",
-        help="family-bootstrap replicates (default 10000; 0: no intervals and no verdicts)",
+        help="each model's family-bootstrap resamples (default 10000; 0: no intervals and no "
+        "verdicts)",
+    )
+    parser.add_argument(
+        "--fail-on-worse",
+        action="store_true",
+        help="release gate: exit 3 when any cell is shown worse than the baseline (by more "
+        "than --margin), at the verdicts' level, Holm-corrected over the cells",
+    )
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=None,
+        metavar="M",
+        help="with --fail-on-worse: the tolerated loss in the metric's points (default 0); a "
+        "cell fails only when shown worse by more than M",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
@@ -123,6 +140,10 @@ def run(args: argparse.Namespace) -> int | Handoff:
 
     if args.bootstrap < 0:
         raise ConfigError(f"--bootstrap must be 0 or more; got {args.bootstrap}")
+    if args.margin is not None and not args.fail_on_worse:
+        raise ConfigError("--margin sets the release gate's margin: add --fail-on-worse")
+    if args.margin is not None and not args.margin >= 0:
+        raise ConfigError(f"--margin must be 0 or more (metric points); got {args.margin}")
     # Limits check themselves (one line naming the option) before anything is written.
     Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
     interrupts = Interrupts(args.drain_seconds)
@@ -138,7 +159,12 @@ def run(args: argparse.Namespace) -> int | Handoff:
         concurrency=args.concurrency,
         rps=args.rps,
         skip_check=args.skip_check,
-        summary={"metric": args.metric, "bootstrap": args.bootstrap},
+        summary={
+            "metric": args.metric,
+            "bootstrap": args.bootstrap,
+            "fail_on_worse": args.fail_on_worse,
+            "margin": args.margin or 0.0,
+        },
         compress=args.compress,
     )
     if args.dry_run:

@@ -7,7 +7,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from harness.commands.common import RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
+from harness.commands.common import GATE, RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
 from harness.commands.run import add_limit_options, add_session_options, workers_count
 
 
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "run in it is continued (--concurrency and --rps apply to each), and the "
             "comparison's summary written."
         ),
-        epilog=exit_codes(*RUNNING),
+        epilog=exit_codes(*RUNNING, GATE),
     )
     parser.add_argument("run_folder", type=Path, metavar="RUN", help=RUN_HELP)
     parser.add_argument(

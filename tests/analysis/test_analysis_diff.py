@@ -13,9 +13,7 @@ from analysis import (
     diff_runs,
     family_totals,
     load_run,
-    percentile_interval,
-    ratio_replicates,
-    resample_weights,
+    paired_family_test,
 )
 from analysis.cli import main
 
@@ -58,15 +56,15 @@ def test_changed_outputs_and_largest_changes(runs: RunFactory) -> None:
     )
 
 
-def test_paired_interval_applies_one_resample_to_both_runs(runs: RunFactory) -> None:
+def test_paired_interval_is_compares_test_on_both_runs_family_sums(runs: RunFactory) -> None:
     a = load_run(runs.affine("a", families=range(8)))
     b = load_run(runs.affine("b", families=range(8), predict=worse_tree10))
     d = diff_runs(a, b, n_boot=250, seed=3)
     families = tuple(str(f) for f in range(8))
     ta, tb = (family_totals(r.outputs, d.design, families) for r in (a, b))
-    w = resample_weights(8, 250, 3)
-    reps = [ratio_replicates(t.sums.reshape(8, -1), t.counts.reshape(8, -1), w) for t in (ta, tb)]
-    lo, hi = percentile_interval(reps[1] - reps[0])
+    diffs = (tb.sums - ta.sums).reshape(8, -1)
+    test = paired_family_test(diffs, ta.counts.reshape(8, -1), alpha=0.05, n_flips=250, seed=3)
+    lo, hi = test.lo, test.hi
     assert np.allclose(d.delta_lo.ravel(), lo, equal_nan=True)
     assert np.allclose(d.delta_hi.ravel(), hi, equal_nan=True)
 

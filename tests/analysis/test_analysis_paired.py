@@ -25,6 +25,7 @@ from analysis import (
     analyze_run,
     diff_runs,
     load_run,
+    paired_family_test,
     percentile_interval,
     resample_weights,
 )
@@ -111,7 +112,6 @@ def test_diff_deltas_equal_an_independent_paired_computation(runs: RunFactory) -
     ka, kb = ok_by_key(a), ok_by_key(b)
     common = sorted(ka.keys() & kb.keys())
     families = tuple(str(f) for f in FAMILIES)
-    weights = resample_weights(len(families), 300, 2)
     t, arith = d.design.decoders.index("tree10"), d.design.conditions.index("arithmetic")
     keys = [k for k in common if k[1] == "tree10" and ka[k]["condition"] == "arithmetic"]
     # Per family: sum of (APE_B − APE_A) and the count of common outputs.
@@ -122,10 +122,11 @@ def test_diff_deltas_equal_an_independent_paired_computation(runs: RunFactory) -
         counts[f] += 1
     assert d.delta[MAPE, t, arith] == pytest.approx(sums.sum() / counts.sum())
     assert d.delta[MAPE, t, arith] > 0
-    with np.errstate(invalid="ignore"):
-        reps = (weights @ sums) / (weights @ counts)
-    lo, hi = percentile_interval(reps[:, None])
-    assert (d.delta_lo[MAPE, t, arith], d.delta_hi[MAPE, t, arith]) == pytest.approx((lo[0], hi[0]))
+    # The interval is compare's test inverted on those same per-family sums.
+    test = paired_family_test(sums, counts, alpha=0.05, n_flips=300, seed=2)
+    assert (d.delta_lo[MAPE, t, arith], d.delta_hi[MAPE, t, arith]) == pytest.approx(
+        (test.lo[0], test.hi[0])
+    )
 
 
 def test_diff_tables_say_n_and_label_the_unpaired_means(

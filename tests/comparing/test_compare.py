@@ -233,9 +233,31 @@ def test_a_clearly_worse_model_is_called_worse(
     assert printed["verdicts"] == {"worse": 6, "no clear difference": 6}
 
 
+def test_the_release_gate_exits_3_naming_the_cells_shown_worse_by_more_than_the_margin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["compare", "--models", "sim,sim:slip_ten=1", "--suites", "affine", "--metric",
+            "nmae", "--param", "per_operator=4", "--no-progress", "--fail-on-worse"]  # fmt: skip
+    assert cli(*base, "--out", str(tmp_path / "gate")) == 3
+    err = capsys.readouterr().err
+    assert "release gate failed: 6 cell(s) worse than sim by more than 0" in err
+    gate = orjson.loads((tmp_path / "gate" / "summary.json").read_bytes())["gate"]
+    assert {row["condition"] for row in gate["failed"]} == {"arithmetic"}
+    assert "fails the gate" in (tmp_path / "gate" / "summary.md").read_text()
+    # The same harm inside a generous margin passes (the gate tests "worse by more than M").
+    assert cli(*base, "--margin", "1000", "--out", str(tmp_path / "loose")) == 0
+    gate = orjson.loads((tmp_path / "loose" / "summary.json").read_bytes())["gate"]
+    assert gate == {"margin": 1000.0, "failed": []}
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
+        (["--models", "sim,oracle", "--suites", "affine", "--margin", "1"], "add --fail-on-worse"),
+        (
+            ["--models", "sim,oracle", "--suites", "affine", "--fail-on-worse", "--margin", "-1"],
+            "--margin must be 0 or more",
+        ),
         (["--models", "sim", "--suites", "affine"], "two or more models"),
         (["--models", "sim,sim", "--suites", "affine"], "'sim' is listed twice"),
         (["--models", "sim,sim:speed=2", "--suites", "affine"], "sim has no knob 'speed'"),

@@ -22,11 +22,18 @@ def test_comparison_page_shows_every_run_the_verdicts_and_the_models_side_by_sid
         # The answer first: the first table is the verdict table, coloured by verdict, then
         # the figure of the paired differences; provenance is folded below.
         assert page.locator("main figure.table").first.get_attribute("id") == "verdicts-1"
+        # The verdict is the first column, and the table fits a 1,280 px window unscrolled.
+        assert page.locator("#verdicts thead th").first.inner_text().startswith("Verdict")
+        wide = "s => [s.scrollWidth, s.clientWidth]"
+        scroll, shown = page.locator("#verdicts figure.table .scroll").evaluate(wide)
+        assert scroll <= shown
         cells = page.locator("#verdicts td.verdict-none")
-        assert cells.count() >= 1 and cells.first.inner_text() in (
-            "no clear difference",
-            "no verdict",
+        assert cells.count() >= 1 and cells.first.inner_text().startswith(
+            ("no clear difference", "no verdict")
         )
+        # Beside each "no clear difference": what the comparison could have seen.
+        unclear = page.locator("#verdicts td.verdict-none", has_text="no clear difference")
+        assert all("(MDE " in t or "every family" in t for t in unclear.all_inner_texts())
         worse = page.locator("#verdicts td.verdict-worse, #verdicts td.verdict-better")
         for i in range(worse.count()):  # coloured, and the word is there too
             colour = worse.nth(i).evaluate("td => getComputedStyle(td).backgroundColor")

@@ -10,7 +10,7 @@ from tests.runhelpers import cli
 
 EXACT = "sim:" + ",".join(f"{k}=0" for k in RATES)  # every mechanism off: an exact reader
 SMALL = ["--param", "per_operator=2", "--families", "4,8", "--replicates", "20",
-         "--bootstrap", "1000", "--metric", "nmae"]  # fmt: skip
+         "--metric", "nmae"]  # fmt: skip
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
@@ -47,7 +47,6 @@ def test_the_table_says_simulated_and_how_it_was_judged(capsys: pytest.CaptureFi
         (["--vary", "confusion=0.2", "--model", "oracle"], "not a sim spec"),
         (["--vary", "confusion=0.2", "--families", "x"], "whole numbers"),
         (["--vary", "confusion=0.2", "--decoder", "tree7"], "is not one of"),
-        (["--vary", "confusion=0.2", "--bootstrap", "200"], "cannot call any of 12 cells"),
     ],
 )
 def test_bad_input_is_one_line(

@@ -1,0 +1,349 @@
+"""The verdict test's calibration study (SIMULATED): which paired test holds its level.
+
+A pool of sim runs of the affine suite at 128 families (``per_operator=32``) is made once
+and cached (``--cache``): runs at the sim's default knobs, at heavier-tailed knobs (more
+blunders and ten-unit slips), and at two larger ``confusion`` values (true differences).
+Each run is kept as its per-family sums and counts of mape, nmae and within5 per decoder x
+condition. A comparison draws two distinct runs and a random subset of n families (the
+same for both), and judges the 12 cells of one metric with each candidate test; a cell is
+called when its p is below alpha, and the comparison family-wise when any cell's Holm p is.
+
+Nulls: ``aa`` (two runs at the default knobs), ``aa-heavy`` (two runs at the heavier
+tails), and ``spread``: equal means, different spreads, built by construction: side B's
+per-family sums are moved to ``m_f + 3 (b_f - m_f)``, with ``m_f`` the pool's mean of family
+f, so that B's mean is the pool's (as A's) and its spread three times A's (``--spread``
+sets the factor). Power: a
+default run against a ``confusion`` run, the share of comparisons calling the focus cell
+(tree10 x arithmetic) in the true direction after Holm. ``--looks`` also measures the
+sequential rule (alpha spent over looks at 1/4, 1/2, 3/4 and all of the families) with
+the chosen test; ``--tests`` restricts the candidates (``--tests cluster_t --looks``
+re-measures the rule alone in a few minutes); ``--tables A.json B.json`` prints the tables
+of saved results.
+
+``python -m benchmarks.bench_calibration`` (``make calibration``) prints the tables; the
+last line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from analysis.statistics.bootstrap import ratio_replicates, resample_weights
+from analysis.statistics.family_test import paired_family_test
+from analysis.statistics.multiple import bootstrap_p_values, holm
+from analysis.statistics.sequential import sequential_replay
+
+ARMS = {
+    "default": {},
+    "heavy": {"blunder": "0.03", "slip_ten": "0.02"},
+    "conf13": {"confusion": "0.13"},
+    "conf20": {"confusion": "0.2"},
+}
+METRICS = ("mape", "nmae", "within5")
+FAMILIES = (8, 16, 32, 64, 128)
+ALPHA = 0.05
+TESTS = ("percentile", "bca", "signflip", "cluster_t", "wild_t")
+SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20")
+CHOSEN = "cluster_t"  # the verdict test (analysis.statistics.family_test's default)
+SPREAD = 3.0  # the spread null's factor (--spread)
+
+
+def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
+    """The arm's runs as (runs, families, 3 metrics, D, C) sums and counts (cached)."""
+    path = cache / f"pool_{arm}_{n_runs}.npz"
+    if not path.exists():
+        from analysis.statistics.metrics import family_totals
+        from harness import load_suite
+        from simstudy.power import sim_params
+        from simstudy.profile import design_for, outputs_of
+        from simstudy.simulate import simulate
+
+        suite = load_suite("affine", params={"per_operator": "32"})
+        params = sim_params(ARMS[arm])
+        sums, counts = [], []
+        for seed in range(n_runs):
+            outputs = outputs_of(simulate(suite, replace(params, seed=1000 + seed)))
+            totals = family_totals(outputs, design_for(outputs, "affine"))
+            sums.append(totals.sums[:, :3])
+            counts.append(totals.counts[:, :3])
+            print(f"pool {arm}: run {seed + 1}/{n_runs}", file=sys.stderr, flush=True)
+        cache.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, sums=np.array(sums), counts=np.array(counts))
+    data = np.load(path)
+    return {"sums": data["sums"], "counts": data["counts"]}
+
+
+def bca_p(d: np.ndarray, n: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """BCa p-value of "difference 0": the BCa level whose interval end sits at 0."""
+    from scipy.stats import norm
+
+    reps = ratio_replicates(d, n, weights)
+    delta = d.sum(0) / n.sum(0)
+    # Ties (families with no difference make many replicates equal) count half: mid-ranks.
+    below = (reps < delta).mean(0) + 0.5 * (reps == delta).mean(0)
+    z0 = norm.ppf(np.clip(below, 1e-6, 1 - 1e-6))
+    jack = (d.sum(0) - d) / (n.sum(0) - n)  # leave one family out, (F, K)
+    dev = jack.mean(0) - jack
+    spread = (dev**2).sum(0)
+    acc = np.where(spread > 0, (dev**3).sum(0) / (6 * np.maximum(spread, 1e-300) ** 1.5), 0.0)
+    q0 = (reps < 0).mean(0) + 0.5 * (reps == 0).mean(0)
+    v = norm.ppf(np.clip(q0, 1e-6, 1 - 1e-6)) - z0
+    u = v / (1 + acc * v)
+    z_alpha = u - z0
+    one_sided = norm.cdf(z_alpha)
+    degenerate = np.all(reps == reps[:1], axis=0)  # every replicate equal: nothing to test
+    one_sided = np.where(degenerate, 0.5, one_sided)
+    return np.minimum(1.0, 2 * np.minimum(one_sided, 1 - one_sided))
+
+
+def plain_signflip_p(d: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """Unstudentized sign-flip p of "difference 0" (the sum of family differences)."""
+    observed = np.abs(d.sum(0))
+    reach = np.abs(signs @ d) >= observed * (1 - 1e-9)
+    return (1 + reach.sum(0)) / (signs.shape[0] + 1)
+
+
+def cluster_t_p(d: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """CR1 cluster-robust t with G-1 degrees of freedom (Inspect AI's ``ci``)."""
+    from scipy.stats import t as student
+
+    total = n.sum(0)
+    delta = d.sum(0) / total
+    g = (n > 0).sum(0)
+    se = np.sqrt(g / (g - 1) * ((d - n * delta) ** 2).sum(0)) / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > 0, 2 * student.sf(np.abs(delta / se), g - 1), 1.0)
+
+
+def p_values(test: str, d: np.ndarray, n: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One candidate's p per column of (F, K) family difference sums and counts."""
+    f = d.shape[0]
+    seed = int(rng.integers(2**31))
+    if test == "percentile":
+        return bootstrap_p_values(ratio_replicates(d, n, resample_weights(f, 999, seed)))
+    if test == "bca":
+        return bca_p(d, n, resample_weights(f, 999, seed))
+    if test == "signflip":
+        from analysis.statistics.family_test import sign_vectors
+
+        return plain_signflip_p(d, sign_vectors(f, 999, seed))
+    if test == "cluster_t":
+        return cluster_t_p(d, n)
+    return paired_family_test(d, n, n_flips=999, seed=seed, interval=False, method="wild").p
+
+
+def binomial_ci(k: int, n: int) -> tuple[float, float]:
+    """Clopper-Pearson 95% interval of a share."""
+    from scipy.stats import beta
+
+    lo = beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
+    hi = beta.ppf(0.975, k + 1, n - k) if k < n else 1.0
+    return float(lo), float(hi)
+
+
+def draw(
+    pools: dict[str, dict[str, np.ndarray]], scenario: str, metric: int, n_fam: int,
+    rng: np.random.Generator, spread: float = SPREAD,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """One comparison's (F, K) difference sums and counts under ``scenario``."""
+    base = pools["heavy" if scenario == "aa-heavy" else "default"]
+    other_arm = {"aa": "default", "aa-heavy": "heavy", "spread": "default"}.get(scenario, scenario)
+    other = pools[other_arm]
+    i = int(rng.integers(len(base["sums"])))
+    j = int(rng.integers(len(other["sums"])))
+    while other_arm == ("heavy" if scenario == "aa-heavy" else "default") and j == i:
+        j = int(rng.integers(len(other["sums"])))
+    fams = rng.choice(base["sums"].shape[1], size=n_fam, replace=False)
+    a = base["sums"][i][fams, metric].reshape(n_fam, -1)
+    b = other["sums"][j][fams, metric].reshape(n_fam, -1)
+    n = base["counts"][i][fams, metric].reshape(n_fam, -1)
+    if scenario == "spread":
+        mean = other["sums"][:, fams, metric].reshape(len(other["sums"]), n_fam, -1).mean(0)
+        b = mean + spread * (b - mean)
+    return b - a, n
+
+
+def study(
+    pools: dict[str, dict[str, np.ndarray]],
+    replicates: int,
+    looks: bool,
+    scenarios: tuple[str, ...] = SCENARIOS,
+    spread: float = SPREAD,
+    tests: tuple[str, ...] = TESTS,
+) -> dict[str, Any]:
+    """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
+    rng = np.random.default_rng(20260923)
+    out: dict[str, Any] = {"calibration": [], "power": [], "sequential": []}
+    focus = 3 * 2 + 0  # tree10 (direct, tree2, tree4, tree10, digits, bits) x arithmetic
+    for scenario in scenarios:
+        for m, metric in enumerate(METRICS):
+            for n_fam in FAMILIES:
+                cells = dict.fromkeys(tests, 0)
+                fw = dict.fromkeys(tests, 0)
+                hits = dict.fromkeys(tests, 0)
+                seq_fw = seq_hits = 0
+                seq_used = 0.0
+                n_cells = 0
+                # Power rows need fewer comparisons than the rates near alpha do.
+                reps = replicates // 2 if scenario.startswith("conf") else replicates
+                for _ in range(reps):
+                    d, n = draw(pools, scenario, m, n_fam, rng, spread)
+                    truth = np.sign(
+                        pools[scenario]["sums"][:, :, m].reshape(-1, d.shape[1]).sum(0)
+                        / pools[scenario]["counts"][:, :, m].reshape(-1, d.shape[1]).sum(0)
+                        - pools["default"]["sums"][:, :, m].reshape(-1, d.shape[1]).sum(0)
+                        / pools["default"]["counts"][:, :, m].reshape(-1, d.shape[1]).sum(0)
+                    ) if scenario.startswith("conf") else None  # fmt: skip
+                    n_cells += d.shape[1]
+                    for test in tests:
+                        p = p_values(test, d, n, rng)
+                        adjusted = holm(p)
+                        cells[test] += int((p < ALPHA).sum())
+                        fw[test] += int((adjusted < ALPHA).any())
+                        if truth is not None:
+                            delta = d.sum(0) / n.sum(0)
+                            hits[test] += int(
+                                adjusted[focus] < ALPHA and np.sign(delta[focus]) == truth[focus]
+                            )
+                    if looks:
+                        called, right, used = sequential_once(d, n, rng, focus)
+                        seq_fw += called
+                        seq_used += used
+                        if truth is not None:
+                            seq_hits += int(right == truth[focus])
+                row: dict[str, Any] = {"scenario": scenario, "metric": metric, "families": n_fam}
+                if truth is None:
+                    for test in tests:
+                        row[test] = {
+                            "cell": cells[test] / n_cells,
+                            "cell_ci": binomial_ci(cells[test], n_cells),
+                            "holm": fw[test] / reps,
+                            "holm_ci": binomial_ci(fw[test], reps),
+                        }
+                    if looks:
+                        row["sequential_holm"] = seq_fw / reps
+                        row["sequential_holm_ci"] = binomial_ci(seq_fw, reps)
+                        row["sequential_families_used"] = seq_used / reps
+                    out["calibration"].append(row)
+                else:
+                    for test in tests:
+                        row[test] = hits[test] / reps
+                    if looks:
+                        row["sequential"] = seq_hits / reps
+                        row["sequential_families_used"] = seq_used / reps
+                    out["power"].append(row)
+                print(orjson.dumps(row).decode(), file=sys.stderr, flush=True)
+    return out
+
+
+def sequential_once(
+    d: np.ndarray, n: np.ndarray, rng: np.random.Generator, focus: int
+) -> tuple[int, float, float]:
+    """The sequential rule over 4 looks: (any cell called, the focus cell's sign, the share
+    of the families asked before every cell had stopped)."""
+    path = sequential_replay(
+        d, n, n_looks=4, alpha=ALPHA, n_flips=999, seed=int(rng.integers(2**31))
+    )
+    called = path.reason == "decided"
+    return int(called.any()), float(path.sign[focus]), path.families_used / d.shape[0]
+
+
+def tables(result: dict[str, Any]) -> str:
+    """The study's JSON as the Markdown tables of docs/comparing.md."""
+    head = "| null | metric | F | " + " | ".join(TESTS) + " | sequential (Holm) |"
+    lines = [
+        "Share called, per cell / family-wise after Holm (%), with the 95% Clopper-Pearson "
+        f"interval of {CHOSEN}'s family-wise share (the chosen test):",
+        "",
+        head,
+        "|" + " --- |" * (len(TESTS) + 4),
+    ]
+    for row in result["calibration"]:
+        cells = []
+        for test in TESTS:
+            r = row[test]
+            text = f"{100 * r['cell']:.1f} / {100 * r['holm']:.1f}"
+            if test == CHOSEN:
+                lo, hi = r["holm_ci"]
+                text += f" [{100 * lo:.1f}, {100 * hi:.1f}]"
+            cells.append(text)
+        seq = row.get("sequential_holm")
+        seq_text = "" if seq is None else f"{100 * seq:.1f}"
+        lines.append(
+            f"| {row['scenario']} | {row['metric']} | {row['families']} | "
+            + " | ".join(cells)
+            + f" | {seq_text} |"
+        )
+    lines += [
+        "",
+        "Power: share of comparisons calling the focus cell (tree10 x arithmetic) in the "
+        "true direction after Holm (%):",
+        "",
+        "| alternative | metric | F | " + " | ".join(TESTS) + " | sequential | families asked |",
+        "|" + " --- |" * (len(TESTS) + 5),
+    ]
+    for row in result["power"]:
+        used = row.get("sequential_families_used")
+        lines.append(
+            f"| {row['scenario']} | {row['metric']} | {row['families']} | "
+            + " | ".join(f"{100 * row[t]:.0f}" for t in TESTS)
+            + f" | {100 * row.get('sequential', float('nan')):.0f} | "
+            + ("" if used is None else f"{100 * used:.0f}%")
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Make or load the pools, run the study, print the tables and one JSON line."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_calibration")
+    parser.add_argument(
+        "--cache", type=Path, default=Path(tempfile.gettempdir()) / "numericjev-calibration"
+    )
+    parser.add_argument("--runs", type=int, default=40, help="sim runs per null arm (default 40)")
+    parser.add_argument("--replicates", type=int, default=400)
+    parser.add_argument("--looks", action="store_true", help="also the sequential rule")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="which rows")
+    parser.add_argument("--tests", default=",".join(TESTS), help="which candidates")
+    parser.add_argument("--spread", type=float, default=SPREAD, help="the spread null's factor")
+    parser.add_argument(
+        "--tables", type=Path, nargs="+", help="print the tables of saved JSON results, no study"
+    )
+    args = parser.parse_args(argv)
+    if args.tables:
+        merged: dict[str, Any] = {"calibration": [], "power": []}
+        for path in args.tables:
+            saved = orjson.loads(path.read_bytes().splitlines()[-1])
+            merged["calibration"] += saved["calibration"]
+            merged["power"] += saved["power"]
+        print(tables(merged), end="")
+        return 0
+    t0 = time.perf_counter()
+    scenarios = tuple(args.scenarios.split(","))
+    wanted = {"default", "heavy", *(s for s in scenarios if s in ARMS)}
+    pools = {
+        arm: make_pool(arm, args.runs if arm in ("default", "heavy") else args.runs * 3 // 5,
+                       args.cache)
+        for arm in ARMS if arm in wanted
+    }  # fmt: skip
+    tests = tuple(args.tests.split(","))
+    result = study(pools, args.replicates, args.looks, scenarios, args.spread, tests)
+    result["seconds"] = time.perf_counter() - t0
+    result["replicates"] = args.replicates
+    if tests == TESTS:
+        print(tables(result), file=sys.stderr)
+    print(orjson.dumps(result).decode())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

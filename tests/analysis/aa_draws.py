@@ -1,0 +1,27 @@
+"""Pre-drawn A/A sim comparisons for the verdict test's calibration tests: 12 runs of the
+sim at its default knobs (seeds 1000-1011) over the affine suite at 128 families
+(``per_operator=32``), kept as their per-family MAPE sums of the 12 decoder x condition
+cells (``tests/data/aa_mape_sums.npz``; every family has 8 outputs per cell); made by
+``benchmarks/bench_calibration.py``'s pool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).parent.parent / "data" / "aa_mape_sums.npz"
+
+
+def aa_comparisons(n: int, families: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pre-drawn A/A comparisons: two distinct sim runs (default knobs, 128 families each,
+    MAPE sums of the 12 decoder x condition cells) on the same random family subset."""
+    data = np.load(DATA)
+    sums, count = data["sums"].astype(np.float64), float(data["count"])
+    rng = np.random.default_rng(28)
+    drawn = []
+    for _ in range(n):
+        i, j = rng.choice(len(sums), 2, replace=False)
+        fams = rng.choice(sums.shape[1], families, replace=False)
+        drawn.append((sums[j, fams] - sums[i, fams], np.full((families, 12), count)))
+    return drawn
