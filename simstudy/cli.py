@@ -80,6 +80,14 @@ def _paper_parser() -> argparse.ArgumentParser:
         "its paired 95%% interval, each cell's mean, s.d., range and share of seeds within "
         "25%% of the paper (about 8 s a seed; docs/models.md quotes N=24)",
     )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an affine suite parameter for --seeds (e.g. per_operator=4: a quarter of the "
+        "families, faster and noisier; the paper's figures are for the whole suite)",
+    )
     p.epilog = EXIT
     return p
 
@@ -228,7 +236,7 @@ def _fit(args: argparse.Namespace) -> int:
 def _vs_paper(args: argparse.Namespace) -> int:
     params = _params(args.model)
     if args.seeds:
-        return _sweep(params, args.seeds)
+        return _sweep(params, args.seeds, dict(p.partition("=")[::2] for p in args.param))
     affine, exploratory = sim_profiles(params)
     paper_a, paper_e = affine_profile(), exploratory_profile()
     label = "sim (SIMULATED)"
@@ -247,7 +255,7 @@ def _vs_paper(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sweep(params: SimParams, n: int) -> int:
+def _sweep(params: SimParams, n: int, affine: dict[str, str]) -> int:
     from harness.errors import ConfigError
     from simstudy.sweep import SeedFigures, sweep, sweep_tables
 
@@ -259,7 +267,7 @@ def _sweep(params: SimParams, n: int) -> int:
         took = time.monotonic() - started
         print(f"sim-vs-paper: seed {figures.seed} done, {took:.0f}s", file=sys.stderr)
 
-    runs = sweep(params, range(n), progress=progress)
+    runs = sweep(params, range(n), affine, progress=progress)
     print(f"# {params.label()} beside the paper over seeds 0-{n - 1}\n")
     print(
         "> **SIMULATED MODEL — every sim figure describes the built-in simulator, not a real "

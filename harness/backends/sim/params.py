@@ -41,6 +41,10 @@ class SimParams:
     #   read with the wrong sign
     long: float = 1.0  # a ten-way interval question with bounds of 5+ digits, longer than x:
     #   x read by its leading digits (magnitude off); scaled by (options / 10) squared
+    off_range: float = 0.5  # an interval question whose range does not hold the reading
+    #   (an off-path question of a beam, or a greedy tree's after a wrong turn): the share
+    #   of the reading's mass beyond the range spread evenly over the options; 0 puts it on
+    #   the range's own options (the option nearest the reading takes almost all of it)
     provided: float = 0.25  # question noise and hazards scale by this when x is provided
     # Position prior: a tilt of each option's log-probability, drawn per option order.
     primacy: float = 0.27  # log-odds bonus of the first-listed option
