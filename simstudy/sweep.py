@@ -119,9 +119,7 @@ def seed_figures(
     test = paired_difference(paired, n_boot=SWEEP_REPLICATES)
     s, c = STATISTICS.index("mape"), design.conditions.index("arithmetic")
     vs = {
-        t: Interval(
-            float(test.delta[s, d, c]), float(test.lo[s, d, c]), float(test.hi[s, d, c])
-        )
+        t: Interval(float(test.delta[s, d, c]), float(test.lo[s, d, c]), float(test.hi[s, d, c]))
         for t in TREES
         if t in design.decoders
         for d in (design.decoders.index(t),)
@@ -180,7 +178,9 @@ def cell_spreads(runs: Sequence[SeedFigures], keys: Sequence[str] = HEADLINE) ->
         want = paper[key]
         near = sum(abs(v - want) <= NEAR * want for v in values) / len(values)
         sd = statistics.stdev(values) if len(values) > 1 else 0.0
-        out.append(CellSpread(key, want, statistics.fmean(values), sd, min(values), max(values), near))
+        out.append(
+            CellSpread(key, want, statistics.fmean(values), sd, min(values), max(values), near)
+        )
     return out
 
 
@@ -203,7 +203,11 @@ def sweep_tables(runs: Sequence[SeedFigures]) -> list[str]:
     for leg, share in leg_shares(runs):
         kind = "sign pattern" if leg.pattern else "paper's finding"
         lines.append(f"| {leg.name} | {kind} | {share:.2f} | {'yes' if share >= HOLDS else 'NO'} |")
-    lines += ["", f"## MAPE, tree minus direct choice, arithmetic (pp, 95% family interval; {n} seeds)", ""]
+    lines += [
+        "",
+        f"## MAPE, tree minus direct choice, arithmetic (pp, 95% family interval; {n} seeds)",
+        "",
+    ]
     lines += ["| Tree | mean difference | seeds with interval below 0 | above 0 | holding 0 |",
               "| :-- | --: | --: | --: | --: |"]  # fmt: skip
     for t in TREES:

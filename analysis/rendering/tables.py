@@ -6,8 +6,8 @@ from collections.abc import Callable
 from functools import partial
 
 from analysis.loading.names import condition_label, decoder_label, domain_label
-from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.imported import order_free_decoders
+from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
 from .markdown import Table, fmt, fmt_interval, fmt_range
@@ -222,7 +222,9 @@ def sensitivity_table(a: Analysis) -> list[Table]:
 
     def cell(s: int, d: int, c: int) -> str:
         # An order-free imported head was shown no options: its ordering gap is undefined.
-        return "n/a" if s == _ORDER and a.design.decoders[d] in free else fmt(a.metrics.point[s, d, c])
+        return (
+            "n/a" if s == _ORDER and a.design.decoders[d] in free else fmt(a.metrics.point[s, d, c])
+        )
 
     rows = tuple(
         (
