@@ -12,11 +12,12 @@ from harness.backends.sim.params import RATES
 from harness.errors import ConfigError
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
-from simstudy.fitting import Fit, distance, fit
+from simstudy.fitting import Fit, Identification, distance, fit, identify
 from simstudy.profile import Profile, profile_of, profile_of_records
 from simstudy.simulate import simulate, with_knobs
 
 FIT_SEED = 1000  # the fit's own draws: never the run's seed, so a sim run is not copied
+PAIRED_UP_TO = 6  # pairs of knobs are profiled for trade-offs when this few are fitted
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class FitResult:
     sim_profile: Profile
     fit: Fit
     suite: str
+    identification: tuple[Identification, ...] = ()  # per fitted knob (empty: not asked)
 
 
 def suite_of_run(run_dir: Path) -> tuple[str, Suite]:
@@ -51,8 +53,10 @@ def fit_run(
     seeds: int = 1,
     start: SimParams | None = None,
     progress: Callable[[Fit], None] | None = None,
+    profile: bool = True,
 ) -> FitResult:
-    """Fit ``knobs`` of the sim to the run at ``run_dir`` (the others stay at ``start``)."""
+    """Fit ``knobs`` of the sim to the run at ``run_dir`` (the others stay at ``start``),
+    and (``profile``) say per knob whether the run identifies it (``fitting.identify``)."""
     unknown = [k for k in knobs if k not in RATES]
     if unknown:
         raise ConfigError(
@@ -77,9 +81,12 @@ def fit_run(
         return cache[key]
 
     initial = {k: float(getattr(base, k)) for k in knobs}
-    result = fit(evaluate, initial, knobs, bounds=dict.fromkeys(knobs, (0.0, 1.0)),
-                 rounds=rounds, progress=progress)  # fmt: skip
+    bounds = dict.fromkeys(knobs, (0.0, 1.0))
+    result = fit(evaluate, initial, knobs, bounds=bounds, rounds=rounds, progress=progress)
+    known: tuple[Identification, ...] = ()
+    if profile:
+        known = tuple(identify(evaluate, result, knobs, bounds, len(knobs) <= PAIRED_UP_TO))
     params = with_knobs(base, result.knobs)
     shown = with_knobs(params, {"seed": FIT_SEED})
     sim_profile = profile_of_records(simulate(suite, shown), name)
-    return FitResult(params.label(), params, target, sim_profile, result, name)
+    return FitResult(params.label(), params, target, sim_profile, result, name, known)

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simstudy.fitsim import fit_run
-from simstudy.fitting import distance, fit
+from simstudy.fitting import distance, fit, identify
 from tests.runhelpers import cli
 
 KNOWN = {"confusion": 0.4, "slip_digit": 0.5}  # both far from their defaults
@@ -32,11 +32,18 @@ def test_fit_recovers_the_knobs_of_a_sim_run(known_run: Path) -> None:
     # the run's, so it matches figures, not draws; 32 families leave sampling noise, which
     # three seeds per try average down). Not every knob is this well identified: one that
     # touches a single domain (negative) can trade off against confusion (docs/models.md).
-    result = fit_run(known_run, tuple(KNOWN), rounds=3, seeds=3)
+    result = fit_run(known_run, tuple(KNOWN), rounds=3, seeds=3, profile=False)
     for knob, true in KNOWN.items():
         got = result.fit.knobs[knob]
         assert abs(got - true) <= 0.3 * true, (knob, got, true)
     assert result.spec.startswith("sim:") and "confusion=" in result.spec
+
+
+def test_a_knob_the_run_cannot_see_is_printed_as_weak(known_run: Path) -> None:
+    # The run has no bit decoder: slip_bit moves nothing, so the distance stays flat.
+    result = fit_run(known_run, ("slip_bit",), rounds=1, seeds=1)
+    (only,) = result.identification
+    assert only.knob == "slip_bit" and only.verdict == "weak"
 
 
 def test_the_command_prints_the_spec_and_both_columns(
@@ -45,11 +52,13 @@ def test_the_command_prints_the_spec_and_both_columns(
     assert cli("fit-sim", str(known_run), "--knobs", "confusion", "--rounds", "1", "--quiet") == 0
     out = capsys.readouterr().out
     assert "fitted spec: sim:" in out
+    assert "| confusion |" in out and "identified" in out
     assert "| Figure (%)" in out and "fitted sim (SIMULATED)" in out
     assert cli("fit-sim", str(known_run), "--knobs", "confusion", "--rounds", "1", "--quiet",
                "--json") == 0  # fmt: skip
     data = orjson.loads(capsys.readouterr().out)
     assert data["simulated"] is True and data["spec"].startswith("sim")
+    assert data["identification"]["confusion"]["verdict"] == "identified"
     assert set(data["run"]) >= {"mape/direct/arithmetic", "nmae/tree10/provided"}
 
 
@@ -90,3 +99,16 @@ def test_coordinate_search_finds_a_known_minimum() -> None:
         bowl, {"a": 0.1, "b": 0.2}, ["a", "b"], bounds={"a": (0, 1), "b": (0, 1)}, rounds=8
     )
     assert abs(result.knobs["a"] - 0.3) < 0.03 and abs(result.knobs["b"] - 0.05) < 0.01
+
+
+def test_a_pair_that_trades_off_is_named_and_moved_together() -> None:
+    # A valley along a + b = 0.5: each alone is pinned, the two together are not.
+    def valley(k: object) -> float:
+        assert isinstance(k, dict)
+        return (k["a"] + k["b"] - 0.5) ** 2 + 0.01 * (k["a"] - k["b"]) ** 2 + 1e-4
+
+    bounds = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
+    result = fit(valley, {"a": 0.1, "b": 0.1}, ["a", "b"], bounds=bounds, rounds=6)
+    found = {i.knob: i.verdict for i in identify(valley, result, ["a", "b"], bounds)}
+    assert found == {"a": "trades off with b", "b": "trades off with a"}
+    assert any(name == "pattern" for name, _, _ in result.history)
