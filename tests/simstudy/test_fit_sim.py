@@ -3,6 +3,7 @@ command's output and errors are what a user needs."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import orjson
@@ -101,14 +102,28 @@ def test_coordinate_search_finds_a_known_minimum() -> None:
     assert abs(result.knobs["a"] - 0.3) < 0.03 and abs(result.knobs["b"] - 0.05) < 0.01
 
 
-def test_a_pair_that_trades_off_is_named_and_moved_together() -> None:
-    # A valley along a + b = 0.5: each alone is pinned, the two together are not.
+def test_a_pair_that_trades_off_is_named_as_such() -> None:
+    # A valley along a * b = 0.0625 (as confusion and negative both scale one noise): each
+    # alone is pinned, the two moved in opposite directions are not.
     def valley(k: object) -> float:
         assert isinstance(k, dict)
-        return (k["a"] + k["b"] - 0.5) ** 2 + 0.01 * (k["a"] - k["b"]) ** 2 + 1e-4
+        a, b = max(k["a"], 1e-6), max(k["b"], 1e-6)
+        return math.log(a * b / 0.0625) ** 2 + 0.001 * math.log(a / b) ** 2 + 0.01
 
     bounds = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
     result = fit(valley, {"a": 0.1, "b": 0.1}, ["a", "b"], bounds=bounds, rounds=6)
+    assert abs(math.log(result.knobs["a"] * result.knobs["b"] / 0.0625)) < 0.1
     found = {i.knob: i.verdict for i in identify(valley, result, ["a", "b"], bounds)}
     assert found == {"a": "trades off with b", "b": "trades off with a"}
-    assert any(name == "pattern" for name, _, _ in result.history)
+
+
+def test_the_pattern_move_repeats_a_pass_with_every_knob_at_once() -> None:
+    # From (0.1, 0.1) toward (0.4, 0.4): a pass doubles each; the pattern move doubles both
+    # again at once and lands on the minimum.
+    def bowl(k: object) -> float:
+        assert isinstance(k, dict)
+        return math.log(k["a"] / 0.4) ** 2 + math.log(k["b"] / 0.4) ** 2
+
+    bounds = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
+    result = fit(bowl, {"a": 0.1, "b": 0.1}, ["a", "b"], bounds=bounds, rounds=1)
+    assert result.history[-1][0] == "pattern" and result.knobs == {"a": 0.4, "b": 0.4}
