@@ -215,7 +215,12 @@ def _fit(args: argparse.Namespace) -> int:
             "run": result.run_profile,
             "fitted_sim": result.sim_profile,
             "identification": {
-                i.knob: {"verdict": i.verdict, "rise_down": i.down, "rise_up": i.up}
+                i.knob: {
+                    "verdict": i.verdict,
+                    "rise_down": i.down,
+                    "rise_up": i.up,
+                    "bar": i.bar,
+                }
                 for i in result.identification
             },
             "simulated": True,
@@ -228,14 +233,16 @@ def _fit(args: argparse.Namespace) -> int:
         f"distance {result.fit.distance:.4f} (mean squared log-ratio) after {result.fit.evaluations} "
         f"simulated runs in {time.monotonic() - started:.0f}s\n"
     )
+    bar = max((i.bar for i in result.identification), default=0.1)
     print("| knob | fitted | distance x0.7 | distance x1.43 | the run |")
     print("| :-- | --: | --: | --: | :-- |")
     for i in result.identification:
         print(f"| {i.knob} | {i.value:.3g} | {i.down:+.0%} | {i.up:+.0%} | {i.verdict} |")
     print(
-        "\nA knob is 'identified' when moving it alone by x0.7 or x1.43 raises the distance by "
-        "10% or more; 'weak' knobs are not measurements, and knobs that trade off are fitted "
-        "only jointly.\n"
+        f"\nA knob is 'identified' when moving it alone by x0.7 or x1.43 raises the distance by "
+        f"{bar:.0%} or more (10%, or the distance's spread over the fit's sim seeds at the "
+        "fitted knobs if larger: with --seeds 1 that spread is unknown); 'weak' knobs are not "
+        "measurements, and knobs that trade off are fitted only jointly.\n"
     )
     print(
         "> **The fitted sim's column is SIMULATED** — a stand-in to plan with, not a measurement.\n"

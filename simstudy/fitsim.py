@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,24 +69,31 @@ def fit_run(
     if not target:
         raise ConfigError(f"{run_dir} has no ok outputs to fit to; run or resume it first")
     base = start or SimParams()
-    cache: dict[tuple[tuple[str, float], ...], float] = {}
+    cache: dict[tuple[tuple[str, float], ...], list[float]] = {}
 
-    def evaluate(values: Mapping[str, float]) -> float:
+    def per_seed(values: Mapping[str, float]) -> list[float]:
         key = tuple(sorted(values.items()))
         if key not in cache:
-            total = 0.0
-            for s in range(seeds):
-                params = with_knobs(base, {**values, "seed": FIT_SEED + s})
-                total += distance(profile_of_records(simulate(suite, params), name), target)
-            cache[key] = total / seeds
+            cache[key] = [
+                distance(profile_of_records(simulate(suite, params), name), target)
+                for s in range(seeds)
+                for params in (with_knobs(base, {**values, "seed": FIT_SEED + s}),)
+            ]
         return cache[key]
+
+    def evaluate(values: Mapping[str, float]) -> float:
+        return statistics.fmean(per_seed(values))
 
     initial = {k: float(getattr(base, k)) for k in knobs}
     bounds = dict.fromkeys(knobs, (0.0, 1.0))
     result = fit(evaluate, initial, knobs, bounds=bounds, rounds=rounds, progress=progress)
     known: tuple[Identification, ...] = ()
     if profile:
-        known = tuple(identify(evaluate, result, knobs, bounds, len(knobs) <= PAIRED_UP_TO))
+        # The distance's spread over the fit's seeds at the fitted knobs: the target is one
+        # draw too, so a knob move that changes the distance less is not seen through it.
+        at_fit = per_seed(result.knobs)
+        noise = statistics.stdev(at_fit) if len(at_fit) > 1 else 0.0
+        known = tuple(identify(evaluate, result, knobs, bounds, len(knobs) <= PAIRED_UP_TO, noise))
     params = with_knobs(base, result.knobs)
     shown = with_knobs(params, {"seed": FIT_SEED})
     sim_profile = profile_of_records(simulate(suite, shown), name)

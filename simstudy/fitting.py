@@ -121,27 +121,30 @@ def _pattern_move(
 
 
 STEP = 1.43  # the profile's step: each knob times 1/STEP and STEP (about -30% and +43%)
-RISE = 0.1  # a knob is identified when the distance rises by 10% or more either way
+RISE = 0.1  # a knob is identified when the distance rises by 10% or more either way, and
+#   by more than the distance's own noise between sim seeds (``noise``)
 
 
 @dataclass(frozen=True)
 class Identification:
     """How well the data pin one fitted knob: the distance's relative rise with the knob
-    moved down and up by STEP (others held), and the knobs it trades off with (moving both
-    in opposite directions keeps the distance within RISE although each alone does not)."""
+    moved down and up by STEP (others held), the rise it must beat (``bar``: RISE, or the
+    seed noise of the distance if larger), and the knobs it trades off with (moving both in
+    opposite directions stays under the bar although each alone does not)."""
 
     knob: str
     value: float
     down: float
     up: float
     trades_with: tuple[str, ...]
+    bar: float = RISE
 
     @property
     def verdict(self) -> str:
         """``identified``, ``weak`` (the distance barely moves) or ``trades off with ...``."""
         if self.trades_with:
             return "trades off with " + ", ".join(self.trades_with)
-        return "identified" if min(self.down, self.up) >= RISE else "weak"
+        return "identified" if min(self.down, self.up) >= self.bar else "weak"
 
 
 def identify(
@@ -150,10 +153,13 @@ def identify(
     names: Sequence[str],
     bounds: Mapping[str, tuple[float, float]],
     pairs: bool = True,
+    noise: float = 0.0,
 ) -> list[Identification]:
     """Profile the distance around ``fitted`` for each knob of ``names``, and (``pairs``)
-    each pair of identified knobs moved in opposite directions."""
+    each pair of identified knobs moved in opposite directions. ``noise``: how much the
+    distance at the fit moves between sim seeds (a rise below it is not seen)."""
     base = max(fitted.distance, 1e-9)
+    bar = max(RISE, noise / base)
 
     def rise(moves: Mapping[str, float]) -> float:
         candidate = dict(fitted.knobs)
@@ -165,15 +171,15 @@ def identify(
         return (evaluate(candidate) - fitted.distance) / base
 
     profile = {n: (rise({n: 1 / STEP}), rise({n: STEP})) for n in names}
-    firm = [n for n in names if min(profile[n]) >= RISE]
+    firm = [n for n in names if min(profile[n]) >= bar]
     trades: dict[str, list[str]] = {n: [] for n in names}
     if pairs:
         for i, a in enumerate(firm):
             for b in firm[i + 1 :]:
-                if min(rise({a: STEP, b: 1 / STEP}), rise({a: 1 / STEP, b: STEP})) < RISE:
+                if min(rise({a: STEP, b: 1 / STEP}), rise({a: 1 / STEP, b: STEP})) < bar:
                     trades[a].append(b)
                     trades[b].append(a)
     return [
-        Identification(n, fitted.knobs[n], profile[n][0], profile[n][1], tuple(trades[n]))
+        Identification(n, fitted.knobs[n], profile[n][0], profile[n][1], tuple(trades[n]), bar)
         for n in names
     ]

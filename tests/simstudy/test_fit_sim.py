@@ -127,3 +127,16 @@ def test_the_pattern_move_repeats_a_pass_with_every_knob_at_once() -> None:
     bounds = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
     result = fit(bowl, {"a": 0.1, "b": 0.1}, ["a", "b"], bounds=bounds, rounds=1)
     assert result.history[-1][0] == "pattern" and result.knobs == {"a": 0.4, "b": 0.4}
+
+
+def test_a_rise_within_the_seed_noise_is_weak() -> None:
+    # The same bowl, its distance moving by 1.0 between sim seeds: a knob move that raises
+    # the distance by less than that is not seen, so no knob is printed as identified.
+    def bowl(k: object) -> float:
+        assert isinstance(k, dict)
+        return math.log(k["a"] / 0.4) ** 2 + 0.1
+
+    result = fit(bowl, {"a": 0.1}, ["a"], bounds={"a": (0.0, 1.0)}, rounds=3)
+    assert identify(bowl, result, ["a"], {"a": (0.0, 1.0)})[0].verdict == "identified"
+    (noisy,) = identify(bowl, result, ["a"], {"a": (0.0, 1.0)}, noise=1.0)
+    assert noisy.verdict == "weak" and noisy.bar == pytest.approx(1.0 / result.distance)
