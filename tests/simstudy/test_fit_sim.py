@@ -28,6 +28,7 @@ def known_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.timeout(600)  # about 75 simulated runs: past 120 s when the cores are shared
 def test_fit_recovers_the_knobs_of_a_sim_run(known_run: Path) -> None:
     # Recovery tolerance: within 30% of each true value (the fit's own seeds differ from
     # the run's, so it matches figures, not draws; 32 families leave sampling noise, which

@@ -1,8 +1,10 @@
 """The sim's belief over ranked options: a Gaussian reading integrated over their regions.
 
-The belief is truncated to the range the question offers: the sim knows the answer is
-one of the options, so no option gains from the tail beyond the range's ends (with
-open-ended end regions the end options would draw readings near them by construction).
+The mass beyond the range the question offers never goes to the end options as open-ended
+regions (they would draw readings near them by construction): it is renormalised onto the
+options or, for the share ``off_range`` of it (interval questions), spread evenly over them.
+A question whose range does not hold the reading (a beam's off-path branch) is then not
+answered with certainty, so beams do not lose to greedy trees by construction.
 """
 
 from __future__ import annotations
