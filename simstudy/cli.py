@@ -32,9 +32,13 @@ def _fit_parser() -> argparse.ArgumentParser:
             "all), print them as a model spec (sim:k=v,...), and show the fitted sim's "
             "figures beside the run's. The fit replays the run's suite against the sim in "
             "process (about a second per try for the affine suite) and searches one knob at "
-            "a time for the smallest mean squared log-ratio over MAPE, NMAE, ordering and "
-            "affine gaps (and MAPE per domain). The fitted sim is SIMULATED: use it to plan "
-            "(numericjev power), never as a measurement."
+            "a time, with a pattern move of every moved knob at once after each pass, for the "
+            "smallest mean squared log-ratio over MAPE, NMAE, ordering and affine gaps (and "
+            "MAPE per domain). It then profiles the distance around the fit (each knob x0.7 "
+            "and x1.43; with up to 6 knobs, each pair in opposite directions) and prints per "
+            "knob whether the run identifies it: 'identified', 'weak' (the distance rises "
+            "less than 10%%) or 'trades off with K'. The fitted sim is SIMULATED: use it to "
+            "plan (numericjev power), never as a measurement."
         ),
     )
     p.add_argument("run", help="a run folder, or 'latest'")
@@ -70,6 +74,24 @@ def _paper_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--model", default="sim", help="a sim spec (default: sim, its defaults)")
     p.add_argument("--all", action="store_true", help="every figure, not only the headline")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=0,
+        metavar="N",
+        help="check the sim's claims over seeds 0..N-1 instead: each leg of the sign pattern "
+        "with the share of seeds it holds at, each tree's MAPE against direct choice with "
+        "its paired 95%% interval, each cell's mean, s.d., range and share of seeds within "
+        "25%% of the paper (about 8 s a seed; docs/models.md quotes N=24)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an affine suite parameter for --seeds (e.g. per_operator=4: a quarter of the "
+        "families, faster and noisier; the paper's figures are for the whole suite)",
+    )
     p.epilog = EXIT
     return p
 
@@ -186,6 +208,15 @@ def _fit(args: argparse.Namespace) -> int:
             "evaluations": result.fit.evaluations,
             "run": result.run_profile,
             "fitted_sim": result.sim_profile,
+            "identification": {
+                i.knob: {
+                    "verdict": i.verdict,
+                    "rise_down": i.down,
+                    "rise_up": i.up,
+                    "bar": i.bar,
+                }
+                for i in result.identification
+            },
             "simulated": True,
         }
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -195,6 +226,17 @@ def _fit(args: argparse.Namespace) -> int:
     print(
         f"distance {result.fit.distance:.4f} (mean squared log-ratio) after {result.fit.evaluations} "
         f"simulated runs in {time.monotonic() - started:.0f}s\n"
+    )
+    bar = max((i.bar for i in result.identification), default=0.1)
+    print("| knob | fitted | distance x0.7 | distance x1.43 | the run |")
+    print("| :-- | --: | --: | --: | :-- |")
+    for i in result.identification:
+        print(f"| {i.knob} | {i.value:.3g} | {i.down:+.0%} | {i.up:+.0%} | {i.verdict} |")
+    print(
+        f"\nA knob is 'identified' when moving it alone by x0.7 or x1.43 raises the distance by "
+        f"{bar:.0%} or more (10%, or the distance's spread over the fit's sim seeds at the "
+        "fitted knobs if larger: with --seeds 1 that spread is unknown); 'weak' knobs are not "
+        "measurements, and knobs that trade off are fitted only jointly.\n"
     )
     print(
         "> **The fitted sim's column is SIMULATED** — a stand-in to plan with, not a measurement.\n"
@@ -211,6 +253,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _vs_paper(args: argparse.Namespace) -> int:
     params = _params(args.model)
+    if args.seeds:
+        return _sweep(params, args.seeds, dict(p.partition("=")[::2] for p in args.param))
     affine, exploratory = sim_profiles(params)
     paper_a, paper_e = affine_profile(), exploratory_profile()
     label = "sim (SIMULATED)"
@@ -226,6 +270,28 @@ def _vs_paper(args: argparse.Namespace) -> int:
         "as its 12 questions make one seed one small draw)\n"
     )
     print("\n".join(side_by_side([(label, exploratory), ("paper", paper_e)], list(paper_e))))
+    return 0
+
+
+def _sweep(params: SimParams, n: int, affine: dict[str, str]) -> int:
+    from harness.errors import ConfigError
+    from simstudy.sweep import SeedFigures, sweep, sweep_tables
+
+    if n < 2:
+        raise ConfigError(f"--seeds takes 2 or more seeds (a spread needs two); got {n}")
+    started = time.monotonic()
+
+    def progress(figures: SeedFigures) -> None:
+        took = time.monotonic() - started
+        print(f"sim-vs-paper: seed {figures.seed} done, {took:.0f}s", file=sys.stderr)
+
+    runs = sweep(params, range(n), affine, progress=progress)
+    print(f"# {params.label()} beside the paper over seeds 0-{n - 1}\n")
+    print(
+        "> **SIMULATED MODEL — every sim figure describes the built-in simulator, not a real "
+        "model.** The paper's column is the paper's.\n"
+    )
+    print("\n".join(sweep_tables(runs)))
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,11 +13,12 @@ from harness.backends.sim.params import RATES
 from harness.errors import ConfigError
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
-from simstudy.fitting import Fit, distance, fit
+from simstudy.fitting import Fit, Identification, distance, fit, identify
 from simstudy.profile import Profile, profile_of, profile_of_records
 from simstudy.simulate import simulate, with_knobs
 
 FIT_SEED = 1000  # the fit's own draws: never the run's seed, so a sim run is not copied
+PAIRED_UP_TO = 6  # pairs of knobs are profiled for trade-offs when this few are fitted
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class FitResult:
     sim_profile: Profile
     fit: Fit
     suite: str
+    identification: tuple[Identification, ...] = ()  # per fitted knob (empty: not asked)
 
 
 def suite_of_run(run_dir: Path) -> tuple[str, Suite]:
@@ -51,8 +54,10 @@ def fit_run(
     seeds: int = 1,
     start: SimParams | None = None,
     progress: Callable[[Fit], None] | None = None,
+    profile: bool = True,
 ) -> FitResult:
-    """Fit ``knobs`` of the sim to the run at ``run_dir`` (the others stay at ``start``)."""
+    """Fit ``knobs`` of the sim to the run at ``run_dir`` (the others stay at ``start``),
+    and (``profile``) say per knob whether the run identifies it (``fitting.identify``)."""
     unknown = [k for k in knobs if k not in RATES]
     if unknown:
         raise ConfigError(
@@ -64,22 +69,32 @@ def fit_run(
     if not target:
         raise ConfigError(f"{run_dir} has no ok outputs to fit to; run or resume it first")
     base = start or SimParams()
-    cache: dict[tuple[tuple[str, float], ...], float] = {}
+    cache: dict[tuple[tuple[str, float], ...], list[float]] = {}
 
-    def evaluate(values: Mapping[str, float]) -> float:
+    def per_seed(values: Mapping[str, float]) -> list[float]:
         key = tuple(sorted(values.items()))
         if key not in cache:
-            total = 0.0
-            for s in range(seeds):
-                params = with_knobs(base, {**values, "seed": FIT_SEED + s})
-                total += distance(profile_of_records(simulate(suite, params), name), target)
-            cache[key] = total / seeds
+            cache[key] = [
+                distance(profile_of_records(simulate(suite, params), name), target)
+                for s in range(seeds)
+                for params in (with_knobs(base, {**values, "seed": FIT_SEED + s}),)
+            ]
         return cache[key]
 
+    def evaluate(values: Mapping[str, float]) -> float:
+        return statistics.fmean(per_seed(values))
+
     initial = {k: float(getattr(base, k)) for k in knobs}
-    result = fit(evaluate, initial, knobs, bounds=dict.fromkeys(knobs, (0.0, 1.0)),
-                 rounds=rounds, progress=progress)  # fmt: skip
+    bounds = dict.fromkeys(knobs, (0.0, 1.0))
+    result = fit(evaluate, initial, knobs, bounds=bounds, rounds=rounds, progress=progress)
+    known: tuple[Identification, ...] = ()
+    if profile:
+        # The distance's spread over the fit's seeds at the fitted knobs: the target is one
+        # draw too, so a knob move that changes the distance less is not seen through it.
+        at_fit = per_seed(result.knobs)
+        noise = statistics.stdev(at_fit) if len(at_fit) > 1 else 0.0
+        known = tuple(identify(evaluate, result, knobs, bounds, len(knobs) <= PAIRED_UP_TO, noise))
     params = with_knobs(base, result.knobs)
     shown = with_knobs(params, {"seed": FIT_SEED})
     sim_profile = profile_of_records(simulate(suite, shown), name)
-    return FitResult(params.label(), params, target, sim_profile, result, name)
+    return FitResult(params.label(), params, target, sim_profile, result, name, known)

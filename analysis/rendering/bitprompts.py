@@ -1,30 +1,43 @@
-"""The bit-prompt control and the crossed prompt control (suite ``bitprompts``).
+"""The bit-prompt control and this project's crossed prompt table (suite ``bitprompts``).
 
 Paper, Appendix "Exploratory Records": "An earlier bit-prompt control contrasts
 underspecified bit queries with explicit bit weights and arithmetic rules. Across the two
 option orders, its MAPE decreases from 40.95-46.51% to 20.15-24.31%." The run's MAPE per
-decoder and option order, the paper's figures beside them (labelled paper, never a result of
-the run), and the 2x2 of what the bits write (x or the grid index q) against the wording.
-Importing this module registers the tables for the ``bitprompts`` suite.
+decoder with its family interval; the paired difference between the two wordings of the
+same questions with compare's interval and p (``analysis.statistics.paired_test``); the
+paper's figures beside them, labelled paper, never a result of the run. Crossing the
+wording with what the bits write (x or the grid index q) is this project's design: the
+paper names a "crossed prompt control" among its archived protocols, describes none and
+reports no figure for it. Importing this module registers the tables for ``bitprompts``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from analysis.statistics.metrics import STATISTICS
+from analysis.statistics.paired import common_with_reference
+from analysis.statistics.paired_test import paired_difference
 from analysis.statistics.summary import Analysis
 
 from .json_numbers import number, register_numbers
-from .markdown import Table, fmt
+from .markdown import Table, fmt, fmt_interval
 from .tables import main_table, register_tables, table_suffix, within5_table
 
-__all__ = ["PAPER", "bitprompt_numbers", "bitprompt_tables", "mape_by_order"]
+__all__ = ["PAPER", "WordingDifference", "bitprompt_numbers", "bitprompt_tables", "mape_by_order",
+           "wording_differences"]  # fmt: skip
 
 SUITE = "bitprompts"
 # The paper's bit-prompt control, MAPE % in its two option orders (the range it gives).
 PAPER = {"underspecified": (40.95, 46.51), "explicit": (20.15, 24.31)}
+# The decrease its two ranges allow, whichever orders pair (no interval is published).
+PAPER_DECREASE = (
+    round(PAPER["underspecified"][0] - PAPER["explicit"][1], 2),
+    round(PAPER["underspecified"][1] - PAPER["explicit"][0], 2),
+)
 # (what the bits write, wording) -> decoder
 CROSSED = {
     ("x", "explicit"): "actual_bits",
@@ -32,6 +45,21 @@ CROSSED = {
     ("q", "explicit"): "bits",
     ("q", "underspecified"): "bits_plain",
 }
+WRITES = {"x": "bits of x", "q": "bits of the index q"}
+_MAPE = STATISTICS.index("mape")
+
+
+@dataclass(frozen=True)
+class WordingDifference:
+    """Underspecified minus explicit MAPE (pp) over the jobs both answered ok."""
+
+    writes: str  # "x" or "q"
+    delta: float
+    lo: float
+    hi: float
+    p: float
+    units: int
+    families: int
 
 
 def mape_by_order(a: Analysis) -> dict[str, dict[str, float]]:
@@ -48,43 +76,110 @@ def mape_by_order(a: Analysis) -> dict[str, dict[str, float]]:
     return found
 
 
+def _condition(a: Analysis) -> int:
+    """The condition the tables read (the suite asks only ``arithmetic``)."""
+    names = a.design.conditions
+    return names.index("arithmetic") if "arithmetic" in names else 0
+
+
+def wording_differences(a: Analysis) -> list[WordingDifference]:
+    """For bits of x and of q: underspecified minus explicit MAPE, paired over the jobs
+    both wordings answered ok, with compare's family-bootstrap interval and p-value."""
+    c, b = _condition(a), a.bootstrap
+    out = []
+    for writes in ("x", "q"):
+        explicit, plain = CROSSED[(writes, "explicit")], CROSSED[(writes, "underspecified")]
+        if explicit not in a.design.decoders or plain not in a.design.decoders:
+            continue
+        paired = common_with_reference(a.run.outputs, a.design, explicit)
+        assert paired is not None
+        test = paired_difference(paired, b.n_boot, b.seed, b.level)
+        d = a.design.decoders.index(plain)
+        out.append(
+            WordingDifference(
+                writes,
+                float(test.delta[_MAPE, d, c]),
+                float(test.lo[_MAPE, d, c]),
+                float(test.hi[_MAPE, d, c]),
+                float(test.p[_MAPE, d, c]),
+                int(test.units[_MAPE, d, c]),
+                test.n_families,
+            )
+        )
+    return out
+
+
+def _mape_cell(a: Analysis, decoder: str) -> str:
+    """A decoder's MAPE with its family-bootstrap interval (bracket absent without one)."""
+    d, c, b = a.design.decoders.index(decoder), _condition(a), a.bootstrap
+    return fmt_interval(
+        float(a.metrics.point[_MAPE, d, c]), float(b.lo[_MAPE, d, c]), float(b.hi[_MAPE, d, c])
+    )
+
+
 def bitprompt_tables(a: Analysis) -> list[Table]:
-    """The control by option order beside the paper's, and the crossed 2x2."""
+    """The control's MAPE and paired wording difference beside the paper's, and the crossed
+    table (this project's design)."""
     by = mape_by_order(a)
     orders = list(a.run.outputs.order_names)
     suffix = table_suffix(a)
     rows = []
     for (what, wording), decoder in CROSSED.items():
-        if decoder not in by:
+        if decoder not in by or decoder not in a.design.decoders:
             continue
-        bits = "bits of x" if what == "x" else "bits of the index q"
         cells = [fmt(by[decoder].get(order, float("nan"))) for order in orders]
-        rows.append((f"{bits}, {wording}", *cells, fmt(by[decoder]["overall"])))
+        rows.append((f"{WRITES[what]}, {wording}", *cells, _mape_cell(a, decoder)))
     for wording, (lo, hi) in PAPER.items():
         rows.append((f"paper: {wording} bit queries", *(["–"] * len(orders)), f"{lo}–{hi}"))
-    header = ("Decoder (prompt)", *(f"MAPE {o}" for o in orders), "MAPE")
+    header = ("Decoder (prompt)", *(f"MAPE {o}" for o in orders), "MAPE [95% interval]")
     notes = (
         "Underspecified: 'Write x as four binary digits, most significant first. Select digit "
         "i of them' (no weights, no rule); explicit: the weights and 'floor(x / w) modulo 2'. "
-        "The paper's rows are its published range over its two option orders, not this run.",
+        "Intervals: family bootstrap over the suite's expressions. The paper's rows are its "
+        "published range over its two option orders (no interval), not this run.",
     )
     control = Table(
         f"Bit-prompt control: MAPE (%) by option order{suffix}", header, tuple(rows), notes
     )
+    diffs = []
+    for w in wording_differences(a):
+        diffs.append((
+            f"{WRITES[w.writes]}: underspecified − explicit",
+            fmt_interval(w.delta, w.lo, w.hi), fmt(w.p, 4), f"{w.units}", f"{w.families}",
+        ))  # fmt: skip
+    lo, hi = PAPER_DECREASE
+    diffs.append(("paper: underspecified − explicit", f"{lo}–{hi}", "–", "–", "–"))
+    paired = Table(
+        f"Bit-prompt control: underspecified minus explicit, paired{suffix}",
+        ("Bits (difference of MAPE, pp)", "Δ [95% interval]", "p", "common outputs", "families"),
+        tuple(diffs),
+        (
+            "Each difference is over the jobs both wordings answered ok (the same expressions, "
+            "orders and repeats), with compare's paired test: family-bootstrap percentile "
+            "interval and two-sided bootstrap p, uncorrected. One run's difference is one "
+            "draw; read it by its interval. The paper's row is the decrease its two published "
+            "ranges allow, whichever orders pair; it published no interval.",
+        ),
+    )
     grid = []
-    for what, label in (("x", "bits of x (actual value)"), ("q", "bits of the grid index q")):
+    for what in ("x", "q"):
         cells = [
-            fmt(by[CROSSED[(what, w)]]["overall"]) if CROSSED[(what, w)] in by else "–"
+            _mape_cell(a, CROSSED[(what, w)]) if CROSSED[(what, w)] in a.design.decoders else "–"
             for w in ("explicit", "underspecified")
         ]
-        grid.append((label, *cells))
+        grid.append((WRITES[what], *cells))
     crossed = Table(
-        f"Crossed prompt control: MAPE (%){suffix}",
+        f"Crossed prompt table (this project's design, not the paper's): MAPE (%){suffix}",
         ("What the bits write", "explicit", "underspecified"),
         tuple(grid),
-        ("Both option orders and repeats pooled; each cell one decoder of this run.",),
+        (
+            "The paper lists a 'crossed prompt control' among its archived protocols but "
+            "describes none and publishes no figure for it; crossing the two wordings with "
+            "what the bits write is this harness's design, and no paper figure belongs beside "
+            "it. Both option orders and repeats pooled; 95% family intervals.",
+        ),
     )
-    return [control, crossed]
+    return [control, paired, crossed]
 
 
 def bitprompt_numbers(a: Analysis) -> dict[str, Any]:
@@ -92,7 +187,20 @@ def bitprompt_numbers(a: Analysis) -> dict[str, Any]:
     by = mape_by_order(a)
     return {
         "mape_by_order": {d: {k: number(v) for k, v in row.items()} for d, row in by.items()},
+        "wording_differences": [
+            {
+                "bits_of": w.writes,
+                "underspecified_minus_explicit": number(w.delta),
+                "lo": number(w.lo),
+                "hi": number(w.hi),
+                "p": number(w.p),
+                "common_outputs": w.units,
+                "families": w.families,
+            }
+            for w in wording_differences(a)
+        ],
         "paper_bit_prompt_control": {k: list(v) for k, v in PAPER.items()},
+        "paper_decrease_range": list(PAPER_DECREASE),
     }
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from functools import partial
 
 from analysis.loading.names import condition_label, decoder_label, domain_label
+from analysis.statistics.imported import order_free_decoders
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
@@ -217,10 +218,18 @@ def sensitivity_table(a: Analysis) -> list[Table]:
     header += [
         f"{name} {condition_label(a.design.conditions[c])}" for _, name in columns for c in conds
     ]
+    free = order_free_decoders(a.run.outputs)
+
+    def cell(s: int, d: int, c: int) -> str:
+        # An order-free imported head was shown no options: its ordering gap is undefined.
+        return (
+            "n/a" if s == _ORDER and a.design.decoders[d] in free else fmt(a.metrics.point[s, d, c])
+        )
+
     rows = tuple(
         (
             decoder_label(decoder, a.facts.suite),
-            *(fmt(a.metrics.point[s, d, c]) for s, _ in columns for c in conds),
+            *(cell(s, d, c) for s, _ in columns for c in conds),
             *_count_cells(a, d, conds),
         )
         for d, decoder in enumerate(a.design.decoders)
@@ -231,6 +240,11 @@ def sensitivity_table(a: Analysis) -> list[Table]:
         "untransformed (int) output of the same family, order and condition.",
     }
     notes = [" ".join(explained[s] for s, _ in columns) + " These measure disagreement, not error."]
+    if free and any(s == _ORDER for s, _ in columns):
+        notes.append(
+            "n/a: imported predictions with one value per case (no option order was shown, "
+            "so there is nothing to permute; the paper's n/a)."
+        )
     title = "Sensitivity as a percentage of the numerical range" + table_suffix(a)
     return [Table(title, (*header, *_count_header(a, conds)), rows, tuple(notes))]
 

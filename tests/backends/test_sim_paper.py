@@ -1,86 +1,92 @@
-"""The default sim reproduces the paper's sign pattern (issue: "an offline model that tells
-the truth"). Every figure here is simulated; the paper's are in ``simstudy.paper``."""
+"""The default sim's claims, checked over seeds (issue 31: "only what we know").
+
+A claim about the sim is a claim about the share of seeds it holds at. ``make test`` runs a
+short sweep of the real sim (a quarter of the affine suite, four seeds); the soak test and
+``numericjev sim-vs-paper --seeds 24`` (docs/models.md quotes its table) run the full suite
+at 24 seeds. Every figure here is simulated; the paper's are in ``simstudy.paper``.
+"""
 
 from __future__ import annotations
+
+import statistics
+from dataclasses import replace
 
 import pytest
 
 from harness.backends.sim import SimParams
-from simstudy.paper import affine_profile
-from simstudy.profile import Profile
-from simstudy.vs_paper import sim_profiles
+from simstudy.sweep import HOLDS, LEGS, TREES, SeedFigures, leg_shares, sweep, sweep_tables
+from tests.runhelpers import cli
 
-TREES = ("tree2", "tree4", "tree10")
+SHORT = {"per_operator": "4"}  # 16 of the 64 families: a seed in about a second
+EXPLORED = 2  # exploratory seeds per sweep seed (8 in all over the short sweep)
 
 
 @pytest.fixture(scope="module")
-def sim() -> tuple[Profile, Profile]:
-    """The default sim's affine and exploratory profiles (seed 0, what `make run` shows)."""
-    return sim_profiles(SimParams())
+def short() -> list[SeedFigures]:
+    """The default sim at seeds 0-3 on a quarter of the affine suite (real runs, small)."""
+    return sweep(SimParams(), range(4), SHORT, explored=EXPLORED)
 
 
-def test_trees_have_lower_nmae_than_direct_choice(sim: tuple[Profile, Profile]) -> None:
-    affine, _ = sim
-    for tree in TREES:
-        assert affine[f"nmae/{tree}/arithmetic"] < affine["nmae/direct/arithmetic"], tree
+def _mean(runs: list[SeedFigures]) -> SeedFigures:
+    """The seeds' figures averaged cell by cell (the intervals of the first seed kept)."""
+    keys = set.intersection(*(set(r.affine) for r in runs))
+    affine = {k: statistics.fmean(r.affine[k] for r in runs) for k in keys}
+    explored = {k: statistics.fmean(r.exploratory[k] for r in runs) for k in runs[0].exploratory}
+    return replace(runs[0], affine=affine, exploratory=explored)
 
 
-def test_the_branching_factor_matters(sim: tuple[Profile, Profile]) -> None:
-    affine, _ = sim
-    mapes = [round(affine[f"mape/{tree}/arithmetic"], 2) for tree in TREES]
-    assert len(set(mapes)) == len(mapes), mapes
+def test_each_leg_of_the_sign_pattern_holds_in_a_short_sweep(short: list[SeedFigures]) -> None:
+    # At a quarter of the suite one seed is a noisy draw (the ordering gaps above all: at
+    # seeds 0-3 tree10's is below direct choice's at two), so each leg must hold on the
+    # four seeds' mean figures and at half of them at least; the soak test and the docs'
+    # table check the share at full size over 24 seeds.
+    pooled = _mean(short)
+    for leg, share in leg_shares(short):
+        if leg.pattern:
+            assert leg.test(pooled), leg.name
+            assert share >= 0.5, (leg.name, share)
 
 
-def test_direct_choice_is_the_more_order_and_affine_sensitive(
-    sim: tuple[Profile, Profile],
+def test_the_trees_beat_direct_choice_in_mape_more_often_than_the_paper_shows(
+    short: list[SeedFigures],
 ) -> None:
-    affine, _ = sim
-    for gap in ("ordering_gap", "affine_gap"):
-        for tree in TREES:
-            assert (
-                affine[f"{gap}/tree/arithmetic".replace("tree", tree, 1)]
-                < (affine[f"{gap}/direct/arithmetic"])
-            ), (gap, tree)
+    # The paper's tree-minus-direct MAPE intervals all hold 0; the sim's binary tree beats
+    # direct choice by more than its interval at most seeds (docs/models.md says so).
+    for run in short:
+        assert run.tree_vs_direct["tree2"].delta < 0
+    assert any(run.tree_vs_direct["tree2"].hi < 0 for run in short)
+    assert set(short[0].tree_vs_direct) == set(TREES)
 
 
-def test_some_domain_reverses_ten_way_trees_and_direct_choice(
-    sim: tuple[Profile, Profile],
-) -> None:
-    affine, _ = sim
-    domains = ("int", "x0.01", "minus50", "x10000")
-    worse = [
-        d
-        for d in domains
-        if affine[f"mape/tree10/arithmetic/{d}"] > affine[f"mape/direct/arithmetic/{d}"]
-    ]
-    assert worse, "tree10 is better than direct choice in every domain"
-    # The paper's reversal is on the long domain: 30.96% against 0.52%.
-    assert "x10000" in worse
+def test_the_sweep_table_prints_every_leg_and_cell(short: list[SeedFigures]) -> None:
+    text = "\n".join(sweep_tables(short))
+    assert "SIMULATED" in text
+    for leg in LEGS:
+        assert f"| {leg.name} |" in text
+    assert "| mape tree10 arithmetic x10000 | 30.96 |" in text
+    assert "seeds with interval below 0" in text
 
 
-def test_four_way_intervals_beat_direct_choice_on_the_exploratory_suite(
-    sim: tuple[Profile, Profile],
-) -> None:
-    # Twelve questions asked four times each: one seed is one draw of a tiny suite, in which
-    # direct choice's rare look-alikes may not happen at all, so the profile is the mean over
-    # twelve seeds (simstudy.vs_paper; README: the sim beside the paper).
-    _, exploratory = sim
-    assert exploratory["mape/tree4/arithmetic"] < exploratory["mape/direct/arithmetic"]
+def test_sim_vs_paper_seeds_refuses_a_single_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("sim-vs-paper", "--seeds", "1") == 2
+    assert "2 or more seeds" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    "key",
-    [
-        "mape/direct/arithmetic",
-        "nmae/direct/arithmetic",
-        "affine_gap/direct/arithmetic",
-        "mape/tree10/arithmetic",
-        "nmae/tree10/arithmetic",
-    ],
-)
-def test_headline_figures_are_near_the_papers(sim: tuple[Profile, Profile], key: str) -> None:
-    # The defaults were fitted to the paper's tables (docs/models.md: the sim beside the paper):
-    # these land within 25% of the paper's values; docs/models.md shows every cell,
-    # the ones further off included (the four-way tree's MAPE above all).
-    want = affine_profile()[key]
-    assert abs(sim[0][key] - want) <= 0.25 * want, (key, sim[0][key], want)
+@pytest.mark.soak
+@pytest.mark.timeout(600)
+def test_sim_vs_paper_seeds_prints_the_sweep(capsys: pytest.CaptureFixture[str]) -> None:
+    # Each sweep seed averages 12 exploratory runs: seconds even on a tiny affine suite.
+    assert cli("sim-vs-paper", "--seeds", "2", "--param", "per_operator=1") == 0
+    out = capsys.readouterr().out
+    assert "over seeds 0-1" in out and "| NMAE tree2 < direct | sign pattern |" in out
+
+
+@pytest.mark.soak
+@pytest.mark.timeout(1800)
+def test_each_leg_the_docs_state_holds_at_nine_seeds_in_ten() -> None:
+    # The full affine suite at 24 seeds (about 4 minutes): the sign pattern's legs are the
+    # ones docs/models.md states as the sim's; each must hold at 90% of seeds or more.
+    runs = sweep(SimParams(), range(24))
+    for leg, share in leg_shares(runs):
+        if leg.pattern:
+            assert share >= HOLDS, (leg.name, share)

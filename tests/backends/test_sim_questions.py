@@ -17,7 +17,9 @@ from harness.running.jobs import Job
 
 # The digest of the sim's answers to the first request of every job of every suite, as the
 # sim rebuilt on the paper's mechanics (issue 21) gives them; change it only on purpose.
-CHOICE_ANSWERS = "d6864cdea7fce6ff725e9e6b8d0b93b8"
+# Issue 31 (off_range 0.5): 378 of 13,608 first answers report other probabilities (the
+# reading's tail beyond the range now partly spread evenly); every choice is the same.
+CHOICE_ANSWERS = "a1edd4e81a17ace36218d482366e8ae7"
 
 
 def test_choice_answers_are_unchanged() -> None:

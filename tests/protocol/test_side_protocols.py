@@ -76,11 +76,24 @@ def test_the_control_tables_show_the_run_beside_the_paper(
     capsys.readouterr()
     assert cli("analyze", str(folder), "--no-probabilities") == 0
     out = capsys.readouterr().out
-    control = out[out.index("Bit-prompt control") : out.index("Crossed prompt control")]
-    assert cells(control, "| bits of x, underspecified", 2, 4) == ["0.00", "0.00", "0.00"]
+    control = out[out.index("Bit-prompt control") : out.index("underspecified minus explicit")]
+    assert cells(control, "| bits of x, underspecified", 2, 4) == [
+        "0.00",
+        "0.00",
+        "0.00 [0.00, 0.00]",
+    ]
     assert "| paper: underspecified bit queries" in control and "40.95–46.51" in control
-    crossed = out[out.index("Crossed prompt control") :]
-    assert cells(crossed, "| bits of the grid index q", 2, 3) == ["0.00", "0.00"]
+    paired = out[out.index("underspecified minus explicit") : out.index("Crossed prompt table")]
+    # The exact oracle: both wordings exact on all 48 jobs of 12 families, no difference.
+    assert cells(paired, "| bits of x: underspecified − explicit", 2, 5) == [
+        "0.00 [0.00, 0.00]",
+        "1.0000",
+        "48",
+        "12",
+    ]
+    assert cells(paired, "| paper: underspecified − explicit", 2, 3) == ["16.64–26.36", "–"]
+    crossed = out[out.index("Crossed prompt table (this project's design, not the paper's)") :]
+    assert cells(crossed, "| bits of the index q", 2, 3) == ["0.00 [0.00, 0.00]"] * 2
     assert cli("analyze", str(folder), "--no-probabilities", "--json") == 0
     assert b"bit_prompt_control" in capsys.readouterr().out.encode()
 
@@ -118,6 +131,11 @@ def test_imported_predictions_get_the_transfer_table(
     ]
     assert cells(table, "| high-head (imported)", 2, 3) == ["0.00", "10.00"]
     assert "| paper: 9B Beta" in table
+    # One value per case, copied to both orders: nothing to permute, so no ordering gap.
+    sensitivity = out[out.index("Sensitivity as a percentage") :].split("\n### ")[0]
+    assert cells(sensitivity, "| high-head ", 2, 5) == ["n/a", "n/a", "1.67", "1.67"]
+    assert cells(sensitivity, "| Tree (K=10)", 2, 2) == ["0.00"]
+    assert "nothing to permute" in sensitivity
 
 
 def test_a_run_without_trees_gets_a_report_without_a_decision_path(tmp_path: Path) -> None:

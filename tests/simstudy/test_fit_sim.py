@@ -3,6 +3,7 @@ command's output and errors are what a user needs."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import orjson
@@ -11,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simstudy.fitsim import fit_run
-from simstudy.fitting import distance, fit
+from simstudy.fitting import distance, fit, identify
 from tests.runhelpers import cli
 
 KNOWN = {"confusion": 0.4, "slip_digit": 0.5}  # both far from their defaults
@@ -27,16 +28,24 @@ def known_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.timeout(600)  # about 75 simulated runs: past 120 s when the cores are shared
 def test_fit_recovers_the_knobs_of_a_sim_run(known_run: Path) -> None:
     # Recovery tolerance: within 30% of each true value (the fit's own seeds differ from
     # the run's, so it matches figures, not draws; 32 families leave sampling noise, which
     # three seeds per try average down). Not every knob is this well identified: one that
     # touches a single domain (negative) can trade off against confusion (docs/models.md).
-    result = fit_run(known_run, tuple(KNOWN), rounds=3, seeds=3)
+    result = fit_run(known_run, tuple(KNOWN), rounds=3, seeds=3, profile=False)
     for knob, true in KNOWN.items():
         got = result.fit.knobs[knob]
         assert abs(got - true) <= 0.3 * true, (knob, got, true)
     assert result.spec.startswith("sim:") and "confusion=" in result.spec
+
+
+def test_a_knob_the_run_cannot_see_is_printed_as_weak(known_run: Path) -> None:
+    # The run has no bit decoder: slip_bit moves nothing, so the distance stays flat.
+    result = fit_run(known_run, ("slip_bit",), rounds=1, seeds=1)
+    (only,) = result.identification
+    assert only.knob == "slip_bit" and only.verdict == "weak"
 
 
 def test_the_command_prints_the_spec_and_both_columns(
@@ -45,11 +54,13 @@ def test_the_command_prints_the_spec_and_both_columns(
     assert cli("fit-sim", str(known_run), "--knobs", "confusion", "--rounds", "1", "--quiet") == 0
     out = capsys.readouterr().out
     assert "fitted spec: sim:" in out
+    assert "| confusion |" in out and "identified" in out
     assert "| Figure (%)" in out and "fitted sim (SIMULATED)" in out
     assert cli("fit-sim", str(known_run), "--knobs", "confusion", "--rounds", "1", "--quiet",
                "--json") == 0  # fmt: skip
     data = orjson.loads(capsys.readouterr().out)
     assert data["simulated"] is True and data["spec"].startswith("sim")
+    assert data["identification"]["confusion"]["verdict"] == "identified"
     assert set(data["run"]) >= {"mape/direct/arithmetic", "nmae/tree10/provided"}
 
 
@@ -90,3 +101,43 @@ def test_coordinate_search_finds_a_known_minimum() -> None:
         bowl, {"a": 0.1, "b": 0.2}, ["a", "b"], bounds={"a": (0, 1), "b": (0, 1)}, rounds=8
     )
     assert abs(result.knobs["a"] - 0.3) < 0.03 and abs(result.knobs["b"] - 0.05) < 0.01
+
+
+def test_a_pair_that_trades_off_is_named_as_such() -> None:
+    # A valley along a * b = 0.0625 (as confusion and negative both scale one noise): each
+    # alone is pinned, the two moved in opposite directions are not.
+    def valley(k: object) -> float:
+        assert isinstance(k, dict)
+        a, b = max(k["a"], 1e-6), max(k["b"], 1e-6)
+        return math.log(a * b / 0.0625) ** 2 + 0.001 * math.log(a / b) ** 2 + 0.01
+
+    bounds = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
+    result = fit(valley, {"a": 0.1, "b": 0.1}, ["a", "b"], bounds=bounds, rounds=6)
+    assert abs(math.log(result.knobs["a"] * result.knobs["b"] / 0.0625)) < 0.1
+    found = {i.knob: i.verdict for i in identify(valley, result, ["a", "b"], bounds)}
+    assert found == {"a": "trades off with b", "b": "trades off with a"}
+
+
+def test_the_pattern_move_repeats_a_pass_with_every_knob_at_once() -> None:
+    # From (0.1, 0.1) toward (0.4, 0.4): a pass doubles each; the pattern move doubles both
+    # again at once and lands on the minimum.
+    def bowl(k: object) -> float:
+        assert isinstance(k, dict)
+        return math.log(k["a"] / 0.4) ** 2 + math.log(k["b"] / 0.4) ** 2
+
+    bounds = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
+    result = fit(bowl, {"a": 0.1, "b": 0.1}, ["a", "b"], bounds=bounds, rounds=1)
+    assert result.history[-1][0] == "pattern" and result.knobs == {"a": 0.4, "b": 0.4}
+
+
+def test_a_rise_within_the_seed_noise_is_weak() -> None:
+    # The same bowl, its distance moving by 1.0 between sim seeds: a knob move that raises
+    # the distance by less than that is not seen, so no knob is printed as identified.
+    def bowl(k: object) -> float:
+        assert isinstance(k, dict)
+        return math.log(k["a"] / 0.4) ** 2 + 0.1
+
+    result = fit(bowl, {"a": 0.1}, ["a"], bounds={"a": (0.0, 1.0)}, rounds=3)
+    assert identify(bowl, result, ["a"], {"a": (0.0, 1.0)})[0].verdict == "identified"
+    (noisy,) = identify(bowl, result, ["a"], {"a": (0.0, 1.0)}, noise=1.0)
+    assert noisy.verdict == "weak" and noisy.bar == pytest.approx(1.0 / result.distance)

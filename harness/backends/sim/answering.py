@@ -119,7 +119,9 @@ def _located(
             label = _pick({lab: math.exp(asked.tilt[lab]) for lab in group}, u[3])
             at = meaning.lows_f[meaning.rank[label]]
     seen_at = at + sigma * normal(u[4], u[5])
-    return masses(meaning.labels, asked.bounds, seen_at, sigma)
+    return masses(
+        meaning.labels, asked.bounds, seen_at, sigma, p.off_range if kind == "interval" else 0.0
+    )
 
 
 def _tilted_rate(rate: float, asked: Asked, others: list[str], own: str) -> float:

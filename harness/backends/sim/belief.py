@@ -1,8 +1,10 @@
 """The sim's belief over ranked options: a Gaussian reading integrated over their regions.
 
-The belief is truncated to the range the question offers: the sim knows the answer is
-one of the options, so no option gains from the tail beyond the range's ends (with
-open-ended end regions the end options would draw readings near them by construction).
+The mass beyond the range the question offers never goes to the end options as open-ended
+regions (they would draw readings near them by construction): it is renormalised onto the
+options or, for the share ``off_range`` of it (interval questions), spread evenly over them.
+A question whose range does not hold the reading (a beam's off-path branch) is then not
+answered with certainty, so beams do not lose to greedy trees by construction.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ def region_bounds(kind: str, lows: Sequence[float], top: float) -> tuple[float, 
 
 
 def masses(
-    labels: Sequence[str], bounds: Sequence[float], at: float, sigma: float
+    labels: Sequence[str], bounds: Sequence[float], at: float, sigma: float, spread: float = 0.0
 ) -> dict[str, float]:
-    """``Normal(at, sigma)`` over the regions ``bounds`` delimit, renormalised to the range
-    (all on the nearest option when the reading is far outside it, or ``sigma`` is 0)."""
+    """``Normal(at, sigma)`` over the regions ``bounds`` delimit. The mass beyond the range's
+    ends is renormalised away (``spread`` 0: all on the nearest option when the reading is
+    far outside, or ``sigma`` is 0) or, for the share ``spread`` of it, spread evenly over
+    the options (a value outside them all gives no option an edge)."""
     n = len(labels)
     nearest = min(max(bisect_right(bounds, at) - 1, 0), n - 1)
     if not sigma > 0:
@@ -48,6 +52,11 @@ def masses(
             out[labels[i]] = above - below
         below = above
     total = sum(out.values())
-    if not total > 0:
-        return {labels[nearest]: 1.0}
-    return {label: m / total for label, m in out.items()}
+    kept = {label: m / total for label, m in out.items()} if total > 0 else {labels[nearest]: 1.0}
+    if not spread > 0:
+        return kept
+    even = max(1.0 - total, 0.0) / n
+    return {
+        label: (1.0 - spread) * kept.get(label, 0.0) + spread * (out.get(label, 0.0) + even)
+        for label in labels
+    }
