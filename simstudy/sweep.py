@@ -28,7 +28,7 @@ from simstudy.vs_paper import EXPLORATORY_SEEDS, HEADLINE
 TREES = ("tree2", "tree4", "tree10")
 NEAR = 0.25  # "near the paper": within 25% of its value
 HOLDS = 0.9  # a leg the docs may state as the sim's: it holds at 90% of seeds or more
-SWEEP_REPLICATES = 2000  # bootstrap replicates per tree-vs-direct interval (per seed)
+SWEEP_REPLICATES = 2000  # > 0: the tree-vs-direct interval is asked for (compare's t draws none)
 # The pooled arithmetic cells of the headline: MAPE, NMAE, ordering and affine gaps.
 POOLED = tuple(k for k in HEADLINE if k.count("/") == 2 and k.endswith("/arithmetic"))[:16]
 

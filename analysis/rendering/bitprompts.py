@@ -84,7 +84,7 @@ def _condition(a: Analysis) -> int:
 
 def wording_differences(a: Analysis) -> list[WordingDifference]:
     """For bits of x and of q: underspecified minus explicit MAPE, paired over the jobs
-    both wordings answered ok, with compare's family-bootstrap interval and p-value."""
+    both wordings answered ok, with compare's test: its interval and p-value."""
     c, b = _condition(a), a.bootstrap
     out = []
     for writes in ("x", "q"):
@@ -155,8 +155,8 @@ def bitprompt_tables(a: Analysis) -> list[Table]:
         tuple(diffs),
         (
             "Each difference is over the jobs both wordings answered ok (the same expressions, "
-            "orders and repeats), with compare's paired test: family-bootstrap percentile "
-            "interval and two-sided bootstrap p, uncorrected. One run's difference is one "
+            "orders and repeats), with compare's paired test (a cluster-robust t over the "
+            "families; the interval inverts it), uncorrected. One run's difference is one "
             "draw; read it by its interval. The paper's row is the decrease its two published "
             "ranges allow, whichever orders pair; it published no interval.",
         ),
