@@ -24,12 +24,11 @@ from typing import Any
 import numpy as np
 import orjson
 
+from analysis.loading.job_rounds import PROBABILITY_SCALE
 from analysis.loading.rounds import JobRounds
 
 __all__ = ["PROBABILITY_SCALE", "pack_rounds"]
 
-PROBABILITY_SCALE = 10_000  # probabilities are shown with four decimals
-_NO_PROBABILITY = 65535
 _DTYPES = {
     np.dtype("uint8"): "u8",
     np.dtype("int16"): "i16",
@@ -44,14 +43,6 @@ def _np(column: array, dtype: str) -> np.ndarray:
 
 
 _CHUNK = 1 << 16  # questions per slice when probabilities are reordered (bounds memory)
-
-
-def _quantised(probs: np.ndarray) -> np.ndarray:
-    """float32 probabilities -> uint16 in 1/PROBABILITY_SCALE (NaN -> none returned)."""
-    out = np.full(len(probs), _NO_PROBABILITY, np.uint16)
-    known = ~np.isnan(probs)
-    out[known] = np.clip(np.rint(probs[known] * PROBABILITY_SCALE), 0, PROBABILITY_SCALE)
-    return out
 
 
 class _Layout:
@@ -69,16 +60,16 @@ class _Layout:
         per_output = np.bincount(q_output, weights=sizes, minlength=r.n_outputs)[: r.n_outputs]
         self.p_start = np.concatenate([[0], np.cumsum(per_output)])[:-1]
         self.n_probabilities = int(sizes.sum())
-        self.probabilities = np.frombuffer(r.probabilities, dtype=np.float32)
+        self.probabilities = np.frombuffer(r.probabilities, dtype=np.uint16)
 
     def probability_chunks(self) -> Iterator[np.ndarray]:
-        """The quantised probabilities in sorted question order, a slice at a time."""
+        """The (already quantised) probabilities in sorted question order, a slice at a time."""
         for first in range(0, len(self.order), _CHUNK):
             questions = self.order[first : first + _CHUNK]
             sizes = self.sizes[questions]
             shift = self.starts[questions] - (np.cumsum(sizes) - sizes)
             gather = np.repeat(shift, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
-            yield _quantised(self.probabilities[gather])
+            yield self.probabilities[gather]
 
 
 # Column name -> (dtype, which table's length, the source column or None). Questions are
