@@ -99,6 +99,7 @@ def _order_pairs(
     """
     if first not in outputs.order_names or second not in outputs.order_names:
         return _EMPTY
+    dec = dec.astype(np.int64, copy=False)  # the columns are narrow: build keys in int64
     n_rep = int(outputs.repeat.max()) + 1 if len(outputs) else 1
     key = (
         (dec * len(outputs.condition_names) + outputs.condition[rows]) * len(outputs.case_names)
@@ -118,6 +119,7 @@ def _affine_pairs(
     of the same family, order, condition, repeat and decoder key."""
     if reference_domain not in outputs.domain_names or not len(rows):
         return _EMPTY
+    dec = dec.astype(np.int64, copy=False)  # the columns are narrow: build keys in int64
     n_rep = int(outputs.repeat.max()) + 1
     key = (
         (
