@@ -26,6 +26,7 @@ import orjson
 
 from runfolder import JsonlReader, RequestLine, stored
 
+from .compact import narrow
 from .interval_paths import PathTable, read_paths
 from .interval_steps import FORMS, HALVING
 
@@ -344,8 +345,11 @@ class AnswersJoin:
             return np.frombuffer((rows or self.rows)[name], dtype=np.float64)
 
         paths = self.paths
+        # Unit columns in their smallest integer types (codes, depths, counts: 409,600 units
+        # at 100×); the statistics cast before building keys from them.
+        units = {k: narrow(v) if v.dtype.kind == "i" else v for k, v in paths.unit.items()}
         return AnswerLog(
-            units=paths.unit,
+            units=units,
             names=paths.names,
             pair_first=paths.pair_first,
             pair_second=paths.pair_second,

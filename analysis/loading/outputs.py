@@ -13,6 +13,7 @@ import numpy as np
 from analysis.errors import bad_output_line
 from runfolder import JsonlReader, OutputLine, job_records, stored
 
+from .compact import narrow
 from .exact import output_errors, parse_decimal
 from .interning import Interner
 
@@ -104,23 +105,6 @@ def _numbers(target: Any, value: Any, lower: Any, eps: Any, n_cells: Any) -> tup
 
 _FLOATS = 6  # y, ŷ, APE, NAE, index, within5
 _INTS = 13  # decoder … family codes, repeat, ok, N, rounds, decreased, simulated, oracle
-
-
-def _narrow(column: np.ndarray) -> np.ndarray:
-    """A copy of an integer column in the smallest signed type that holds its values.
-
-    Codes, repeats, N and rounds are small: int8 or int16 instead of int64 is 8 bytes less
-    per output on each of eleven columns (614,400 outputs at 100×, 6.1 million at 1000×).
-    Arithmetic that could leave the type (keys built from several columns) casts first.
-    """
-    if not len(column):
-        return column.astype(np.int8)
-    low, high = int(column.min()), int(column.max())
-    for dtype in (np.int8, np.int16, np.int32):
-        info = np.iinfo(dtype)
-        if info.min <= low and high <= info.max:
-            return column.astype(dtype)
-    return column.copy()
 
 
 class OutputsReader:
@@ -246,19 +230,19 @@ class OutputsReader:
         remap = np.array([rank[n] for n in codes["family"].strings] or [0], np.int64)
         return Outputs(
             job=tuple(self.jobs),
-            decoder=_narrow(ints[:, 0]),
+            decoder=narrow(ints[:, 0]),
             decoder_names=tuple(codes["decoder"].strings),
-            condition=_narrow(ints[:, 1]),
+            condition=narrow(ints[:, 1]),
             condition_names=tuple(codes["condition"].strings),
-            order=_narrow(ints[:, 2]),
+            order=narrow(ints[:, 2]),
             order_names=tuple(codes["order"].strings),
-            domain=_narrow(ints[:, 3]),
+            domain=narrow(ints[:, 3]),
             domain_names=tuple(codes["domain"].strings),
-            case=_narrow(ints[:, 4]),
+            case=narrow(ints[:, 4]),
             case_names=tuple(codes["case"].strings),
-            family=_narrow(remap[ints[:, 5]]),
+            family=narrow(remap[ints[:, 5]]),
             family_names=tuple(family_names),
-            repeat=_narrow(ints[:, 6]),
+            repeat=narrow(ints[:, 6]),
             ok=ints[:, 7].astype(bool),
             target=floats[:, 0].copy(),
             value=floats[:, 1].copy(),
@@ -266,11 +250,11 @@ class OutputsReader:
             nae=floats[:, 3].copy(),
             index=floats[:, 4].copy(),
             within5=floats[:, 5].copy(),
-            n_cells=_narrow(ints[:, 8]),
-            rounds=_narrow(ints[:, 9]),
+            n_cells=narrow(ints[:, 8]),
+            rounds=narrow(ints[:, 9]),
             target_text=tuple(self.targets),
             value_text=tuple(self.values),
-            decreased=_narrow(ints[:, 10]),
+            decreased=narrow(ints[:, 10]),
             n_simulated=int(ints[:, 11].sum()),
             stats=LogStats(stats.present, stats.records, stats.torn_last_line, self.duplicates),
             n_oracle=int(ints[:, 12].sum()),
