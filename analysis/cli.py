@@ -39,7 +39,7 @@ from .statistics.banners import Banner
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
 from .statistics.comparison import Comparison, compare_runs
 from .statistics.diff import diff_runs
-from .statistics.summary import analyze_run
+from .statistics.summary import analyze_run, take_probabilities
 
 __all__ = ["main"]
 
@@ -261,8 +261,8 @@ def _analyze(args: argparse.Namespace) -> int:
         comparison = _comparison(path, args.strict, args.bootstrap, args.seed)
         _print_comparison(comparison, args.json)
         return 0
-    run = _load(path, args)
-    analysis = analyze_run(run, _replicates(args), args.seed, run.answers)
+    run, probabilities = take_probabilities(_load(path, args))  # the answers freed first
+    analysis = analyze_run(run, _replicates(args), args.seed, probabilities=probabilities)
     _refuse_if_strict(args, analysis.banners)
     if args.json:
         sys.stdout.buffer.write(_json(analysis_to_dict(analysis)))
@@ -281,9 +281,9 @@ def _report(args: argparse.Namespace) -> int:
         print(f"wrote {', '.join(p.name for p in files)} in {out}")
         print(f"open it in a browser: {files[-1]}")
         return 0
-    run = _load(folder, args)
+    run, probabilities = take_probabilities(_load(folder, args))  # the answers freed first
     path = select_path(run, args.job, args.decoder)  # before anything is written
-    analysis = analyze_run(run, _replicates(args), args.seed, run.answers)
+    analysis = analyze_run(run, _replicates(args), args.seed, probabilities=probabilities)
     _refuse_if_strict(args, analysis.banners)
     out_dir = Path(args.out) if args.out else folder / "report"
     if out_dir.exists() and not out_dir.is_dir():

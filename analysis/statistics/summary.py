@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from analysis.loading.answers import AnswerLog, order_pair
 from analysis.loading.run import Design, Run, design_of
@@ -14,7 +14,7 @@ from .metrics import Metrics, compute_metrics
 from .paired import common_with_reference
 from .probabilities import ProbabilityStats, probability_stats
 
-__all__ = ["Analysis", "analyze_run"]
+__all__ = ["Analysis", "analyze_run", "take_probabilities"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,14 +30,29 @@ class Analysis:
     probabilities: ProbabilityStats | None = None  # None: not computed (no AnswerLog given)
 
 
+def take_probabilities(run: Run) -> tuple[Run, ProbabilityStats | None]:
+    """The Probabilities section of ``run`` (None without ``run.answers``), and the run
+    without its answers: a caller that keeps only these two frees the joined answers (the
+    largest of a 100× run's columns) before the metrics make their temporaries."""
+    if run.answers is None:
+        return run, None
+    design = design_of(run.manifest, run.outputs)
+    stats = probability_stats(
+        run.answers, design.decoders, design.conditions, order_pair(run.manifest.orders)
+    )
+    return replace(run, answers=None), stats
+
+
 def analyze_run(
     run: Run,
     n_boot: int = DEFAULT_REPLICATES,
     seed: int = DEFAULT_SEED,
     answers: AnswerLog | None = None,
+    probabilities: ProbabilityStats | None = None,
 ) -> Analysis:
     """Compute the paper's metrics, family-bootstrap intervals and run facts for ``run``,
-    and the Probabilities section from ``answers`` when given (``load_answers``).
+    and the Probabilities section from ``answers`` when given (``load_answers``), or take
+    it as ``probabilities`` (``take_probabilities``).
 
     Differences against the reference decoder are over the jobs where both are ok.
     """
@@ -46,8 +61,8 @@ def analyze_run(
     reference = design.reference_decoder
     paired = common_with_reference(run.outputs, design, reference)
     boot = family_bootstrap(metrics.totals, paired, reference, n_boot, seed)
+    del paired
     facts = run_facts(run, metrics)
-    probabilities = None
     if answers is not None:
         probabilities = probability_stats(
             answers, design.decoders, design.conditions, order_pair(run.manifest.orders)
