@@ -39,7 +39,8 @@ from .statistics.banners import Banner
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
 from .statistics.comparison import Comparison, compare_runs
 from .statistics.diff import diff_runs
-from .statistics.summary import analyze_run, take_probabilities
+from .statistics.probabilities import ProbabilityStats
+from .statistics.summary import analyze_run, probabilities_of
 
 __all__ = ["main"]
 
@@ -182,6 +183,18 @@ def _load(path: Path, args: argparse.Namespace, orders: tuple[str, str] | None =
     return load_run(path, probabilities=not args.no_probabilities, orders=orders)
 
 
+def _load_analysed(path: Path, args: argparse.Namespace) -> tuple[Run, ProbabilityStats | None]:
+    """``_load``, the Probabilities section computed from the answers as soon as they are
+    read and the answers dropped: a 100× run never holds them beside its outputs."""
+    found: list[ProbabilityStats] = []
+    run = load_run(
+        path,
+        probabilities=not args.no_probabilities,
+        digest=lambda answers, manifest: found.append(probabilities_of(answers, manifest)),
+    )
+    return run, found[0] if found else None
+
+
 def _replicates(args: argparse.Namespace) -> int:
     return DEFAULT_REPLICATES if args.bootstrap is None else int(args.bootstrap)
 
@@ -261,7 +274,7 @@ def _analyze(args: argparse.Namespace) -> int:
         comparison = _comparison(path, args.strict, args.bootstrap, args.seed)
         _print_comparison(comparison, args.json)
         return 0
-    run, probabilities = take_probabilities(_load(path, args))  # the answers freed first
+    run, probabilities = _load_analysed(path, args)
     analysis = analyze_run(run, _replicates(args), args.seed, probabilities=probabilities)
     _refuse_if_strict(args, analysis.banners)
     if args.json:
@@ -281,7 +294,7 @@ def _report(args: argparse.Namespace) -> int:
         print(f"wrote {', '.join(p.name for p in files)} in {out}")
         print(f"open it in a browser: {files[-1]}")
         return 0
-    run, probabilities = take_probabilities(_load(folder, args))  # the answers freed first
+    run, probabilities = _load_analysed(folder, args)
     path = select_path(run, args.job, args.decoder)  # before anything is written
     analysis = analyze_run(run, _replicates(args), args.seed, probabilities=probabilities)
     _refuse_if_strict(args, analysis.banners)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from analysis.loading.answers import AnswerLog, order_pair
-from analysis.loading.run import Design, Run, design_of
+from analysis.loading.manifest import Manifest
+from analysis.loading.run import Design, Run, design_of, design_order
 
 from .banners import Banner, run_banners
 from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, BootstrapResult, family_bootstrap
@@ -14,7 +15,7 @@ from .metrics import Metrics, compute_metrics
 from .paired import common_with_reference
 from .probabilities import ProbabilityStats, probability_stats
 
-__all__ = ["Analysis", "analyze_run", "take_probabilities"]
+__all__ = ["Analysis", "analyze_run", "probabilities_of"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,17 +31,14 @@ class Analysis:
     probabilities: ProbabilityStats | None = None  # None: not computed (no AnswerLog given)
 
 
-def take_probabilities(run: Run) -> tuple[Run, ProbabilityStats | None]:
-    """The Probabilities section of ``run`` (None without ``run.answers``), and the run
-    without its answers: a caller that keeps only these two frees the joined answers (the
-    largest of a 100× run's columns) before the metrics make their temporaries."""
-    if run.answers is None:
-        return run, None
-    design = design_of(run.manifest, run.outputs)
-    stats = probability_stats(
-        run.answers, design.decoders, design.conditions, order_pair(run.manifest.orders)
+def probabilities_of(answers: AnswerLog, manifest: Manifest) -> ProbabilityStats:
+    """The Probabilities section from a run's answers and manifest alone, rows in the
+    tables' order (the answers' names are the outputs' own): ``load_run``'s ``digest``
+    computes it before the outputs are loaded, and the answers are dropped."""
+    decoders, conditions = design_order(
+        manifest, answers.names["decoder"], answers.names["condition"]
     )
-    return replace(run, answers=None), stats
+    return probability_stats(answers, decoders, conditions, order_pair(manifest.orders))
 
 
 def analyze_run(
@@ -52,7 +50,7 @@ def analyze_run(
 ) -> Analysis:
     """Compute the paper's metrics, family-bootstrap intervals and run facts for ``run``,
     and the Probabilities section from ``answers`` when given (``load_answers``), or take
-    it as ``probabilities`` (``take_probabilities``).
+    it as ``probabilities`` (``probabilities_of``).
 
     Differences against the reference decoder are over the jobs where both are ok.
     """
