@@ -16,6 +16,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from analysis.errors import bad_output_line
@@ -24,8 +25,6 @@ from runfolder import JsonlReader, stored
 from .column_cache import RUN_LOGS, cache_key, cached
 from .exact import output_errors, parse_decimal
 from .interning import Interner, as_text
-import numpy as np
-
 from .job_rounds import COLUMNS, NONE, JobRounds, QuestionSpec, quantised
 from .targets import TargetRule, option_holding
 
