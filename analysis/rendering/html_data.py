@@ -153,8 +153,10 @@ def pack_rounds(r: JobRounds, level: int = 6) -> str:
     chunks = [packer.compress(b"NJV1" + struct.pack("<I", len(header)) + header + b"\0" * pad)]
     for name in _PACKED:
         column = _column(r, lay, name)
-        data = column.astype(column.dtype.newbyteorder("<"), copy=False).tobytes()
-        chunks.append(packer.compress(data + b"\0" * ((-len(data)) % 8)))
+        # Compressed from the array's own buffer: no bytes copies of 2.4 million questions.
+        data = np.ascontiguousarray(column.astype(column.dtype.newbyteorder("<"), copy=False))
+        chunks.append(packer.compress(data))
+        chunks.append(packer.compress(b"\0" * ((-data.nbytes) % 8)))
         del column, data
     for part in lay.probability_chunks():
         chunks.append(packer.compress(part.astype("<u2", copy=False).tobytes()))
