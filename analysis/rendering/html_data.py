@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from analysis.loading.compact import narrow
 from analysis.loading.job_rounds import PROBABILITY_SCALE
 from analysis.loading.rounds import JobRounds
 
@@ -51,12 +52,12 @@ class _Layout:
     def __init__(self, r: JobRounds) -> None:
         q_output = _np(r.q_output, "uint32")
         # lexsort is stable: questions of one output and round keep their log order.
-        self.order = np.lexsort((_np(r.q_round, "uint16"), q_output))
+        self.order = narrow(np.lexsort((_np(r.q_round, "uint16"), q_output)))
         # int32 sizes, indexed by the uint32 spec ids as they are: 2.4 million questions at
         # 100×, where each int64 copy was 19 MB more at the viewer's peak.
         spec_sizes = np.array([len(s.labels) for s in r.specs] or [0], np.int32)
         sizes = spec_sizes[_np(r.q_spec, "uint32")]
-        self.starts = np.concatenate([[0], np.cumsum(sizes)])[:-1]  # log order
+        self.starts = narrow(np.concatenate([[0], np.cumsum(sizes)])[:-1])  # log order
         self.sizes = sizes
         self.q_start = np.searchsorted(q_output[self.order], np.arange(r.n_outputs + 1))
         per_output = np.bincount(q_output, weights=sizes, minlength=r.n_outputs)[: r.n_outputs]
