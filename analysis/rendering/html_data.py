@@ -156,7 +156,7 @@ def pack_rounds(r: JobRounds, level: int = 6) -> str:
         column = _column(r, lay, name)
         # Compressed from the array's own buffer: no bytes copies of 2.4 million questions.
         data = np.ascontiguousarray(column.astype(column.dtype.newbyteorder("<"), copy=False))
-        chunks.append(packer.compress(data))
+        chunks.append(packer.compress(data.data))
         chunks.append(packer.compress(b"\0" * ((-data.nbytes) % 8)))
         del column, data
     for part in lay.probability_chunks():
