@@ -31,6 +31,7 @@ from .rendering.diff_tables import diff_markdown, diff_to_dict
 from .rendering.json_numbers import analysis_to_dict
 from .rendering.report import (
     analysis_markdown,
+    prepare_viewer,
     select_path,
     write_report_files,
     write_report_page,
@@ -294,6 +295,8 @@ def _report(args: argparse.Namespace) -> int:
         print(f"wrote {', '.join(p.name for p in files)} in {out}")
         print(f"open it in a browser: {files[-1]}")
         return 0
+    # The job viewer first: its columns are dropped before the run's are read.
+    viewer = prepare_viewer(folder)
     run, probabilities = _load_analysed(folder, args)
     path = select_path(run, args.job, args.decoder)  # before anything is written
     analysis = analyze_run(run, _replicates(args), args.seed, probabilities=probabilities)
@@ -307,7 +310,7 @@ def _report(args: argparse.Namespace) -> int:
     # The page's job data is streamed from the logs again: drop the analysed run first, so
     # that a 100× run holds one of the two in memory, never both.
     del analysis, run
-    index = write_report_page(written, out_dir)
+    index = write_report_page(written, out_dir, viewer)
     figures = [f for f in written.files if f.suffix in (".svg", ".png")]
     print(
         f"wrote {written.files[0].name}, {len(figures)} figure files and {index.name} in {out_dir}"
