@@ -176,7 +176,7 @@ def divergence_groups(
     if not len(kept):
         return ()
     # Units grouped by their (decoder, condition, N, K) codes in numpy: a Python tuple per
-    # unit took ~80 MB at 100× (409,600 units) for a few dozen groups.
+    # unit took ~20 MB at 100× (409,600 units) for a few dozen groups.
     codes = [u[name][kept].astype(np.int64) for name in ("decoder", "condition")]
     codes += [u[name][kept].astype(np.int64) for name in ("n_cells", "branching")]
     distinct, which = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
