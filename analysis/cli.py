@@ -31,6 +31,7 @@ from .rendering.diff_tables import diff_markdown, diff_to_dict
 from .rendering.json_numbers import analysis_to_dict
 from .rendering.report import (
     analysis_markdown,
+    prepare_viewer,
     select_path,
     write_report_files,
     write_report_page,
@@ -39,7 +40,8 @@ from .statistics.banners import Banner
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
 from .statistics.comparison import Comparison, compare_runs
 from .statistics.diff import diff_runs
-from .statistics.summary import analyze_run
+from .statistics.probabilities import ProbabilityStats
+from .statistics.summary import analyze_run, probabilities_of
 
 __all__ = ["main"]
 
@@ -184,6 +186,18 @@ def _load(path: Path, args: argparse.Namespace, orders: tuple[str, str] | None =
     return load_run(path, probabilities=not args.no_probabilities, orders=orders)
 
 
+def _load_analysed(path: Path, args: argparse.Namespace) -> tuple[Run, ProbabilityStats | None]:
+    """``_load``, the Probabilities section computed from the answers as soon as they are
+    read and the answers dropped: a 100× run never holds them beside its outputs."""
+    found: list[ProbabilityStats] = []
+    run = load_run(
+        path,
+        probabilities=not args.no_probabilities,
+        digest=lambda answers, manifest: found.append(probabilities_of(answers, manifest)),
+    )
+    return run, found[0] if found else None
+
+
 def _replicates(args: argparse.Namespace) -> int:
     return DEFAULT_REPLICATES if args.bootstrap is None else int(args.bootstrap)
 
@@ -276,8 +290,8 @@ def _analyze(args: argparse.Namespace) -> int:
         comparison = _comparison(path, args.strict, args.bootstrap, args.seed)
         _print_comparison(comparison, args.json)
         return 0
-    run = _load(path, args)
-    analysis = analyze_run(run, _replicates(args), args.seed, run.answers)
+    run, probabilities = _load_analysed(path, args)
+    analysis = analyze_run(run, _replicates(args), args.seed, probabilities=probabilities)
     _refuse_if_strict(args, analysis.banners)
     if args.json:
         sys.stdout.buffer.write(_json(analysis_to_dict(analysis)))
@@ -296,9 +310,11 @@ def _report(args: argparse.Namespace) -> int:
         print(f"wrote {', '.join(p.name for p in files)} in {out}")
         print(f"open it in a browser: {files[2]}")  # index.html (SUMMARY_FILES order)
         return 0
-    run = _load(folder, args)
+    # The job viewer first: its columns are dropped before the run's are read.
+    viewer = prepare_viewer(folder)
+    run, probabilities = _load_analysed(folder, args)
     path = select_path(run, args.job, args.decoder)  # before anything is written
-    analysis = analyze_run(run, _replicates(args), args.seed, run.answers)
+    analysis = analyze_run(run, _replicates(args), args.seed, probabilities=probabilities)
     _refuse_if_strict(args, analysis.banners)
     out_dir = Path(args.out) if args.out else folder / "report"
     if out_dir.exists() and not out_dir.is_dir():
@@ -309,7 +325,7 @@ def _report(args: argparse.Namespace) -> int:
     # The page's job data is streamed from the logs again: drop the analysed run first, so
     # that a 100× run holds one of the two in memory, never both.
     del analysis, run
-    index = write_report_page(written, out_dir)
+    index = write_report_page(written, out_dir, viewer)
     figures = [f for f in written.files if f.suffix in (".svg", ".png")]
     print(
         f"wrote {written.files[0].name}, {len(figures)} figure files and {index.name} in {out_dir}"

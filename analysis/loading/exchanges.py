@@ -12,6 +12,7 @@ import numpy as np
 
 from runfolder import JsonlReader, RequestLine, job_records, stored
 
+from .compact import narrow
 from .outputs import LogStats
 
 __all__ = ["RequestLog", "RequestsReader", "job_answers", "load_requests"]
@@ -108,12 +109,12 @@ class RequestsReader:
             input_tokens=floats[:, 1].copy(),
             output_tokens=floats[:, 2].copy(),
             cost_usd=floats[:, 3].copy(),
-            attempt=np.nan_to_num(floats[:, 4], nan=-1).astype(np.int64),
-            http_status=np.nan_to_num(floats[:, 5], nan=-1).astype(np.int64),
+            attempt=narrow(np.nan_to_num(floats[:, 4], nan=-1).astype(np.int64)),
+            http_status=narrow(np.nan_to_num(floats[:, 5], nan=-1).astype(np.int64)),
             failed=ints[:, 0].astype(bool),
-            error_kind=ints[:, 1].copy(),
+            error_kind=narrow(ints[:, 1]),
             error_kind_names=tuple(self.kinds),
-            served_model=ints[:, 2].copy(),
+            served_model=narrow(ints[:, 2]),
             served_model_names=tuple(self.models),
             n_jobs=len(self.jobs),
             stats=stats,

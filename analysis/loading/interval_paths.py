@@ -282,6 +282,9 @@ class PathsReader:
             codes["job"].code(str(record["job"])),
             codes["decoder"].code(str(record["decoder"])),
         )
+        # Every line's condition, as its decoder: the names are then the outputs' own, in
+        # the same first-seen order, and give the tables' order without the outputs.
+        condition = codes["condition"].code(str(record["condition"]))
         while len(self.latest) <= decoder:
             self.latest.append(array("q"))
         latest = self.latest[decoder]
@@ -302,7 +305,7 @@ class PathsReader:
             (
                 job,
                 decoder,
-                codes["condition"].code(str(record["condition"])),
+                condition,
                 codes["order"].code(str(record["order"])),
                 codes["case"].code(str(record.get("case", record["job"]))),
                 codes["family"].code(str(record.get("family", record.get("case", record["job"])))),

@@ -6,12 +6,37 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 
-__all__ = ["COLUMNS", "NONE", "JobRounds", "QuestionSpec"]
+import numpy as np
+
+__all__ = [
+    "COLUMNS",
+    "NONE",
+    "NO_PROBABILITY",
+    "PROBABILITY_SCALE",
+    "JobRounds",
+    "QuestionSpec",
+    "quantised",
+]
 
 NONE = 0xFFFFFFFF  # "no string" in a string-id column
+PROBABILITY_SCALE = 10_000  # probabilities are shown with four decimals
+NO_PROBABILITY = 65535  # none returned
+
+
+def quantised(probs: np.ndarray) -> np.ndarray:
+    """float32 probabilities -> uint16 in 1/PROBABILITY_SCALE (NaN -> NO_PROBABILITY).
+
+    The viewer shows four decimals, so its columns keep no more: half of float32's bytes
+    (19 million probabilities in a 100× affine run).
+    """
+    out = np.full(len(probs), NO_PROBABILITY, np.uint16)
+    known = ~np.isnan(probs)
+    out[known] = np.clip(np.rint(probs[known] * PROBABILITY_SCALE), 0, PROBABILITY_SCALE)
+    return out
 
 
 # Column name -> array typecode (I: uint32, H: uint16, h: int16, B: uint8, f: float32).
+# ``probabilities`` are fixed-point: see ``quantised``.
 COLUMNS = {
     "job_id": "I",
     "job_case": "I",
@@ -40,7 +65,7 @@ COLUMNS = {
     "q_choice": "h",
     "q_target": "h",
     "q_attempt": "B",
-    "probabilities": "f",
+    "probabilities": "H",
 }
 
 
@@ -60,7 +85,8 @@ class JobRounds:
 
     Jobs, outputs (one per (job, decoder); the last line wins), questions (one per wire
     question id of an answered request line, in log order) and their probabilities (one per
-    option of each question, in the order sent; NaN where none was returned). String columns
+    option of each question, in the order sent; in 1/PROBABILITY_SCALE, NO_PROBABILITY where
+    none was returned). String columns
     hold ids into ``strings``; ``NONE`` marks an absent value.
     """
 
@@ -100,7 +126,7 @@ class JobRounds:
     q_choice: array  # position of the chosen label in the spec, -1 when none
     q_target: array  # position of the target's label, -1 when unknown
     q_attempt: array  # attempt number of the answered line
-    probabilities: array  # float32, per option of each question in log order
+    probabilities: array  # uint16 fixed-point (``quantised``), per option, in log order
     failed_attempts: dict[tuple[int, int], list[tuple[int, str, str]]]  # (job, round) -> errors
     requests_present: bool
 

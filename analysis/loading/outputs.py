@@ -13,6 +13,7 @@ import numpy as np
 from analysis.errors import bad_output_line
 from runfolder import JsonlReader, OutputLine, job_records, stored
 
+from .compact import narrow
 from .exact import output_errors, parse_decimal
 from .interning import Interner
 
@@ -229,19 +230,19 @@ class OutputsReader:
         remap = np.array([rank[n] for n in codes["family"].strings] or [0], np.int64)
         return Outputs(
             job=tuple(self.jobs),
-            decoder=ints[:, 0].copy(),
+            decoder=narrow(ints[:, 0]),
             decoder_names=tuple(codes["decoder"].strings),
-            condition=ints[:, 1].copy(),
+            condition=narrow(ints[:, 1]),
             condition_names=tuple(codes["condition"].strings),
-            order=ints[:, 2].copy(),
+            order=narrow(ints[:, 2]),
             order_names=tuple(codes["order"].strings),
-            domain=ints[:, 3].copy(),
+            domain=narrow(ints[:, 3]),
             domain_names=tuple(codes["domain"].strings),
-            case=ints[:, 4].copy(),
+            case=narrow(ints[:, 4]),
             case_names=tuple(codes["case"].strings),
-            family=remap[ints[:, 5]],
+            family=narrow(remap[ints[:, 5]]),
             family_names=tuple(family_names),
-            repeat=ints[:, 6].copy(),
+            repeat=narrow(ints[:, 6]),
             ok=ints[:, 7].astype(bool),
             target=floats[:, 0].copy(),
             value=floats[:, 1].copy(),
@@ -249,11 +250,11 @@ class OutputsReader:
             nae=floats[:, 3].copy(),
             index=floats[:, 4].copy(),
             within5=floats[:, 5].copy(),
-            n_cells=ints[:, 8].copy(),
-            rounds=ints[:, 9].copy(),
+            n_cells=narrow(ints[:, 8]),
+            rounds=narrow(ints[:, 9]),
             target_text=tuple(self.targets),
             value_text=tuple(self.values),
-            decreased=ints[:, 10].copy(),
+            decreased=narrow(ints[:, 10]),
             n_simulated=int(ints[:, 11].sum()),
             # duplicates: lines the reader skipped as repeats (seq), and keys written twice
             stats=LogStats(

@@ -4,8 +4,9 @@ viewer of the HTML report.
 A 100× affine run has 614,400 outputs, 2.4 million questions and 19 million returned
 probabilities in a 1.5 GB requests.jsonl. Nothing here holds a parsed line longer than it
 takes to read it: strings are interned (criteria sets and question texts are shared by
-thousands of jobs), numbers go into ``array`` columns, and probabilities into one float32
-array, so memory grows with the numbers kept, not with the log.
+thousands of jobs), numbers go into ``array`` columns, and probabilities into one uint16
+array of fixed-point values (the four decimals the viewer shows), so memory grows with the
+numbers kept, not with the log.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from analysis.errors import bad_output_line
@@ -23,11 +25,12 @@ from runfolder import JsonlReader, stored
 from .column_cache import RUN_LOGS, cache_key, cached
 from .exact import output_errors, parse_decimal
 from .interning import Interner, as_text
-from .job_rounds import COLUMNS, NONE, JobRounds, QuestionSpec
+from .job_rounds import COLUMNS, NONE, JobRounds, QuestionSpec, quantised
 from .targets import TargetRule, option_holding
 
 __all__ = ["NONE", "Interner", "JobRounds", "QuestionSpec", "load_rounds"]
 
+_BLOCK = 1 << 16  # probabilities quantised at a time
 _KEPT = {"JobRounds": JobRounds, "QuestionSpec": QuestionSpec}  # what column_cache rebuilds
 
 
@@ -55,6 +58,8 @@ class _Reader:
         self.ape_cache: dict[tuple[Any, ...], float] = {}
         self.cols: dict[str, array[Any]] = {name: array(code) for name, code in COLUMNS.items()}
         self.failed: dict[tuple[int, int], list[tuple[int, str, str]]] = {}
+        # Probabilities as returned, read as float32 and quantised a block at a time.
+        self.pending = array("f")
 
     # --- outputs.jsonl -------------------------------------------------------------------
 
@@ -227,7 +232,7 @@ class _Reader:
         answers = answers if isinstance(answers, dict) else {}
         state = self.s.code(as_text(request.get("state", "")))
         c, s = self.cols, self.s.code
-        probabilities = c["probabilities"]
+        probabilities = self.pending
         for qid, meaning in qmap.items():
             decoder, _, step = str(meaning).partition("/")
             code = self.decoders.get(decoder)
@@ -263,6 +268,14 @@ class _Reader:
             c["q_choice"].append(choice)
             c["q_target"].append(positions.get(target, -1) if target is not None else -1)
             c["q_attempt"].append(attempt)
+        if len(probabilities) >= _BLOCK:
+            self.flush()
+
+    def flush(self) -> None:
+        """Quantise the probabilities read so far into the uint16 column."""
+        probabilities = np.frombuffer(self.pending, np.float32)
+        self.cols["probabilities"].frombytes(quantised(probabilities).tobytes())
+        self.pending = array("f")
 
 
 def load_rounds(run_dir: Path) -> JobRounds:
@@ -285,6 +298,7 @@ def _read_rounds(run_dir: Path) -> JobRounds:
     if stored(requests).is_file():
         for record in JsonlReader[dict[str, Any]](requests):
             reader.request(record)
+    reader.flush()
     c = reader.cols
     return JobRounds(
         strings=reader.s.strings,

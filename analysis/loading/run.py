@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +31,16 @@ from .names import order_conditions, order_decoders, order_domains
 from .outputs import LogStats, Outputs, OutputsReader
 from .provenance import HashCheck, recheck
 
-__all__ = ["REFERENCE_DECODER", "REFERENCE_DOMAIN", "Design", "Run", "design_of", "load_run"]
+__all__ = [
+    "REFERENCE_DECODER",
+    "REFERENCE_DOMAIN",
+    "AnswersDigest",
+    "Design",
+    "Run",
+    "design_of",
+    "design_order",
+    "load_run",
+]
 
 # Paired differences are taken against direct choice (paper, Section 4).
 REFERENCE_DECODER = "direct"
@@ -77,15 +87,22 @@ class Design:
         return None
 
 
+def design_order(
+    manifest: Manifest, decoder_names: Iterable[str], condition_names: Iterable[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The tables' decoders and conditions: the manifest's, then the named ones, in order."""
+    decoders = order_decoders(list(manifest.decoders) + list(decoder_names), manifest.suite)
+    return decoders, order_conditions(list(manifest.conditions) + list(condition_names))
+
+
 def design_of(manifest: Manifest, outputs: Outputs, *others: Outputs) -> Design:
     """Combine the manifest's declared design with what the outputs contain (and ``others``':
     the other runs of a diff or a comparison)."""
     present = [outputs, *others]
-    decoders = order_decoders(
-        list(manifest.decoders) + [n for o in present for n in o.decoder_names], manifest.suite
-    )
-    conditions = order_conditions(
-        list(manifest.conditions) + [n for o in present for n in o.condition_names]
+    decoders, conditions = design_order(
+        manifest,
+        [n for o in present for n in o.decoder_names],
+        [n for o in present for n in o.condition_names],
     )
     orders = tuple(
         dict.fromkeys(list(manifest.orders) + [n for o in present for n in o.order_names])
@@ -110,12 +127,16 @@ def design_of(manifest: Manifest, outputs: Outputs, *others: Outputs) -> Design:
 
 _KEPT = {c.__name__: c for c in (Outputs, RequestLog, LogStats, AnswerLog, AnswerCounts)}
 
+# Takes a run's answers as soon as they are read (their names are the outputs' own).
+AnswersDigest = Callable[[AnswerLog, Manifest], None]
+
 
 def load_run(
     path: Path | str,
     *,
     probabilities: bool = False,
     orders: tuple[str, str] | None = None,
+    digest: AnswersDigest | None = None,
 ) -> Run:
     """Load manifest.json, outputs.jsonl, requests.jsonl and sessions.jsonl of one run folder.
 
@@ -124,6 +145,8 @@ def load_run(
     (``Run.answers``); ``orders`` pairs option orders (default: the manifest's, as
     ``order_pair`` picks them; a diff passes run A's to run B). The columns read are kept
     in ``RUN/.columns/`` and read back while the logs are unchanged (``column_cache``).
+    With ``digest``, the answers go to it as soon as they are read and are not kept
+    (``Run.answers`` None): read back, they are then never in memory beside the outputs.
     """
     run_dir = Path(path)
     if is_comparison(run_dir):
@@ -139,12 +162,19 @@ def load_run(
     answers_key = None if pairing is None else cache_key(run_dir, RUN_LOGS, orders=list(pairing))
     answers = recall(run_dir, "answers", answers_key, _KEPT) if pairing else None
     # Answers that must be read mean reading both logs: the kept outputs are not loaded then.
-    kept = None if pairing and answers is None else recall(run_dir, "logs", key, _KEPT)
+    must_read = pairing is not None and answers is None
+    if answers is not None and digest is not None:
+        digest(answers, manifest)
+        answers = None  # dropped before the outputs are decoded
+    kept = None if must_read else recall(run_dir, "logs", key, _KEPT)
     if kept is None:
         outputs, requests, answers = _read_logs(run_dir, pairing, manifest.run_id)
         keep(run_dir, "logs", key, (outputs, requests))
         if answers is not None:
             keep(run_dir, "answers", answers_key, answers)
+            if digest is not None:
+                digest(answers, manifest)
+                answers = None
     else:
         outputs, requests = kept
     return Run(

@@ -50,14 +50,41 @@ from .markdown import MAIN_FIGURE, Table
 from .tables import build_tables, title_suffix
 
 __all__ = [
+    "PackedRounds",
     "PageRun",
     "PageSection",
     "RunSummary",
     "diff_page",
+    "pack_viewer",
     "render_page",
     "run_page",
     "run_summary",
 ]
+
+
+@dataclass(frozen=True, eq=False)
+class PackedRounds:
+    """A run's job viewer packed ahead of its page (``pack_viewer``): the block, the names
+    the page labels and the worst cases, without the columns (151 MB at 100×), so that
+    ``report`` never holds them beside the analysed run."""
+
+    block: str
+    decoders: list[str]
+    domains: list[str]
+    conditions: list[str]
+    worst: tuple[tuple[str, LinkedTable], ...]
+
+
+def pack_viewer(rounds: JobRounds, suite: str) -> PackedRounds:
+    """What the page of one run needs of its job-viewer columns, packed now."""
+    worst = tuple(worst_cases(rounds, suite))
+    return PackedRounds(
+        pack_rounds(rounds), rounds.decoders, rounds.domains, rounds.conditions, worst
+    )
+
+
+def _block(rounds: JobRounds | PackedRounds) -> str:
+    return rounds.block if isinstance(rounds, PackedRounds) else pack_rounds(rounds)
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,7 +98,7 @@ class PageRun:
     key: str
     facts: RunFacts
     manifest: Manifest
-    rounds: JobRounds | None = None
+    rounds: JobRounds | PackedRounds | None = None
 
 
 @dataclass(frozen=True)
@@ -168,7 +195,7 @@ def render_page(
         provenance=provenance_rows([(run.facts, run.manifest) for run in runs]),
         sections=list(sections),
         meta=_json_block(meta),
-        blocks=[(run.key, pack_rounds(run.rounds)) for run in viewer if run.rounds is not None],
+        blocks=[(run.key, _block(run.rounds)) for run in viewer if run.rounds is not None],
         svg=inline_svg,
         verdicts=VERDICT_CLASSES,
         simulated=any(run.facts.simulated for run in runs),
@@ -196,7 +223,9 @@ def run_summary(a: Analysis) -> RunSummary:
     )
 
 
-def run_page(s: RunSummary, figures: Sequence[FigureFile], rounds: JobRounds | None) -> str:
+def run_page(
+    s: RunSummary, figures: Sequence[FigureFile], rounds: JobRounds | PackedRounds | None
+) -> str:
     """The page of one analysed run (``numericjev report``): the main table and its figure
     first, then the other tables and figures, the worst cases, provenance and the jobs."""
     f = s.facts
@@ -208,7 +237,8 @@ def run_page(s: RunSummary, figures: Sequence[FigureFile], rounds: JobRounds | N
         PageSection("Figures", "figures", figures=tuple(f for f in figures if f not in main)),
     ]  # fmt: skip
     if rounds is not None:
-        groups = tuple((label, (table,)) for label, table in worst_cases(rounds, f.suite))
+        worst = rounds.worst if isinstance(rounds, PackedRounds) else worst_cases(rounds, f.suite)
+        groups = tuple((label, (table,)) for label, table in worst)
         sections.append(PageSection("Worst cases", "worst", groups=groups))
     return render_page(
         f"NumericJev report — run {f.run_id}",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import gc
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,6 +12,7 @@ import numpy as np
 
 from analysis.errors import SelectionError
 from analysis.loading.exchanges import job_answers
+from analysis.loading.manifest import load_manifest
 from analysis.loading.names import tree_branching
 from analysis.loading.outputs import find_output
 from analysis.loading.paths import DecisionPath, decision_path
@@ -19,7 +22,7 @@ from analysis.statistics.summary import Analysis
 from .markdown import MAIN_FIGURE, warning_lines
 
 if TYPE_CHECKING:  # the page builder (Jinja2) is imported on use: `analyze` never needs it
-    from .html import RunSummary
+    from .html import PackedRounds, RunSummary
     from .html_parts import FigureFile
 
 from .probabilities import probability_section
@@ -28,6 +31,7 @@ from .tables import build_tables, facts_table, table_suffix
 __all__ = [
     "WrittenReport",
     "analysis_markdown",
+    "prepare_viewer",
     "select_path",
     "write_report",
     "write_report_files",
@@ -145,8 +149,34 @@ def write_report_files(a: Analysis, path: DecisionPath | None, out_dir: Path) ->
     )
 
 
-def write_report_page(report: WrittenReport, out_dir: Path) -> Path:
-    """Write the self-contained ``index.html`` (every figure inline, the job viewer).
+def _release_freed_memory() -> None:
+    """Hand the heap the dropped run leaves behind back to the system (glibc's
+    ``malloc_trim``; elsewhere nothing): glibc keeps freed pages mapped, and at 100× the
+    viewer's columns would otherwise come on top of the analysis' ~200 MB, not in its place."""
+    gc.collect()
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return
+    trim(0)
+
+
+def prepare_viewer(run_dir: Path) -> PackedRounds:
+    """The job viewer of ``run_dir`` packed for :func:`write_report_page`: called before
+    the run is loaded, its columns are gone before the analysis makes its own."""
+    from analysis.loading.rounds import load_rounds
+
+    from .html import pack_viewer
+
+    suite = load_manifest(run_dir).suite  # not a run folder: refused before any reading
+    return pack_viewer(load_rounds(run_dir), suite)
+
+
+def write_report_page(
+    report: WrittenReport, out_dir: Path, viewer: PackedRounds | None = None
+) -> Path:
+    """Write the self-contained ``index.html`` (every figure inline, the job viewer, packed
+    here unless ``viewer`` was, by :func:`prepare_viewer`).
 
     Needs no :class:`Analysis`: a caller that drops its run before this call keeps the
     peak memory of a 100× run to that of the analysis or of the viewer data, not both.
@@ -155,7 +185,9 @@ def write_report_page(report: WrittenReport, out_dir: Path) -> Path:
 
     from .html import run_page
 
-    rounds = load_rounds(report.summary.manifest.run_dir)
+    if viewer is None:
+        _release_freed_memory()
+    rounds = viewer or load_rounds(report.summary.manifest.run_dir)
     index = out_dir / "index.html"
     index.write_text(run_page(report.summary, report.figures, rounds), encoding="utf-8")
     return index

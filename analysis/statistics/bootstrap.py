@@ -42,8 +42,8 @@ def resample_weights(n_families: int, n_boot: int, seed: int) -> np.ndarray:
     """Return W, shape (n_boot, n_families): how often each family is drawn per replicate."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_families, size=(n_boot, n_families))
-    offsets = (np.arange(n_boot, dtype=np.int64) * n_families)[:, None]
-    counts = np.bincount((draws + offsets).ravel(), minlength=n_boot * n_families)
+    draws += (np.arange(n_boot, dtype=np.int64) * n_families)[:, None]  # in place: one matrix
+    counts = np.bincount(draws.ravel(), minlength=n_boot * n_families)
     return counts.reshape(n_boot, n_families)
 
 

@@ -99,6 +99,7 @@ def _order_pairs(
     """
     if first not in outputs.order_names or second not in outputs.order_names:
         return _EMPTY
+    dec = dec.astype(np.int64, copy=False)  # the columns are narrow: build keys in int64
     n_rep = int(outputs.repeat.max()) + 1 if len(outputs) else 1
     key = (
         (dec * len(outputs.condition_names) + outputs.condition[rows]) * len(outputs.case_names)
@@ -118,6 +119,7 @@ def _affine_pairs(
     of the same family, order, condition, repeat and decoder key."""
     if reference_domain not in outputs.domain_names or not len(rows):
         return _EMPTY
+    dec = dec.astype(np.int64, copy=False)  # the columns are narrow: build keys in int64
     n_rep = int(outputs.repeat.max()) + 1
     key = (
         (
@@ -180,18 +182,22 @@ def family_totals(
     n_f, n_d, n_c = len(families), len(design.decoders), len(design.conditions)
     sums = np.zeros((n_f, len(STATISTICS), n_d, n_c))
     counts = np.zeros_like(sums)
+    size = n_f * n_d * n_c
+    # Each unit's family × decoder × condition cell, built once for the five statistics
+    # (-1: a family outside ``families``): at 100× every key here is 614,400 long.
+    cell = np.where(fam >= 0, (fam * n_d + dec) * n_c + cond, -1)
+    del fam, cond
 
-    def add(stat: int, at: np.ndarray, values: np.ndarray) -> None:
-        keep = np.isfinite(values) & (fam[at] >= 0)
-        flat = (fam[at] * n_d + dec[at]) * n_c + cond[at]
-        size = n_f * n_d * n_c
-        sums[:, stat] = np.bincount(flat[keep], values[keep], size).reshape(n_f, n_d, n_c)
-        counts[:, stat] = np.bincount(flat[keep], None, size).reshape(n_f, n_d, n_c)
+    def add(stat: int, at: np.ndarray | None, values: np.ndarray) -> None:
+        flat = cell if at is None else cell[at]
+        keep = np.isfinite(values) & (flat >= 0)
+        flat = flat[keep]
+        sums[:, stat] = np.bincount(flat, values[keep], size).reshape(n_f, n_d, n_c)
+        counts[:, stat] = np.bincount(flat, None, size).reshape(n_f, n_d, n_c)
 
-    every = np.arange(len(rows))
-    add(0, every, outputs.ape[rows])
-    add(1, every, outputs.nae[rows])
-    add(2, every, 100.0 * outputs.within5[rows])
+    add(0, None, outputs.ape[rows])
+    add(1, None, outputs.nae[rows])
+    add(2, None, 100.0 * outputs.within5[rows])
     index, n_cells = outputs.index[rows], outputs.n_cells[rows]
     if len(design.orders) >= 2:
         i, j = _order_pairs(outputs, rows, dec, design.orders[0], design.orders[1])
