@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import analysis.cli
+import analysis.arguments
 import simstudy.cli
 from harness.cli import SIMSTUDY_COMMANDS, build_parser
 from tests.runhelpers import cli
@@ -27,7 +28,7 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 def test_every_command_documents_its_exit_statuses() -> None:
     harness_commands = _subparsers(build_parser())
-    analysis_commands = _subparsers(analysis.cli._parser())
+    analysis_commands = _subparsers(analysis.arguments.build_parser())
     for name, parser in harness_commands.items():
         if name in analysis_commands:
             parser = analysis_commands[name]  # delegated whole to analysis.cli
