@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import analysis.cli
 import analysis.arguments
+import analysis.cli
 import simstudy.cli
 from harness.cli import SIMSTUDY_COMMANDS, build_parser
 from tests.runhelpers import cli
