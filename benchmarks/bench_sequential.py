@@ -39,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_sequential")
     parser.add_argument("folder", type=Path)
     parser.add_argument("--orders", type=int, default=20)
+    parser.add_argument("--looks", type=int, default=4, help="looks (equal shares)")
+    parser.add_argument(
+        "--gamma", type=float, default=None, help="Hwang-Shih-DeCani spending (default: OBF-type)"
+    )
     parser.add_argument("--futility", type=float, default=0.05, help="conditional power floor")
     parser.add_argument("--futility-from", type=float, default=0.25, help="share of families")
     args = parser.parse_args(argv)
@@ -60,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         path = sequential_replay(
             diffs,
             counts,
+            n_looks=args.looks,
+            gamma=args.gamma,
             seed=int(rng.integers(2**31)),
             futility=args.futility,
             futility_from=args.futility_from,

@@ -24,20 +24,57 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["MIN_LOOK", "SequentialPath", "sequential_replay", "spending_levels"]
+__all__ = [
+    "MIN_LOOK",
+    "SequentialPath",
+    "look_sizes",
+    "sequential_replay",
+    "spending_levels",
+    "testable_cells",
+]
 
 MIN_LOOK = 5  # families, as MIN_FAMILIES for an interval
 
 
-def spending_levels(fractions: Sequence[float], alpha: float) -> list[float]:
+def spent(t: float, alpha: float, gamma: float | None) -> float:
+    """Alpha spent by share ``t`` of the families: O'Brien-Fleming-type (``gamma`` None)
+    or Hwang-Shih-DeCani's ``alpha (1 - e^(-gamma t)) / (1 - e^(-gamma))``."""
+    t = min(t, 1.0)
+    if gamma is None:
+        z = NormalDist().inv_cdf(1 - alpha / 2)
+        return 2 - 2 * NormalDist().cdf(z / math.sqrt(t))
+    if gamma == 0:
+        return alpha * t
+    return alpha * (1 - math.exp(-gamma * t)) / (1 - math.exp(-gamma))
+
+
+def spending_levels(
+    fractions: Sequence[float], alpha: float, gamma: float | None = None
+) -> list[float]:
     """The level of each look at the given shares of the families (increasing, the last 1)."""
     if not fractions or any(b <= a for a, b in itertools.pairwise(fractions)):
         raise ValueError("looks must be increasing shares of the families")
     if not (fractions[0] > 0 and math.isclose(fractions[-1], 1.0)):
         raise ValueError("looks must lie in (0, 1] and end at 1")
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    spent = [2 - 2 * NormalDist().cdf(z / math.sqrt(min(t, 1.0))) for t in fractions]
-    return [b - a for a, b in zip([0.0, *spent[:-1]], spent, strict=True)]
+    spent_ = [spent(t, alpha, gamma) for t in fractions]
+    return [b - a for a, b in zip([0.0, *spent_[:-1]], spent_, strict=True)]
+
+
+def testable_cells(diff_sums: np.ndarray) -> np.ndarray:
+    """Cells (columns) with a nonzero family difference: the others cannot be called."""
+    return np.asarray(np.abs(np.nan_to_num(diff_sums)).sum(axis=0) > 0)
+
+
+def look_sizes(n_families: int, n_looks: int) -> tuple[int, ...]:
+    """Families asked by each look: equal shares, none before ``MIN_LOOK`` families."""
+    return tuple(
+        sorted(
+            {
+                min(n_families, max(MIN_LOOK, round(n_families * (i + 1) / n_looks)))
+                for i in range(n_looks)
+            }
+        )
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +98,7 @@ def sequential_replay(
     seed: int = 20260923,
     futility: float = 0.05,
     futility_from: float = 0.25,
+    gamma: float | None = None,
 ) -> SequentialPath:
     """The sequential rule on (F, K) family sums taken in their given order (shuffle them
     first, seeded): at each look every cell is tested at the look's spent level, Holm over
@@ -73,23 +111,24 @@ def sequential_replay(
 
     f, k = diff_sums.shape
     # No look before MIN_LOOK families: a t with one or two degrees of freedom is no test.
-    sizes = tuple(
-        sorted({min(f, max(MIN_LOOK, round(f * (i + 1) / n_looks))) for i in range(n_looks)})
-    )
-    levels = spending_levels([s / f for s in sizes], alpha)
+    sizes = look_sizes(f, n_looks)
+    levels = spending_levels([s / f for s in sizes], alpha, gamma)
     stopped = np.zeros(k, np.int64)
     reason = np.full(k, "end", dtype=object)
     sign = np.zeros(k)
-    z_final = NormalDist().inv_cdf(1 - levels[-1] / (2 * k))
     for look, (size, level) in enumerate(zip(sizes, levels, strict=True), start=1):
         open_ = stopped == 0
         if not open_.any():
             break
         d, n = diff_sums[:size], counts[:size]
         p = family_p_values(d, n, 0.0, n_flips, seed)
-        # Holm over every cell, stopped ones included: m never shrinks with the data, so
-        # each look's chance of a false call stays at its level (and the looks' sum at alpha).
-        called = (holm(p) < level) & open_
+        # Holm over every cell that can be called, stopped ones included. A cell whose two
+        # sides agree on every unit asked so far (each family's difference exactly 0) cannot
+        # reach any level, whatever the test: Tarone's (1990) rule leaves such cells out of m.
+        live = testable_cells(d)
+        called = np.zeros(k, bool)
+        called[live] = holm(p[live]) < level
+        called &= open_
         stopped[called] = look
         reason[called] = "decided"
         delta = d.sum(0) / np.maximum(n.sum(0), 1)
@@ -99,6 +138,8 @@ def sequential_replay(
             with np.errstate(invalid="ignore", divide="ignore"):
                 z = np.nan_to_num(np.abs(delta) / se, nan=0.0, posinf=1e9)
             t = size / f
+            # Futility at Holm's first step over the cells that can be called.
+            z_final = NormalDist().inv_cdf(1 - levels[-1] / (2 * max(int(live.sum()), 1)))
             power = 1 - np.array(
                 [NormalDist().cdf((z_final - zi / math.sqrt(t)) / math.sqrt(1 - t)) for zi in z]
             )
