@@ -17,8 +17,10 @@ It depends on the standard library and orjson only, and imports neither ``harnes
 from runfolder.comparison import (
     ComparisonCell,
     ComparisonRecord,
+    MIN_LOOK,
     is_comparison,
     load_comparison,
+    look_sizes,
     write_comparison,
 )
 from runfolder.errors import ForeignLineError, LogFormatError, RecordError, RunFolderError
@@ -85,6 +87,7 @@ from runfolder.totals import TotalsRecord, read_totals, totals_current, write_to
 from runfolder.zlog import compressed, stored
 
 __all__ = [
+    "MIN_LOOK",
     "CASES",
     "COMPARISON",
     "ERROR_KINDS",
@@ -149,6 +152,7 @@ __all__ = [
     "lines_containing",
     "list_rows",
     "load_comparison",
+    "look_sizes",
     "load_manifest",
     "manifest_digest",
     "mark_of",

@@ -24,6 +24,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from runfolder import MIN_LOOK, look_sizes
+
 __all__ = [
     "MIN_LOOK",
     "SequentialPath",
@@ -32,8 +34,6 @@ __all__ = [
     "spending_levels",
     "testable_cells",
 ]
-
-MIN_LOOK = 5  # families, as MIN_FAMILIES for an interval
 
 
 def spent(t: float, alpha: float, gamma: float | None) -> float:
@@ -65,18 +65,6 @@ def testable_cells(diff_sums: np.ndarray) -> np.ndarray:
     return np.asarray(np.abs(np.nan_to_num(diff_sums)).sum(axis=0) > 0)
 
 
-def look_sizes(n_families: int, n_looks: int) -> tuple[int, ...]:
-    """Families asked by each look: equal shares, none before ``MIN_LOOK`` families."""
-    return tuple(
-        sorted(
-            {
-                min(n_families, max(MIN_LOOK, round(n_families * (i + 1) / n_looks)))
-                for i in range(n_looks)
-            }
-        )
-    )
-
-
 @dataclass(frozen=True, eq=False)
 class SequentialPath:
     """Each cell's stop under the looks: the look (1-based) it stopped at, why, its verdict
@@ -84,9 +72,18 @@ class SequentialPath:
 
     sizes: tuple[int, ...]  # families asked at each look
     stopped_at: np.ndarray  # (K,) look number; the last look when it ran to the end
-    reason: np.ndarray  # (K,) objects: "decided", "futile", "end"
+    reason: np.ndarray  # (K,) objects: "decided", "futile", "end"; "open" before the end
     sign: np.ndarray  # (K,) +1 / -1 where decided, else 0
     families_used: int
+    # Each look's estimate and 95% interval per cell (looks taken, K): the path's figure.
+    delta: np.ndarray | None = None
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+
+    @property
+    def settled(self) -> bool:
+        """Every cell has stopped (decided, futile, or at the last look)."""
+        return bool((self.reason != "open").all())
 
 
 def sequential_replay(
@@ -99,13 +96,17 @@ def sequential_replay(
     futility: float = 0.05,
     futility_from: float = 0.25,
     gamma: float | None = None,
+    margin: float = 0.0,
+    upto: int | None = None,
 ) -> SequentialPath:
     """The sequential rule on (F, K) family sums taken in their given order (shuffle them
     first, seeded): at each look every cell is tested at the look's spent level, Holm over
     all of them, and an open cell it calls is decided; a cell is decided when called, futile when its conditional power under
     the current estimate (Lan & Wittes' B-value projection) is below ``futility``, from the
     look at ``futility_from`` of the families on (earlier estimates are too rough to give up
-    on). Futility never calls a cell, so it cannot raise the false-positive rate."""
+    on), or when ``margin`` > 0 and its 95% interval lies inside (-margin, margin). Futility
+    never calls a cell, so it cannot raise the false-positive rate. ``upto``: only the
+    looks taken so far (a comparison still asking); cells not stopped by then are "open"."""
     from .family_test import family_p_values, paired_family_test
     from .multiple import holm
 
@@ -116,11 +117,15 @@ def sequential_replay(
     stopped = np.zeros(k, np.int64)
     reason = np.full(k, "end", dtype=object)
     sign = np.zeros(k)
+    taken = len(sizes) if upto is None else min(upto, len(sizes))
+    path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for look, (size, level) in enumerate(zip(sizes, levels, strict=True), start=1):
         open_ = stopped == 0
-        if not open_.any():
+        if not open_.any() or look > taken:
             break
         d, n = diff_sums[:size], counts[:size]
+        shown = paired_family_test(d, n, alpha, n_flips, seed)
+        path.append((shown.delta, shown.lo, shown.hi))
         p = family_p_values(d, n, 0.0, n_flips, seed)
         # Holm over every cell that can be called, stopped ones included. A cell whose two
         # sides agree on every unit asked so far (each family's difference exactly 0) cannot
@@ -133,6 +138,10 @@ def sequential_replay(
         reason[called] = "decided"
         delta = d.sum(0) / np.maximum(n.sum(0), 1)
         sign[called] = np.sign(delta[called])
+        if margin > 0:  # what is left is smaller than the margin the user cares about
+            inside = open_ & ~called & (shown.lo > -margin) & (shown.hi < margin)
+            stopped[inside] = look
+            reason[inside] = "futile"
         if futility_from <= size / f < 1:
             se = paired_family_test(d, n, alpha, n_flips, seed, interval=False).se
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -147,6 +156,10 @@ def sequential_replay(
             stopped[futile] = look
             reason[futile] = "futile"
     last = len(sizes)
+    if taken < last:
+        reason[stopped == 0] = "open"
+        stopped[stopped == 0] = taken
     stopped[stopped == 0] = last
     used = sizes[int(stopped.max()) - 1]
-    return SequentialPath(sizes, stopped, reason, sign, used)
+    delta, lo, hi = (np.array([row[i] for row in path]) for i in range(3))
+    return SequentialPath(sizes, stopped, reason, sign, used, delta, lo, hi)

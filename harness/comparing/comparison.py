@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,9 @@ class CompareOptions:
     skip_check: bool = False
     summary: Mapping[str, Any] | None = None
     compress: bool = False  # every cell's logs as zstd frames, those a resume starts included
+    # ``compare --sequential``: seed, looks, margin and each suite's family order
+    # (``harness.comparing.sequential``); None: every family at once.
+    sequential: Mapping[str, Any] | None = None
 
     def base(self) -> ModelSpec:
         """The settings each model spec's own options add to."""
@@ -206,6 +209,10 @@ def create_comparison(
         raise ConfigError("--suites needs at least one suite, e.g. --suites affine,exploratory")
     per_suite = _split_params(params or {}, suites)
     built = {s: _suite(s, per_suite.get(s, {})) for s in suites}
+    if options.sequential is not None:
+        from harness.comparing.sequential import with_orders
+
+        options = replace(options, sequential=with_orders(options.sequential, built))
     specs = [parse_model(m, options.base()) for m in models]
     anyio.run(_check_models, specs)
     if not options.skip_check and any(s.name not in ("sim", "oracle") for s in specs):
@@ -253,11 +260,20 @@ def options_of(record: ComparisonRecord, where: str) -> CompareOptions:
         raise RunFolderError(f"{where}: field 'options' is not usable: {exc}") from exc
 
 
-def _done(cell: _Cell) -> int:
-    """Jobs of the cell already done (0 before it starts)."""
+def _done(cell: _Cell, wanted: frozenset[str] | None = None) -> int:
+    """Jobs of the cell already done (0 before it starts), of ``wanted`` only if given."""
     if not (cell.folder / MANIFEST).is_file():
         return 0
-    return len(job_status(cell.folder, cell.suite.decoders)[0])
+    done = job_status(cell.folder, cell.suite.decoders)[0]
+    return len(done if wanted is None else wanted.intersection(done))
+
+
+def _wanted(cell: _Cell, families: Mapping[str, frozenset[int]] | None) -> frozenset[str] | None:
+    """The ids of the cell's jobs in ``families`` (of its suite); None: every job."""
+    if families is None:
+        return None
+    keep = families.get(cell.suite.name, frozenset())
+    return frozenset(j.id for j in cell.suite.jobs() if j.case.family in keep)
 
 
 def _cost_elsewhere(cells: list[_Cell], this: _Cell) -> float:
@@ -279,6 +295,7 @@ async def run_comparison_async(
     progress: bool = False,
     on_warning: Callable[[str], None] | None = None,
     interrupts: Interrupts | None = None,
+    families: Mapping[str, frozenset[int]] | None = None,
 ) -> ComparisonResult:
     """Run (or continue) every cell of the comparison in ``folder``, in order.
 
@@ -287,7 +304,8 @@ async def run_comparison_async(
     the comparison (``numericjev resume`` continues it). ``concurrency`` and ``rps``
     replace the recorded ones for every cell this invocation runs (they change no answer).
     ``interrupts``: SIGINT and SIGTERM, watched over the whole comparison, drain the cell
-    that is sending and start no other (``harness.running.interrupts``).
+    that is sending and start no other (``harness.running.interrupts``). ``families``:
+    per suite, ask only these families' jobs (a sequential look; the cells stay resumable).
     """
     record = load_comparison(folder)
     options = options_of(record, f"{folder}/compare.json")
@@ -296,8 +314,11 @@ async def run_comparison_async(
         # resume starts are compressed like the first ones.
         os.environ[COMPRESS_ENV] = "zstd"
     cells = _cells(folder, record, options)
-    jobs = [len(c.suite.jobs()) for c in cells]
-    done = [_done(c) for c in cells]
+    wanted = [_wanted(c, families) for c in cells]
+    jobs = [
+        len(c.suite.jobs()) if w is None else len(w) for c, w in zip(cells, wanted, strict=True)
+    ]
+    done = [_done(c, w) for c, w in zip(cells, wanted, strict=True)]
     pace = _Pace(concurrency, rps, on_warning or _ignore, interrupts)
     bar = (
         TqdmProgress(sum(jobs), sum(done), "compare")
@@ -332,11 +353,12 @@ async def run_comparison_async(
                         f"compare {i + 1}/{len(cells)} · {cell.suite.name} · {cell.record['model']}"
                     )
                     display = CellProgress(bar, sum(done) - done[i], label)
-                result = await _run_cell(cell, options, remaining, cap, display, pace)
+                only = None if families is None else families.get(cell.suite.name, frozenset())
+                result = await _run_cell(cell, options, remaining, cap, display, pace, only)
                 results.append(
                     CellResult(cell.suite.name, cell.record["model"], cell.folder, result)
                 )
-                done[i] = result.counters.jobs_done
+                done[i] = _done(cell, wanted[i]) if families else result.counters.jobs_done
                 sent += result.sent
                 if result.stopped or result.fatal:
                     stopped = f"cell {name}: {result.stopped or result.fatal}"
@@ -370,6 +392,7 @@ async def _run_cell(
     max_cost_usd: float | None,
     display: Progress | bool,
     pace: _Pace,
+    families: frozenset[int] | None = None,
 ) -> RunResult:
     if (cell.folder / MANIFEST).is_file():
         return await resume_run_async(
@@ -381,6 +404,7 @@ async def _run_cell(
             rps=pace.rps,
             max_requests=max_requests,
             max_cost_usd=max_cost_usd,
+            families=families,
         )
     concurrency = options.concurrency if pace.concurrency is None else pace.concurrency
     rps = options.rps if pace.rps is None else pace.rps
@@ -393,6 +417,7 @@ async def _run_cell(
         progress=display,
         run_id=cell.run_id,
         interrupts=pace.interrupts,
+        families=families,
     )
 
 
