@@ -15,9 +15,9 @@ It depends on the standard library and orjson only, and imports neither ``harnes
 """
 
 from runfolder.comparison import (
+    MIN_LOOK,
     ComparisonCell,
     ComparisonRecord,
-    MIN_LOOK,
     is_comparison,
     load_comparison,
     look_sizes,
@@ -87,7 +87,6 @@ from runfolder.totals import TotalsRecord, read_totals, totals_current, write_to
 from runfolder.zlog import compressed, stored
 
 __all__ = [
-    "MIN_LOOK",
     "CASES",
     "COMPARISON",
     "ERROR_KINDS",
@@ -95,6 +94,7 @@ __all__ = [
     "LATEST",
     "LOCK",
     "MANIFEST",
+    "MIN_LOOK",
     "OUTPUTS",
     "REQUESTS",
     "RUNS_ROOT",
@@ -152,8 +152,8 @@ __all__ = [
     "lines_containing",
     "list_rows",
     "load_comparison",
-    "look_sizes",
     "load_manifest",
+    "look_sizes",
     "manifest_digest",
     "mark_of",
     "read_cases",

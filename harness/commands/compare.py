@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -250,22 +249,21 @@ def _run(
     from runfolder import load_comparison
 
     judge = getattr(args, "judge_look", None)
+    kwargs: dict[str, Any] = {
+        "max_requests": args.max_requests,
+        "max_cost_usd": args.max_cost_usd,
+        "concurrency": args.concurrency,
+        "rps": args.rps,
+        "progress": not args.no_progress,
+        "on_warning": warn,
+        "interrupts": interrupts,
+    }
+    settled = False
     if load_comparison(folder)["options"].get("sequential") and judge is not None:
-        run = partial(run_sequential, judge=judge)
+        looked = run_sequential(folder, judge, **kwargs)
+        result, settled = looked.comparison, looked.settled
     else:
-        run = run_comparison
-    result = run(
-        folder,
-        max_requests=args.max_requests,
-        max_cost_usd=args.max_cost_usd,
-        concurrency=args.concurrency,
-        rps=args.rps,
-        progress=not args.no_progress,
-        on_warning=warn,
-        interrupts=interrupts,
-    )
-    settled = getattr(result, "settled", None)
-    result = getattr(result, "comparison", result)
+        result = run_comparison(folder, **kwargs)
     if result.interrupted is not None:
         line = interrupted_line(
             args.command,
