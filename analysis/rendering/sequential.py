@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from analysis.loading.comparison import load_comparison_runs
 from analysis.loading.outputs import family_sort_key
@@ -20,7 +21,13 @@ from analysis.statistics.comparison import compare_runs
 from analysis.statistics.sequential import SequentialPath, sequential_replay
 from runfolder import load_comparison, look_sizes, read_totals
 
-__all__ = ["sequential_lines", "sequential_path", "sequential_settled"]
+__all__ = [
+    "sequential_figure",
+    "sequential_lines",
+    "sequential_path",
+    "sequential_record",
+    "sequential_settled",
+]
 
 
 def sequential_path(folder: Path, look: int | None = None) -> tuple[SequentialPath, dict[str, Any]]:
@@ -65,6 +72,7 @@ def sequential_path(folder: Path, look: int | None = None) -> tuple[SequentialPa
         "cells": cells,
         "requests": requests,
         "cost_usd": cost,
+        "simulated": any(f.simulated for f in s.facts),
     }
     return path, facts
 
@@ -119,3 +127,34 @@ def sequential_record(folder: Path) -> dict[str, Any]:
         ],
         "path": {"delta": listed(path.delta), "lo": listed(path.lo), "hi": listed(path.hi)},
     }
+
+
+def sequential_figure(folder: Path) -> Figure:
+    """Each cell's sequential path, one small panel per cell: the difference and its 95%
+    interval at each look taken (SIMULATED when the runs are), the stopping look marked."""
+    path, facts = sequential_path(folder)
+    cells = facts["cells"]
+    delta, lo, hi = path.delta, path.lo, path.hi
+    assert delta is not None and lo is not None and hi is not None
+    cols = min(len(cells), 4)
+    rows = -(-len(cells) // cols)
+    fig = Figure(figsize=(2.2 * cols, 1.5 * rows + 0.6), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    x = np.array(path.sizes[: len(delta)])
+    for i, name in enumerate(cells):
+        ax = axes[i // cols][i % cols]
+        ax.axhline(0, color="0.6", linewidth=0.8)
+        shown = x <= path.sizes[int(path.stopped_at[i]) - 1]
+        err = np.vstack([delta[shown, i] - lo[shown, i], hi[shown, i] - delta[shown, i]])
+        ax.errorbar(x[shown], delta[shown, i], yerr=np.nan_to_num(err), fmt="o-", markersize=3)
+        why = str(path.reason[i])
+        ax.set_title(f"{name.split(' · ', 1)[1]}\n{why} at look {path.stopped_at[i]}", fontsize=7)
+        ax.tick_params(labelsize=6)
+        ax.set_xticks(x)
+    for j in range(len(cells), rows * cols):
+        axes[j // cols][j % cols].set_visible(False)
+    mark = " — SIMULATED MODEL" if facts["simulated"] else ""
+    fig.suptitle(
+        f"Sequential path: Δ and its 95% interval per look (families asked){mark}", fontsize=8
+    )
+    return fig

@@ -45,7 +45,7 @@ def spent(t: float, alpha: float, gamma: float | None) -> float:
         return 2 - 2 * NormalDist().cdf(z / math.sqrt(t))
     if gamma == 0:
         return alpha * t
-    return alpha * (1 - math.exp(-gamma * t)) / (1 - math.exp(-gamma))
+    return alpha * math.expm1(-gamma * t) / math.expm1(-gamma)  # exact for tiny gamma too
 
 
 def spending_levels(

@@ -35,6 +35,8 @@ def test_sequential_stops_early_on_a_large_difference_and_resume_asks_nothing(
     reasons = {c["reason"] for c in summary["cells"]}
     assert "decided" in reasons and "open" not in reasons
     assert "## Sequential" in (out / "summary.md").read_text()
+    assert (out / "sequential_path.svg").is_file()
+    assert "path over the looks" in (out / "index.html").read_text()  # the figure, inlined
     asked = _requests(out)
     assert main(["resume", str(out), "--no-progress"]) == 0
     assert _requests(out) == asked  # the looks already taken are replayed: nothing sent
