@@ -73,6 +73,7 @@ def sequential_path(folder: Path, look: int | None = None) -> tuple[SequentialPa
         "requests": requests,
         "cost_usd": cost,
         "simulated": any(f.simulated for f in s.facts),
+        "lower_is_better": c.lower_is_better,
     }
     return path, facts
 
@@ -96,8 +97,13 @@ def sequential_lines(folder: Path) -> list[str]:
         f"USD {cost / share - cost:.4f})."
     ]
     for name, look, why, sign in zip(cells, path.stopped_at, path.reason, path.sign, strict=True):
-        verdict = {1.0: "Δ > 0", -1.0: "Δ < 0"}.get(float(sign), "")
-        lines.append(f"- {name}: {why} at look {look}" + (f" ({verdict})" if verdict else ""))
+        worse = float(sign) * (1 if facts["lower_is_better"] else -1)
+        verdict = {1.0: ": worse", -1.0: ": better"}.get(worse, "")
+        lines.append(f"- {name}: {why} at look {look}{verdict}")
+    lines.append(
+        "The verdicts of a sequential comparison are these (alpha spent over the looks, Holm "
+        "at each); the table above tests the families asked at the fixed level."
+    )
     return lines
 
 
