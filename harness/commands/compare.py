@@ -67,9 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "once every cell is decided or futile (alpha spent over the looks, Holm at each; "
         "--margin: a cell whose 95%% interval lies inside +-margin is futile); one suite",
     )
-    parser.add_argument("--looks", type=int, default=4, help="--sequential's looks (default 4)")
+    parser.add_argument("--looks", type=int, default=None, help="--sequential's looks (default 4)")
     parser.add_argument(
-        "--sequential-seed", type=int, default=20261127, help="--sequential's family order seed"
+        "--sequential-seed", type=int, default=None, help="--sequential's family order seed"
     )
     parser.add_argument(
         "--out", type=Path, default=None, help="comparison folder (default runs/compare-<time>)"
@@ -202,11 +202,17 @@ def run(args: argparse.Namespace) -> int | Handoff:
 
 def _sequential(args: argparse.Namespace) -> dict[str, Any] | None:
     """``--sequential``'s plan settings (checked), or None."""
+    from harness.errors import ConfigError
+
     if not args.sequential:
+        if args.looks is not None or args.sequential_seed is not None:
+            raise ConfigError("--looks and --sequential-seed apply to --sequential: add it")
         return None
     from harness.comparing.sequential import sequential_plan
 
-    return sequential_plan(args.looks, args.sequential_seed, args.margin or 0.0)
+    looks = 4 if args.looks is None else args.looks
+    seed = 20261127 if args.sequential_seed is None else args.sequential_seed
+    return sequential_plan(looks, seed, args.margin or 0.0)
 
 
 # resume options that apply to one run: a comparison's resume refuses them, naming the
