@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from runfolder import is_comparison, resolve_run
+from runfolder import is_comparison, load_comparison, resolve_run
 
 from .arguments import GATE_FAILED, PROG, SUMMARY_FILES, build_parser
 from .errors import AnalysisError, RunFolderError, StrictRefusedError
@@ -130,6 +130,12 @@ def _write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:
         paths += [svg, png]
         caption = "Paired differences (model − baseline) with their intervals, by verdict"
         figures.append(FigureFile(caption, svg))
+    if is_comparison(out_dir) and load_comparison(out_dir)["options"].get("sequential"):
+        from .rendering.sequential import sequential_figure
+
+        svg, png = save_figure(sequential_figure(out_dir), out_dir, "sequential_path")
+        paths += [svg, png]
+        figures.append(FigureFile("compare --sequential: each cell's path over the looks", svg))
     paths[2].write_text(comparison_page(comparison, rounds, figures), encoding="utf-8")
     return paths
 

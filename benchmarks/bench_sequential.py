@@ -2,12 +2,13 @@
 
 ``python -m benchmarks.bench_sequential DIR [--orders N]`` takes a comparison folder whose
 cells ran in full, puts its families in N seeded random orders, and for each order replays
-``analysis.statistics.sequential.sequential_replay`` (four looks, alpha spent Pocock-type,
-Holm within each look, futility below 5% conditional power): at which look each cell
+``analysis.statistics.sequential.sequential_replay`` (``--looks`` looks, alpha spent
+O'Brien-Fleming-type or Hwang-Shih-DeCani with ``--gamma``, Holm within each look over the
+cells that can be called, futility below 5% conditional power): at which look each cell
 stopped, the share of the comparison's requests asked by then (counted per family from
 both runs' ``requests.jsonl``), and whether the verdicts agree with the full comparison's.
-The harness does not yet ask families in batches (``compare --sequential``); this measures
-what the rule would save. The last line is JSON.
+``compare --sequential`` asks the families so; this measures the rule over many orders.
+The last line is JSON.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_sequential")
     parser.add_argument("folder", type=Path)
     parser.add_argument("--orders", type=int, default=20)
+    parser.add_argument("--looks", type=int, default=4, help="looks (equal shares)")
+    parser.add_argument(
+        "--gamma", type=float, default=None, help="Hwang-Shih-DeCani spending (default: OBF-type)"
+    )
     parser.add_argument("--futility", type=float, default=0.05, help="conditional power floor")
     parser.add_argument("--futility-from", type=float, default=0.25, help="share of families")
     args = parser.parse_args(argv)
@@ -60,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         path = sequential_replay(
             diffs,
             counts,
+            n_looks=args.looks,
+            gamma=args.gamma,
             seed=int(rng.integers(2**31)),
             futility=args.futility,
             futility_from=args.futility_from,

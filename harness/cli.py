@@ -13,6 +13,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from types import FrameType
 
 from harness.commands import COMMANDS
@@ -127,6 +128,8 @@ def _terminable(wanted: bool) -> Iterator[None]:
 
 def _dispatch(args: argparse.Namespace) -> int:
     """Run the command; every failure the user can fix becomes one line and exit status 2."""
+    if args.command in ("compare", "resume"):
+        args.judge_look = _judge_look  # a sequential comparison's looks are judged by analysis
     try:
         result = args.func(args)
         if isinstance(result, Handoff):
@@ -151,6 +154,13 @@ def _dispatch(args: argparse.Namespace) -> int:
         return status
 
 
+def _judge_look(folder: Path, look: int) -> bool:
+    """Whether every cell of the sequential comparison in ``folder`` stopped at ``look``."""
+    from analysis.rendering.sequential import sequential_settled
+
+    return sequential_settled(folder, look)
+
+
 def _summarise(args: argparse.Namespace, handoff: Handoff) -> int:
     """A comparison's runs are done: analysis writes and prints its summary."""
     from analysis.cli import summarise_comparison
@@ -161,7 +171,28 @@ def _summarise(args: argparse.Namespace, handoff: Handoff) -> int:
         as_json=bool(getattr(args, "json", False)),
         strict=bool(getattr(args, "strict", False)),
     )
+    _sequential_summary(handoff.comparison)
     return status or handoff.status
+
+
+def _sequential_summary(folder: Path) -> None:
+    """A sequential comparison's looks: printed, and added to summary.md and summary.json."""
+    import orjson
+
+    from analysis.rendering.sequential import sequential_lines, sequential_record
+    from runfolder import load_comparison
+
+    if not load_comparison(folder)["options"].get("sequential"):
+        return
+    lines = sequential_lines(folder)
+    print("\n".join(lines))
+    with (folder / "summary.md").open("a", encoding="utf-8") as md:
+        md.write("\n## Sequential (compare --sequential)\n\n" + "\n".join(lines) + "\n")
+    summary = folder / "summary.json"
+    if summary.is_file():
+        data = orjson.loads(summary.read_bytes())
+        data["sequential"] = sequential_record(folder)
+        summary.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
 
 
 if __name__ == "__main__":

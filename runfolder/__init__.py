@@ -15,10 +15,12 @@ It depends on the standard library and orjson only, and imports neither ``harnes
 """
 
 from runfolder.comparison import (
+    MIN_LOOK,
     ComparisonCell,
     ComparisonRecord,
     is_comparison,
     load_comparison,
+    look_sizes,
     write_comparison,
 )
 from runfolder.errors import ForeignLineError, LogFormatError, RecordError, RunFolderError
@@ -92,6 +94,7 @@ __all__ = [
     "LATEST",
     "LOCK",
     "MANIFEST",
+    "MIN_LOOK",
     "OUTPUTS",
     "REQUESTS",
     "RUNS_ROOT",
@@ -150,6 +153,7 @@ __all__ = [
     "list_rows",
     "load_comparison",
     "load_manifest",
+    "look_sizes",
     "manifest_digest",
     "mark_of",
     "read_cases",

@@ -18,10 +18,12 @@ from runfolder.layout import COMPARISON, FORMAT_VERSION
 from runfolder.manifest import Fields, encode_document, read_document, write_document
 
 __all__ = [
+    "MIN_LOOK",
     "ComparisonCell",
     "ComparisonRecord",
     "is_comparison",
     "load_comparison",
+    "look_sizes",
     "write_comparison",
 ]
 
@@ -47,6 +49,22 @@ class ComparisonRecord(TypedDict):
     suite_params: dict[str, dict[str, str]]  # per suite, as given (KEY=VALUE text)
     cells: list[ComparisonCell]  # run in this order: suite by suite, models in order
     options: dict[str, Any]  # how cells are started (timeout, retries, price, URL, limits)
+
+
+MIN_LOOK = 5  # no sequential look before 5 families: a t with fewer df is no test
+
+
+def look_sizes(n_families: int, n_looks: int) -> tuple[int, ...]:
+    """Families a sequential comparison (``options.sequential``) has asked by each look:
+    equal shares of the suite's families in the plan's order, none before ``MIN_LOOK``."""
+    return tuple(
+        sorted(
+            {
+                min(n_families, max(MIN_LOOK, round(n_families * (i + 1) / n_looks)))
+                for i in range(n_looks)
+            }
+        )
+    )
 
 
 def is_comparison(folder: Path) -> bool:

@@ -24,20 +24,45 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["MIN_LOOK", "SequentialPath", "sequential_replay", "spending_levels"]
+from runfolder import MIN_LOOK, look_sizes
 
-MIN_LOOK = 5  # families, as MIN_FAMILIES for an interval
+__all__ = [
+    "MIN_LOOK",
+    "SequentialPath",
+    "look_sizes",
+    "sequential_replay",
+    "spending_levels",
+    "testable_cells",
+]
 
 
-def spending_levels(fractions: Sequence[float], alpha: float) -> list[float]:
+def spent(t: float, alpha: float, gamma: float | None) -> float:
+    """Alpha spent by share ``t`` of the families: O'Brien-Fleming-type (``gamma`` None)
+    or Hwang-Shih-DeCani's ``alpha (1 - e^(-gamma t)) / (1 - e^(-gamma))``."""
+    t = min(t, 1.0)
+    if gamma is None:
+        z = NormalDist().inv_cdf(1 - alpha / 2)
+        return 2 - 2 * NormalDist().cdf(z / math.sqrt(t))
+    if gamma == 0:
+        return alpha * t
+    return alpha * math.expm1(-gamma * t) / math.expm1(-gamma)  # exact for tiny gamma too
+
+
+def spending_levels(
+    fractions: Sequence[float], alpha: float, gamma: float | None = None
+) -> list[float]:
     """The level of each look at the given shares of the families (increasing, the last 1)."""
     if not fractions or any(b <= a for a, b in itertools.pairwise(fractions)):
         raise ValueError("looks must be increasing shares of the families")
     if not (fractions[0] > 0 and math.isclose(fractions[-1], 1.0)):
         raise ValueError("looks must lie in (0, 1] and end at 1")
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    spent = [2 - 2 * NormalDist().cdf(z / math.sqrt(min(t, 1.0))) for t in fractions]
-    return [b - a for a, b in zip([0.0, *spent[:-1]], spent, strict=True)]
+    spent_ = [spent(t, alpha, gamma) for t in fractions]
+    return [b - a for a, b in zip([0.0, *spent_[:-1]], spent_, strict=True)]
+
+
+def testable_cells(diff_sums: np.ndarray) -> np.ndarray:
+    """Cells (columns) with a nonzero family difference: the others cannot be called."""
+    return np.asarray(np.abs(np.nan_to_num(diff_sums)).sum(axis=0) > 0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,9 +72,18 @@ class SequentialPath:
 
     sizes: tuple[int, ...]  # families asked at each look
     stopped_at: np.ndarray  # (K,) look number; the last look when it ran to the end
-    reason: np.ndarray  # (K,) objects: "decided", "futile", "end"
+    reason: np.ndarray  # (K,) objects: "decided", "futile", "end"; "open" before the end
     sign: np.ndarray  # (K,) +1 / -1 where decided, else 0
     families_used: int
+    # Each look's estimate and 95% interval per cell (looks taken, K): the path's figure.
+    delta: np.ndarray | None = None
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+
+    @property
+    def settled(self) -> bool:
+        """Every cell has stopped (decided, futile, or at the last look)."""
+        return bool((self.reason != "open").all())
 
 
 def sequential_replay(
@@ -61,44 +95,60 @@ def sequential_replay(
     seed: int = 20260923,
     futility: float = 0.05,
     futility_from: float = 0.25,
+    gamma: float | None = None,
+    margin: float = 0.0,
+    upto: int | None = None,
 ) -> SequentialPath:
     """The sequential rule on (F, K) family sums taken in their given order (shuffle them
     first, seeded): at each look every cell is tested at the look's spent level, Holm over
     all of them, and an open cell it calls is decided; a cell is decided when called, futile when its conditional power under
     the current estimate (Lan & Wittes' B-value projection) is below ``futility``, from the
     look at ``futility_from`` of the families on (earlier estimates are too rough to give up
-    on). Futility never calls a cell, so it cannot raise the false-positive rate."""
+    on), or when ``margin`` > 0 and its 95% interval lies inside (-margin, margin). Futility
+    never calls a cell, so it cannot raise the false-positive rate. ``upto``: only the
+    looks taken so far (a comparison still asking); cells not stopped by then are "open"."""
     from .family_test import family_p_values, paired_family_test
     from .multiple import holm
 
     f, k = diff_sums.shape
     # No look before MIN_LOOK families: a t with one or two degrees of freedom is no test.
-    sizes = tuple(
-        sorted({min(f, max(MIN_LOOK, round(f * (i + 1) / n_looks))) for i in range(n_looks)})
-    )
-    levels = spending_levels([s / f for s in sizes], alpha)
+    sizes = look_sizes(f, n_looks)
+    levels = spending_levels([s / f for s in sizes], alpha, gamma)
     stopped = np.zeros(k, np.int64)
     reason = np.full(k, "end", dtype=object)
     sign = np.zeros(k)
-    z_final = NormalDist().inv_cdf(1 - levels[-1] / (2 * k))
+    taken = len(sizes) if upto is None else min(upto, len(sizes))
+    path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for look, (size, level) in enumerate(zip(sizes, levels, strict=True), start=1):
         open_ = stopped == 0
-        if not open_.any():
+        if not open_.any() or look > taken:
             break
         d, n = diff_sums[:size], counts[:size]
+        shown = paired_family_test(d, n, alpha, n_flips, seed)
+        path.append((shown.delta, shown.lo, shown.hi))
         p = family_p_values(d, n, 0.0, n_flips, seed)
-        # Holm over every cell, stopped ones included: m never shrinks with the data, so
-        # each look's chance of a false call stays at its level (and the looks' sum at alpha).
-        called = (holm(p) < level) & open_
+        # Holm over every cell that can be called, stopped ones included. A cell whose two
+        # sides agree on every unit asked so far (each family's difference exactly 0) cannot
+        # reach any level, whatever the test: Tarone's (1990) rule leaves such cells out of m.
+        live = testable_cells(d)
+        called = np.zeros(k, bool)
+        called[live] = holm(p[live]) < level
+        called &= open_
         stopped[called] = look
         reason[called] = "decided"
         delta = d.sum(0) / np.maximum(n.sum(0), 1)
         sign[called] = np.sign(delta[called])
+        if margin > 0:  # what is left is smaller than the margin the user cares about
+            inside = open_ & ~called & (shown.lo > -margin) & (shown.hi < margin)
+            stopped[inside] = look
+            reason[inside] = "futile"
         if futility_from <= size / f < 1:
             se = paired_family_test(d, n, alpha, n_flips, seed, interval=False).se
             with np.errstate(invalid="ignore", divide="ignore"):
                 z = np.nan_to_num(np.abs(delta) / se, nan=0.0, posinf=1e9)
             t = size / f
+            # Futility at Holm's first step over the cells that can be called.
+            z_final = NormalDist().inv_cdf(1 - levels[-1] / (2 * max(int(live.sum()), 1)))
             power = 1 - np.array(
                 [NormalDist().cdf((z_final - zi / math.sqrt(t)) / math.sqrt(1 - t)) for zi in z]
             )
@@ -106,6 +156,10 @@ def sequential_replay(
             stopped[futile] = look
             reason[futile] = "futile"
     last = len(sizes)
+    if taken < last:
+        reason[stopped == 0] = "open"
+        stopped[stopped == 0] = taken
     stopped[stopped == 0] = last
     used = sizes[int(stopped.max()) - 1]
-    return SequentialPath(sizes, stopped, reason, sign, used)
+    delta, lo, hi = (np.array([row[i] for row in path]) for i in range(3))
+    return SequentialPath(sizes, stopped, reason, sign, used, delta, lo, hi)

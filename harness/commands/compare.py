@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.backends.base import DEFAULT_TIMEOUT_S
 from harness.commands.common import GATE, RUNNING, Handoff, exit_codes, parse_pairs
@@ -60,6 +60,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "sim,sim:seed=7 or jev-prod,jev-next",
     )
     parser.add_argument("--suites", required=True, help="suites, e.g. affine,exploratory")
+    parser.add_argument(
+        "--sequential",
+        action="store_true",
+        help="ask the suite's families in a seeded random order, in --looks batches, and stop "
+        "once every cell is decided or futile (alpha spent over the looks, Holm at each; "
+        "--margin: a cell whose 95%% interval lies inside +-margin is futile); one suite",
+    )
+    parser.add_argument("--looks", type=int, default=None, help="--sequential's looks (default 4)")
+    parser.add_argument(
+        "--sequential-seed", type=int, default=None, help="--sequential's family order seed"
+    )
     parser.add_argument(
         "--out", type=Path, default=None, help="comparison folder (default runs/compare-<time>)"
     )
@@ -140,8 +151,10 @@ def run(args: argparse.Namespace) -> int | Handoff:
 
     if args.bootstrap < 0:
         raise ConfigError(f"--bootstrap must be 0 or more; got {args.bootstrap}")
-    if args.margin is not None and not args.fail_on_worse:
-        raise ConfigError("--margin sets the release gate's margin: add --fail-on-worse")
+    if args.margin is not None and not (args.fail_on_worse or args.sequential):
+        raise ConfigError(
+            "--margin sets the release gate's margin (add --fail-on-worse) or --sequential's"
+        )
     if args.margin is not None and not args.margin >= 0:
         raise ConfigError(f"--margin must be 0 or more (metric points); got {args.margin}")
     # Limits check themselves (one line naming the option) before anything is written.
@@ -166,6 +179,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
             "margin": args.margin or 0.0,
         },
         compress=args.compress,
+        sequential=_sequential(args),
     )
     if args.dry_run:
         from harness.comparing.dryrun import describe_comparison
@@ -184,6 +198,21 @@ def run(args: argparse.Namespace) -> int | Handoff:
     )
     announce(args, "comparison folder")(folder)
     return _run(args, folder, lambda message: None, interrupts)
+
+
+def _sequential(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--sequential``'s plan settings (checked), or None."""
+    from harness.errors import ConfigError
+
+    if not args.sequential:
+        if args.looks is not None or args.sequential_seed is not None:
+            raise ConfigError("--looks and --sequential-seed apply to --sequential: add it")
+        return None
+    from harness.comparing.sequential import sequential_plan
+
+    looks = 4 if args.looks is None else args.looks
+    seed = 20261127 if args.sequential_seed is None else args.sequential_seed
+    return sequential_plan(looks, seed, args.margin or 0.0)
 
 
 # resume options that apply to one run: a comparison's resume refuses them, naming the
@@ -222,17 +251,25 @@ def _run(
 ) -> int | Handoff:
     from harness.commands.summary import interrupted_line, interrupted_status, summary_lines
     from harness.comparing.comparison import run_comparison
+    from harness.comparing.sequential import run_sequential
+    from runfolder import load_comparison
 
-    result = run_comparison(
-        folder,
-        max_requests=args.max_requests,
-        max_cost_usd=args.max_cost_usd,
-        concurrency=args.concurrency,
-        rps=args.rps,
-        progress=not args.no_progress,
-        on_warning=warn,
-        interrupts=interrupts,
-    )
+    judge = getattr(args, "judge_look", None)
+    kwargs: dict[str, Any] = {
+        "max_requests": args.max_requests,
+        "max_cost_usd": args.max_cost_usd,
+        "concurrency": args.concurrency,
+        "rps": args.rps,
+        "progress": not args.no_progress,
+        "on_warning": warn,
+        "interrupts": interrupts,
+    }
+    settled = False
+    if load_comparison(folder)["options"].get("sequential") and judge is not None:
+        looked = run_sequential(folder, judge, **kwargs)
+        result, settled = looked.comparison, looked.settled
+    else:
+        result = run_comparison(folder, **kwargs)
     if result.interrupted is not None:
         line = interrupted_line(
             args.command,
@@ -258,6 +295,8 @@ def _run(
             file=out,
         )
         return 1
+    if settled:  # a sequential comparison that stopped asking: its cells are left unfinished
+        return Handoff(0, folder)
     if not result.finished:
         print(f"some jobs are unfinished; retry them with: numericjev resume {folder}", file=out)
     return Handoff(0 if result.finished else 1, folder)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,15 @@ import anyio
 
 from harness.backends import ModelSpec, make_backend, parse_model
 from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
-from harness.calling import Limits
+from harness.comparing.cells import (
+    Cell,
+    Pace,
+    cost_elsewhere,
+    done_jobs,
+    ignore,
+    run_cell,
+    wanted_jobs,
+)
 from harness.errors import ConfigError, RunFolderError
 from harness.progress import CellProgress, Progress, TqdmProgress
 from harness.protocol.cases import Suite
@@ -40,15 +48,12 @@ from harness.running.folder import COMPRESS_ENV
 from harness.running.interrupts import Interrupts, watching
 from harness.running.naming import cell_folder_name
 from harness.running.refusals import probe_cache
-from harness.running.session import RunResult, in_own_loop, resume_run_async, start_run_async
+from harness.running.session import RunResult, in_own_loop
 from runfolder import (
-    MANIFEST,
     RUNS_ROOT,
     ComparisonCell,
     ComparisonRecord,
-    job_status,
     load_comparison,
-    read_totals,
     unique_folder,
     write_comparison,
 )
@@ -79,6 +84,9 @@ class CompareOptions:
     skip_check: bool = False
     summary: Mapping[str, Any] | None = None
     compress: bool = False  # every cell's logs as zstd frames, those a resume starts included
+    # ``compare --sequential``: seed, looks, margin and each suite's family order
+    # (``harness.comparing.sequential``); None: every family at once.
+    sequential: Mapping[str, Any] | None = None
 
     def base(self) -> ModelSpec:
         """The settings each model spec's own options add to."""
@@ -88,15 +96,6 @@ class CompareOptions:
             max_attempts=self.max_attempts,
             price_per_million=self.price_per_million,
         )
-
-
-@dataclass(frozen=True)
-class _Cell:
-    record: ComparisonCell
-    suite: Suite
-    spec: ModelSpec
-    folder: Path
-    run_id: str
 
 
 @dataclass(frozen=True)
@@ -144,12 +143,12 @@ def _suite(name: str, params: Mapping[str, str]) -> Suite:
     return load_suite(name, params=dict(params))
 
 
-def _cells(folder: Path, record: ComparisonRecord, options: CompareOptions) -> list[_Cell]:
+def _cells(folder: Path, record: ComparisonRecord, options: CompareOptions) -> list[Cell]:
     """Rebuild every cell (suite, model spec, folder) the record names."""
     suites = {s: _suite(s, record["suite_params"].get(s, {})) for s in record["suites"]}
     specs = {m: parse_model(m, options.base()) for m in record["models"]}
     return [
-        _Cell(
+        Cell(
             c,
             suites[c["suite"]],
             specs[c["model"]],
@@ -206,6 +205,10 @@ def create_comparison(
         raise ConfigError("--suites needs at least one suite, e.g. --suites affine,exploratory")
     per_suite = _split_params(params or {}, suites)
     built = {s: _suite(s, per_suite.get(s, {})) for s in suites}
+    if options.sequential is not None:
+        from harness.comparing.sequential import with_orders
+
+        options = replace(options, sequential=with_orders(options.sequential, built))
     specs = [parse_model(m, options.base()) for m in models]
     anyio.run(_check_models, specs)
     if not options.skip_check and any(s.name not in ("sim", "oracle") for s in specs):
@@ -253,22 +256,6 @@ def options_of(record: ComparisonRecord, where: str) -> CompareOptions:
         raise RunFolderError(f"{where}: field 'options' is not usable: {exc}") from exc
 
 
-def _done(cell: _Cell) -> int:
-    """Jobs of the cell already done (0 before it starts)."""
-    if not (cell.folder / MANIFEST).is_file():
-        return 0
-    return len(job_status(cell.folder, cell.suite.decoders)[0])
-
-
-def _cost_elsewhere(cells: list[_Cell], this: _Cell) -> float:
-    """The recorded cost of every other cell, as its totals record it."""
-    total = 0.0
-    for cell in cells:
-        totals = read_totals(cell.folder) if cell is not this else None
-        total += totals["cost_usd"] if totals else 0.0
-    return total
-
-
 async def run_comparison_async(
     folder: Path,
     *,
@@ -279,6 +266,7 @@ async def run_comparison_async(
     progress: bool = False,
     on_warning: Callable[[str], None] | None = None,
     interrupts: Interrupts | None = None,
+    families: Mapping[str, frozenset[int]] | None = None,
 ) -> ComparisonResult:
     """Run (or continue) every cell of the comparison in ``folder``, in order.
 
@@ -287,7 +275,8 @@ async def run_comparison_async(
     the comparison (``numericjev resume`` continues it). ``concurrency`` and ``rps``
     replace the recorded ones for every cell this invocation runs (they change no answer).
     ``interrupts``: SIGINT and SIGTERM, watched over the whole comparison, drain the cell
-    that is sending and start no other (``harness.running.interrupts``).
+    that is sending and start no other (``harness.running.interrupts``). ``families``:
+    per suite, ask only these families' jobs (a sequential look; the cells stay resumable).
     """
     record = load_comparison(folder)
     options = options_of(record, f"{folder}/compare.json")
@@ -296,9 +285,12 @@ async def run_comparison_async(
         # resume starts are compressed like the first ones.
         os.environ[COMPRESS_ENV] = "zstd"
     cells = _cells(folder, record, options)
-    jobs = [len(c.suite.jobs()) for c in cells]
-    done = [_done(c) for c in cells]
-    pace = _Pace(concurrency, rps, on_warning or _ignore, interrupts)
+    wanted = [wanted_jobs(c, families) for c in cells]
+    jobs = [
+        len(c.suite.jobs()) if w is None else len(w) for c, w in zip(cells, wanted, strict=True)
+    ]
+    done = [done_jobs(c, w) for c, w in zip(cells, wanted, strict=True)]
+    pace = Pace(concurrency, rps, on_warning or ignore, interrupts)
     bar = (
         TqdmProgress(sum(jobs), sum(done), "compare")
         if progress and sum(done) < sum(jobs)
@@ -325,18 +317,19 @@ async def run_comparison_async(
                     break
                 cap = None
                 if max_cost_usd is not None:
-                    cap = max(max_cost_usd - _cost_elsewhere(cells, cell), 0.0)
+                    cap = max(max_cost_usd - cost_elsewhere(cells, cell), 0.0)
                 display: Progress | bool = False
                 if bar is not None:
                     label = (
                         f"compare {i + 1}/{len(cells)} · {cell.suite.name} · {cell.record['model']}"
                     )
                     display = CellProgress(bar, sum(done) - done[i], label)
-                result = await _run_cell(cell, options, remaining, cap, display, pace)
+                only = None if families is None else families.get(cell.suite.name, frozenset())
+                result = await run_cell(cell, options, remaining, cap, display, pace, only)
                 results.append(
                     CellResult(cell.suite.name, cell.record["model"], cell.folder, result)
                 )
-                done[i] = result.counters.jobs_done
+                done[i] = done_jobs(cell, wanted[i]) if families else result.counters.jobs_done
                 sent += result.sent
                 if result.stopped or result.fatal:
                     stopped = f"cell {name}: {result.stopped or result.fatal}"
@@ -347,53 +340,6 @@ async def run_comparison_async(
             bar.close()
     signum = None if interrupts is None else interrupts.signum
     return ComparisonResult(folder, tuple(results), stopped, fatal, signum)
-
-
-def _ignore(message: str) -> None:
-    """Discard a warning."""
-
-
-@dataclass(frozen=True)
-class _Pace:
-    """What every cell of one invocation shares: its pace, warnings and interrupts."""
-
-    concurrency: int | None
-    rps: float | None
-    on_warning: Callable[[str], None]
-    interrupts: Interrupts | None
-
-
-async def _run_cell(
-    cell: _Cell,
-    options: CompareOptions,
-    max_requests: int | None,
-    max_cost_usd: float | None,
-    display: Progress | bool,
-    pace: _Pace,
-) -> RunResult:
-    if (cell.folder / MANIFEST).is_file():
-        return await resume_run_async(
-            cell.folder,
-            progress=display,
-            on_warning=pace.on_warning,
-            interrupts=pace.interrupts,
-            concurrency=pace.concurrency,
-            rps=pace.rps,
-            max_requests=max_requests,
-            max_cost_usd=max_cost_usd,
-        )
-    concurrency = options.concurrency if pace.concurrency is None else pace.concurrency
-    rps = options.rps if pace.rps is None else pace.rps
-    limits = Limits(concurrency, rps, max_requests, max_cost_usd)
-    return await start_run_async(
-        cell.suite,
-        cell.spec,
-        limits,
-        folder=cell.folder,
-        progress=display,
-        run_id=cell.run_id,
-        interrupts=pace.interrupts,
-    )
 
 
 run_comparison = in_own_loop(run_comparison_async)

@@ -180,7 +180,11 @@ def shuffled_specs(suite: Suite) -> list[JobSpec]:
 
 
 def job_queue(
-    suite: Suite, state: LogState, model: str, shard: Shard | None = None
+    suite: Suite,
+    state: LogState,
+    model: str,
+    shard: Shard | None = None,
+    families: frozenset[int] | None = None,
 ) -> tuple[Iterator[Job], int]:
     """Unfinished jobs (of ``shard`` only, if given), replayed from the log; and how many
     there are.
@@ -190,19 +194,26 @@ def job_queue(
     session starts (never part-way, after other jobs were asked); jobs never asked are
     built lazily, so memory grows with the jobs in progress, not the suite.
     """
-    started, fresh = job_lists(suite, state, model, shard)
+    started, fresh = job_lists(suite, state, model, shard, families)
     return jobs_of(suite, started, fresh), len(started) + len(fresh)
 
 
 def job_lists(
-    suite: Suite, state: LogState, model: str, shard: Shard | None = None
+    suite: Suite,
+    state: LogState,
+    model: str,
+    shard: Shard | None = None,
+    families: frozenset[int] | None = None,
 ) -> tuple[list[Job], list[JobSpec]]:
     """``job_queue``'s jobs as two lists in the shuffled order: the replayed jobs (those
-    with recorded answers) and the specs of jobs never asked."""
+    with recorded answers) and the specs of jobs never asked; ``families``: of those
+    families only (a sequential comparison's looks)."""
     specs = [
         s
         for s in shuffled_specs(suite)
-        if s.id not in state.finished and (shard is None or shard.holds(s))
+        if s.id not in state.finished
+        and (shard is None or shard.holds(s))
+        and (families is None or s.case.family in families)
     ]
     started: list[Job] = []
     fresh: list[JobSpec] = []

@@ -132,6 +132,7 @@ async def start_run_async(
     on_start: Started = _ignore_folder,
     run_id: str | None = None,
     interrupts: Interrupts | None = None,
+    families: frozenset[int] | None = None,
 ) -> RunResult:
     """Create a run folder for ``suite`` and run every job against ``model``.
 
@@ -144,7 +145,7 @@ async def start_run_async(
     Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the model
     or the folder is unusable. ``interrupts``: SIGINT and SIGTERM stop the run after
     draining the requests in flight for up to ``interrupts.drain_s`` seconds (main thread
-    only; ``harness.running.interrupts``).
+    only; ``harness.running.interrupts``). ``families``: ask only these families' jobs.
     """
     limits = limits or Limits()
     model = model or ModelSpec()
@@ -156,7 +157,7 @@ async def start_run_async(
         try:
             on_start(folder)
             record_session(folder, "run", manifest.to_dict(), plan, [])
-            queue = job_queue(suite, LogState(), plan.backend.name, plan.shard)
+            queue = job_queue(suite, LogState(), plan.backend.name, plan.shard, families)
             return await _execute(
                 folder, manifest.run_id, plan, LogState(), queue, progress, interrupts
             )
@@ -191,6 +192,7 @@ async def resume_run_async(
     progress: Display = False,
     on_warning: Warn = _ignore,
     interrupts: Interrupts | None = None,
+    families: frozenset[int] | None = None,
     **limits: Unpack[LimitChanges],
 ) -> RunResult:
     """Continue the run in ``folder``: replay what was answered, send what was not.
@@ -202,7 +204,7 @@ async def resume_run_async(
     edited since its last session, a server (``base_url``) other than the run's, or cases
     or code that changed since the run started, unless ``allow_mismatch``: then each
     difference goes to ``on_warning`` and into ``sessions.jsonl`` before anything is sent,
-    as does each torn log tail cut. ``interrupts``: as ``start_run_async``.
+    as does each torn log tail cut. ``interrupts`` and ``families``: as ``start_run_async``.
     """
     warn = Warnings(on_warning)
     opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits)
@@ -212,7 +214,7 @@ async def resume_run_async(
         with RunLock(folder):
             state = read_logs(folder, suite.decoders, manifest.run_id)
             # Replays what was answered: a job this code would ask differently is refused now.
-            queue = job_queue(suite, state, plan.backend.name, plan.shard)
+            queue = job_queue(suite, state, plan.backend.name, plan.shard, families)
             for repair in state.repairs():
                 warn(repair)
             # Recorded once the logs have been read: a resume refused above leaves no trace.

@@ -49,3 +49,31 @@ def test_a_clear_difference_is_decided_at_the_first_look_and_nulls_stop_as_futil
     assert list(path.reason[3:6]) == ["decided"] * 3 and list(path.stopped_at[3:6]) == [1] * 3
     assert np.all(path.sign[3:6] == 1)
     assert list(path.reason[:3]) == ["futile"] * 3
+
+
+@given(st.floats(-4, 4), st.floats(0.001, 0.2))
+def test_hwang_shih_decani_spending_also_sums_to_alpha(gamma: float, alpha: float) -> None:
+    levels = spending_levels([0.25, 0.5, 0.75, 1.0], alpha, gamma)
+    assert sum(levels) == pytest.approx(alpha) and all(level >= 0 for level in levels)
+
+
+def test_cells_with_no_difference_leave_holms_m_so_a_marginal_cell_is_called() -> None:
+    # One cell with a clear difference among eleven that answered alike everywhere: Holm
+    # over the one callable cell tests it at the look's level, not at level / 12.
+    rng = np.random.default_rng(3)
+    counts = np.full((32, 12), 8.0)
+    diffs = np.zeros((32, 12))
+    diffs[:, 0] = counts[:, 0] * (1.0 + rng.normal(0, 1.5, 32))
+    path = sequential_replay(diffs, counts)
+    assert path.reason[0] == "decided" and path.sign[0] == 1
+    assert set(path.reason[1:]) == {"futile"}
+
+
+def test_looks_not_taken_leave_cells_open_and_a_margin_makes_small_effects_futile() -> None:
+    diffs, counts = aa_comparisons(1, 64)[0]
+    partial = sequential_replay(diffs, counts, upto=1)
+    assert partial.delta is not None and partial.delta.shape == (1, diffs.shape[1])
+    assert not partial.settled and "open" in set(partial.reason)
+    # A/A differences are small against a margin of 1,000 points: futile at the first look.
+    wide = sequential_replay(diffs, counts, margin=1_000.0)
+    assert set(wide.reason) <= {"futile"} and set(wide.stopped_at) == {1}

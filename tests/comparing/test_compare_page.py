@@ -68,3 +68,20 @@ def test_comparison_page_shows_every_run_the_verdicts_and_the_models_side_by_sid
         assert sides.nth(1).locator("h3").inner_text().startswith("exploratory · sim:seed=7 · ")
         assert not_blank(page.screenshot()) > 0.05
         assert opened.refused == [] and opened.errors == []
+
+
+def test_a_sequential_comparison_shows_each_cells_path_over_the_looks(tmp_path: Path) -> None:
+    folder = tmp_path / "seq"
+    assert cli("compare", "--models", "sim,sim:confusion=0.9", "--suites", "affine",
+               "--param", "affine.per_operator=4", "--sequential", "--bootstrap", "0",
+               "--out", str(folder), "--no-progress") == 0  # fmt: skip
+    with chromium() as browser:
+        opened = open_page(browser, folder / "index.html")
+        page = opened.page
+        path = page.locator("figure.plot", has_text="path over the looks")
+        assert path.count() == 1 and path.locator("svg[role=img]").count() == 1
+        assert "SIMULATED" in path.inner_text()  # the figure's title says so
+        wide = "f => [f.scrollWidth, f.clientWidth]"
+        scroll, shown = path.evaluate(wide)
+        assert scroll <= shown  # fits the page's width, no horizontal scroll
+        assert opened.refused == [] and opened.errors == []

@@ -1,0 +1,114 @@
+"""One cell of a comparison: how it is started or resumed, and how much of it is done
+(``harness.comparing.comparison`` runs the cells; a sequential look counts only its families)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.backends import ModelSpec
+from harness.calling import Limits
+from harness.progress import Progress
+from harness.protocol.cases import Suite
+from harness.running.interrupts import Interrupts
+from harness.running.session import RunResult, resume_run_async, start_run_async
+from runfolder import MANIFEST, ComparisonCell, job_status, read_totals
+
+if TYPE_CHECKING:
+    from harness.comparing.comparison import CompareOptions
+
+__all__ = [
+    "Cell",
+    "Pace",
+    "cost_elsewhere",
+    "done_jobs",
+    "ignore",
+    "run_cell",
+    "wanted_jobs",
+]
+
+
+@dataclass(frozen=True)
+class Cell:
+    record: ComparisonCell
+    suite: Suite
+    spec: ModelSpec
+    folder: Path
+    run_id: str
+
+
+def done_jobs(cell: Cell, wanted: frozenset[str] | None = None) -> int:
+    """Jobs of the cell already done (0 before it starts), of ``wanted`` only if given."""
+    if not (cell.folder / MANIFEST).is_file():
+        return 0
+    done = job_status(cell.folder, cell.suite.decoders)[0]
+    return len(done if wanted is None else wanted.intersection(done))
+
+
+def wanted_jobs(cell: Cell, families: Mapping[str, frozenset[int]] | None) -> frozenset[str] | None:
+    """The ids of the cell's jobs in ``families`` (of its suite); None: every job."""
+    if families is None:
+        return None
+    keep = families.get(cell.suite.name, frozenset())
+    return frozenset(j.id for j in cell.suite.jobs() if j.case.family in keep)
+
+
+def cost_elsewhere(cells: list[Cell], this: Cell) -> float:
+    """The recorded cost of every other cell, as its totals record it."""
+    total = 0.0
+    for cell in cells:
+        totals = read_totals(cell.folder) if cell is not this else None
+        total += totals["cost_usd"] if totals else 0.0
+    return total
+
+
+def ignore(message: str) -> None:
+    """Discard a warning."""
+
+
+@dataclass(frozen=True)
+class Pace:
+    """What every cell of one invocation shares: its pace, warnings and interrupts."""
+
+    concurrency: int | None
+    rps: float | None
+    on_warning: Callable[[str], None]
+    interrupts: Interrupts | None
+
+
+async def run_cell(
+    cell: Cell,
+    options: CompareOptions,
+    max_requests: int | None,
+    max_cost_usd: float | None,
+    display: Progress | bool,
+    pace: Pace,
+    families: frozenset[int] | None = None,
+) -> RunResult:
+    if (cell.folder / MANIFEST).is_file():
+        return await resume_run_async(
+            cell.folder,
+            progress=display,
+            on_warning=pace.on_warning,
+            interrupts=pace.interrupts,
+            concurrency=pace.concurrency,
+            rps=pace.rps,
+            max_requests=max_requests,
+            max_cost_usd=max_cost_usd,
+            families=families,
+        )
+    concurrency = options.concurrency if pace.concurrency is None else pace.concurrency
+    rps = options.rps if pace.rps is None else pace.rps
+    limits = Limits(concurrency, rps, max_requests, max_cost_usd)
+    return await start_run_async(
+        cell.suite,
+        cell.spec,
+        limits,
+        folder=cell.folder,
+        progress=display,
+        run_id=cell.run_id,
+        interrupts=pace.interrupts,
+        families=families,
+    )

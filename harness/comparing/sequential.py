@@ -1,0 +1,119 @@
+"""``compare --sequential``: ask a comparison's families in looks, stop once every cell has.
+
+The plan, kept in ``compare.json`` (``options.sequential``) before any request: a seed,
+the number of looks, the ``--margin``, and each suite's families in a seeded random order.
+Look k asks the first ``look_sizes(F, looks)[k-1]`` families of that order in every cell
+(``run_comparison_async(..., families=...)``); then ``judge(folder, k)`` (the analysis side,
+handed in by the CLI: the harness never reads results) says whether every cell has stopped,
+decided or futile, at that look. The comparison stops asking at the first look that says so.
+
+Nothing else is recorded: each look's families are fixed by the plan, so a resume replays
+the looks already taken from the run folders (their jobs are done: nothing is sent) and
+continues with the first look whose families are not all asked, or stops where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.comparing.comparison import ComparisonResult, run_comparison_async
+from harness.errors import ConfigError
+from harness.protocol.cases import Suite
+from harness.running.session import in_own_loop
+from runfolder import MIN_LOOK, load_comparison, look_sizes
+
+__all__ = [
+    "SequentialResult",
+    "run_sequential_async",
+    "sequential_plan",
+    "with_orders",
+]
+
+Judge = Callable[[Path, int], bool]
+
+
+def sequential_plan(looks: int, seed: int, margin: float) -> dict[str, Any]:
+    """The plan's settings, checked (each suite's order is added by ``with_orders``)."""
+    if looks < 2:
+        raise ConfigError(f"--looks must be at least 2 for --sequential; got {looks}")
+    if margin < 0:
+        raise ConfigError(f"--margin must be 0 or more; got {margin}")
+    return {"looks": looks, "seed": seed, "margin": margin}
+
+
+def with_orders(plan: Mapping[str, Any], suites: Mapping[str, Suite]) -> dict[str, Any]:
+    """The plan with each suite's families in a random order seeded by the plan's seed."""
+    if len(suites) != 1:
+        raise ConfigError(
+            f"--sequential compares one suite at a time; got {len(suites)} "
+            f"({', '.join(suites)}): run one comparison per suite"
+        )
+    order: dict[str, list[int]] = {}
+    for i, (name, suite) in enumerate(suites.items()):
+        families = sorted({c.family for c in suite.cases})
+        if len(families) < MIN_LOOK:
+            raise ConfigError(
+                f"--sequential needs a suite of at least {MIN_LOOK} families; "
+                f"{name} has {len(families)}"
+            )
+        rng = np.random.default_rng([int(plan["seed"]), i])
+        order[name] = [int(f) for f in rng.permutation(families)]
+    return {**plan, "order": order}
+
+
+@dataclass(frozen=True)
+class SequentialResult:
+    """How a sequential comparison's asking ended: the last look run, and whether every
+    cell had stopped by it (False: stopped by a cap, an interrupt or an error)."""
+
+    comparison: ComparisonResult
+    look: int
+    looks: int
+    settled: bool
+
+
+def _families(plan: Mapping[str, Any], look: int) -> dict[str, frozenset[int]]:
+    """Each suite's families asked by ``look`` (1-based)."""
+    asked = {}
+    for suite, order in plan["order"].items():
+        size = look_sizes(len(order), int(plan["looks"]))[min(look, plan["looks"]) - 1]
+        asked[suite] = frozenset(int(f) for f in order[:size])
+    return asked
+
+
+async def run_sequential_async(
+    folder: Path,
+    judge: Judge,
+    *,
+    max_requests: int | None = None,
+    **kwargs: Any,
+) -> SequentialResult:
+    """Run (or continue) the sequential comparison in ``folder`` look by look until
+    ``judge`` says every cell has stopped or the last look is asked; the other arguments
+    are ``run_comparison_async``'s (``max_requests`` counts over the looks)."""
+    plan = load_comparison(folder)["options"].get("sequential")
+    if not plan:
+        raise ConfigError(f"{folder} is not a sequential comparison")
+    n_looks = len(look_sizes(len(next(iter(plan["order"].values()))), int(plan["looks"])))
+    sent = 0
+    result: ComparisonResult | None = None
+    for look in range(1, n_looks + 1):
+        cap = None if max_requests is None else max_requests - sent
+        result = await run_comparison_async(
+            folder, families=_families(plan, look), max_requests=cap, **kwargs
+        )
+        sent += sum(c.result.sent for c in result.cells if c.result is not None)
+        if not result.complete or result.interrupted is not None:
+            return SequentialResult(result, look, n_looks, settled=False)
+        if judge(folder, look):
+            return SequentialResult(result, look, n_looks, settled=True)
+    assert result is not None  # at least one look: a suite has MIN_LOOK families or more
+    return SequentialResult(result, n_looks, n_looks, settled=True)
+
+
+run_sequential = in_own_loop(run_sequential_async)
