@@ -6,18 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.backends import ModelSpec
 from harness.calling import Limits
+from harness.comparing.options import CompareOptions
 from harness.progress import Progress
 from harness.protocol.cases import Suite
 from harness.running.interrupts import Interrupts
 from harness.running.session import RunResult, resume_run_async, start_run_async
 from runfolder import MANIFEST, ComparisonCell, job_status, read_totals
-
-if TYPE_CHECKING:
-    from harness.comparing.comparison import CompareOptions
 
 __all__ = [
     "Cell",

@@ -24,12 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 from harness.backends import ModelSpec, make_backend, parse_model
-from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from harness.comparing.cells import (
     Cell,
     Pace,
@@ -39,6 +37,7 @@ from harness.comparing.cells import (
     run_cell,
     wanted_jobs,
 )
+from harness.comparing.options import CompareOptions
 from harness.errors import ConfigError, RunFolderError
 from harness.progress import CellProgress, Progress, TqdmProgress
 from harness.protocol.cases import Suite
@@ -65,37 +64,6 @@ __all__ = [
     "create_comparison",
     "run_comparison",
 ]
-
-
-@dataclass(frozen=True)
-class CompareOptions:
-    """How every cell is started (kept in ``compare.json``: resume starts a cell the same way).
-
-    ``summary`` holds the summary's settings (metric, replicates) for analysis, which
-    reads them from ``compare.json`` so that a resumed comparison is summarised alike.
-    """
-
-    base_url: str | None = None
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    max_attempts: int = 6
-    price_per_million: float | None = None
-    concurrency: int = DEFAULT_CONCURRENCY
-    rps: float | None = None
-    skip_check: bool = False
-    summary: Mapping[str, Any] | None = None
-    compress: bool = False  # every cell's logs as zstd frames, those a resume starts included
-    # ``compare --sequential``: seed, looks, margin and each suite's family order
-    # (``harness.comparing.sequential``); None: every family at once.
-    sequential: Mapping[str, Any] | None = None
-
-    def base(self) -> ModelSpec:
-        """The settings each model spec's own options add to."""
-        return ModelSpec(
-            base_url=self.base_url,
-            timeout_s=self.timeout_s,
-            max_attempts=self.max_attempts,
-            price_per_million=self.price_per_million,
-        )
 
 
 @dataclass(frozen=True)
@@ -206,7 +174,7 @@ def create_comparison(
     per_suite = _split_params(params or {}, suites)
     built = {s: _suite(s, per_suite.get(s, {})) for s in suites}
     if options.sequential is not None:
-        from harness.comparing.sequential import with_orders
+        from harness.comparing.looks import with_orders
 
         options = replace(options, sequential=with_orders(options.sequential, built))
     specs = [parse_model(m, options.base()) for m in models]
