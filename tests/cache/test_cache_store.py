@@ -151,7 +151,7 @@ def test_a_version_1_cache_is_read_and_written_under_its_own_keys(tmp_path: Path
     old.put(Entry(cache_key(spec, body, "j#1", version=1), "m", "m", answered,
                   None, 0.5, time.time(), "paid"))  # fmt: skip
     cache = RequestCache(Store(path), True, spec, "r")
-    key, hit = cache.lookup(body, "j#1")
+    _, hit = cache.lookup(body, "j#1")
     assert hit is not None and hit.cached is not None and hit.cached["from_run"] == "paid"
     missed, none = cache.lookup(body, "j#2")
     assert none is None and missed == cache_key(spec, body, "j#2", version=1)
@@ -168,7 +168,7 @@ def test_import_across_key_versions_is_refused_and_both_stay(tmp_path: Path) -> 
     version_1_cache(tmp_path / "old.sqlite3")
     Store(tmp_path / "old.sqlite3").put(entry("e0"))
     new = Store(tmp_path / "new.sqlite3")
-    with pytest.raises(ConfigError, match="version 1 cache .* version 2") as err:
+    with pytest.raises(ConfigError, match=r"version 1 cache .* version 2") as err:
         new.import_from(tmp_path / "old.sqlite3")
     assert "\n" not in str(err.value) and "NUMERICJEV_CACHE=" in str(err.value)
     assert new.stats().entries == 0 and Store(tmp_path / "old.sqlite3").stats().entries == 1
