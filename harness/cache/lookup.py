@@ -239,6 +239,8 @@ class RequestCache:
     def _end_pass(self, loop: asyncio.AbstractEventLoop) -> None:
         """As an event-loop pass ends: its read transaction ended, its writes committed
         unless its answers alone are held for a later commit (``_hold``)."""
+        if self._closed:  # closed within this pass: ``close`` committed everything
+            return
         t0 = time.process_time()
         self._scheduled = False
         self.store.end_read()
