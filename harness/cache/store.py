@@ -10,8 +10,8 @@ so two runs writing the same key at once store it once, and importing twice adds
 
 The schema version (``PRAGMA user_version``) also says how the file's keys were made
 (``KEY_VERSIONS``): a version 1 file keeps its canonical (sorted-key) keys for as long as
-it is used, a new file is made at version 2 (the body's bytes as built, a third of the
-CPU). Both are read and written; only entries of one version can be imported into another.
+it is used, a new file is made at version 2 (the body's bytes as built: no sort). Both
+are read and written; only entries of one version can be imported into another.
 """
 
 from __future__ import annotations
