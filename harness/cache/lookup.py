@@ -2,13 +2,14 @@
 
 The key is the SHA-256 of the request body's JSON bytes in the order the harness built it
 (the order a model sees; a version 1 file keeps its canonical sorted-key JSON, ``keyed``),
-of the model spec the manifest records (name, backend, wire, base URL, sampling parameters) less its
-price (a different price does not change the answer), and of the exchange's occasion: its
-job and round. The occasion is there because a model may answer the same body differently
-twice (sampling; serve-sim's sim with fresh_repeats=1): two jobs that happen to send the same body (two
-repeats of a case) are two samples, not one, and a second run then replays each job's own
-answers, whatever order its exchanges complete in. The served model an entry names
-is returned with every hit, so the log and the compare banners see the model that really
+of the model spec the manifest records (name, backend, wire, base URL, sampling
+parameters) less its price (a different price does not change the answer), and of the
+exchange's occasion: its job and round. The occasion is there because a model may answer
+the same body differently twice (sampling; serve-sim's sim with fresh_repeats=1): two jobs
+that happen to send the same body (two repeats of a case) are two samples, not one, and a
+second run then replays each job's own answers, whatever order its exchanges complete in.
+The served model an entry names is returned with every hit, so the log and the compare
+banners see the model that really
 answered; an entry is never served for another model spec.
 """
 
@@ -200,7 +201,7 @@ class RequestCache:
                 time.time(),
                 self.run_id,
             )
-        )  # fmt: skip  (``Entry.row``: no object per answer)
+        )  # ``Entry.row``: no object per answer
         if self._flight.done(key):
             self._releases.append(key)  # in the answer's own transaction
         if not self._schedule():
@@ -251,7 +252,9 @@ class RequestCache:
     def _hold(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Whether the pending answers wait for a commit due at most ``COMMIT_S`` after
         the last: only alone with the file, with no lease or look to write."""
-        if self._releases or self._claims or self._look_due or self._flight.shared:
+        if not self._pending or self._releases or self._claims or self._look_due:
+            return False
+        if self._flight.shared:
             return False
         wait = self._written + COMMIT_S - time.monotonic()
         if wait <= 0:
