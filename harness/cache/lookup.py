@@ -9,8 +9,8 @@ the same body differently twice (sampling; serve-sim's sim with fresh_repeats=1)
 that happen to send the same body (two repeats of a case) are two samples, not one, and a
 second run then replays each job's own answers, whatever order its exchanges complete in.
 The served model an entry names is returned with every hit, so the log and the compare
-banners see the model that really
-answered; an entry is never served for another model spec.
+banners see the model that really answered; an entry is never served for another model
+spec.
 """
 
 from __future__ import annotations
