@@ -7,6 +7,11 @@ frames are discarded on the next open), many readers with one
 writer at a time (a second writer waits on ``busy_timeout`` rather than failing), and a
 reader never blocks a writer. ``INSERT OR IGNORE``: the first answer stored for a key stays,
 so two runs writing the same key at once store it once, and importing twice adds nothing.
+
+The schema version (``PRAGMA user_version``) also says how the file's keys were made
+(``KEY_VERSIONS``): a version 1 file keeps its canonical (sorted-key) keys for as long as
+it is used, a new file is made at version 2 (the body's bytes as built: no sort). Both
+are read and written; only entries of one version can be imported into another.
 """
 
 from __future__ import annotations
@@ -22,7 +27,10 @@ from harness.cache.leases import SCHEMA as LEASES
 from harness.cache.leases import Claim, Flight
 from harness.errors import ConfigError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # what a new file is made as
+# How each version readable here keys an exchange (harness.cache.lookup.keyed): the table is
+# the same, only the key's bytes differ.
+KEY_VERSIONS = {1: "body as sorted-key JSON", 2: "body's JSON bytes in the order built"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS exchanges (
@@ -163,13 +171,14 @@ class Store:
                 f"request cache {path} is not a SQLite file ({exc}); move it away "
                 "or set NUMERICJEV_CACHE to another path"
             ) from exc
-        if version != SCHEMA_VERSION:
+        if version not in KEY_VERSIONS:
             self.db.close()
             raise ConfigError(
                 f"request cache {path} has schema version {version}, this harness reads "
-                f"{SCHEMA_VERSION}; keep it for the version that wrote it and set "
-                "NUMERICJEV_CACHE to another path for this one"
+                f"{' and '.join(map(str, KEY_VERSIONS))}; keep it for the version that wrote "
+                "it and set NUMERICJEV_CACHE to another path for this one"
             )
+        self.version: int = version  # how its keys are made (KEY_VERSIONS)
         if not readonly:  # added beside version 1's table: a harness without them ignores them
             self.db.executescript(LEASES)
 
@@ -196,23 +205,23 @@ class Store:
         """Store ``entries`` in ONE transaction (one commit for a pass's answers: a SIGKILL
         loses that pass's or none); how many were added."""
         before = self.db.total_changes
-        self.write(entries)
+        self.write([e.row() for e in entries])
         return self.db.total_changes - before
 
     def write(
         self,
-        entries: Sequence[Entry],
+        rows: Sequence[tuple[object, ...]],
         releases: Sequence[str] = (),
         claims: Sequence[str] = (),
         flight: Flight | None = None,
     ) -> dict[str, Claim]:
-        """In ONE transaction: store ``entries``, and settle ``flight``'s leases (give
-        back ``releases``, try each of ``claims``: ``harness.cache.leases``)."""
+        """In ONE transaction: store ``rows`` (``Entry.row``), and settle ``flight``'s
+        leases (give back ``releases``, try each of ``claims``: ``harness.cache.leases``)."""
         self.end_read()
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            if entries:
-                self.db.executemany(_INSERT, [e.row() for e in entries])
+            if rows:
+                self.db.executemany(_INSERT, rows)
             return {} if flight is None else flight.settle(self.db, releases, claims)
 
     def stats(self) -> Stats:
@@ -259,6 +268,13 @@ class Store:
         """Add ``source``'s entries whose keys are not here yet; how many were added."""
         other = Store(source, readonly=True)
         other.db.close()
+        if other.version != self.version:  # its entries would never be found under our keys
+            raise ConfigError(
+                f"{source} is a version {other.version} cache and {self.path} version "
+                f"{self.version}: their keys differ, so one cannot be imported into the "
+                f"other; use {source} as it is (NUMERICJEV_CACHE={source}), or import it into "
+                f"another version {other.version} cache"
+            )
         before = self.db.total_changes
         flags = "mode=ro&immutable=1" if other.immutable else "mode=ro"
         self.db.execute("ATTACH DATABASE ? AS other", (f"{source.resolve().as_uri()}?{flags}",))

@@ -51,12 +51,8 @@ class RequestCache(Protocol):
     """What the caller asks of the request cache (``harness.cache.RequestCache``, a layer
     above: it builds ``Attempt``s)."""
 
-    def key(self, body: Mapping[str, Any], occasion: str = "") -> str:
-        """The exchange's cache key."""
-        ...
-
-    def lookup(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
-        """The cached answer as an attempt costing 0, or None."""
+    def lookup(self, body: Mapping[str, Any], occasion: str = "") -> tuple[str, Attempt | None]:
+        """The exchange's cache key, and its cached answer as an attempt costing 0, or None."""
         ...
 
     def save(self, key: str, attempt: Attempt) -> None:
@@ -145,10 +141,9 @@ class Caller:
         if cache is None:
             return await self._live(body, on_attempt)
         # A hit is sent nowhere and costs 0: it never reaches the pacer or the spend cap.
-        key = cache.key(body, occasion)
+        key, hit = cache.lookup(body, occasion)
         try:
             # A miss another process is asking now is waited for, not asked again.
-            hit = cache.lookup(key, body)
             if hit is None:
                 hit = await cache.claim(key, body)
             if hit is not None:

@@ -368,8 +368,8 @@ async def _execute(
         recorder.close()
         display.close()
         if cache is not None:
+            cache.close()  # first: its last commit is counted in the summary's CPU
             print(cache.summary(), file=sys.stderr)
-            cache.close()
     served = set(counters.models)
     simulated = backend.simulated or bool(served & SIMULATOR_MODELS)
     oracle = oracle or bool(served & ORACLE_MODELS)

@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.cache import Entry, Store, cache_key
+from harness.cache import Entry, RequestCache, Store, cache_key
+from harness.cache.store import _SCHEMA
+from harness.calling.attempt import Attempt
 from harness.errors import ConfigError
 
 # A child that stores entries as fast as it can, naming each on stdout once committed.
@@ -117,14 +119,59 @@ json_values = st.recursive(
 
 
 @given(st.dictionaries(st.text(max_size=4), json_values, max_size=5), st.text(max_size=5))
-def test_key_ignores_key_order_and_price_but_not_the_model(body: dict, name: str) -> None:
+def test_key_ignores_the_price_but_not_the_model(body: dict, name: str) -> None:
     spec = {"name": "m", "backend": "systemone", "params": {"price": 1.0, "t": 0}}
     flipped = dict(reversed(list(body.items())))
     repriced = spec | {"params": {"t": 0, "price": 9.0}}
-    assert cache_key(spec, body) == cache_key(repriced, flipped)
+    # Version 1 keys the sorted body; version 2 the body as built, whose order reaches the
+    # model (the criteria's order is a prompt's order).
+    assert cache_key(spec, body, version=1) == cache_key(repriced, flipped, version=1)
+    assert cache_key(spec, body) == cache_key(repriced, body)
+    assert (cache_key(spec, body) == cache_key(spec, flipped)) == (list(body) == list(flipped))
     if name != "m":
         assert cache_key(spec | {"name": name}, body) != cache_key(spec, body)
     assert cache_key(spec, body | {"__extra": 1}) != cache_key(spec, body) or "__extra" in body
+
+
+def version_1_cache(path: Path) -> None:
+    """A cache file as the harness before keys of version 2 made it."""
+    db = sqlite3.connect(path)
+    db.execute(_SCHEMA)
+    db.execute("PRAGMA user_version = 1")
+    db.close()
+
+
+def test_a_version_1_cache_is_read_and_written_under_its_own_keys(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    version_1_cache(path)
+    spec = {"name": "m", "backend": "systemone", "params": {}}
+    body = {"questions": {"q1": {"type": "choice", "criteria": {"b": "y", "a": "x"}}}}
+    answered = b'{"answers":{"q1":{"choice":"a"}}}'
+    old = Store(path)
+    old.put(Entry(cache_key(spec, body, "j#1", version=1), "m", "m", answered,
+                  None, 0.5, time.time(), "paid"))  # fmt: skip
+    cache = RequestCache(Store(path), True, spec, "r")
+    _, hit = cache.lookup(body, "j#1")
+    assert hit is not None and hit.cached is not None and hit.cached["from_run"] == "paid"
+    missed, none = cache.lookup(body, "j#2")
+    assert none is None and missed == cache_key(spec, body, "j#2", version=1)
+    answer = Attempt(1, 0.0, 1.0, 200, None, None, {"answers": {"q1": {"choice": "b"}}}, "m",
+                     None, 0.1, None)  # fmt: skip
+    cache.save(missed, answer)  # off the loop: stored at once, under the old key
+    cache.close()
+    again = Store(path)
+    assert again.version == 1 and again.stats().entries == 2
+    assert again.get(cache_key(spec, body, "j#2", version=1)) is not None
+
+
+def test_import_across_key_versions_is_refused_and_both_stay(tmp_path: Path) -> None:
+    version_1_cache(tmp_path / "old.sqlite3")
+    Store(tmp_path / "old.sqlite3").put(entry("e0"))
+    new = Store(tmp_path / "new.sqlite3")
+    with pytest.raises(ConfigError, match=r"version 1 cache .* version 2") as err:
+        new.import_from(tmp_path / "old.sqlite3")
+    assert "\n" not in str(err.value) and "NUMERICJEV_CACHE=" in str(err.value)
+    assert new.stats().entries == 0 and Store(tmp_path / "old.sqlite3").stats().entries == 1
 
 
 def test_cache_command_moves_a_cache_between_machines(
