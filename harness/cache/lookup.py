@@ -37,10 +37,6 @@ from runfolder import Usage
 
 MODES = ("auto", "read-write", "read-only", "off")
 WAIT_S = 0.05  # how often a process waiting on another's lease looks for the answer
-# Alone with the file, a pass's answers wait up to this long to share a commit with the
-# next passes' (~20 answers a commit instead of ~5: SQLite's per-commit page writes shared):
-# a SIGKILL loses at most the answers of the last COMMIT_S, which the run's log still holds.
-COMMIT_S = 0.05
 # The CLI's --cache travels to worker processes (--workers, --shard) in this variable.
 MODE_ENV = "NUMERICJEV_CACHE_MODE"
 
@@ -97,8 +93,6 @@ class RequestCache:
     _claims: list[tuple[str, asyncio.Future[Claim]]] = field(default_factory=list, repr=False)
     _flight: Flight = field(default_factory=Flight, repr=False)
     _scheduled: bool = False
-    _timer: bool = False  # a commit of held answers is due (``COMMIT_S``)
-    _written: float = 0.0  # monotonic time of the last commit of answers
     _ticking: bool = False
     _look_due: bool = False
     _closed: bool = False
@@ -212,10 +206,10 @@ class RequestCache:
         """Have ``_end_pass`` run as this event-loop pass ends; False off asyncio.
 
         A pass's lookups share one read transaction, ended as the pass ends (nothing is
-        held across an ``await``); its answers are stored in one write transaction then,
-        or, alone with the file, with the next passes' up to ``COMMIT_S`` later: fewer
-        locks and WAL frames per exchange, and a SIGKILL loses at most the answers of the
-        last ``COMMIT_S`` (sharing the file, of one pass: leases must not wait).
+        held across an ``await``); its answers are stored in one write transaction then:
+        fewer locks and WAL frames per exchange, and a SIGKILL loses at most that pass's
+        answers (holding them longer for bigger commits was measured, 1-2 points of the
+        cache's CPU share, and not kept: it would lose more to a kill).
         """
         if not self._scheduled:
             try:
@@ -238,37 +232,14 @@ class RequestCache:
         loop.call_later(TICK_S, self._tick, loop)
 
     def _end_pass(self, loop: asyncio.AbstractEventLoop) -> None:
-        """As an event-loop pass ends: its read transaction ended, its writes committed
-        unless its answers alone are held for a later commit (``_hold``)."""
+        """As an event-loop pass ends: its read transaction ended, its writes committed."""
         if self._closed:  # closed within this pass: ``close`` committed everything
             return
         t0 = time.process_time()
         self._scheduled = False
         self.store.end_read()
-        if not self._hold(loop):
-            self._commit()
+        self._commit()
         self.lookup_s += time.process_time() - t0
-
-    def _hold(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """Whether the pending answers wait for a commit due at most ``COMMIT_S`` after
-        the last: only alone with the file, with no lease or look to write."""
-        if not self._pending or self._releases or self._claims or self._look_due:
-            return False
-        if self._flight.shared:
-            return False
-        wait = self._written + COMMIT_S - time.monotonic()
-        if wait <= 0:
-            return False
-        if not self._timer:
-            self._timer = True
-            loop.call_later(wait, self._flush)
-        return True
-
-    def _flush(self) -> None:
-        """The held answers' commit, ``COMMIT_S`` after the last."""
-        self._timer = False
-        if not self._closed:
-            self.commit()
 
     def commit(self) -> None:
         """Store the answers saved since the last commit, in one transaction."""
@@ -286,8 +257,6 @@ class RequestCache:
         look, self._look_due = self._look_due, False
         if not (pending or releases or claims or look):
             return
-        if pending:
-            self._written = time.monotonic()
         try:
             found = self.store.write(pending, releases, [k for k, _ in claims], self._flight)
         except BaseException as exc:
