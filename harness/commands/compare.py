@@ -166,6 +166,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
             "margin": args.margin or 0.0,
         },
         compress=args.compress,
+        per_model=getattr(args, "per_model", None),
     )
     if args.dry_run:
         from harness.comparing.dryrun import describe_comparison
@@ -181,6 +182,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         folder=args.out,
         params=parse_pairs(args.param, "--param"),
         options=options,
+        cache=args.cache,
     )
     announce(args, "comparison folder")(folder)
     return _run(args, folder, lambda message: None, interrupts)
@@ -232,6 +234,7 @@ def _run(
         progress=not args.no_progress,
         on_warning=warn,
         interrupts=interrupts,
+        cache=args.cache,
     )
     if result.interrupted is not None:
         line = interrupted_line(

@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
             processes=args.workers or os.cpu_count() or 1,
             base_url=args.base_url,
             allow_mismatch=args.allow_mismatch,
+            cache=args.cache,
             **limits,
         )
         return report("resume", result)
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         progress=not args.no_progress,
         on_warning=warn,
         interrupts=interrupts,
+        cache=args.cache,
         **limits,
     )
     return report("resume", result)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.backends import ModelSpec
     from harness.calling import Limits
     from harness.protocol.cases import Suite
+    from harness.running.settings import RunSettings
 
 
 def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
@@ -80,9 +81,19 @@ def add_drain_option(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "read-write", "read-only", "off"),
         default=None,
         help="the request cache (docs/cache.md): auto (default) is off for the "
-        "in-process sim and oracle and read-write for every other model; file: "
+        "in-process sim and oracle and read-write for every other model; "
+        "$NUMERICJEV_CACHE_MODE when neither this nor a settings file says; file: "
         "$NUMERICJEV_CACHE, else ~/.cache/numericjev/cache.sqlite3",
     )
+
+
+def run_settings(args: argparse.Namespace) -> RunSettings:
+    """The run's ``RunSettings`` from the options (``--cache``, ``--compress``); what they
+    leave unset takes ``RunSettings``'s default."""
+    from harness.running.settings import RunSettings
+
+    given = {"cache": getattr(args, "cache", None), "compress": getattr(args, "compress", None)}
+    return RunSettings(**{k: v for k, v in given.items() if v is not None})
 
 
 def add_check_option(parser: argparse.ArgumentParser) -> None:
@@ -300,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
     # Limits check themselves (one line naming the option) before anything is written.
     wait = DEFAULT_MAX_WAIT_S if args.max_wait_seconds is None else args.max_wait_seconds
     limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd, wait)
+    settings = run_settings(args)
     interrupts = Interrupts(args.drain_seconds)
     suite = suite_from(args)
     spec = model_spec(args)
@@ -330,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
 
         preflight(suite)  # before any folder exists or any request is paid for
     if args.shard is not None or args.ray is not None:
-        return _spread(args, suite, spec, limits)
+        return _spread(args, suite, spec, limits, settings)
     from harness.spreading.pool import processes_for, start_in_processes
 
     count = processes_for(spec.name, args.workers, spend_cap=args.max_cost_usd is not None)
@@ -344,6 +356,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             on_start=announce(args),
             interrupts=interrupts,
+            settings=settings,
         )
         return report("run", result)
     result = start_run(
@@ -354,11 +367,14 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         on_start=announce(args),
         interrupts=interrupts,
+        settings=settings,
     )
     return report("run", result)
 
 
-def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Limits) -> int:
+def _spread(
+    args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Limits, settings: RunSettings
+) -> int:
     """``--shard`` or ``--ray``."""
     from harness.commands.summary import report
     from harness.running.naming import default_run_folder, folder_model_name
@@ -377,7 +393,9 @@ def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Lim
         from harness.spreading.spread import start_shard
 
         progress = not args.no_progress
-        result = start_shard(suite, spec, limits, parent=args.run, shard=shard, progress=progress)
+        result = start_shard(
+            suite, spec, limits, parent=args.run, shard=shard, progress=progress, settings=settings
+        )
         return report("run", result)
     folder = args.run or default_run_folder(suite.name, folder_model_name(spec))
     from harness.spreading.raylaunch import run_on_ray
@@ -385,7 +403,14 @@ def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Lim
     shards = args.workers or 1  # --ray: the number of shards (auto: one)
     progress = not args.no_progress
     ray_run = run_on_ray(
-        suite, spec, limits, folder=folder, shards=shards, address=args.ray, progress=progress
+        suite,
+        spec,
+        limits,
+        folder=folder,
+        shards=shards,
+        address=args.ray,
+        progress=progress,
+        settings=settings,
     )
     for line in ray_run.lost:  # a lost node: said, as any repair is
         print(f"note: {line}", file=sys.stderr)

@@ -19,7 +19,6 @@ Nothing here reads results: ``analysis`` summarises the cells' run folders.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -36,11 +35,11 @@ from harness.progress import CellProgress, Progress, TqdmProgress
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
 from harness.running.check import preflight
-from harness.running.folder import COMPRESS_ENV
 from harness.running.interrupts import Interrupts, watching
 from harness.running.naming import cell_folder_name
 from harness.running.refusals import probe_cache
 from harness.running.session import RunResult, in_own_loop, resume_run_async, start_run_async
+from harness.running.settings import RunSettings
 from runfolder import (
     MANIFEST,
     RUNS_ROOT,
@@ -79,15 +78,29 @@ class CompareOptions:
     skip_check: bool = False
     summary: Mapping[str, Any] | None = None
     compress: bool = False  # every cell's logs as zstd frames, those a resume starts included
+    # By model (as --models names it): a profile's run settings (concurrency, rps, timeout,
+    # max_attempts, cache) that replace the ones above for that model's cells.
+    per_model: Mapping[str, Mapping[str, Any]] | None = None
 
-    def base(self) -> ModelSpec:
-        """The settings each model spec's own options add to."""
+    def own(self, model: str) -> Mapping[str, Any]:
+        """The run settings of ``model``'s profile that the command line left unset."""
+        return (self.per_model or {}).get(model, {})
+
+    def base(self, model: str = "") -> ModelSpec:
+        """The settings each model spec's own options add to (``model``'s profile's first)."""
+        own = self.own(model)
         return ModelSpec(
             base_url=self.base_url,
-            timeout_s=self.timeout_s,
-            max_attempts=self.max_attempts,
+            timeout_s=own.get("timeout", self.timeout_s),
+            max_attempts=own.get("max_attempts", self.max_attempts),
             price_per_million=self.price_per_million,
         )
+
+    def settings(self, model: str, cache: str | None) -> RunSettings:
+        """A cell's ``RunSettings``: ``cache`` (this invocation's --cache), else the
+        profile's, else the default; the comparison's log form."""
+        mode = cache or self.own(model).get("cache")
+        return RunSettings(compress=self.compress, **({} if mode is None else {"cache": mode}))
 
 
 @dataclass(frozen=True)
@@ -147,7 +160,7 @@ def _suite(name: str, params: Mapping[str, str]) -> Suite:
 def _cells(folder: Path, record: ComparisonRecord, options: CompareOptions) -> list[_Cell]:
     """Rebuild every cell (suite, model spec, folder) the record names."""
     suites = {s: _suite(s, record["suite_params"].get(s, {})) for s in record["suites"]}
-    specs = {m: parse_model(m, options.base()) for m in record["models"]}
+    specs = {m: parse_model(m, options.base(m)) for m in record["models"]}
     return [
         _Cell(
             c,
@@ -173,10 +186,10 @@ def _split_params(params: Mapping[str, str], suites: list[str]) -> dict[str, dic
     return {s: p for s, p in found.items() if p}
 
 
-async def _check_models(specs: list[ModelSpec]) -> None:
+async def _check_models(specs: list[ModelSpec], modes: list[str]) -> None:
     """Build (and close) each model's backend, open its cache: a bad knob, key or cache fails here."""
-    for spec in specs:
-        probe_cache(backend := make_backend(spec))  # its pool is made on first use: none yet
+    for spec, mode in zip(specs, modes, strict=True):
+        probe_cache(backend := make_backend(spec), mode)  # its pool is made on first use
         await backend.aclose()
 
 
@@ -187,6 +200,7 @@ def create_comparison(
     folder: Path | None = None,
     params: Mapping[str, str] | None = None,
     options: CompareOptions | None = None,
+    cache: str | None = None,
 ) -> Path:
     """Check the models and suites, then write a comparison folder's ``compare.json``.
 
@@ -194,6 +208,7 @@ def create_comparison(
     baseline; ``params`` are suite parameters (``affine.per_operator=4``). Every problem is
     refused (``ConfigError``) before the folder exists. Unless ``options.skip_check``, each
     suite's decoders must pass the exact-oracle check when any model is served over HTTP.
+    ``cache``: the request cache's mode of this invocation (as ``run_comparison``'s).
     """
     options = options or CompareOptions()
     if len(models) < 2:
@@ -206,8 +221,8 @@ def create_comparison(
         raise ConfigError("--suites needs at least one suite, e.g. --suites affine,exploratory")
     per_suite = _split_params(params or {}, suites)
     built = {s: _suite(s, per_suite.get(s, {})) for s in suites}
-    specs = [parse_model(m, options.base()) for m in models]
-    anyio.run(_check_models, specs)
+    specs = [parse_model(m, options.base(m)) for m in models]
+    anyio.run(_check_models, specs, [options.settings(m, cache).cache for m in models])
     if not options.skip_check and any(s.name not in ("sim", "oracle") for s in specs):
         for suite in built.values():
             preflight(suite)
@@ -279,26 +294,24 @@ async def run_comparison_async(
     progress: bool = False,
     on_warning: Callable[[str], None] | None = None,
     interrupts: Interrupts | None = None,
+    cache: str | None = None,
 ) -> ComparisonResult:
     """Run (or continue) every cell of the comparison in ``folder``, in order.
 
     ``max_requests`` caps the requests of this invocation over all cells; ``max_cost_usd``
     the comparison's total recorded cost. A cell stopped by a cap or a fatal error stops
     the comparison (``numericjev resume`` continues it). ``concurrency`` and ``rps``
-    replace the recorded ones for every cell this invocation runs (they change no answer).
+    replace the recorded ones for every cell this invocation runs (they change no answer),
+    as ``cache`` (the request cache's mode) replaces a profile's.
     ``interrupts``: SIGINT and SIGTERM, watched over the whole comparison, drain the cell
     that is sending and start no other (``harness.running.interrupts``).
     """
     record = load_comparison(folder)
     options = options_of(record, f"{folder}/compare.json")
-    if options.compress:
-        # Read where each cell's folder is made (and by its worker processes): cells a
-        # resume starts are compressed like the first ones.
-        os.environ[COMPRESS_ENV] = "zstd"
     cells = _cells(folder, record, options)
     jobs = [len(c.suite.jobs()) for c in cells]
     done = [_done(c) for c in cells]
-    pace = _Pace(concurrency, rps, on_warning or _ignore, interrupts)
+    pace = _Pace(concurrency, rps, on_warning or _ignore, interrupts, cache)
     bar = (
         TqdmProgress(sum(jobs), sum(done), "compare")
         if progress and sum(done) < sum(jobs)
@@ -361,6 +374,7 @@ class _Pace:
     rps: float | None
     on_warning: Callable[[str], None]
     interrupts: Interrupts | None
+    cache: str | None = None
 
 
 async def _run_cell(
@@ -371,6 +385,9 @@ async def _run_cell(
     display: Progress | bool,
     pace: _Pace,
 ) -> RunResult:
+    model = cell.record["model"]
+    # Compressed from compare.json, so that cells a resume starts are compressed alike.
+    settings = options.settings(model, pace.cache)
     if (cell.folder / MANIFEST).is_file():
         return await resume_run_async(
             cell.folder,
@@ -381,9 +398,12 @@ async def _run_cell(
             rps=pace.rps,
             max_requests=max_requests,
             max_cost_usd=max_cost_usd,
+            cache=settings.cache,
         )
-    concurrency = options.concurrency if pace.concurrency is None else pace.concurrency
-    rps = options.rps if pace.rps is None else pace.rps
+    own = options.own(model)
+    concurrency = own.get("concurrency", options.concurrency)
+    concurrency = concurrency if pace.concurrency is None else pace.concurrency
+    rps = own.get("rps", options.rps) if pace.rps is None else pace.rps
     limits = Limits(concurrency, rps, max_requests, max_cost_usd)
     return await start_run_async(
         cell.suite,
@@ -393,6 +413,7 @@ async def _run_cell(
         progress=display,
         run_id=cell.run_id,
         interrupts=pace.interrupts,
+        settings=settings,
     )
 
 

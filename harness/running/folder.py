@@ -31,6 +31,7 @@ from harness.calling.limits import DEFAULT_MAX_WAIT_S
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
+from harness.running.settings import RunSettings
 from harness.running.sharding import Shard
 from runfolder import (
     LOCK,
@@ -56,10 +57,7 @@ from runfolder import (
     write_manifest,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-# "zstd": new run folders store their logs as zstd frames (``run --compress`` sets it, so that
-# worker and shard processes inherit it).
-COMPRESS_ENV = "NUMERICJEV_COMPRESS_LOGS"  # the checkout: harness/running/folder.py
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: harness/running/folder.py
 
 
 def source_hash() -> str:
@@ -86,6 +84,7 @@ class RunPlan:
     retry: RetrySettings = field(default_factory=RetrySettings)
     shard: Shard | None = None  # run only this shard's jobs (``harness.running.sharding``)
     pacer: Pacer | None = None  # shared with other processes (Ray); default: the run's own
+    settings: RunSettings = field(default_factory=RunSettings)  # cache mode, log form
 
     def jobs_total(self) -> int:
         """How many jobs this plan runs: the suite's, or its shard's."""
@@ -183,7 +182,7 @@ def create_run_folder(
         # The case set the manifest's case_hash hashes, so that analyze can recheck it; after
         # the manifest, so that a run racing into this folder is told it holds a run.
         write_cases(folder, plan.suite.case_payload())
-        if os.environ.get(COMPRESS_ENV) == "zstd":
+        if plan.settings.compress:
             # Empty compressed logs: every writer after this (this process, workers, resume)
             # appends frames to them (runfolder.zlog).
             for name in (REQUESTS, OUTPUTS):
