@@ -81,16 +81,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NumericJevError as exc:
         print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    if "cache" in args and args.cache is None:
-        # The user's choice from the environment, read here once; the command passes it on
-        # (in its RunSettings) to every process of the run as an argument.
+    if "cache" in args:
+        # The user's choice from the environment, read here once, below every setting of
+        # the command line and the files (a profile's included); the command passes it on,
+        # in its RunSettings, to every process of the run as an argument.
         from harness.cache.lookup import MODE_ENV, MODES
 
-        args.cache = os.environ.get(MODE_ENV) or None
-        if args.cache is not None and args.cache not in MODES:
+        args.cache_env = os.environ.get(MODE_ENV) or None
+        if args.cache_env is not None and args.cache_env not in MODES:
             print(
                 f"numericjev {args.command}: error: ${MODE_ENV} must be one of "
-                f"{', '.join(MODES)} (as --cache); got {args.cache!r}",
+                f"{', '.join(MODES)} (as --cache); got {args.cache_env!r}",
                 file=sys.stderr,
             )
             return 2

@@ -53,7 +53,6 @@ class ModelSpec:
     name: str = "sim"
     base_url: str | None = None
     sim: Mapping[str, str] = field(default_factory=dict)
-    concurrency: int = DEFAULT_CONCURRENCY
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_attempts: int = 6  # per request, first attempt included (the caller's retry policy)
     price_per_million: float | None = None
@@ -257,10 +256,16 @@ def check_spec(spec: ModelSpec) -> None:
         raise ConfigError("--sim knobs apply only to --model sim")
 
 
-def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -> Backend:
+def make_backend(
+    spec: ModelSpec,
+    known: Mapping[str, Fraction] | None = None,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> Backend:
     """Build the backend ``spec`` names; refuses bad settings before anything is sent.
 
-    ``known`` gives the oracle targets that no state reveals (``harness.running.check.oracle_for``).
+    ``known`` gives the oracle targets that no state reveals (``harness.running.check.oracle_for``);
+    ``concurrency`` sizes an HTTP backend's connection pool (a run's ``Limits.concurrency``).
     """
     if spec.name == "sim":
         from harness.backends.sim import SimModel, SimParams
@@ -280,12 +285,17 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
     if spec.wire == "openai-decisions":
         from harness.backends.decisions import OpenAIDecisionsBackend
 
-        return OpenAIDecisionsBackend(spec.name, **_transport(spec), env=_key_environ(spec))
+        return OpenAIDecisionsBackend(
+            spec.name, **_transport(spec, concurrency), env=_key_environ(spec)
+        )
     if spec.wire == "openai-chat":
         from harness.backends.chat import OpenAIChatBackend
 
         return OpenAIChatBackend(
-            spec.name, **_transport(spec), top_logprobs=spec.top_logprobs, env=_key_environ(spec)
+            spec.name,
+            **_transport(spec, concurrency),
+            top_logprobs=spec.top_logprobs,
+            env=_key_environ(spec),
         )
     from harness.backends.pricing import is_hosted
     from harness.backends.systemone import DEFAULT_BASE_URL, SystemOneBackend
@@ -300,14 +310,14 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
             "set TYPESAFE_API_KEY, or pass --base-url for another server, or use --model sim"
         )
 
-    return SystemOneBackend(spec.name, **_transport(spec), env=environ)
+    return SystemOneBackend(spec.name, **_transport(spec, concurrency), env=environ)
 
 
-def _transport(spec: ModelSpec) -> dict[str, Any]:
+def _transport(spec: ModelSpec, concurrency: int) -> dict[str, Any]:
     """What every HTTP backend takes from the spec, named once: server, pool, timeout, price."""
     return {
         "base_url": spec.base_url,
-        "concurrency": spec.concurrency,
+        "concurrency": concurrency,
         "timeout_s": spec.timeout_s,
         "price_per_million": spec.price_per_million,
         "price_per_million_output": spec.price_per_million_output,

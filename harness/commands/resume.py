@@ -8,7 +8,12 @@ from functools import partial
 from pathlib import Path
 
 from harness.commands.common import GATE, RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
-from harness.commands.run import add_limit_options, add_session_options, workers_count
+from harness.commands.run import (
+    add_limit_options,
+    add_session_options,
+    cache_mode,
+    workers_count,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -96,7 +101,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
             processes=args.workers or os.cpu_count() or 1,
             base_url=args.base_url,
             allow_mismatch=args.allow_mismatch,
-            cache=args.cache,
+            cache=cache_mode(args),
             **limits,
         )
         return report("resume", result)
@@ -112,7 +117,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         progress=not args.no_progress,
         on_warning=warn,
         interrupts=interrupts,
-        cache=args.cache,
+        cache=cache_mode(args),
         **limits,
     )
     return report("resume", result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,6 +77,11 @@ def add_drain_option(parser: argparse.ArgumentParser) -> None:
         help="on Ctrl-C or SIGTERM, stop sending and wait this long for the requests in flight "
         f"to be answered and recorded (default {DRAIN_S:g}; a second Ctrl-C stops at once)",
     )
+    add_cache_option(parser)
+
+
+def add_cache_option(parser: argparse.ArgumentParser) -> None:
+    """``--cache`` (shared with ``resume``, ``compare`` and ``probe``)."""
     parser.add_argument(
         "--cache",
         choices=("auto", "read-write", "read-only", "off"),
@@ -87,13 +93,20 @@ def add_drain_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def cache_mode(args: argparse.Namespace) -> str | None:
+    """``--cache`` (or a profile's, or ``[defaults]``'), else ``$NUMERICJEV_CACHE_MODE``
+    (``harness.cli`` reads it); None: ``RunSettings``'s default."""
+    return getattr(args, "cache", None) or getattr(args, "cache_env", None)
+
+
 def run_settings(args: argparse.Namespace) -> RunSettings:
     """The run's ``RunSettings`` from the options (``--cache``, ``--compress``); what they
     leave unset takes ``RunSettings``'s default."""
     from harness.running.settings import RunSettings
 
-    given = {"cache": getattr(args, "cache", None), "compress": getattr(args, "compress", None)}
-    return RunSettings(**{k: v for k, v in given.items() if v is not None})
+    mode = cache_mode(args)
+    settings = RunSettings() if mode is None else RunSettings(cache=mode)
+    return replace(settings, compress=bool(getattr(args, "compress", settings.compress)))
 
 
 def add_check_option(parser: argparse.ArgumentParser) -> None:
@@ -161,19 +174,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """The model and how to reach it (shared with ``probe``): ``--model``, ``--base-url``,
-    ``--wire``, ``--top-logprobs``, ``--sim``, prices, ``--timeout``, ``--max-attempts``."""
+def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True) -> None:
+    """The model and how to reach it (shared with ``probe`` and, less ``--model`` and
+    ``--sim`` (``one_model=False``), ``compare``, where each applies to every model):
+    ``--model``, ``--base-url``, ``--wire``, ``--top-logprobs``, ``--sim``, prices,
+    ``--timeout``, ``--max-attempts``."""
+    if one_model:
+        parser.add_argument(
+            "--model",
+            default="sim",
+            help="sim | oracle | gguf:PATH | a served model's name | a profile's NAME from "
+            "numericjev.toml (numericjev config lists them) (default: sim); a spec may carry "
+            "options: sim:seed=7, sim:confusion=0.3,seed=3, jev-latest:base_url=http://..., "
+            "gpt-4o-mini:wire=openai-chat,price_per_million=0.15",
+        )
     parser.add_argument(
-        "--model",
-        default="sim",
-        help="sim | oracle | gguf:PATH | a served model's name | a profile's NAME from "
-        "numericjev.toml (numericjev config lists them) (default: sim); a spec may carry "
-        "options: sim:seed=7, sim:confusion=0.3,seed=3, jev-latest:base_url=http://..., "
-        "gpt-4o-mini:wire=openai-chat,price_per_million=0.15",
-    )
-    parser.add_argument(
-        "--base-url", default=None, help="the model's server, e.g. http://127.0.0.1:8377"
+        "--base-url",
+        default=None,
+        help="the server of the model (compare: of every served model), e.g. http://127.0.0.1:8377",
     )
     parser.add_argument(
         "--wire",
@@ -188,13 +206,14 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         default=20,
         help="openai-chat: alternatives asked per completion (default 20, OpenAI's maximum)",
     )
-    parser.add_argument(
-        "--sim",
-        action="append",
-        default=[],
-        metavar="KNOB=VALUE",
-        help="sim model knob, repeatable: seed, confusion, negative, long, distract, temperature, ... (docs/models.md: The sim)",
-    )
+    if one_model:  # compare gives each sim its knobs in its spec (sim:seed=7)
+        parser.add_argument(
+            "--sim",
+            action="append",
+            default=[],
+            metavar="KNOB=VALUE",
+            help="sim model knob, repeatable: seed, confusion, negative, long, distract, temperature, ... (docs/models.md: The sim)",
+        )
     parser.add_argument(
         "--price-per-million",
         type=float,
@@ -280,10 +299,7 @@ def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
     ``--model``), e.g. ``sim:seed=7``."""
     from harness.backends import ModelSpec, parse_model
 
-    if args.timeout <= 0:
-        raise ConfigError(f"--timeout must be positive; got {args.timeout}")
-    if args.max_attempts < 1:
-        raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")
+    check_model_options(args)
     text = args.model if text is None else text
     base = ModelSpec(
         name=text,  # the spec before its options are read (parse_model sets the name)
@@ -297,6 +313,14 @@ def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
         top_logprobs=args.top_logprobs,
     )
     return parse_model(text, base)
+
+
+def check_model_options(args: argparse.Namespace) -> None:
+    """Refuse a ``--timeout`` or ``--max-attempts`` no model could take, naming the option."""
+    if args.timeout <= 0:
+        raise ConfigError(f"--timeout must be positive; got {args.timeout}")
+    if args.max_attempts < 1:
+        raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")
 
 
 def run(args: argparse.Namespace) -> int:

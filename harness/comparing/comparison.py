@@ -20,14 +20,14 @@ Nothing here reads results: ``analysis`` summarises the cells' run folders.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from harness.backends import ModelSpec, make_backend, parse_model
+from harness.backends import GGUF_PREFIX, IN_PROCESS, ModelSpec, make_backend, parse_model
 from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from harness.calling import Limits
 from harness.errors import ConfigError, RunFolderError
@@ -77,6 +77,9 @@ class CompareOptions:
     rps: float | None = None
     skip_check: bool = False
     summary: Mapping[str, Any] | None = None
+    price_per_million_output: float | None = None
+    wire: str | None = None  # every served model's unless its spec says (None: ModelSpec's)
+    top_logprobs: int | None = None
     compress: bool = False  # every cell's logs as zstd frames, those a resume starts included
     # By model (as --models names it): a profile's run settings (concurrency, rps, timeout,
     # max_attempts, cache) that replace the ones above for that model's cells.
@@ -86,20 +89,29 @@ class CompareOptions:
         """The run settings of ``model``'s profile that the command line left unset."""
         return (self.per_model or {}).get(model, {})
 
-    def base(self, model: str = "") -> ModelSpec:
+    def base(self, model: str) -> ModelSpec:
         """The settings each model spec's own options add to (``model``'s profile's first)."""
         own = self.own(model)
-        return ModelSpec(
+        spec = ModelSpec(
+            name=model,  # parse_model reads the name from the spec's text
             base_url=self.base_url,
             timeout_s=own.get("timeout", self.timeout_s),
             max_attempts=own.get("max_attempts", self.max_attempts),
             price_per_million=self.price_per_million,
+            price_per_million_output=self.price_per_million_output,
         )
+        if model.partition(":")[0] in IN_PROCESS or model.startswith(GGUF_PREFIX):
+            return spec  # no wire: --wire and --top-logprobs are the served models'
+        if self.wire is not None:
+            spec = replace(spec, wire=self.wire)
+        if self.top_logprobs is not None:
+            spec = replace(spec, top_logprobs=self.top_logprobs)
+        return spec
 
-    def settings(self, model: str, cache: str | None) -> RunSettings:
-        """A cell's ``RunSettings``: ``cache`` (this invocation's --cache), else the
-        profile's, else the default; the comparison's log form."""
-        mode = cache or self.own(model).get("cache")
+    def settings(self, model: str, cache: str | None, default: str | None = None) -> RunSettings:
+        """A cell's ``RunSettings``: ``cache`` (a resume's --cache), else the profile's, else
+        ``default`` (the command line's), else RunSettings's; the comparison's log form."""
+        mode = cache or self.own(model).get("cache") or default
         return RunSettings(compress=self.compress, **({} if mode is None else {"cache": mode}))
 
 
@@ -208,7 +220,7 @@ def create_comparison(
     baseline; ``params`` are suite parameters (``affine.per_operator=4``). Every problem is
     refused (``ConfigError``) before the folder exists. Unless ``options.skip_check``, each
     suite's decoders must pass the exact-oracle check when any model is served over HTTP.
-    ``cache``: the request cache's mode of this invocation (as ``run_comparison``'s).
+    ``cache``: the request cache's mode where a profile sets none (``default_cache``).
     """
     options = options or CompareOptions()
     if len(models) < 2:
@@ -222,7 +234,7 @@ def create_comparison(
     per_suite = _split_params(params or {}, suites)
     built = {s: _suite(s, per_suite.get(s, {})) for s in suites}
     specs = [parse_model(m, options.base(m)) for m in models]
-    anyio.run(_check_models, specs, [options.settings(m, cache).cache for m in models])
+    anyio.run(_check_models, specs, [options.settings(m, None, cache).cache for m in models])
     if not options.skip_check and any(s.name not in ("sim", "oracle") for s in specs):
         for suite in built.values():
             preflight(suite)
@@ -295,14 +307,16 @@ async def run_comparison_async(
     on_warning: Callable[[str], None] | None = None,
     interrupts: Interrupts | None = None,
     cache: str | None = None,
+    default_cache: str | None = None,
 ) -> ComparisonResult:
     """Run (or continue) every cell of the comparison in ``folder``, in order.
 
     ``max_requests`` caps the requests of this invocation over all cells; ``max_cost_usd``
     the comparison's total recorded cost. A cell stopped by a cap or a fatal error stops
     the comparison (``numericjev resume`` continues it). ``concurrency`` and ``rps``
-    replace the recorded ones for every cell this invocation runs (they change no answer),
-    as ``cache`` (the request cache's mode) replaces a profile's.
+    replace the recorded ones (a profile's too) for every cell this invocation runs (they
+    change no answer), as ``cache`` (the request cache's mode) replaces a profile's;
+    ``default_cache`` is the mode where neither says.
     ``interrupts``: SIGINT and SIGTERM, watched over the whole comparison, drain the cell
     that is sending and start no other (``harness.running.interrupts``).
     """
@@ -311,7 +325,7 @@ async def run_comparison_async(
     cells = _cells(folder, record, options)
     jobs = [len(c.suite.jobs()) for c in cells]
     done = [_done(c) for c in cells]
-    pace = _Pace(concurrency, rps, on_warning or _ignore, interrupts, cache)
+    pace = _Pace(concurrency, rps, on_warning or _ignore, interrupts, cache, default_cache)
     bar = (
         TqdmProgress(sum(jobs), sum(done), "compare")
         if progress and sum(done) < sum(jobs)
@@ -375,6 +389,7 @@ class _Pace:
     on_warning: Callable[[str], None]
     interrupts: Interrupts | None
     cache: str | None = None
+    default_cache: str | None = None
 
 
 async def _run_cell(
@@ -387,7 +402,7 @@ async def _run_cell(
 ) -> RunResult:
     model = cell.record["model"]
     # Compressed from compare.json, so that cells a resume starts are compressed alike.
-    settings = options.settings(model, pace.cache)
+    settings = options.settings(model, pace.cache, pace.default_cache)
     if (cell.folder / MANIFEST).is_file():
         return await resume_run_async(
             cell.folder,

@@ -112,13 +112,12 @@ def _plan(
 ) -> RunPlan:
     """The backend and policies a run uses; a bad model is refused before any folder exists."""
     if isinstance(model, ModelSpec):
-        # The connection pool follows the run's concurrency; the oracle also knows the
-        # targets no state reveals (historical recall).
-        spec = replace(model, concurrency=limits.concurrency)
-        targets = oracle_for(suite).known if spec.name == "oracle" else None
-        backend = make_backend(spec, targets)
-        price = spec.price_per_million
-        retry = retry or RetrySettings(max_attempts=spec.max_attempts)
+        # The connection pool follows the run's concurrency (Limits: it lives there only);
+        # the oracle also knows the targets no state reveals (historical recall).
+        targets = oracle_for(suite).known if model.name == "oracle" else None
+        backend = make_backend(model, targets, concurrency=limits.concurrency)
+        price = model.price_per_million
+        retry = retry or RetrySettings(max_attempts=model.max_attempts)
     else:
         backend, price = model, None
     if price is None:
