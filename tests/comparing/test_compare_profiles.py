@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.cache import Store, default_path
 from runfolder import REQUESTS, load_manifest
-from tests.runhelpers import cli
+from tests.runhelpers import cached_entries, cli
 
 PROFILES = """
+[defaults]
+concurrency = 5
+
 [models.cached]
 model = "sim"
 knobs = {seed = 7}
@@ -31,23 +33,13 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield tmp_path
 
 
-def cached_requests() -> int:
-    if not default_path().exists():
-        return 0
-    store = Store(default_path(), readonly=True)
-    try:
-        return store.stats().entries
-    finally:
-        store.close()
-
-
 def test_a_profile_s_run_settings_go_to_its_own_cells(here: Path) -> None:
     # The environment says off (tests/conftest.py): the profile's read-write wins over it.
     assert cli("compare", "--models", "sim,cached", *ARGS, "--out", "cmp") == 0
     plain, profiled = (load_manifest(c) for c in sorted((here / "cmp").glob("affine-*")))
-    assert plain.limits["concurrency"] == 64 and profiled.limits["concurrency"] == 3
+    assert plain.limits["concurrency"] == 5 and profiled.limits["concurrency"] == 3
     lines = next((here / "cmp").glob(f"affine-m2-*/{REQUESTS}")).read_bytes().count(b"\n")
-    assert cached_requests() == lines  # the profiled sim's cell only
+    assert cached_entries() == lines  # the profiled sim's cell only
 
 
 def test_the_command_line_wins_over_a_profile(here: Path) -> None:
@@ -55,7 +47,7 @@ def test_the_command_line_wins_over_a_profile(here: Path) -> None:
     assert cli("compare", "--models", "sim,cached", *ARGS, *args) == 0
     cells = [load_manifest(c) for c in sorted((here / "cmp").glob("affine-*"))]
     assert [c.limits["concurrency"] for c in cells] == [2, 2]
-    assert cached_requests() == 0
+    assert cached_entries() == 0
 
 
 def test_compare_takes_run_s_model_options_for_every_served_model(

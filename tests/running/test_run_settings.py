@@ -13,27 +13,15 @@ import orjson
 import pytest
 
 from harness import Limits, ModelSpec, load_suite
-from harness.cache import Store, default_path
 from harness.running.settings import RunSettings
 from harness.spreading.pool import start_in_processes
 from harness.spreading.raylaunch import run_on_ray
 from runfolder import REQUESTS
-from tests.runhelpers import SMALL, cli
+from tests.runhelpers import SMALL, cached_entries, cli
 from tests.spreading.test_ray_driver import FakeRay
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = {"per_operator": "1"}
-
-
-def cached() -> int:
-    """Entries in the test's request cache (0: none, or no file)."""
-    if not default_path().exists():
-        return 0
-    store = Store(default_path(), readonly=True)
-    try:
-        return store.stats().entries
-    finally:
-        store.close()
 
 
 def hits(folder: Path) -> int:
@@ -53,12 +41,12 @@ def test_forked_workers_take_the_cache_mode_from_their_plan(tmp_path: Path) -> N
     suite = load_suite("affine", params=PARAMS)
     # The sim is uncached under auto (the default): read-write is what makes workers store.
     plain = start_in_processes(suite, ModelSpec("sim"), processes=2, folder=tmp_path / "a")
-    assert plain.complete and cached() == 0
+    assert plain.complete and cached_entries() == 0
     written = RunSettings(cache="read-write")
     first = start_in_processes(
         suite, ModelSpec("sim"), processes=2, folder=tmp_path / "b", settings=written
     )
-    assert first.complete and cached() == first.counters.requests > 0
+    assert first.complete and cached_entries() == first.counters.requests > 0
     again = RunSettings(cache="read-only")
     second = start_in_processes(
         suite, ModelSpec("sim"), processes=2, folder=tmp_path / "c", settings=again
@@ -78,7 +66,7 @@ def test_ray_shards_take_the_cache_mode_from_the_driver(tmp_path: Path) -> None:
         ray=FakeRay(lose={}),
         settings=RunSettings(cache="read-write"),
     )
-    assert ray_run.result.complete and cached() == ray_run.result.counters.requests > 0
+    assert ray_run.result.complete and cached_entries() == ray_run.result.counters.requests > 0
 
 
 @pytest.mark.usefixtures("no_mode")
@@ -87,7 +75,7 @@ def test_run_and_compare_leave_the_environment_as_they_found_it(tmp_path: Path) 
     run = tmp_path / "r"
     args = ("--run", str(run), "--workers", "2", "--compress", "--cache", "read-write")
     assert cli("run", *SMALL, *args, "--no-progress") == 0
-    assert (run / "requests.jsonl.zst").is_file() and cached() > 0
+    assert (run / "requests.jsonl.zst").is_file() and cached_entries() > 0
     out = tmp_path / "cmp"
     status = cli(
         "compare", "--models", "sim,sim:seed=7", "--suites", "affine", "--param",
@@ -98,9 +86,9 @@ def test_run_and_compare_leave_the_environment_as_they_found_it(tmp_path: Path) 
     assert dict(os.environ) == before
     # The next run in this process is plain and uncached, as its own options say.
     plain = tmp_path / "p"
-    entries = cached()
+    entries = cached_entries()
     assert cli("run", *SMALL, "--run", str(plain), "--workers", "2", "--no-progress") == 0
-    assert (plain / "requests.jsonl").is_file() and cached() == entries
+    assert (plain / "requests.jsonl").is_file() and cached_entries() == entries
 
 
 def test_the_environment_s_cache_mode_is_the_command_line_s_default(
@@ -108,11 +96,11 @@ def test_the_environment_s_cache_mode_is_the_command_line_s_default(
 ) -> None:
     monkeypatch.setenv("NUMERICJEV_CACHE_MODE", "read-write")
     assert cli("run", *SMALL, "--run", str(tmp_path / "a"), "--no-progress") == 0
-    assert cached() > 0
-    entries = cached()
+    assert cached_entries() > 0
+    entries = cached_entries()
     args = ("--run", str(tmp_path / "b"), "--cache", "off", "--model", "sim:seed=9")
     assert cli("run", *SMALL, *args, "--no-progress") == 0
-    assert cached() == entries  # --cache wins over the environment
+    assert cached_entries() == entries  # --cache wins over the environment
     monkeypatch.setenv("NUMERICJEV_CACHE_MODE", "sometimes")
     assert cli("run", *SMALL, "--run", str(tmp_path / "c"), "--no-progress") == 2
     assert not (tmp_path / "c").exists()
