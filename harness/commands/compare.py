@@ -14,15 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.commands.common import GATE, RUNNING, Handoff, exit_codes, parse_pairs
+from harness.commands.model_options import add_model_options, cache_mode, check_model_options
 from harness.commands.run import (
     add_check_option,
     add_compress_option,
     add_drain_option,
     add_limit_options,
-    add_model_options,
     announce,
-    cache_mode,
-    check_model_options,
 )
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast

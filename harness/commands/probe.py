@@ -7,7 +7,8 @@ import sys
 
 from harness.backends.base import DEFAULT_CONCURRENCY
 from harness.commands.common import DONE, add_suite_options, exit_codes, suite_from
-from harness.commands.run import add_cache_option, add_model_options, model_spec, run_settings
+from harness.commands.model_options import add_model_options, model_spec, run_settings
+from harness.commands.run import add_cache_option
 from harness.errors import ConfigError
 
 

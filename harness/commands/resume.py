@@ -8,12 +8,8 @@ from functools import partial
 from pathlib import Path
 
 from harness.commands.common import GATE, RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
-from harness.commands.run import (
-    add_limit_options,
-    add_session_options,
-    cache_mode,
-    workers_count,
-)
+from harness.commands.model_options import cache_mode
+from harness.commands.run import add_limit_options, add_session_options, workers_count
 
 
 def register(sub: argparse._SubParsersAction) -> None:

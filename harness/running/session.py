@@ -122,8 +122,9 @@ def _plan(
         backend, price = model, None
     if price is None:
         price = backend.price_per_million
-    plan = RunPlan(suite, backend, limits, price, retry or RetrySettings())
-    return plan if settings is None else replace(plan, settings=settings)
+    return RunPlan(
+        suite, backend, limits, price, retry or RetrySettings(), settings=settings or RunSettings()
+    )
 
 
 async def start_run_async(
@@ -210,14 +211,11 @@ async def resume_run_async(
     edited since its last session, a server (``base_url``) other than the run's, or cases
     or code that changed since the run started, unless ``allow_mismatch``: then each
     difference goes to ``on_warning`` and into ``sessions.jsonl`` before anything is sent,
-    as does each torn log tail cut. ``interrupts``: as ``start_run_async``. ``cache``: the
-    request cache's mode for this session (default: ``RunSettings``'s); the logs keep their
-    form.
+    as does each torn log tail cut. ``interrupts``: as ``start_run_async``; ``cache``: the
+    request cache's mode (default: ``RunSettings``'s; the logs keep their form).
     """
     warn = Warnings(on_warning)
-    opened, plan = resume_plan(
-        folder, base_url, price_per_million, allow_mismatch, limits, cache=cache
-    )
+    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits, cache)
     manifest, suite = opened.manifest, opened.suite
     async with _closing(plan.backend):
         problems = resume_problems(opened, plan, allow_mismatch, warn)
@@ -253,7 +251,6 @@ def resume_plan(
     price_per_million: float | None,
     allow_mismatch: bool,
     limits: LimitChanges,
-    *,
     cache: str | None = None,
 ) -> tuple[Opened, RunPlan]:
     """The checked folder and the plan a resume of it runs (``resume_run_async``'s

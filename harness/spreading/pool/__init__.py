@@ -157,9 +157,7 @@ def resume_in_processes(
     """``resume_run`` with ``processes`` worker processes (module docstring): the same checks
     and refusals, then the unfinished jobs replayed here and shared among the workers."""
     warn = Warnings(on_warning)
-    opened, plan = resume_plan(
-        folder, base_url, price_per_million, allow_mismatch, limits, cache=cache
-    )
+    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits, cache)
     processes_for(plan.backend.name, processes)
     manifest, suite = opened.manifest, opened.suite
     problems = resume_problems(opened, plan, allow_mismatch, warn)
