@@ -94,6 +94,7 @@ class Settings:
                 sources["models"] = "profiles " + ", ".join(
                     f"{n} ({self.profiles[n].origin})" for n in named
                 )
+                sources["per_model"] = sources["models"]  # each model's cells' own settings
         return sources
 
     def run_fields(

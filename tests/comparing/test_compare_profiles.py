@@ -67,3 +67,12 @@ def test_compare_takes_run_s_model_options_for_every_served_model(
     assert "HTTP calls: none (answered in process)" in sim  # --wire is the served models'
     assert "HTTP calls (openai-chat: one per question)" in served
     assert "USD 1 in, 2 out per million tokens" in served
+
+
+@pytest.mark.usefixtures("here")
+def test_config_shows_each_model_s_own_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("config", "compare", "--models", "sim,cached", "--suites", "affine") == 0
+    out = capsys.readouterr().out
+    assert (
+        "per_model = {'sim:seed=7': {'concurrency': 3, 'cache': 'read-write'}}  (profiles " in out
+    )
