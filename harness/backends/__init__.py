@@ -27,7 +27,14 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Backend, Reply
+from harness.backends.base import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TOP_LOGPROBS,
+    Backend,
+    Reply,
+)
 from harness.errors import ConfigError
 from harness.wire import WIRES
 
@@ -54,10 +61,10 @@ class ModelSpec:
     base_url: str | None = None
     sim: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = DEFAULT_TIMEOUT_S
-    max_attempts: int = 6  # per request, first attempt included (the caller's retry policy)
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS  # per request, the first included (retry policy)
     price_per_million: float | None = None
     wire: str = "systemone"  # the HTTP wire format (--wire)
-    top_logprobs: int = 20  # openai-chat: alternatives asked per completion (OpenAI: <= 20)
+    top_logprobs: int = DEFAULT_TOP_LOGPROBS  # openai-chat: alternatives per completion
     # The NAME of the environment variable that holds the key (None: the wire's own,
     # TYPESAFE_API_KEY or OPENAI_API_KEY); never the key itself.
     key_env: str | None = None
@@ -106,7 +113,7 @@ class ModelSpec:
             options["base_url"] = self.base_url
         if self.wire != "systemone":
             options["wire"] = self.wire
-        if self.top_logprobs != 20:
+        if self.top_logprobs != DEFAULT_TOP_LOGPROBS:
             options["top_logprobs"] = str(self.top_logprobs)
         if self.key_env is not None:
             options["key_env"] = self.key_env

@@ -8,7 +8,7 @@ import argparse
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from harness.backends.base import DEFAULT_TIMEOUT_S
+from harness.backends.base import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_S, DEFAULT_TOP_LOGPROBS
 from harness.commands.common import parse_pairs
 from harness.errors import ConfigError
 
@@ -62,8 +62,9 @@ def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True
     parser.add_argument(
         "--top-logprobs",
         type=int,
-        default=20,
-        help="openai-chat: alternatives asked per completion (default 20, OpenAI's maximum)",
+        default=DEFAULT_TOP_LOGPROBS,
+        help="openai-chat: alternatives asked per completion (default "
+        f"{DEFAULT_TOP_LOGPROBS}, OpenAI's maximum)",
     )
     if one_model:  # compare gives each sim its knobs in its spec (sim:seed=7)
         parser.add_argument(
@@ -95,9 +96,9 @@ def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True
     parser.add_argument(
         "--max-attempts",
         type=int,
-        default=6,
+        default=DEFAULT_MAX_ATTEMPTS,
         help="attempts per request, the first included: failed and malformed replies are "
-        "retried (default 6)",
+        f"retried (default {DEFAULT_MAX_ATTEMPTS})",
     )
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.backends import GGUF_PREFIX, IN_PROCESS, ModelSpec
-from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
+from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_S
 from harness.running.settings import RunSettings
 
 
@@ -21,7 +21,7 @@ class CompareOptions:
 
     base_url: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
-    max_attempts: int = 6
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     price_per_million: float | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     rps: float | None = None

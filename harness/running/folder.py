@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
-from harness.backends.base import Backend
+from harness.backends.base import DEFAULT_MAX_ATTEMPTS, DEFAULT_TOP_LOGPROBS, Backend
 from harness.backends.pricing import recorded_output_price, require_price
 from harness.calling import Limits, Pacer, RetrySettings
 from harness.calling.limits import DEFAULT_MAX_WAIT_S
@@ -351,7 +351,7 @@ def model_spec_of(
     # Recorded as model.retries; a run made before that kept it in a System One's params.
     recorded = model.retries or params.get("retries") or {}
     known = {k: v for k, v in recorded.items() if k in RetrySettings.__dataclass_fields__}
-    attempts = known.get("max_attempts", 6)
+    attempts = known.get("max_attempts", DEFAULT_MAX_ATTEMPTS)
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise RunFolderError(
             f"{where}: field 'model.retries.max_attempts' must be a whole number >= 1; "
@@ -376,7 +376,7 @@ def model_spec_of(
             raise RunFolderError(f"{where}: field 'model.params.path' must name the GGUF file")
         name = GGUF_PREFIX + path
     variable = "TYPESAFE_BASE_URL" if wire == "systemone" else "OPENAI_BASE_URL"
-    top = params.get("top_logprobs", 20)
+    top = params.get("top_logprobs", DEFAULT_TOP_LOGPROBS)
     spec = ModelSpec(
         name=name,
         base_url=None
@@ -387,7 +387,9 @@ def model_spec_of(
         max_attempts=attempts,
         price_per_million=model.price_usd_per_million_input,
         wire=wire,
-        top_logprobs=top if isinstance(top, int) and not isinstance(top, bool) else 20,
+        top_logprobs=top
+        if isinstance(top, int) and not isinstance(top, bool)
+        else DEFAULT_TOP_LOGPROBS,
         key_env=params["key_env"] if isinstance(params.get("key_env"), str) else None,
         price_per_million_output=recorded_output_price(params.get("price")),
     )
