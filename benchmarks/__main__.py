@@ -186,8 +186,9 @@ def main() -> None:
     args = parser.parse_args()
     # Every section but the request cache's measures exchanges actually sent: a served
     # model's answers would otherwise come from the cache on the second pair of a section
-    # (and from the user's own cache). The variable reaches child processes too;
-    # bench_cache passes --cache read-write with a cache file of its own.
+    # (and from the user's own cache). The variable is read by the command lines of child
+    # processes (bench_cache passes --cache read-write with a cache file of its own); the
+    # sections that call the library pass RunSettings(cache="off").
     os.environ["NUMERICJEV_CACHE_MODE"] = "off"
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="nj-bench-") as name:

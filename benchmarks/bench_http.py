@@ -68,8 +68,6 @@ LATENCY_S = 0.05
 # mapped and unmapped per reply in one client and not the other.
 CLIENT_ENV = {
     **os.environ,
-    # Every round sends for real: the request cache would answer the harness's second round.
-    "NUMERICJEV_CACHE_MODE": "off",
     "MALLOC_MMAP_THRESHOLD_": str(1 << 20),
     "MALLOC_TRIM_THRESHOLD_": str(2 << 20),
 }
@@ -82,7 +80,8 @@ _HARNESS = """
 import time, orjson
 from pathlib import Path
 # SystemOneBackend is imported (with aiohttp) before the clock starts, as the bare client's.
-from harness import Limits, ModelSpec, SystemOneBackend, load_suite, run_workers, start_run
+from harness import (Limits, ModelSpec, RunSettings, SystemOneBackend, load_suite, run_workers,
+                     start_run)
 suite = load_suite("affine")
 concurrency, url, sender = {concurrency}, {url!r}, {sender!r}
 import resource
@@ -120,9 +119,10 @@ def cpu():
 t0, c0 = time.perf_counter(), cpu()
 if sender == "2-workers":
     result = run_workers(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}),
-                         workers=2)
+                         workers=2, settings=RunSettings(cache="off"))
 else:
-    result = start_run(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}))
+    result = start_run(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}),
+                       settings=RunSettings(cache="off"))
 c = result.counters
 print(orjson.dumps({{"wall_s": time.perf_counter() - t0, "cpu_s": cpu() - c0,
                     "requests": c.requests, "rounds": c.rounds, "jobs": c.jobs_done}}).decode())

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
-import os
 import resource
 import statistics
 import time
@@ -34,8 +33,19 @@ import orjson
 from multidict import CIMultiDict
 
 from benchmarks.processes import serve_sim
-from harness import Limits, ModelSpec, Suite, SystemOneBackend, load_suite, start_run
+from harness import (
+    Limits,
+    ModelSpec,
+    RunSettings,
+    Suite,
+    SystemOneBackend,
+    load_suite,
+    start_run,
+)
 from harness.backends.http.sender import RawResponse
+
+# Every exchange goes through the replay: the request cache would answer before it.
+UNCACHED = RunSettings(cache="off")
 
 
 class ReplaySender:
@@ -59,7 +69,7 @@ def record_replies(suite: Suite, folder: Path, concurrency: int) -> dict[bytes, 
     """Run ``suite`` once through serve-sim; each request body's reply, as bytes."""
     with serve_sim(["--latency-ms", "0", "--wire", "systemone"]) as (url, _pid):
         start_run(suite, ModelSpec("jev-sim", base_url=url), Limits(concurrency=concurrency),
-                  folder=folder)  # fmt: skip
+                  folder=folder, settings=UNCACHED)  # fmt: skip
     replies = {}
     with (folder / "requests.jsonl").open("rb") as log:
         for line in log:
@@ -81,7 +91,9 @@ def harness_cpu(
                                concurrency=concurrency)  # fmt: skip
     backend.server.http._sender = ReplaySender(replies, delay_s)  # the fake sender
     c0 = _cpu_s()
-    result = start_run(suite, backend, Limits(concurrency=concurrency), folder=folder)
+    result = start_run(
+        suite, backend, Limits(concurrency=concurrency), folder=folder, settings=UNCACHED
+    )
     return (_cpu_s() - c0) / result.counters.requests
 
 
@@ -180,8 +192,6 @@ def run(
 
 
 if __name__ == "__main__":
-    # Every exchange goes through the replay: the request cache would answer before it.
-    os.environ["NUMERICJEV_CACHE_MODE"] = "off"
     import argparse
     import tempfile
 

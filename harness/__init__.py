@@ -53,6 +53,7 @@ __all__ = [
     "Reply",
     "RetrySettings",
     "RunResult",
+    "RunSettings",
     "Shard",
     "Suite",
     "SuiteBuilder",
@@ -114,6 +115,7 @@ _HOMES = {
     **dict.fromkeys(["Merged", "merge"], "harness.spreading.merging"),
     **dict.fromkeys(["resume_in_processes", "start_in_processes"], "harness.spreading.pool"),
     "Shard": "harness.running.sharding",
+    "RunSettings": "harness.running.settings",
     "SystemOneBackend": "harness.backends.systemone",
     "Grid": "harness.protocol.grid",
     "Job": "harness.running.jobs",
@@ -162,6 +164,7 @@ if typing.TYPE_CHECKING:
         start_run,
         start_run_async,
     )
+    from harness.running.settings import RunSettings
     from harness.running.sharding import Shard
     from harness.spreading.merging import Merged, merge
     from harness.spreading.pool import resume_in_processes, start_in_processes

@@ -20,7 +20,6 @@ from harness.commands import COMMANDS
 from harness.commands.common import Handoff, OneLineParser
 from harness.config import apply_settings
 from harness.errors import NumericJevError, RunFolderError
-from harness.running.folder import COMPRESS_ENV
 
 # Delegated whole to analysis.cli, which must not import harness (the run folder is the contract).
 ANALYSIS_COMMANDS = ("analyze", "report", "diff", "export")
@@ -83,11 +82,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NumericJevError as exc:
         print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    if getattr(args, "cache", None):
-        # An environment variable, so that --workers and --shard processes inherit it.
-        os.environ["NUMERICJEV_CACHE_MODE"] = args.cache
-    if getattr(args, "compress", False):
-        os.environ[COMPRESS_ENV] = "zstd"  # read where run folders are made (and by workers)
+    if "cache" in args:
+        # The user's choice from the environment, read here once, below every setting of
+        # the command line and the files (a profile's included); the command passes it on,
+        # in its RunSettings, to every process of the run as an argument.
+        from harness.cache.lookup import MODE_ENV, MODES
+
+        args.cache_env = os.environ.get(MODE_ENV) or None
+        if args.cache_env is not None and args.cache_env not in MODES:
+            print(
+                f"numericjev {args.command}: error: ${MODE_ENV} must be one of "
+                f"{', '.join(MODES)} (as --cache); got {args.cache_env!r}",
+                file=sys.stderr,
+            )
+            return 2
     with _terminable(args.command in ("run", "resume", "compare")):
         return _dispatch(args)
 

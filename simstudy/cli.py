@@ -55,7 +55,10 @@ def _fit_parser() -> argparse.ArgumentParser:
         help="sim seeds averaged per try (default 1; more is steadier, slower)",
     )
     p.add_argument(
-        "--start", default="sim", help="the spec to start from (default: sim's defaults)"
+        "--start",
+        default="sim",
+        help="the sim spec (or a sim profile's NAME from numericjev.toml) to start from "
+        "(default: sim's defaults)",
     )
     p.add_argument("--json", action="store_true", help="print JSON (spec, knobs, both profiles)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -72,7 +75,12 @@ def _paper_parser() -> argparse.ArgumentParser:
             "SIMULATED; the paper's is the paper's."
         ),
     )
-    p.add_argument("--model", default="sim", help="a sim spec (default: sim, its defaults)")
+    p.add_argument(
+        "--model",
+        default="sim",
+        help="a sim spec, or a sim profile's NAME from numericjev.toml (default: sim, its "
+        "defaults)",
+    )
     p.add_argument("--all", action="store_true", help="every figure, not only the headline")
     p.add_argument(
         "--seeds",
@@ -111,7 +119,11 @@ def _power_parser() -> argparse.ArgumentParser:
             "replicates calling any cell: the false-positive rate. Every figure is SIMULATED."
         ),
     )
-    p.add_argument("--model", default="sim", help="the baseline sim spec (default: sim)")
+    p.add_argument(
+        "--model",
+        default="sim",
+        help="the baseline sim spec, or a sim profile's NAME from numericjev.toml (default: sim)",
+    )
     p.add_argument("--suite", default="affine", help="the suite (default affine)")
     p.add_argument(
         "--vary",
@@ -166,13 +178,20 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _params(spec: str) -> SimParams:
-    """A ``sim[:k=v,...]`` spec's knobs (ConfigError for anything else)."""
+    """The knobs of a ``sim[:k=v,...]`` spec or of a ``numericjev.toml`` profile's (one with
+    ``model = "sim"``), as ``--model NAME`` reads a profile everywhere (ConfigError else)."""
     from harness.backends import parse_model
+    from harness.config import load_settings
     from harness.errors import ConfigError
 
-    model = parse_model(spec)
+    profile = load_settings().profile(spec)
+    model = parse_model(spec if profile is None else profile.spec_text())
     if model.name != "sim":
-        raise ConfigError(f"{spec!r} is not a sim spec; give sim or sim:KNOB=VALUE,...")
+        what = f"profile {spec!r} ({profile.origin}) is not a sim's" if profile else f"{spec!r}"
+        raise ConfigError(
+            f"{what} is not a sim spec; give sim, sim:KNOB=VALUE,... or the name of a "
+            'profile with model = "sim"'
+        )
     return SimParams.parse(model.sim)
 
 
@@ -182,6 +201,7 @@ def _fit(args: argparse.Namespace) -> int:
     knobs = [k.strip() for k in args.knobs.split(",") if k.strip()]
     if args.rounds < 1 or args.seeds < 1:
         raise ConfigError("--rounds and --seeds must be at least 1")
+    start = _params(args.start)  # a bad spec is refused before the run is looked for
     run_dir = Path(resolve_run(args.run))
     started = time.monotonic()
 
@@ -197,7 +217,7 @@ def _fit(args: argparse.Namespace) -> int:
         knobs,
         rounds=args.rounds,
         seeds=args.seeds,
-        start=_params(args.start),
+        start=start,
         progress=progress,
     )
     if args.json:

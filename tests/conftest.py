@@ -33,13 +33,9 @@ def _no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_shared_request_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never read or write the user's request cache: off unless a test turns it on
-    (``--cache``), and then in the test's own folder."""
+    """Tests never read or write the user's request cache: the command line's is off unless
+    a test turns it on (``--cache``), and any cache is in the test's own folder."""
     monkeypatch.setenv("NUMERICJEV_CACHE_MODE", "off")
-    # ``run --compress`` says so through the environment (for its worker processes); a test
-    # that ran it in process must not make the next test's logs compressed.
-    # (set, not deleted: monkeypatch undoes a set, but forgets a delete of an unset name)
-    monkeypatch.setenv("NUMERICJEV_COMPRESS_LOGS", "")
     monkeypatch.setenv("NUMERICJEV_CACHE", str(tmp_path / "request-cache.sqlite3"))
 
 

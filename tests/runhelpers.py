@@ -55,3 +55,16 @@ def answered(folder: Path) -> Counter[tuple[str, int]]:
     return Counter(
         (r["job"], r["round"]) for r in records(folder / "requests.jsonl") if r["error"] is None
     )
+
+
+def cached_entries() -> int:
+    """Entries in the test's request cache (``$NUMERICJEV_CACHE``; 0: none, or no file)."""
+    from harness.cache import Store, default_path
+
+    if not default_path().exists():
+        return 0
+    store = Store(default_path(), readonly=True)
+    try:
+        return store.stats().entries
+    finally:
+        store.close()

@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cache",),
     ("serve",),
     ("running", "running.sharding", "running.naming", "running.jobs"),
-    ("running.check", "running.recorder", "running.replay"),
+    ("running.check", "running.recorder", "running.replay", "running.settings"),
     ("running.scheduler", "running.dryrun", "running.folder"),
     ("running.interrupts", "running.refusals"),
     ("running.session",),

@@ -27,7 +27,14 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Backend, Reply
+from harness.backends.base import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TOP_LOGPROBS,
+    Backend,
+    Reply,
+)
 from harness.errors import ConfigError
 from harness.wire import WIRES
 
@@ -53,12 +60,11 @@ class ModelSpec:
     name: str = "sim"
     base_url: str | None = None
     sim: Mapping[str, str] = field(default_factory=dict)
-    concurrency: int = DEFAULT_CONCURRENCY
     timeout_s: float = DEFAULT_TIMEOUT_S
-    max_attempts: int = 6  # per request, first attempt included (the caller's retry policy)
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS  # per request, the first included (retry policy)
     price_per_million: float | None = None
     wire: str = "systemone"  # the HTTP wire format (--wire)
-    top_logprobs: int = 20  # openai-chat: alternatives asked per completion (OpenAI: <= 20)
+    top_logprobs: int = DEFAULT_TOP_LOGPROBS  # openai-chat: alternatives per completion
     # The NAME of the environment variable that holds the key (None: the wire's own,
     # TYPESAFE_API_KEY or OPENAI_API_KEY); never the key itself.
     key_env: str | None = None
@@ -107,7 +113,7 @@ class ModelSpec:
             options["base_url"] = self.base_url
         if self.wire != "systemone":
             options["wire"] = self.wire
-        if self.top_logprobs != 20:
+        if self.top_logprobs != DEFAULT_TOP_LOGPROBS:
             options["top_logprobs"] = str(self.top_logprobs)
         if self.key_env is not None:
             options["key_env"] = self.key_env
@@ -257,10 +263,16 @@ def check_spec(spec: ModelSpec) -> None:
         raise ConfigError("--sim knobs apply only to --model sim")
 
 
-def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -> Backend:
+def make_backend(
+    spec: ModelSpec,
+    known: Mapping[str, Fraction] | None = None,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> Backend:
     """Build the backend ``spec`` names; refuses bad settings before anything is sent.
 
-    ``known`` gives the oracle targets that no state reveals (``harness.running.check.oracle_for``).
+    ``known`` gives the oracle targets that no state reveals (``harness.running.check.oracle_for``);
+    ``concurrency`` sizes an HTTP backend's connection pool (a run's ``Limits.concurrency``).
     """
     if spec.name == "sim":
         from harness.backends.sim import SimModel, SimParams
@@ -280,12 +292,17 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
     if spec.wire == "openai-decisions":
         from harness.backends.decisions import OpenAIDecisionsBackend
 
-        return OpenAIDecisionsBackend(spec.name, **_transport(spec), env=_key_environ(spec))
+        return OpenAIDecisionsBackend(
+            spec.name, **_transport(spec, concurrency), env=_key_environ(spec)
+        )
     if spec.wire == "openai-chat":
         from harness.backends.chat import OpenAIChatBackend
 
         return OpenAIChatBackend(
-            spec.name, **_transport(spec), top_logprobs=spec.top_logprobs, env=_key_environ(spec)
+            spec.name,
+            **_transport(spec, concurrency),
+            top_logprobs=spec.top_logprobs,
+            env=_key_environ(spec),
         )
     from harness.backends.pricing import is_hosted
     from harness.backends.systemone import DEFAULT_BASE_URL, SystemOneBackend
@@ -300,14 +317,14 @@ def make_backend(spec: ModelSpec, known: Mapping[str, Fraction] | None = None) -
             "set TYPESAFE_API_KEY, or pass --base-url for another server, or use --model sim"
         )
 
-    return SystemOneBackend(spec.name, **_transport(spec), env=environ)
+    return SystemOneBackend(spec.name, **_transport(spec, concurrency), env=environ)
 
 
-def _transport(spec: ModelSpec) -> dict[str, Any]:
+def _transport(spec: ModelSpec, concurrency: int) -> dict[str, Any]:
     """What every HTTP backend takes from the spec, named once: server, pool, timeout, price."""
     return {
         "base_url": spec.base_url,
-        "concurrency": spec.concurrency,
+        "concurrency": concurrency,
         "timeout_s": spec.timeout_s,
         "price_per_million": spec.price_per_million,
         "price_per_million_output": spec.price_per_million_output,

@@ -10,6 +10,11 @@ from typing import Any, NamedTuple, Protocol
 DEFAULT_CONCURRENCY = 64  # requests in flight
 DEFAULT_TIMEOUT_S = 30.0  # seconds per HTTP attempt
 DEFAULT_CONNECT_TIMEOUT_S = 10.0  # seconds to open a connection
+# And the model's own, said once for ModelSpec, RetrySettings, CompareOptions, the options
+# and a resumed run's manifest: attempts per request (the first included), and openai-chat's
+# alternatives per completion (OpenAI's maximum; harness.wire.chat.TOP_LOGPROBS, below).
+DEFAULT_MAX_ATTEMPTS = 6
+DEFAULT_TOP_LOGPROBS = 20
 
 
 # A NamedTuple rather than a frozen dataclass: one is built per attempt (see ``Attempt``).

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import sqlite3
 import time
 from collections.abc import Mapping
@@ -37,7 +36,8 @@ from runfolder import Usage
 
 MODES = ("auto", "read-write", "read-only", "off")
 WAIT_S = 0.05  # how often a process waiting on another's lease looks for the answer
-# The CLI's --cache travels to worker processes (--workers, --shard) in this variable.
+# A user's choice of mode from the environment: read once by the command line, where
+# --cache and the settings files leave it unset (``harness.running.settings``).
 MODE_ENV = "NUMERICJEV_CACHE_MODE"
 
 
@@ -304,10 +304,9 @@ def _replay(entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
     )  # fmt: skip
 
 
-def resolve_mode(mode: str | None, in_process: bool) -> str:
+def resolve_mode(mode: str, in_process: bool) -> str:
     """``auto``: off for in-process models (sim, oracle: an answer costs microseconds to
     make again), read-write for everything sent over the wire or paid for."""
-    mode = mode or os.environ.get(MODE_ENV) or "auto"
     if mode not in MODES:
         raise ConfigError(f"--cache must be one of {', '.join(MODES)}; got {mode!r}")
     if mode == "auto":
@@ -319,11 +318,9 @@ def resolve_mode(mode: str | None, in_process: bool) -> str:
 IN_PROCESS_BACKENDS = frozenset({"sim", "oracle"})
 
 
-def open_cache(
-    spec: Mapping[str, Any], run_id: str, mode: str | None = None
-) -> RequestCache | None:
-    """The run's cache for the model ``spec`` under ``mode`` (default:
-    ``$NUMERICJEV_CACHE_MODE``, else auto), or None when it is off."""
+def open_cache(spec: Mapping[str, Any], run_id: str, mode: str) -> RequestCache | None:
+    """The run's cache for the model ``spec`` under ``mode`` (one of ``MODES``: a run's
+    ``RunSettings.cache``), or None when it is off."""
     resolved = resolve_mode(mode, spec.get("backend") in IN_PROCESS_BACKENDS)
     if resolved == "off" or (resolved == "read-only" and not default_path().exists()):
         return None  # read-only and no cache yet: every exchange is a miss

@@ -28,6 +28,7 @@ import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 from tenacity.stop import stop_base
 
+from harness.backends.base import DEFAULT_MAX_ATTEMPTS
 from harness.errors import ConfigError, TransientError
 
 Sleep = Callable[[float], Awaitable[Any]]
@@ -58,7 +59,7 @@ class RetrySettings:
     """How patient one exchange is. Defaults are more patient than the SDK's (2 retries,
     30 s) because a batch run would rather wait than leave a job for ``resume``."""
 
-    max_attempts: int = 6
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     budget_s: float = 120.0  # total time for one exchange, waits included
     initial_wait_s: float = 0.5
     max_wait_s: float = 8.0

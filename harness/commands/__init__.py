@@ -2,7 +2,7 @@
 
 ``register`` adds its parser and sets ``func`` to a callable taking the parsed namespace
 and returning the exit status. Each module imports its heavy dependencies inside ``run``
-so that ``--help`` stays fast.
+so that ``--help`` stays fast. ``common`` and ``model_options`` hold what several share.
 
 May import every concept below it (running, spreading, comparing and what they use);
 only ``harness.cli`` imports the commands.

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.backends.base import DEFAULT_TIMEOUT_S
 from harness.commands.common import GATE, RUNNING, Handoff, exit_codes, parse_pairs
+from harness.commands.model_options import add_model_options, cache_mode, check_model_options
 from harness.commands.run import (
     add_check_option,
     add_compress_option,
@@ -82,19 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="suite parameter, repeatable: affine.per_operator=4 (one suite) or KEY=VALUE "
         "(every suite listed)",
     )
-    parser.add_argument(
-        "--base-url", default=None, help="System One server of the served models (default as run)"
-    )
-    parser.add_argument(
-        "--price-per-million", type=float, default=None, help="as run (served models)"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT_S,
-        help=f"as run (default {DEFAULT_TIMEOUT_S:g})",
-    )
-    parser.add_argument("--max-attempts", type=int, default=6, help="as run (default 6)")
+    add_model_options(parser, one_model=False)
     add_check_option(parser)
     parser.add_argument(
         "--dry-run",
@@ -160,15 +148,15 @@ def run(args: argparse.Namespace) -> int | Handoff:
     # Limits check themselves (one line naming the option) before anything is written.
     Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
     interrupts = Interrupts(args.drain_seconds)
-    if args.timeout <= 0:
-        raise ConfigError(f"--timeout must be positive; got {args.timeout}")
-    if args.max_attempts < 1:
-        raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")
+    check_model_options(args)
     options = CompareOptions(
         base_url=args.base_url,
         timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         price_per_million=args.price_per_million,
+        price_per_million_output=args.price_per_million_output,
+        wire=args.wire,
+        top_logprobs=args.top_logprobs,
         concurrency=args.concurrency,
         rps=args.rps,
         skip_check=args.skip_check,
@@ -180,6 +168,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         },
         compress=args.compress,
         sequential=_sequential(args),
+        per_model=getattr(args, "per_model", None),
     )
     if args.dry_run:
         from harness.comparing.dryrun import describe_comparison
@@ -195,9 +184,12 @@ def run(args: argparse.Namespace) -> int | Handoff:
         folder=args.out,
         params=parse_pairs(args.param, "--param"),
         options=options,
+        cache=cache_mode(args),
     )
     announce(args, "comparison folder")(folder)
-    return _run(args, folder, lambda message: None, interrupts)
+    # The limits and cache the command line, [defaults] or a profile set are the options';
+    # only a resume's own replace them.
+    return _run(args, folder, lambda message: None, interrupts, resuming=False)
 
 
 def _sequential(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -240,7 +232,7 @@ def continue_comparison(
             )
     print(f"comparison folder: {folder}", flush=True)
     args.json = args.strict = False
-    return _run(args, folder, warn, interrupts)
+    return _run(args, folder, warn, interrupts, resuming=True)
 
 
 def _run(
@@ -248,6 +240,8 @@ def _run(
     folder: Path,
     warn: Callable[[str], None],
     interrupts: Interrupts,
+    *,
+    resuming: bool,
 ) -> int | Handoff:
     from harness.commands.summary import interrupted_line, interrupted_status, summary_lines
     from harness.comparing.comparison import run_comparison
@@ -258,11 +252,13 @@ def _run(
     kwargs: dict[str, Any] = {
         "max_requests": args.max_requests,
         "max_cost_usd": args.max_cost_usd,
-        "concurrency": args.concurrency,
-        "rps": args.rps,
+        "concurrency": args.concurrency if resuming else None,
+        "rps": args.rps if resuming else None,
         "progress": not args.no_progress,
         "on_warning": warn,
         "interrupts": interrupts,
+        "cache": args.cache if resuming else None,
+        "default_cache": getattr(args, "cache_env", None) if resuming else cache_mode(args),
     }
     settled = False
     if load_comparison(folder)["options"].get("sequential") and judge is not None:

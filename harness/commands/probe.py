@@ -7,7 +7,8 @@ import sys
 
 from harness.backends.base import DEFAULT_CONCURRENCY
 from harness.commands.common import DONE, add_suite_options, exit_codes, suite_from
-from harness.commands.run import add_model_options, model_spec
+from harness.commands.model_options import add_model_options, model_spec, run_settings
+from harness.commands.run import add_cache_option
 from harness.errors import ConfigError
 
 
@@ -22,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "latency, whether the answers parse, on openai-chat whether log-probabilities "
             "come back and how much probability falls on the option tokens (coverage), and "
             "the estimated cost and duration of the whole suite at --concurrency. Nothing is "
-            "written into a run folder."
+            "written into a run folder; the answers go into the request cache (--cache) as a "
+            "run's at --concurrency would, so that run does not pay for them again."
         ),
         epilog="models: as run --model (a profile name too). "
         + exit_codes(
@@ -42,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_CONCURRENCY,
         help=f"the concurrency the estimate assumes (default: {DEFAULT_CONCURRENCY}, as run)",
     )
+    add_cache_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -55,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--concurrency must be at least 1; got {args.concurrency}")
     suite = suite_from(args)
     spec = model_spec(args)
-    seen = probe(suite, spec, args.requests)
+    seen = probe(
+        suite, spec, args.requests, concurrency=args.concurrency, settings=run_settings(args)
+    )
     for line in report(suite, spec, seen, args.concurrency):
         print(line, file=sys.stdout)
     return 0 if seen.problem is None else 2

@@ -8,14 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
+from harness.backends.base import DEFAULT_CONCURRENCY
 from harness.commands.common import (
     RUNNING,
     add_suite_options,
     exit_codes,
-    parse_pairs,
     suite_from,
 )
+from harness.commands.model_options import add_model_options, model_spec, run_settings
 from harness.errors import ConfigError
 
 DRAIN_S = 5.0  # as harness.running.interrupts.DRAIN_S (not imported: --help stays fast)
@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.backends import ModelSpec
     from harness.calling import Limits
     from harness.protocol.cases import Suite
+    from harness.running.settings import RunSettings
 
 
 def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
@@ -75,12 +76,18 @@ def add_drain_option(parser: argparse.ArgumentParser) -> None:
         help="on Ctrl-C or SIGTERM, stop sending and wait this long for the requests in flight "
         f"to be answered and recorded (default {DRAIN_S:g}; a second Ctrl-C stops at once)",
     )
+    add_cache_option(parser)
+
+
+def add_cache_option(parser: argparse.ArgumentParser) -> None:
+    """``--cache`` (shared with ``resume``, ``compare`` and ``probe``)."""
     parser.add_argument(
         "--cache",
         choices=("auto", "read-write", "read-only", "off"),
         default=None,
         help="the request cache (docs/cache.md): auto (default) is off for the "
-        "in-process sim and oracle and read-write for every other model; file: "
+        "in-process sim and oracle and read-write for every other model; "
+        "$NUMERICJEV_CACHE_MODE when neither this nor a settings file says; file: "
         "$NUMERICJEV_CACHE, else ~/.cache/numericjev/cache.sqlite3",
     )
 
@@ -150,68 +157,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """The model and how to reach it (shared with ``probe``): ``--model``, ``--base-url``,
-    ``--wire``, ``--top-logprobs``, ``--sim``, prices, ``--timeout``, ``--max-attempts``."""
-    parser.add_argument(
-        "--model",
-        default="sim",
-        help="sim | oracle | gguf:PATH | a served model's name | a profile's NAME from "
-        "numericjev.toml (numericjev config lists them) (default: sim); a spec may carry "
-        "options: sim:seed=7, sim:confusion=0.3,seed=3, jev-latest:base_url=http://..., "
-        "gpt-4o-mini:wire=openai-chat,price_per_million=0.15",
-    )
-    parser.add_argument(
-        "--base-url", default=None, help="the model's server, e.g. http://127.0.0.1:8377"
-    )
-    parser.add_argument(
-        "--wire",
-        default="systemone",
-        choices=("systemone", "openai-decisions", "openai-chat"),
-        help="the server's format: systemone (/v1/systemone, default), openai-decisions "
-        "(/v1/decisions), openai-chat (/v1/chat/completions, one completion per question)",
-    )
-    parser.add_argument(
-        "--top-logprobs",
-        type=int,
-        default=20,
-        help="openai-chat: alternatives asked per completion (default 20, OpenAI's maximum)",
-    )
-    parser.add_argument(
-        "--sim",
-        action="append",
-        default=[],
-        metavar="KNOB=VALUE",
-        help="sim model knob, repeatable: seed, confusion, negative, long, distract, temperature, ... (docs/models.md: The sim)",
-    )
-    parser.add_argument(
-        "--price-per-million",
-        type=float,
-        default=None,
-        help="USD per million input tokens (default: the price table, which prices the hosted "
-        "TypeSafe API only: Jev 0.042; any other server is unknown unless it reports cost)",
-    )
-    parser.add_argument(
-        "--price-per-million-output",
-        type=float,
-        default=None,
-        help="USD per million output tokens, with --price-per-million (default 0)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT_S,
-        help=f"seconds per HTTP attempt (default {DEFAULT_TIMEOUT_S:g})",
-    )
-    parser.add_argument(
-        "--max-attempts",
-        type=int,
-        default=6,
-        help="attempts per request, the first included: failed and malformed replies are "
-        "retried (default 6)",
-    )
-
-
 def add_compress_option(parser: argparse.ArgumentParser) -> None:
     """``--compress`` (shared with ``compare``): a new run's logs as zstd frames."""
     parser.add_argument(
@@ -264,30 +209,6 @@ def workers_count(text: str) -> int | None:
         raise argparse.ArgumentTypeError(f"expected a whole number or auto; got {text!r}") from None
 
 
-def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
-    """The model the options name (``text``: one spec of ``compare --models`` instead of
-    ``--model``), e.g. ``sim:seed=7``."""
-    from harness.backends import ModelSpec, parse_model
-
-    if args.timeout <= 0:
-        raise ConfigError(f"--timeout must be positive; got {args.timeout}")
-    if args.max_attempts < 1:
-        raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")
-    text = args.model if text is None else text
-    base = ModelSpec(
-        name=text,  # the spec before its options are read (parse_model sets the name)
-        base_url=args.base_url,
-        sim=parse_pairs(args.sim, "--sim"),
-        timeout_s=args.timeout,
-        max_attempts=args.max_attempts,
-        price_per_million=args.price_per_million,
-        price_per_million_output=args.price_per_million_output,
-        wire=args.wire,
-        top_logprobs=args.top_logprobs,
-    )
-    return parse_model(text, base)
-
-
 def run(args: argparse.Namespace) -> int:
     """Validate everything, then run (or describe, with --dry-run)."""
     from harness.backends import IN_PROCESS, check_spec
@@ -300,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
     # Limits check themselves (one line naming the option) before anything is written.
     wait = DEFAULT_MAX_WAIT_S if args.max_wait_seconds is None else args.max_wait_seconds
     limits = Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd, wait)
+    settings = run_settings(args)
     interrupts = Interrupts(args.drain_seconds)
     suite = suite_from(args)
     spec = model_spec(args)
@@ -330,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
 
         preflight(suite)  # before any folder exists or any request is paid for
     if args.shard is not None or args.ray is not None:
-        return _spread(args, suite, spec, limits)
+        return _spread(args, suite, spec, limits, settings)
     from harness.spreading.pool import processes_for, start_in_processes
 
     count = processes_for(spec.name, args.workers, spend_cap=args.max_cost_usd is not None)
@@ -344,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             on_start=announce(args),
             interrupts=interrupts,
+            settings=settings,
         )
         return report("run", result)
     result = start_run(
@@ -354,11 +277,14 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         on_start=announce(args),
         interrupts=interrupts,
+        settings=settings,
     )
     return report("run", result)
 
 
-def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Limits) -> int:
+def _spread(
+    args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Limits, settings: RunSettings
+) -> int:
     """``--shard`` or ``--ray``."""
     from harness.commands.summary import report
     from harness.running.naming import default_run_folder, folder_model_name
@@ -377,7 +303,9 @@ def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Lim
         from harness.spreading.spread import start_shard
 
         progress = not args.no_progress
-        result = start_shard(suite, spec, limits, parent=args.run, shard=shard, progress=progress)
+        result = start_shard(
+            suite, spec, limits, parent=args.run, shard=shard, progress=progress, settings=settings
+        )
         return report("run", result)
     folder = args.run or default_run_folder(suite.name, folder_model_name(spec))
     from harness.spreading.raylaunch import run_on_ray
@@ -385,7 +313,14 @@ def _spread(args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Lim
     shards = args.workers or 1  # --ray: the number of shards (auto: one)
     progress = not args.no_progress
     ray_run = run_on_ray(
-        suite, spec, limits, folder=folder, shards=shards, address=args.ray, progress=progress
+        suite,
+        spec,
+        limits,
+        folder=folder,
+        shards=shards,
+        address=args.ray,
+        progress=progress,
+        settings=settings,
     )
     for line in ray_run.lost:  # a lost node: said, as any repair is
         print(f"note: {line}", file=sys.stderr)

@@ -73,6 +73,8 @@ class Pace:
     rps: float | None
     on_warning: Callable[[str], None]
     interrupts: Interrupts | None
+    cache: str | None = None  # a resume's --cache: replaces a profile's
+    default_cache: str | None = None  # where neither the resume nor a profile says
 
 
 async def run_cell(
@@ -84,6 +86,11 @@ async def run_cell(
     pace: Pace,
     families: frozenset[int] | None = None,
 ) -> RunResult:
+    """Start ``cell``'s run, or resume it: ``families`` only (None: all), at the pace and
+    with the settings of this invocation, of the model's profile, then of the options."""
+    model = cell.record["model"]
+    # Compressed from compare.json, so that cells a resume starts are compressed alike.
+    settings = options.settings(model, pace.cache, pace.default_cache)
     if (cell.folder / MANIFEST).is_file():
         return await resume_run_async(
             cell.folder,
@@ -95,9 +102,12 @@ async def run_cell(
             max_requests=max_requests,
             max_cost_usd=max_cost_usd,
             families=families,
+            cache=settings.cache,
         )
-    concurrency = options.concurrency if pace.concurrency is None else pace.concurrency
-    rps = options.rps if pace.rps is None else pace.rps
+    own = options.own(model)
+    concurrency = own.get("concurrency", options.concurrency)
+    concurrency = concurrency if pace.concurrency is None else pace.concurrency
+    rps = own.get("rps", options.rps) if pace.rps is None else pace.rps
     limits = Limits(concurrency, rps, max_requests, max_cost_usd)
     return await start_run_async(
         cell.suite,
@@ -107,5 +117,6 @@ async def run_cell(
         progress=display,
         run_id=cell.run_id,
         interrupts=pace.interrupts,
+        settings=settings,
         families=families,
     )

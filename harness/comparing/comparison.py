@@ -19,7 +19,6 @@ Nothing here reads results: ``analysis`` summarises the cells' run folders.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
@@ -43,7 +42,6 @@ from harness.progress import CellProgress, Progress, TqdmProgress
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
 from harness.running.check import preflight
-from harness.running.folder import COMPRESS_ENV
 from harness.running.interrupts import Interrupts, watching
 from harness.running.naming import cell_folder_name
 from harness.running.refusals import probe_cache
@@ -114,7 +112,7 @@ def _suite(name: str, params: Mapping[str, str]) -> Suite:
 def _cells(folder: Path, record: ComparisonRecord, options: CompareOptions) -> list[Cell]:
     """Rebuild every cell (suite, model spec, folder) the record names."""
     suites = {s: _suite(s, record["suite_params"].get(s, {})) for s in record["suites"]}
-    specs = {m: parse_model(m, options.base()) for m in record["models"]}
+    specs = {m: parse_model(m, options.base(m)) for m in record["models"]}
     return [
         Cell(
             c,
@@ -140,10 +138,10 @@ def _split_params(params: Mapping[str, str], suites: list[str]) -> dict[str, dic
     return {s: p for s, p in found.items() if p}
 
 
-async def _check_models(specs: list[ModelSpec]) -> None:
+async def _check_models(specs: list[ModelSpec], modes: list[str]) -> None:
     """Build (and close) each model's backend, open its cache: a bad knob, key or cache fails here."""
-    for spec in specs:
-        probe_cache(backend := make_backend(spec))  # its pool is made on first use: none yet
+    for spec, mode in zip(specs, modes, strict=True):
+        probe_cache(backend := make_backend(spec), mode)  # its pool is made on first use
         await backend.aclose()
 
 
@@ -154,6 +152,7 @@ def create_comparison(
     folder: Path | None = None,
     params: Mapping[str, str] | None = None,
     options: CompareOptions | None = None,
+    cache: str | None = None,
 ) -> Path:
     """Check the models and suites, then write a comparison folder's ``compare.json``.
 
@@ -161,6 +160,7 @@ def create_comparison(
     baseline; ``params`` are suite parameters (``affine.per_operator=4``). Every problem is
     refused (``ConfigError``) before the folder exists. Unless ``options.skip_check``, each
     suite's decoders must pass the exact-oracle check when any model is served over HTTP.
+    ``cache``: the request cache's mode where a profile sets none (``default_cache``).
     """
     options = options or CompareOptions()
     if len(models) < 2:
@@ -177,8 +177,8 @@ def create_comparison(
         from harness.comparing.looks import with_orders
 
         options = replace(options, sequential=with_orders(options.sequential, built))
-    specs = [parse_model(m, options.base()) for m in models]
-    anyio.run(_check_models, specs)
+    specs = [parse_model(m, options.base(m)) for m in models]
+    anyio.run(_check_models, specs, [options.settings(m, None, cache).cache for m in models])
     if not options.skip_check and any(s.name not in ("sim", "oracle") for s in specs):
         for suite in built.values():
             preflight(suite)
@@ -235,30 +235,30 @@ async def run_comparison_async(
     on_warning: Callable[[str], None] | None = None,
     interrupts: Interrupts | None = None,
     families: Mapping[str, frozenset[int]] | None = None,
+    cache: str | None = None,
+    default_cache: str | None = None,
 ) -> ComparisonResult:
     """Run (or continue) every cell of the comparison in ``folder``, in order.
 
     ``max_requests`` caps the requests of this invocation over all cells; ``max_cost_usd``
     the comparison's total recorded cost. A cell stopped by a cap or a fatal error stops
     the comparison (``numericjev resume`` continues it). ``concurrency`` and ``rps``
-    replace the recorded ones for every cell this invocation runs (they change no answer).
+    replace the recorded ones (a profile's too) for every cell this invocation runs (they
+    change no answer), as ``cache`` (the request cache's mode) replaces a profile's;
+    ``default_cache`` is the mode where neither says.
     ``interrupts``: SIGINT and SIGTERM, watched over the whole comparison, drain the cell
     that is sending and start no other (``harness.running.interrupts``). ``families``:
     per suite, ask only these families' jobs (a sequential look; the cells stay resumable).
     """
     record = load_comparison(folder)
     options = options_of(record, f"{folder}/compare.json")
-    if options.compress:
-        # Read where each cell's folder is made (and by its worker processes): cells a
-        # resume starts are compressed like the first ones.
-        os.environ[COMPRESS_ENV] = "zstd"
     cells = _cells(folder, record, options)
     wanted = [wanted_jobs(c, families) for c in cells]
     jobs = [
         len(c.suite.jobs()) if w is None else len(w) for c, w in zip(cells, wanted, strict=True)
     ]
     done = [done_jobs(c, w) for c, w in zip(cells, wanted, strict=True)]
-    pace = Pace(concurrency, rps, on_warning or ignore, interrupts)
+    pace = Pace(concurrency, rps, on_warning or ignore, interrupts, cache, default_cache)
     bar = (
         TqdmProgress(sum(jobs), sum(done), "compare")
         if progress and sum(done) < sum(jobs)

@@ -20,7 +20,7 @@ def describe_comparison(
     """The dry run's lines for every model x suite cell (``running.dryrun``), then totals."""
     if not suites:
         raise ConfigError("--suites needs at least one suite, e.g. --suites affine,exploratory")
-    specs = [parse_model(m, options.base()) for m in models]
+    specs = [parse_model(m, options.base(m)) for m in models]
     for spec in specs:
         check_spec(spec)
     per_suite = _split_params(params, suites)

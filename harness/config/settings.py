@@ -90,27 +90,30 @@ class Settings:
             if named:
                 flags = frozenset(f for dest in given for f in options[dest].option_strings)
                 args.models = self.resolve_models(models, flags)
-                _note_run_fields(self, named)
+                args.per_model = self.run_fields(named, flags, given)
                 sources["models"] = "profiles " + ", ".join(
                     f"{n} ({self.profiles[n].origin})" for n in named
                 )
+                sources["per_model"] = sources["models"]  # each model's cells' own settings
         return sources
 
-
-def _note_run_fields(settings: Settings, named: list[str]) -> None:
-    """Say (on stderr) which of the named profiles' run settings a comparison leaves out:
-    its cells share one --concurrency, --rps, --timeout and --cache."""
-    import sys
-
-    for name in named:
-        left = [key for key in RUN_FIELDS if key in settings.profiles[name].fields]
-        if left:
-            print(
-                f"note: profile {name}: {', '.join(left)} "
-                f"{'applies' if len(left) == 1 else 'apply'} to run and probe; every cell "
-                "of a comparison takes them from the command line or [defaults]",
-                file=sys.stderr,
-            )
+    def run_fields(
+        self, named: Sequence[str], flags: frozenset[str], given: set[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Each named profile's run settings (concurrency, rps, timeout, max_attempts,
+        cache) that the command line left unset, by the spec text it resolves to: a
+        comparison applies them to that model's cells."""
+        found = {}
+        for name in named:
+            profile = self.profiles[name]
+            own = {
+                key: profile.fields[key]
+                for key, dest in RUN_FIELDS.items()
+                if key in profile.fields and dest not in given
+            }
+            if own:
+                found[profile.spec_text(flags)] = own
+        return found
 
 
 def _near_miss(settings: Settings, text: str) -> None:

@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
-from harness.backends.base import Backend
+from harness.backends.base import DEFAULT_MAX_ATTEMPTS, DEFAULT_TOP_LOGPROBS, Backend
 from harness.backends.pricing import recorded_output_price, require_price
 from harness.calling import Limits, Pacer, RetrySettings
 from harness.calling.limits import DEFAULT_MAX_WAIT_S
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
+from harness.running.settings import RunSettings
 from harness.running.sharding import Shard
 from runfolder import (
     LOCK,
@@ -56,10 +57,7 @@ from runfolder import (
     write_manifest,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-# "zstd": new run folders store their logs as zstd frames (``run --compress`` sets it, so that
-# worker and shard processes inherit it).
-COMPRESS_ENV = "NUMERICJEV_COMPRESS_LOGS"  # the checkout: harness/running/folder.py
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: harness/running/folder.py
 
 
 def source_hash() -> str:
@@ -86,6 +84,7 @@ class RunPlan:
     retry: RetrySettings = field(default_factory=RetrySettings)
     shard: Shard | None = None  # run only this shard's jobs (``harness.running.sharding``)
     pacer: Pacer | None = None  # shared with other processes (Ray); default: the run's own
+    settings: RunSettings = field(default_factory=RunSettings)  # cache mode, log form
 
     def jobs_total(self) -> int:
         """How many jobs this plan runs: the suite's, or its shard's."""
@@ -183,7 +182,7 @@ def create_run_folder(
         # The case set the manifest's case_hash hashes, so that analyze can recheck it; after
         # the manifest, so that a run racing into this folder is told it holds a run.
         write_cases(folder, plan.suite.case_payload())
-        if os.environ.get(COMPRESS_ENV) == "zstd":
+        if plan.settings.compress:
             # Empty compressed logs: every writer after this (this process, workers, resume)
             # appends frames to them (runfolder.zlog).
             for name in (REQUESTS, OUTPUTS):
@@ -352,7 +351,7 @@ def model_spec_of(
     # Recorded as model.retries; a run made before that kept it in a System One's params.
     recorded = model.retries or params.get("retries") or {}
     known = {k: v for k, v in recorded.items() if k in RetrySettings.__dataclass_fields__}
-    attempts = known.get("max_attempts", 6)
+    attempts = known.get("max_attempts", DEFAULT_MAX_ATTEMPTS)
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise RunFolderError(
             f"{where}: field 'model.retries.max_attempts' must be a whole number >= 1; "
@@ -377,7 +376,7 @@ def model_spec_of(
             raise RunFolderError(f"{where}: field 'model.params.path' must name the GGUF file")
         name = GGUF_PREFIX + path
     variable = "TYPESAFE_BASE_URL" if wire == "systemone" else "OPENAI_BASE_URL"
-    top = params.get("top_logprobs", 20)
+    top = params.get("top_logprobs", DEFAULT_TOP_LOGPROBS)
     spec = ModelSpec(
         name=name,
         base_url=None
@@ -388,7 +387,9 @@ def model_spec_of(
         max_attempts=attempts,
         price_per_million=model.price_usd_per_million_input,
         wire=wire,
-        top_logprobs=top if isinstance(top, int) and not isinstance(top, bool) else 20,
+        top_logprobs=top
+        if isinstance(top, int) and not isinstance(top, bool)
+        else DEFAULT_TOP_LOGPROBS,
         key_env=params["key_env"] if isinstance(params.get("key_env"), str) else None,
         price_per_million_output=recorded_output_price(params.get("price")),
     )

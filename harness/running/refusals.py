@@ -14,13 +14,13 @@ def check_before_writing(plan: RunPlan) -> None:
     later: a spend cap without a price (``check_price``) and a request cache that cannot be
     opened (opened here, then closed; the session opens it again as it starts)."""
     check_price(plan)
-    probe_cache(plan.backend)
+    probe_cache(plan.backend, plan.settings.cache)
 
 
-def probe_cache(backend: Backend) -> None:
-    """Open (and close) the request cache a run of ``backend`` would use: one that cannot be
-    opened is refused here, in one line, before anything is written."""
-    cache = open_cache(backend.describe(), "")
+def probe_cache(backend: Backend, mode: str) -> None:
+    """Open (and close) the request cache a run of ``backend`` would use under ``mode``: one
+    that cannot be opened is refused here, in one line, before anything is written."""
+    cache = open_cache(backend.describe(), "", mode)
     if cache is not None:
         # The cache's own close, not the store's: it takes back the presence row that opening
         # it wrote, else the session's cache would wait for this one (single flight).

@@ -52,6 +52,7 @@ from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
 from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue, read_logs
 from harness.running.scheduler import Scheduler
+from harness.running.settings import RunSettings
 from harness.running.sharding import shard_count, shard_from_manifest
 from runfolder import Manifest, RunLock
 
@@ -103,22 +104,27 @@ def _ignore_folder(folder: Path) -> None:
 
 
 def _plan(
-    suite: Suite, model: ModelSpec | Backend, limits: Limits, retry: RetrySettings | None
+    suite: Suite,
+    model: ModelSpec | Backend,
+    limits: Limits,
+    retry: RetrySettings | None,
+    settings: RunSettings | None = None,
 ) -> RunPlan:
     """The backend and policies a run uses; a bad model is refused before any folder exists."""
     if isinstance(model, ModelSpec):
-        # The connection pool follows the run's concurrency; the oracle also knows the
-        # targets no state reveals (historical recall).
-        spec = replace(model, concurrency=limits.concurrency)
-        targets = oracle_for(suite).known if spec.name == "oracle" else None
-        backend = make_backend(spec, targets)
-        price = spec.price_per_million
-        retry = retry or RetrySettings(max_attempts=spec.max_attempts)
+        # The connection pool follows the run's concurrency (Limits: it lives there only);
+        # the oracle also knows the targets no state reveals (historical recall).
+        targets = oracle_for(suite).known if model.name == "oracle" else None
+        backend = make_backend(model, targets, concurrency=limits.concurrency)
+        price = model.price_per_million
+        retry = retry or RetrySettings(max_attempts=model.max_attempts)
     else:
         backend, price = model, None
     if price is None:
         price = backend.price_per_million
-    return RunPlan(suite, backend, limits, price, retry or RetrySettings())
+    return RunPlan(
+        suite, backend, limits, price, retry or RetrySettings(), settings=settings or RunSettings()
+    )
 
 
 async def start_run_async(
@@ -132,6 +138,7 @@ async def start_run_async(
     on_start: Started = _ignore_folder,
     run_id: str | None = None,
     interrupts: Interrupts | None = None,
+    settings: RunSettings | None = None,
     families: frozenset[int] | None = None,
 ) -> RunResult:
     """Create a run folder for ``suite`` and run every job against ``model``.
@@ -145,11 +152,12 @@ async def start_run_async(
     Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the model
     or the folder is unusable. ``interrupts``: SIGINT and SIGTERM stop the run after
     draining the requests in flight for up to ``interrupts.drain_s`` seconds (main thread
-    only; ``harness.running.interrupts``). ``families``: ask only these families' jobs.
+    only; ``harness.running.interrupts``). ``settings``: the request cache's mode and the
+    logs' form (default: ``RunSettings()``). ``families``: ask only these families' jobs.
     """
     limits = limits or Limits()
     model = model or ModelSpec()
-    plan = _plan(suite, model, limits, retry)
+    plan = _plan(suite, model, limits, retry, settings)
     name = folder_model_name(model) if isinstance(model, ModelSpec) else plan.backend.name
     async with _closing(plan.backend):
         check_before_writing(plan)  # before any folder exists
@@ -193,6 +201,7 @@ async def resume_run_async(
     on_warning: Warn = _ignore,
     interrupts: Interrupts | None = None,
     families: frozenset[int] | None = None,
+    cache: str | None = None,
     **limits: Unpack[LimitChanges],
 ) -> RunResult:
     """Continue the run in ``folder``: replay what was answered, send what was not.
@@ -204,10 +213,11 @@ async def resume_run_async(
     edited since its last session, a server (``base_url``) other than the run's, or cases
     or code that changed since the run started, unless ``allow_mismatch``: then each
     difference goes to ``on_warning`` and into ``sessions.jsonl`` before anything is sent,
-    as does each torn log tail cut. ``interrupts`` and ``families``: as ``start_run_async``.
+    as does each torn log tail cut. ``interrupts`` and ``families``: as ``start_run_async``;
+    ``cache``: the request cache's mode (default: ``RunSettings``'s; the logs keep their form).
     """
     warn = Warnings(on_warning)
-    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits)
+    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits, cache)
     manifest, suite = opened.manifest, opened.suite
     async with _closing(plan.backend):
         problems = resume_problems(opened, plan, allow_mismatch, warn)
@@ -243,6 +253,7 @@ def resume_plan(
     price_per_million: float | None,
     allow_mismatch: bool,
     limits: LimitChanges,
+    cache: str | None = None,
 ) -> tuple[Opened, RunPlan]:
     """The checked folder and the plan a resume of it runs (``resume_run_async``'s
     arguments); refuses the parent of shards. The plan's backend is the caller's to close."""
@@ -256,7 +267,8 @@ def resume_plan(
     spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
     if price_per_million is not None:
         spec = replace(spec, price_per_million=price_per_million)
-    plan = _plan(opened.suite, spec, limits_of(manifest, **limits), retry)
+    settings = RunSettings() if cache is None else RunSettings(cache=cache)
+    plan = _plan(opened.suite, spec, limits_of(manifest, **limits), retry, settings)
     return opened, replace(plan, shard=shard_from_manifest(manifest))
 
 
@@ -319,7 +331,7 @@ async def _execute(
     oracle = isinstance(backend, Oracle)
     before = counters.requests
     # Before any file is opened: a refused cache file (another schema) leaves nothing open.
-    cache = open_cache(backend.describe(), run_id)
+    cache = open_cache(backend.describe(), run_id, plan.settings.cache)
     display: Progress = NoProgress()
     if not isinstance(progress, bool):
         display = progress

@@ -43,6 +43,7 @@ from harness.running.session import (
     resume_run,
     resume_run_async,
 )
+from harness.running.settings import RunSettings
 from harness.running.sharding import Shard, create_or_join_parent, shard_count, split_for_workers
 from harness.spreading.pool.worker import die_with
 from runfolder import MANIFEST, RunFolderError, RunLock, load_manifest
@@ -58,6 +59,7 @@ async def start_shard_async(
     retry: RetrySettings | None = None,
     progress: bool = False,
     pacer: Pacer | None = None,
+    settings: RunSettings | None = None,
 ) -> RunResult:
     """Run shard ``shard`` of a run split in ``shard.count`` (``harness.running.sharding``).
 
@@ -65,11 +67,13 @@ async def start_shard_async(
     shard's suite, cases, code, decoders and model match it), then starts
     ``parent/shards/K`` or, if it exists, resumes it. ``limits`` are the whole run's: the
     shard takes its share of ``rps`` and of the spend cap. ``pacer`` replaces the shard's
-    own. Merge with ``harness.spreading.merging``.
+    own. ``settings``: as ``start_run``'s (a shard started before keeps its logs' form).
+    Merge with ``harness.spreading.merging``.
     """
     whole = limits or Limits()
     own = shard.limits(whole)
-    plan = replace(_plan(suite, model or ModelSpec(), own, retry), shard=shard, pacer=pacer)
+    planned = _plan(suite, model or ModelSpec(), own, retry, settings)
+    plan = replace(planned, shard=shard, pacer=pacer)
     folder = shard.folder(parent)
     async with _closing(plan.backend):
         check_before_writing(plan)
@@ -94,6 +98,7 @@ async def start_shard_async(
         rps=own.rps,
         max_requests=own.max_requests,
         max_cost_usd=own.max_cost_usd,
+        cache=plan.settings.cache,
     )
 
 
@@ -206,6 +211,7 @@ def run_workers(
     folder: Path,
     workers: int,
     retry: RetrySettings | None = None,
+    settings: RunSettings | None = None,
 ) -> RunResult:
     """The whole run in ``workers`` local processes, one shard each, then merged.
 
@@ -221,7 +227,9 @@ def run_workers(
     own = split_for_workers(limits, workers)
 
     def job(shard: Shard) -> RunResult:
-        return start_shard(suite, model, own, parent=folder, shard=shard, retry=retry)
+        return start_shard(
+            suite, model, own, parent=folder, shard=shard, retry=retry, settings=settings
+        )
 
     shards = [Shard(k, workers) for k in range(workers)]
     return _gather(folder, workers, _in_processes(shards, job, workers), suite)
@@ -233,10 +241,12 @@ def resume_workers(
     processes: int,
     base_url: str | None = None,
     allow_mismatch: bool = False,
+    cache: str | None = None,
     **limits: Unpack[LimitChanges],
 ) -> RunResult:
     """Continue every shard of the parent run ``folder`` here, in ``processes`` processes;
-    a shard never started is started. ``limits`` left out are each shard's own."""
+    a shard never started is started (its logs plain, as ``compress`` is not recorded).
+    ``limits`` left out are each shard's own; ``cache``: the request cache's mode."""
     parent = load_manifest(folder)
     count = shard_count(parent)
     if count is None:
@@ -246,10 +256,15 @@ def resume_workers(
     def job(shard: Shard) -> RunResult:
         path = shard.folder(folder)
         if (path / MANIFEST).exists():
-            return resume_run(path, base_url=base_url, allow_mismatch=allow_mismatch, **limits)
+            return resume_run(
+                path, base_url=base_url, allow_mismatch=allow_mismatch, cache=cache, **limits
+            )
         spec, retry = model_spec_of(parent, base_url=base_url, where=f"{folder}/manifest.json")
         whole = limits_of(parent, **limits)
-        return start_shard(suite, spec, whole, parent=folder, shard=shard, retry=retry)
+        settings = None if cache is None else RunSettings(cache=cache)
+        return start_shard(
+            suite, spec, whole, parent=folder, shard=shard, retry=retry, settings=settings
+        )
 
     shards = [Shard(k, count) for k in range(count)]
     outcomes = _in_processes(shards, job, max(1, min(processes, count)))

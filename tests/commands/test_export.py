@@ -4,7 +4,6 @@ and the main table's numbers."""
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import duckdb
@@ -20,10 +19,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("export") / "run"
     # The sim, compressed: answers with probabilities, and logs stored as zstd frames.
     args = ("run", *SMALL, "--run", str(folder), "--compress", "--no-progress")
-    try:
-        assert cli(*args) == 0
-    finally:  # --compress tells worker processes through the environment: not other tests
-        os.environ.pop("NUMERICJEV_COMPRESS_LOGS", None)
+    assert cli(*args) == 0
     return folder
 
 

@@ -66,17 +66,21 @@ def test_a_key_env_that_is_not_set_is_one_line_before_anything_is_written(
     assert not (here / "r").exists()
 
 
-def test_compare_takes_two_profiles(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_takes_two_profiles(here: Path) -> None:
     with serve_sim_in_thread(ServerConfig(port=0)) as url:
         (here / "numericjev.toml").write_text(
-            profile("served", url) + '\n[models.noisy]\nmodel = "sim"\nknobs = {seed = 7}\n'
+            profile("served", url, "timeout = 7.5\n")
+            + '\n[models.noisy]\nmodel = "sim"\nknobs = {seed = 7}\n'
         )
         status = cli(
             "compare", "--models", "served,noisy", "--suites", "affine",
             "--param", "per_operator=1", "--out", "cmp", "--no-progress", "--bootstrap", "0",
         )  # fmt: skip
     assert status == 0
-    assert "note: profile served: concurrency applies to run and probe" in capsys.readouterr().err
+    # Each profile's run settings go to its own model's cells, the others keep the defaults.
+    served, noisy = (load_manifest(c) for c in sorted((here / "cmp").glob("affine-*")))
+    assert served.limits["concurrency"] == 4 and served.model.params["timeout_s"] == 7.5
+    assert noisy.limits["concurrency"] == 64
     record = orjson.loads((here / "cmp" / "compare.json").read_bytes())
     assert record["models"] == [
         f"jev-sim:base_url={url},price_per_million=0.5,price_per_million_output=2",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio.from_thread
+import orjson
 import pytest
 
 from harness.serve import ServerConfig, serve_sim_in_thread
@@ -82,3 +83,18 @@ def test_an_unreachable_server_is_reported(capsys: pytest.CaptureFixture[str]) -
     status = probe("--model", "m", "--base-url", "http://127.0.0.1:9", "--timeout", "2")
     assert status == 2
     assert "cannot run: the request failed (connection)" in capsys.readouterr().out
+
+
+def test_the_probe_s_answers_go_into_the_request_cache_and_a_run_reuses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with serve_sim_in_thread(ServerConfig(port=0)) as url:
+        args = ("--model", "jev-sim", "--base-url", url, "--concurrency", "8")
+        assert probe(*args, "--requests", "3", "--cache", "read-write") == 0
+        assert [p for p in tmp_path.iterdir() if p.is_dir()] == []  # no run folder
+        run = ("--run", "r", "--skip-check", "--no-progress", "--cache", "read-write")
+        assert cli("run", "--param", "per_operator=1", *args, *run) == 0
+    lines = [orjson.loads(x) for x in (tmp_path / "r" / "requests.jsonl").read_bytes().splitlines()]
+    hits = [line["cache"] for line in lines if "cache" in line]
+    assert len(hits) == 3 and all(hit["from_run"] == "probe" for hit in hits)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from harness import Limits, ModelSpec, load_suite, start_run
 from harness.cli import main
 from harness.errors import ConfigError, ManifestMismatch
+from harness.running.settings import RunSettings
 from harness.running.sharding import Shard, shard_of
 from harness.spreading.merging import merge
 from harness.spreading.spread import start_shard
@@ -105,17 +106,15 @@ def test_four_shards_merged_equal_an_unsharded_run(tmp_path: Path) -> None:
     assert read_totals(parent) is None
 
 
-def test_compressed_shards_merge_into_the_same_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_compressed_shards_merge_into_the_same_run(tmp_path: Path) -> None:
     # run --shard --compress: each shard's logs are zstd frames; merged, they read as one run
     # whose outputs and numbering equal an unsharded run's.
     suite = small_suite()
     whole = start_run(suite, ModelSpec("sim"), folder=tmp_path / "whole")
     parent = tmp_path / "sharded"
-    monkeypatch.setenv("NUMERICJEV_COMPRESS_LOGS", "zstd")
+    settings = RunSettings(compress=True)
     for k in (1, 0, 2):
-        start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(k, 3))
+        start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(k, 3), settings=settings)
     assert (parent / "shards" / "0" / "requests.jsonl.zst").exists()
     merged = merge(parent)
     assert merged.jobs == whole.counters.jobs_done

@@ -58,6 +58,7 @@ from harness.running.session import (
     resume_plan,
     resume_problems,
 )
+from harness.running.settings import RunSettings
 from harness.spreading.pool.parent import run_pool
 from runfolder import RunFolderError, RunLock, load_manifest
 
@@ -110,13 +111,15 @@ def start_in_processes(
     on_start: Started = _ignore_folder,
     run_id: str | None = None,
     interrupts: Interrupts | None = None,
+    settings: RunSettings | None = None,
 ) -> RunResult:
     """``start_run`` with ``processes`` worker processes (module docstring); ``model``
     must be answered in process (``IN_PROCESS``). ``interrupts``: SIGINT and SIGTERM
-    reach every worker, which drains as a one-process run does (main thread only)."""
+    reach every worker, which drains as a one-process run does (main thread only).
+    ``settings``: as ``start_run``'s; the workers get them inside the plan."""
     limits = limits or Limits()
     processes_for(model.name, processes)
-    plan = _plan(suite, model, limits, retry)
+    plan = _plan(suite, model, limits, retry, settings)
     check_before_writing(plan)
     folder, lock, manifest = new_run_folder(folder, plan, folder_model_name(model), run_id)
     try:
@@ -148,12 +151,13 @@ def resume_in_processes(
     progress: Display = False,
     on_warning: Warn = _ignore,
     interrupts: Interrupts | None = None,
+    cache: str | None = None,
     **limits: Unpack[LimitChanges],
 ) -> RunResult:
     """``resume_run`` with ``processes`` worker processes (module docstring): the same checks
     and refusals, then the unfinished jobs replayed here and shared among the workers."""
     warn = Warnings(on_warning)
-    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits)
+    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits, cache)
     processes_for(plan.backend.name, processes)
     manifest, suite = opened.manifest, opened.suite
     problems = resume_problems(opened, plan, allow_mismatch, warn)

@@ -49,12 +49,11 @@ class Part:
 
 @dataclass(frozen=True)
 class Remote:
-    """How a Ray shard's worker differs from a forked one: the run-wide pacer, lines sent
-    in smaller blocks (a lost node loses what it had not sent), the driver's cache mode."""
+    """How a Ray shard's worker differs from a forked one: the run-wide pacer, and lines
+    sent in smaller blocks (a lost node loses what it had not sent)."""
 
     pacer: Pacer
     block_bytes: int
-    cache_mode: str | None
 
 
 @dataclass(frozen=True)
@@ -171,7 +170,8 @@ async def work(
     lines = Lines(conn, counters, BLOCK_BYTES if remote is None else remote.block_bytes)
     oracle = isinstance(backend, Oracle)
     # Before any file is opened: a refused cache file (another schema) leaves nothing open.
-    cache = open_cache(backend.describe(), run_id, None if remote is None else remote.cache_mode)
+    # The plan's settings, passed here as an argument (a fork, a Ray task): not the environment.
+    cache = open_cache(backend.describe(), run_id, plan.settings.cache)
     recorder = Recorder(
         folder,
         run_id,

@@ -25,6 +25,7 @@ from harness.errors import NumericJevError
 from harness.protocol.cases import Suite
 from harness.running.replay import LogState, job_lists
 from harness.running.session import _plan, in_own_loop
+from harness.running.settings import RunSettings
 from harness.running.sharding import Shard
 from harness.spreading.pool.worker import Part, Remote, work
 from harness.spreading.raylaunch.limiter import RemotePacer
@@ -70,7 +71,7 @@ class ShardTask:
     shard: Shard
     state: LogState
     owner: str
-    cache_mode: str | None
+    settings: RunSettings  # the driver's: the request cache's mode
     block_bytes: int
     drain_s: float
 
@@ -95,11 +96,11 @@ def _run(task: ShardTask, limiter: Any, stream: _Stream) -> None:
     """In the actor's own thread: the shard's jobs, then one last word on ``stream``."""
     try:
         suite = task.suite.load()
-        plan = _plan(suite, task.model, task.limits, task.retry)
+        plan = _plan(suite, task.model, task.limits, task.retry, task.settings)
         started, fresh = job_lists(suite, task.state, plan.backend.name, task.shard)
         part = Part(task.shard.index, task.shard.count, task.limits, started, fresh)
         pacer = RemotePacer(limiter, task.limits.concurrency, task.owner)
-        remote = Remote(pacer, task.block_bytes, task.cache_mode)
+        remote = Remote(pacer, task.block_bytes)
         run = in_own_loop(work)
         done = run(part, plan, Path("."), task.run_id, task.drain_s, None, stream, remote)
         stream.send(("done", done))

@@ -12,7 +12,6 @@ run stops and ``numericjev resume`` finishes it.
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from collections.abc import Mapping, Sequence
@@ -22,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends import ModelSpec
-from harness.cache.lookup import MODE_ENV
 from harness.calling import Limits, RetrySettings
 from harness.progress import Counters, Progress, summed
 from harness.protocol.cases import Suite
@@ -30,6 +28,7 @@ from harness.running.folder import RunPlan, check_price, record_session
 from harness.running.naming import folder_model_name
 from harness.running.replay import LogState, read_logs
 from harness.running.session import Display, RunResult, _plan, new_run_folder
+from harness.running.settings import RunSettings
 from harness.running.sharding import Shard
 from harness.spreading.pool.parent import Writer, display_for, result_of, share
 from harness.spreading.pool.worker import BLOCK_BYTES, Done
@@ -93,7 +92,6 @@ class Driver:
         # A served model's lines go back at every flush of the recorder: a lost node then
         # loses only what it had in flight. Answers made in process are free to make again.
         self.block_bytes = BLOCK_BYTES if free else 0
-        self.cache_mode = os.environ.get(MODE_ENV)
         here = ray.get_runtime_context().get_node_id()
         strategy = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(here, soft=True)
         limits = plan.limits
@@ -127,7 +125,7 @@ class Driver:
         owner = f"{shard.index}.{attempt}"
         task = ShardTask(
             self.suite, self.model, self.retry, limits, self.run_id, shard, state, owner,
-            self.cache_mode, self.block_bytes, 0.0,
+            self.plan.settings, self.block_bytes, 0.0,
         )  # fmt: skip
         options: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0}
         if pin:
@@ -243,6 +241,7 @@ def run_on_ray(
     progress: Display = False,
     placement: Sequence[Mapping[str, float]] | None = None,
     ray: Any = None,
+    settings: RunSettings | None = None,
 ) -> RayRun:
     """Run ``suite`` in ``folder`` as ``shards`` Ray actors sharing one rate limit, this
     process writing the folder (module docstring).
@@ -251,7 +250,7 @@ def run_on_ray(
     shard takes its share of the request and spend caps. ``address`` "" starts a local Ray.
     ``placement``: each shard's first actor's Ray resources (e.g. one custom resource per
     node); a shard started again goes to any node. ``ray``: the Ray module (tests pass a
-    fake; default: ``import ray``).
+    fake; default: ``import ray``). ``settings``: as ``start_run``'s, sent to every shard.
     """
     from harness.errors import ConfigError
     from harness.running.recorder import totals_record
@@ -262,7 +261,7 @@ def run_on_ray(
         raise ConfigError(f"placement names {len(placement)} shards, not {shards}")
     if (folder / MANIFEST).exists():
         raise RunFolderError(f"{folder} already holds a run; choose another --run folder")
-    plan = _plan(suite, model, limits, retry)
+    plan = _plan(suite, model, limits, retry, settings)
     check_price(plan)
     ray = ray or _ray()
     started = not ray.is_initialized()

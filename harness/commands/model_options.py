@@ -1,0 +1,131 @@
+"""The options that name a model and how a run treats it, defined once: ``run``, ``probe``
+and ``compare`` (less ``--model`` and ``--sim``) add them, and each turns them into a
+``ModelSpec`` and a ``RunSettings`` here."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from harness.backends.base import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_S, DEFAULT_TOP_LOGPROBS
+from harness.commands.common import parse_pairs
+from harness.errors import ConfigError
+
+if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
+    from harness.backends import ModelSpec
+    from harness.running.settings import RunSettings
+
+
+def cache_mode(args: argparse.Namespace) -> str | None:
+    """``--cache`` (or a profile's, or ``[defaults]``'), else ``$NUMERICJEV_CACHE_MODE``
+    (``harness.cli`` reads it); None: ``RunSettings``'s default."""
+    return getattr(args, "cache", None) or getattr(args, "cache_env", None)
+
+
+def run_settings(args: argparse.Namespace) -> RunSettings:
+    """The run's ``RunSettings`` from the options (``--cache``, ``--compress``); what they
+    leave unset takes ``RunSettings``'s default."""
+    from harness.running.settings import RunSettings
+
+    mode = cache_mode(args)
+    settings = RunSettings() if mode is None else RunSettings(cache=mode)
+    return replace(settings, compress=bool(getattr(args, "compress", settings.compress)))
+
+
+def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True) -> None:
+    """The model and how to reach it (shared with ``probe`` and, less ``--model`` and
+    ``--sim`` (``one_model=False``), ``compare``, where each applies to every model):
+    ``--model``, ``--base-url``, ``--wire``, ``--top-logprobs``, ``--sim``, prices,
+    ``--timeout``, ``--max-attempts``."""
+    if one_model:
+        parser.add_argument(
+            "--model",
+            default="sim",
+            help="sim | oracle | gguf:PATH | a served model's name | a profile's NAME from "
+            "numericjev.toml (numericjev config lists them) (default: sim); a spec may carry "
+            "options: sim:seed=7, sim:confusion=0.3,seed=3, jev-latest:base_url=http://..., "
+            "gpt-4o-mini:wire=openai-chat,price_per_million=0.15",
+        )
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        help="the server of the model (compare: of every served model), e.g. http://127.0.0.1:8377",
+    )
+    parser.add_argument(
+        "--wire",
+        default="systemone",
+        choices=("systemone", "openai-decisions", "openai-chat"),
+        help="the server's format: systemone (/v1/systemone, default), openai-decisions "
+        "(/v1/decisions), openai-chat (/v1/chat/completions, one completion per question)",
+    )
+    parser.add_argument(
+        "--top-logprobs",
+        type=int,
+        default=DEFAULT_TOP_LOGPROBS,
+        help="openai-chat: alternatives asked per completion (default "
+        f"{DEFAULT_TOP_LOGPROBS}, OpenAI's maximum)",
+    )
+    if one_model:  # compare gives each sim its knobs in its spec (sim:seed=7)
+        parser.add_argument(
+            "--sim",
+            action="append",
+            default=[],
+            metavar="KNOB=VALUE",
+            help="sim model knob, repeatable: seed, confusion, negative, long, distract, temperature, ... (docs/models.md: The sim)",
+        )
+    parser.add_argument(
+        "--price-per-million",
+        type=float,
+        default=None,
+        help="USD per million input tokens (default: the price table, which prices the hosted "
+        "TypeSafe API only: Jev 0.042; any other server is unknown unless it reports cost)",
+    )
+    parser.add_argument(
+        "--price-per-million-output",
+        type=float,
+        default=None,
+        help="USD per million output tokens, with --price-per-million (default 0)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"seconds per HTTP attempt (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--max-attempts",
+        type=int,
+        default=DEFAULT_MAX_ATTEMPTS,
+        help="attempts per request, the first included: failed and malformed replies are "
+        f"retried (default {DEFAULT_MAX_ATTEMPTS})",
+    )
+
+
+def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
+    """The model the options name (``text``: one spec of ``compare --models`` instead of
+    ``--model``), e.g. ``sim:seed=7``."""
+    from harness.backends import ModelSpec, parse_model
+
+    check_model_options(args)
+    text = args.model if text is None else text
+    base = ModelSpec(
+        name=text,  # the spec before its options are read (parse_model sets the name)
+        base_url=args.base_url,
+        sim=parse_pairs(args.sim, "--sim"),
+        timeout_s=args.timeout,
+        max_attempts=args.max_attempts,
+        price_per_million=args.price_per_million,
+        price_per_million_output=args.price_per_million_output,
+        wire=args.wire,
+        top_logprobs=args.top_logprobs,
+    )
+    return parse_model(text, base)
+
+
+def check_model_options(args: argparse.Namespace) -> None:
+    """Refuse a ``--timeout`` or ``--max-attempts`` no model could take, naming the option."""
+    if args.timeout <= 0:
+        raise ConfigError(f"--timeout must be positive; got {args.timeout}")
+    if args.max_attempts < 1:
+        raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")
