@@ -6,6 +6,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -194,3 +195,25 @@ def test_cache_command_moves_a_cache_between_machines(
     assert main(["cache", "prune"]) == 2
     assert main(["cache", "prune", "--model", "m"]) == 0
     assert "pruned 3 entries" in capsys.readouterr().out
+
+
+def test_processes_opening_a_new_cache_at_once_all_open_it(tmp_path: Path) -> None:
+    # Shards and workers start together on a cache that does not exist yet; switching a new
+    # file to WAL made SQLite answer "database is locked" at once to some of them (about 1
+    # open in 60 with three at a time), which refused their run.
+    failures: list[str] = []
+
+    def open_close(path: Path) -> None:
+        try:
+            Store(path).close()
+        except ConfigError as exc:
+            failures.append(str(exc))
+
+    for n in range(200):
+        path = tmp_path / f"c{n}.sqlite3"
+        threads = [threading.Thread(target=open_close, args=(path,)) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
