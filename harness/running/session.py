@@ -10,8 +10,7 @@ Each session holds the folder's lock, records itself in ``sessions.jsonl`` (with
 the manifest it runs under), and wires one ``Caller`` (retries, validation, timing),
 ``Pacer``, ``Budget`` and ``Recorder`` around the scheduler. With ``interrupts`` (the
 command line), SIGINT and SIGTERM stop the session after draining what is in flight
-(``harness.running.interrupts``). Nothing here prints: the command line turns a ``RunResult`` into
-words.
+(``harness.running.interrupts``). Nothing here prints: the command line words a ``RunResult``.
 """
 
 from __future__ import annotations
