@@ -1,4 +1,4 @@
-"""Many paired differences judged at once: bootstrap p-values and the Holm correction (no I/O).
+"""Many paired differences judged at once: the Holm correction, and the old bootstrap p (no I/O).
 
 A comparison judges every suite × decoder × condition × later model at once. At 95% each,
 one in twenty true "no difference" cells would be called better or worse by chance, and a
@@ -9,15 +9,12 @@ is called a difference when its adjusted value is below alpha. The chance of cal
 cell wrongly stays at or below alpha whatever the dependence between cells (they share
 families), and Holm rejects everything Bonferroni (m * p) does, and sometimes more.
 
-Why not Bonferroni-widened intervals (each at 1 - alpha/m)? Their percentile ends lie
-alpha/(2m) into each tail: at m = 50 that is 5 of 10,000 replicates, too few to place an
-interval end. A p-value needs only the count of replicates on each side of 0.
-
-The p-value of a cell is the percentile bootstrap's own (Davison & Hinkley 1997, §4.4):
-twice the smaller share of replicates on either side of 0, with one added to each count so
-that it is never 0, ``p = min(1, 2 * (min(#{d* <= 0}, #{d* >= 0}) + 1) / (B + 1))``. It is
-below alpha about exactly when the (1 - alpha) percentile interval excludes 0: the 95%
-brackets printed beside it agree with the uncorrected p.
+Each cell's p-value is the verdict test's (``family_test.paired_family_test``: a
+cluster-robust t over families, chosen by calibration, whose interval excludes 0 exactly
+when p < alpha). ``bootstrap_p_values`` is the percentile bootstrap's p (Davison & Hinkley
+1997, §4.4), ``p = min(1, 2 * (min(#{d* <= 0}, #{d* >= 0}) + 1) / (B + 1))``: compare's p
+before the calibration study, kept as that study's baseline (it called a difference in
+13-38% of same-model comparisons after Holm; docs/comparing.md).
 """
 
 from __future__ import annotations
