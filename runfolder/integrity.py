@@ -1,7 +1,7 @@
 """The one integrity check of a run folder, shared by every reader.
 
 Every command that reads a run folder (``analyze``, ``report``, ``diff``, ``export``,
-``compare``, ``status``, ``resume``, ``merge``) checks the same three things, here:
+``compare``, ``status``, ``list``, ``resume``, ``merge``) checks the same three things, here:
 
 - each log line's run id (``LineCheck``, one call per parsed record): a line stamped with
   another run, or numbered but not stamped, was copied in from elsewhere. No result may be

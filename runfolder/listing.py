@@ -6,6 +6,8 @@ line) and ``totals.json`` (requests and cost as the last session left them). Nev
 ``requests.jsonl``: at 100x it is 1.5 GB. Where the log has grown since the totals were
 written (a session killed outright) the figures are lower bounds, marked ``>=``; a run with
 no totals (made before they existed, or whose first session was killed) shows ``?``.
+Each line's run id is checked as every reader checks it (``runfolder.integrity``): a folder
+holding another run's line is shown as unreadable, naming the line.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from runfolder.comparison import is_comparison, load_comparison
 from runfolder.errors import RunFolderError
+from runfolder.integrity import LineCheck
 from runfolder.jsonl import JsonlReader
 from runfolder.layout import OUTPUTS
 from runfolder.manifest import read_manifest_object
@@ -107,18 +112,24 @@ def _text_after(line: bytes, key: bytes, at: int) -> str | None:
     return None if end < 0 or b"\\" in value else value.decode()
 
 
-def job_status(folder: Path, decoders: tuple[str, ...]) -> tuple[set[str], set[str]]:
+def job_status(
+    folder: Path, decoders: tuple[str, ...], run_id: str | None = None
+) -> tuple[set[str], set[str]]:
     """Jobs done and failed by ``outputs.jsonl`` (the last line of each job × decoder wins).
 
     Fast: a line as the harness writes it (compact, ``job`` first, ``status`` after the
     trace) is read for those three fields without parsing it; any other line is parsed.
-    Either way the one reader's torn-line rule applies.
+    Either way the one reader's torn-line rule applies. With ``run_id`` (the manifest's),
+    each line's run id is checked as every reader checks it (``runfolder.LineCheck``): a
+    line of another run raises ``ForeignLineError``.
     """
     last: dict[str, dict[str, Any]] = defaultdict(dict)
+    key = None if run_id is None else b'"run":' + orjson.dumps(run_id)
 
     def scan(line: bytes) -> bool:
-        # True: not in the writer's form, so the reader parses it and it is read below.
-        if not line.startswith(_JOB):
+        # True: not in the writer's form (or not visibly this run's), so the reader parses
+        # it and it is read (and its run id checked) below.
+        if not line.startswith(_JOB) or (key is not None and key not in line):
             return True
         at_decoder, at_status = line.find(_DECODER), line.rfind(_STATUS)
         if at_decoder < 0 or at_status < 0:
@@ -131,8 +142,16 @@ def job_status(folder: Path, decoders: tuple[str, ...]) -> tuple[set[str], set[s
         last[job][decoder] = status
         return False
 
-    for record in JsonlReader[dict[str, Any]](folder / OUTPUTS, keep=scan):
+    reader = JsonlReader[dict[str, Any]](folder / OUTPUTS, keep=scan, run=run_id)
+    check = None if run_id is None else LineCheck(folder / OUTPUTS, run_id, legacy=True)
+    parsed = 0
+    for lineno, record in reader.numbered():
+        if check is not None:
+            check(lineno, record)
+        parsed += 1
         last[str(record.get("job"))][str(record.get("decoder"))] = record.get("status")
+    if check is not None and reader.records > parsed:  # stamped lines were read unparsed
+        check.stamped_line_seen()
     done = {job for job, status in last.items() if all(status.get(d) == "ok" for d in decoders)}
     return done, set(last) - done
 
@@ -142,7 +161,8 @@ def run_row(folder: Path) -> RunRow:
     try:
         manifest = read_manifest_object(folder)
         decoders = tuple(str(d) for d in manifest.get("decoders") or ())
-        done, failed = job_status(folder, decoders)
+        run_id = manifest.get("run_id")
+        done, failed = job_status(folder, decoders, run_id if isinstance(run_id, str) else None)
     except (RunFolderError, OSError) as exc:
         return RunRow(folder, "?", "?", "?", None, 0, 0, None, None, False, "", str(exc))
     model: dict[str, Any] = manifest["model"] if isinstance(manifest.get("model"), dict) else {}

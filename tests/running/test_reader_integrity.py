@@ -269,3 +269,29 @@ def test_merge_refuses_a_shard_with_a_foreign_line_or_no_session_log(
     with pytest.raises(RunFolderError, match=r"sessions\.jsonl is missing"):
         merge(parent)
     assert not (parent / "outputs.jsonl").exists()  # nothing merged
+
+
+def test_list_and_a_comparisons_status_name_a_foreign_line(
+    copy: Callable[[str], Path],
+    runs: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # They read outputs.jsonl for jobs done without parsing the writer's lines; a line of
+    # another run was counted as this run's job.
+    out = tmp_path / "cmp"
+    models = "sim:seed=1,sim:seed=3"
+    assert cli("compare", "--models", models, "--suites", "affine", *SMALL, "--out", str(out)) == 0
+    cell = next(p for p in out.iterdir() if (p / "manifest.json").is_file())
+    foreign = records(runs[1] / "outputs.jsonl")[0]
+    foreign["seq"] = last_seq(cell) + 1
+    line = append(cell / "outputs.jsonl", foreign)
+    capsys.readouterr()
+    for args in (["status", str(out)], ["list", str(tmp_path)]):
+        assert cli(*args) == 0
+        shown = capsys.readouterr().out
+        assert f"{cell}  unreadable: " in shown and f"line {line} belongs to run 'b'" in shown
+    folder = copy("a")  # a run folder of its own, as list shows it
+    append(folder / "outputs.jsonl", {**foreign, "seq": last_seq(folder) + 1})
+    assert cli("list", str(tmp_path)) == 0
+    assert f"{folder}  unreadable: " in capsys.readouterr().out
