@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,13 +27,67 @@ from analysis.statistics.comparison import compare_runs
 from analysis.statistics.sequential import sequential_replay
 
 
-def requests_per_family(run_dir: Path, families: tuple[str, ...]) -> np.ndarray:
-    """Requests sent per family (the job id's second part, ``affine/f12/...``)."""
-    counted: Counter[str] = Counter()
+@dataclass(frozen=True, eq=False)
+class JobTable:
+    """One run's jobs: family and condition (indices into the comparison's axes), and per
+    decoder (J, D) its rounds (``outputs.jsonl``) and the bytes of its questions
+    (``requests.jsonl``'s ``qmap``; a proxy for the input tokens, and so the cost). A job
+    sends one request per round with its decoders' questions together, so it asks as many
+    requests as the deepest decoder it runs, and the questions of every decoder it runs."""
+
+    family: np.ndarray
+    condition: np.ndarray
+    rounds: np.ndarray
+    question_bytes: np.ndarray
+
+
+def job_table(
+    run_dir: Path, families: tuple[str, ...], decoders: tuple[str, ...], conditions: tuple[str, ...]
+) -> JobTable:
+    """``JobTable`` of the run in ``run_dir``."""
+    rounds: dict[str, dict[str, int]] = {}
+    where: dict[str, tuple[int, int]] = {}
+    with (run_dir / "outputs.jsonl").open("rb") as lines:
+        for line in lines:
+            row = orjson.loads(line)
+            rounds.setdefault(row["job"], {})[row["decoder"]] = int(row.get("rounds") or 0)
+            family = str(row["family"])
+            at = families.index(family if family in families else f"f{family}")
+            where[row["job"]] = (at, conditions.index(row["condition"]))
+    sizes: Counter[tuple[str, str]] = Counter()
     with (run_dir / "requests.jsonl").open("rb") as lines:
         for line in lines:
-            counted[orjson.loads(line)["job"].split("/")[1]] += 1
-    return np.array([counted.get(f, counted.get(f"f{f}", 0)) for f in families], np.float64)
+            row = orjson.loads(line)
+            questions = (row.get("request") or {}).get("questions") or {}
+            for qid, target in (row.get("qmap") or {}).items():
+                sizes[row["job"], target.split("/", 1)[0]] += len(orjson.dumps(questions[qid]))
+    jobs = sorted(rounds)
+    table = np.array([[rounds[j].get(d, 0) for d in decoders] for j in jobs], np.float64)
+    qbytes = np.array([[sizes[j, d] for d in decoders] for j in jobs], np.float64)
+    fam, cond = (np.array([where[j][i] for j in jobs], np.int64) for i in (0, 1))
+    return JobTable(fam, cond, table, qbytes)
+
+
+def asked(
+    runs: list[JobTable],
+    rank: np.ndarray,
+    sizes: tuple[int, ...],
+    stopped_at: np.ndarray,
+    per_decoder: bool,
+) -> tuple[float, float]:
+    """Requests and question bytes the looks ask: look L asks its new families (``rank``:
+    each family's place in the order) for the cells open after look L-1 (every cell's,
+    unless ``per_decoder``: a job then runs only its condition's open decoders)."""
+    requests = questions = 0.0
+    for run in runs:
+        n_d = run.rounds.shape[1]
+        look = np.searchsorted(np.array(sizes), rank[run.family], side="right") + 1  # 1-based
+        open_ = look[:, None] <= stopped_at.reshape(n_d, -1)[:, run.condition].T  # (J, D)
+        if not per_decoder:  # a family is asked in full while any cell is open
+            open_ = np.broadcast_to(look[:, None] <= stopped_at.max(), open_.shape)
+        requests += float(np.where(open_, run.rounds, 0).max(axis=1).sum())
+        questions += float(np.where(open_, run.question_bytes, 0).sum())
+    return requests, questions
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,11 +108,17 @@ def main(argv: list[str] | None = None) -> int:
     families = tuple(
         sorted({f for r in s.runs for f in r.outputs.family_names}, key=family_sort_key)
     )
-    cost = sum(requests_per_family(r.manifest.run_dir, families) for r in s.runs)
+    design = (tuple(s.design.decoders), tuple(s.design.conditions))
+    runs = [job_table(r.manifest.run_dir, families, *design) for r in s.runs]
+    full_requests = sum(float(r.rounds.max(axis=1).sum()) for r in runs)
+    full_bytes = sum(float(r.question_bytes.sum()) for r in runs)
     full = np.array([{"worse": 1, "better": -1}.get(v or "", 0) for v in s.verdicts[0].ravel()])
     lower = c.lower_is_better
     rng = np.random.default_rng(20260923)
-    shares, agree, looks = [], [], Counter()
+    shares: list[tuple[float, float]] = []
+    per_decoder: list[tuple[float, float]] = []
+    agree: list[float] = []
+    looks: Counter[str] = Counter()
     for _ in range(args.orders):
         order = rng.permutation(len(families))
         diffs = s.family_diffs[0][order].reshape(len(families), -1)
@@ -72,14 +133,26 @@ def main(argv: list[str] | None = None) -> int:
             futility_from=args.futility_from,
         )
         verdict = path.sign * (1 if lower else -1)  # +1 worse, as ``full``
-        shares.append(float(cost[order][: path.families_used].sum() / cost.sum()))
+        rank = np.argsort(order)
+        for share, by_decoder in ((shares, False), (per_decoder, True)):
+            requests, questions = asked(runs, rank, path.sizes, path.stopped_at, by_decoder)
+            share.append((requests / full_requests, questions / full_bytes))
         agree.append(float(np.mean(verdict == full)))
         looks.update(f"{r}@{k}" for r, k in zip(path.reason, path.stopped_at, strict=True))
+
+    def summary(pairs: list[tuple[float, float]], i: int) -> dict[str, float]:
+        values = [pair[i] for pair in pairs]
+        return {"mean": float(np.mean(values)), "max": float(np.max(values))}
+
     result = {
         "folder": str(args.folder),
         "families": len(families),
-        "requests_full": int(cost.sum()),
-        "share_of_requests": {"mean": float(np.mean(shares)), "max": float(np.max(shares))},
+        "requests_full": int(full_requests),
+        "share_of_requests": summary(shares, 0),
+        "share_of_question_bytes": summary(shares, 1),
+        # Were each job to run only its condition's open decoders (not what compare does).
+        "per_decoder_share_of_requests": summary(per_decoder, 0),
+        "per_decoder_share_of_question_bytes": summary(per_decoder, 1),
         "verdict_agreement": {"mean": float(np.mean(agree)), "min": float(np.min(agree))},
         "stops": dict(sorted(looks.items())),
         "orders": args.orders,
