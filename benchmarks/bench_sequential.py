@@ -2,13 +2,15 @@
 
 ``python -m benchmarks.bench_sequential DIR [--orders N]`` takes a comparison folder whose
 cells ran in full, puts its families in N seeded random orders, and for each order replays
-``analysis.statistics.sequential.sequential_replay`` (``--looks`` looks, alpha spent
-O'Brien-Fleming-type or Hwang-Shih-DeCani with ``--gamma``, Holm within each look over the
-cells that can be called, futility below 5% conditional power): at which look each cell
-stopped, the share of the comparison's requests asked by then (counted per family from
-both runs' ``requests.jsonl``), and whether the verdicts agree with the full comparison's.
-``compare --sequential`` asks the families so; this measures the rule over many orders.
-The last line is JSON.
+``analysis.statistics.sequential.sequential_replay`` (``--looks`` looks of equal shares, or
+looks ``--at`` given shares, alpha spent O'Brien-Fleming-type or Hwang-Shih-DeCani with
+``--gamma``, Holm within each look over the cells that can be called, futility below 5%
+conditional power): at which look each cell stopped, whether the verdicts agree with the
+full comparison's, and the share of the comparison's requests and question bytes (a proxy
+for input tokens, so cost) asked by then, counted per job and decoder from both runs' logs
+(a job sends one request per round, its decoders' questions together). ``compare
+--sequential`` asks every cell of a family while any cell is open; ``per_decoder_*`` is
+what asking each job only for its condition's open decoders would ask. The last line is JSON.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import orjson
 from analysis.loading.comparison import load_comparison_runs
 from analysis.loading.outputs import family_sort_key
 from analysis.statistics.comparison import compare_runs
-from analysis.statistics.sequential import sequential_replay
+from analysis.statistics.sequential import MIN_LOOK, sequential_replay
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--orders", type=int, default=20)
     parser.add_argument("--looks", type=int, default=4, help="looks (equal shares)")
     parser.add_argument(
+        "--at", default=None, help="looks at these shares of the families instead, e.g. 0.6,1"
+    )
+    parser.add_argument(
         "--gamma", type=float, default=None, help="Hwang-Shih-DeCani spending (default: OBF-type)"
     )
     parser.add_argument("--futility", type=float, default=0.05, help="conditional power floor")
@@ -115,6 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     full = np.array([{"worse": 1, "better": -1}.get(v or "", 0) for v in s.verdicts[0].ravel()])
     lower = c.lower_is_better
     rng = np.random.default_rng(20260923)
+    f = len(families)
+    sizes = None
+    if args.at:  # as ``look_sizes`` rounds equal shares: none before MIN_LOOK families
+        at = sorted({min(f, max(MIN_LOOK, round(f * float(t)))) for t in args.at.split(",")})
+        sizes = tuple(at)
     shares: list[tuple[float, float]] = []
     per_decoder: list[tuple[float, float]] = []
     agree: list[float] = []
@@ -131,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             seed=int(rng.integers(2**31)),
             futility=args.futility,
             futility_from=args.futility_from,
+            sizes=sizes,
         )
         verdict = path.sign * (1 if lower else -1)  # +1 worse, as ``full``
         rank = np.argsort(order)
@@ -156,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         "verdict_agreement": {"mean": float(np.mean(agree)), "min": float(np.min(agree))},
         "stops": dict(sorted(looks.items())),
         "orders": args.orders,
+        "looks": list(sizes or ()) or args.looks,
+        "gamma": args.gamma,
         "futility": [args.futility, args.futility_from],
     }
     print(orjson.dumps(result).decode())

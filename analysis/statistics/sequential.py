@@ -98,6 +98,7 @@ def sequential_replay(
     gamma: float | None = None,
     margin: float = 0.0,
     upto: int | None = None,
+    sizes: tuple[int, ...] | None = None,
 ) -> SequentialPath:
     """The sequential rule on (F, K) family sums taken in their given order (shuffle them
     first, seeded): at each look every cell is tested at the look's spent level, Holm over
@@ -106,13 +107,14 @@ def sequential_replay(
     look at ``futility_from`` of the families on (earlier estimates are too rough to give up
     on), or when ``margin`` > 0 and its 95% interval lies inside (-margin, margin). Futility
     never calls a cell, so it cannot raise the false-positive rate. ``upto``: only the
-    looks taken so far (a comparison still asking); cells not stopped by then are "open"."""
+    looks taken so far (a comparison still asking); cells not stopped by then are "open".
+    ``sizes``: the families asked by each look, increasing to F (default: ``look_sizes``)."""
     from .family_test import family_p_values, paired_family_test
     from .multiple import holm
 
     f, k = diff_sums.shape
     # No look before MIN_LOOK families: a t with one or two degrees of freedom is no test.
-    sizes = look_sizes(f, n_looks)
+    sizes = sizes or look_sizes(f, n_looks)
     levels = spending_levels([s / f for s in sizes], alpha, gamma)
     stopped = np.zeros(k, np.int64)
     reason = np.full(k, "end", dtype=object)
