@@ -102,8 +102,9 @@ def sequential_replay(
 ) -> SequentialPath:
     """The sequential rule on (F, K) family sums taken in their given order (shuffle them
     first, seeded): at each look every cell is tested at the look's spent level, Holm over
-    all of them, and an open cell it calls is decided; a cell is decided when called, futile when its conditional power under
-    the current estimate (Lan & Wittes' B-value projection) is below ``futility``, from the
+    the cells that can be called (a stopped one as it stopped: its families after its stop
+    change nothing), and an open cell it calls is decided; futile when its conditional power
+    under the current estimate (Lan & Wittes' B-value projection) is below ``futility``, from the
     look at ``futility_from`` of the families on (earlier estimates are too rough to give up
     on), or when ``margin`` > 0 and its 95% interval lies inside (-margin, margin). Futility
     never calls a cell, so it cannot raise the false-positive rate. ``upto``: only the
