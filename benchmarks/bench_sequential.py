@@ -9,8 +9,9 @@ conditional power): at which look each cell stopped, whether the verdicts agree 
 full comparison's, and the share of the comparison's requests and question bytes (a proxy
 for input tokens, so cost) asked by then, counted per job and decoder from both runs' logs
 (a job sends one request per round, its decoders' questions together). ``compare
---sequential`` asks every cell of a family while any cell is open; ``per_decoder_*`` is
-what asking each job only for its condition's open decoders would ask. The last line is JSON.
+--sequential`` asks every cell of a family while any cell is open; ``per_condition_*`` and
+``per_decoder_*`` are what asking a condition's jobs, or each job's decoders, only while
+their cells are open would ask. The last line is JSON.
 """
 
 from __future__ import annotations
@@ -75,18 +76,20 @@ def asked(
     rank: np.ndarray,
     sizes: tuple[int, ...],
     stopped_at: np.ndarray,
-    per_decoder: bool,
+    by: str = "family",
 ) -> tuple[float, float]:
     """Requests and question bytes the looks ask: look L asks its new families (``rank``:
-    each family's place in the order) for the cells open after look L-1 (every cell's,
-    unless ``per_decoder``: a job then runs only its condition's open decoders)."""
+    each family's place in the order) while a cell is open after look L-1: every job of the
+    family while any cell is (``by="family"``, as ``compare --sequential``), a job while a
+    cell of its condition is (``"condition"``), a job's open decoders only (``"decoder"``)."""
     requests = questions = 0.0
     for run in runs:
         n_d = run.rounds.shape[1]
         look = np.searchsorted(np.array(sizes), rank[run.family], side="right") + 1  # 1-based
         open_ = look[:, None] <= stopped_at.reshape(n_d, -1)[:, run.condition].T  # (J, D)
-        if not per_decoder:  # a family is asked in full while any cell is open
-            open_ = np.broadcast_to(look[:, None] <= stopped_at.max(), open_.shape)
+        if by != "decoder":  # a job runs all its decoders while any of the cells is open
+            scope = open_.any(axis=1) if by == "condition" else look <= stopped_at.max()
+            open_ = np.broadcast_to(scope[:, None], open_.shape)
         requests += float(np.where(open_, run.rounds, 0).max(axis=1).sum())
         questions += float(np.where(open_, run.question_bytes, 0).sum())
     return requests, questions
@@ -125,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.at:  # as ``look_sizes`` rounds equal shares: none before MIN_LOOK families
         at = sorted({min(f, max(MIN_LOOK, round(f * float(t)))) for t in args.at.split(",")})
         sizes = tuple(at)
-    shares: list[tuple[float, float]] = []
-    per_decoder: list[tuple[float, float]] = []
+    shares: dict[str, list[tuple[float, float]]] = {"family": [], "condition": [], "decoder": []}
     agree: list[float] = []
     looks: Counter[str] = Counter()
     for _ in range(args.orders):
@@ -145,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         verdict = path.sign * (1 if lower else -1)  # +1 worse, as ``full``
         rank = np.argsort(order)
-        for share, by_decoder in ((shares, False), (per_decoder, True)):
-            requests, questions = asked(runs, rank, path.sizes, path.stopped_at, by_decoder)
+        for by, share in shares.items():
+            requests, questions = asked(runs, rank, path.sizes, path.stopped_at, by)
             share.append((requests / full_requests, questions / full_bytes))
         agree.append(float(np.mean(verdict == full)))
         looks.update(f"{r}@{k}" for r, k in zip(path.reason, path.stopped_at, strict=True))
@@ -159,11 +161,13 @@ def main(argv: list[str] | None = None) -> int:
         "folder": str(args.folder),
         "families": len(families),
         "requests_full": int(full_requests),
-        "share_of_requests": summary(shares, 0),
-        "share_of_question_bytes": summary(shares, 1),
-        # Were each job to run only its condition's open decoders (not what compare does).
-        "per_decoder_share_of_requests": summary(per_decoder, 0),
-        "per_decoder_share_of_question_bytes": summary(per_decoder, 1),
+        "share_of_requests": summary(shares["family"], 0),
+        "share_of_question_bytes": summary(shares["family"], 1),
+        # Were a condition's jobs, or each job's decoders, asked only while their cells are
+        # open (not what compare does: see docs/comparing.md).
+        "per_condition_share_of_requests": summary(shares["condition"], 0),
+        "per_decoder_share_of_requests": summary(shares["decoder"], 0),
+        "per_decoder_share_of_question_bytes": summary(shares["decoder"], 1),
         "verdict_agreement": {"mean": float(np.mean(agree)), "min": float(np.min(agree))},
         "stops": dict(sorted(looks.items())),
         "orders": args.orders,
