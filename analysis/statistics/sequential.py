@@ -98,39 +98,50 @@ def sequential_replay(
     gamma: float | None = None,
     margin: float = 0.0,
     upto: int | None = None,
+    sizes: tuple[int, ...] | None = None,
 ) -> SequentialPath:
     """The sequential rule on (F, K) family sums taken in their given order (shuffle them
     first, seeded): at each look every cell is tested at the look's spent level, Holm over
-    all of them, and an open cell it calls is decided; a cell is decided when called, futile when its conditional power under
-    the current estimate (Lan & Wittes' B-value projection) is below ``futility``, from the
+    the cells that can be called (a stopped one as it stopped: its families after its stop
+    change nothing), and an open cell it calls is decided; futile when its conditional power
+    under the current estimate (Lan & Wittes' B-value projection) is below ``futility``, from the
     look at ``futility_from`` of the families on (earlier estimates are too rough to give up
     on), or when ``margin`` > 0 and its 95% interval lies inside (-margin, margin). Futility
     never calls a cell, so it cannot raise the false-positive rate. ``upto``: only the
-    looks taken so far (a comparison still asking); cells not stopped by then are "open"."""
+    looks taken so far (a comparison still asking); cells not stopped by then are "open".
+    ``sizes``: the families asked by each look, increasing to F (default: ``look_sizes``)."""
     from .family_test import family_p_values, paired_family_test
     from .multiple import holm
 
     f, k = diff_sums.shape
     # No look before MIN_LOOK families: a t with one or two degrees of freedom is no test.
-    sizes = look_sizes(f, n_looks)
+    sizes = sizes or look_sizes(f, n_looks)
     levels = spending_levels([s / f for s in sizes], alpha, gamma)
     stopped = np.zeros(k, np.int64)
     reason = np.full(k, "end", dtype=object)
     sign = np.zeros(k)
     taken = len(sizes) if upto is None else min(upto, len(sizes))
-    path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    path: list[tuple[np.ndarray, ...]] = []
+    # A stopped cell keeps what it had at its stop (its families are no longer asked).
+    frozen_p, frozen_live = np.ones(k), np.zeros(k, bool)
     for look, (size, level) in enumerate(zip(sizes, levels, strict=True), start=1):
         open_ = stopped == 0
         if not open_.any() or look > taken:
             break
         d, n = diff_sums[:size], counts[:size]
         shown = paired_family_test(d, n, alpha, n_flips, seed)
-        path.append((shown.delta, shown.lo, shown.hi))
-        p = family_p_values(d, n, 0.0, n_flips, seed)
-        # Holm over every cell that can be called, stopped ones included. A cell whose two
-        # sides agree on every unit asked so far (each family's difference exactly 0) cannot
-        # reach any level, whatever the test: Tarone's (1990) rule leaves such cells out of m.
-        live = testable_cells(d)
+        now = (shown.delta, shown.lo, shown.hi)
+        path.append(now if not path else tuple(map(np.where, (open_,) * 3, now, path[-1])))
+        # Holm over every cell that can be called, stopped ones included as they stopped:
+        # a decided cell at its last p (until a first false call only false nulls are
+        # decided, and Holm holds whatever their p), a futile one at p = 1 (its p at a
+        # data-chosen look is no p-value; 1 cannot help call another cell). So the look
+        # keeps Holm's level and the union bound over the looks holds, and what is asked
+        # after a cell stopped never changes a decision. A cell whose two sides agree on
+        # every unit asked while it was open (each family's difference exactly 0) cannot
+        # reach any level, whatever the test: Tarone's (1990) rule leaves it out of m.
+        p = np.where(open_, family_p_values(d, n, 0.0, n_flips, seed), frozen_p)
+        live = np.where(open_, testable_cells(d), frozen_live)
         called = np.zeros(k, bool)
         called[live] = holm(p[live]) < level
         called &= open_
@@ -155,6 +166,7 @@ def sequential_replay(
             futile = open_ & ~called & (power < futility)
             stopped[futile] = look
             reason[futile] = "futile"
+        frozen_p, frozen_live = np.where(reason == "futile", 1.0, p), live
     last = len(sizes)
     if taken < last:
         reason[stopped == 0] = "open"

@@ -77,3 +77,29 @@ def test_looks_not_taken_leave_cells_open_and_a_margin_makes_small_effects_futil
     # A/A differences are small against a margin of 1,000 points: futile at the first look.
     wide = sequential_replay(diffs, counts, margin=1_000.0)
     assert set(wide.reason) <= {"futile"} and set(wide.stopped_at) == {1}
+
+
+@given(st.integers(0, 2**31), st.floats(0.0, 3.0), st.sampled_from([0.0, 0.3]))
+def test_what_is_asked_after_a_cell_stopped_changes_no_decision(
+    seed: int, effect: float, margin: float
+) -> None:
+    # A stopped cell's later families (never asked, were its decoders left out of later
+    # looks) may hold anything: the decisions of every cell stay as they were.
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 9, size=(32, 8)).astype(float)
+    shift = np.array([0, 0, effect, effect, -effect, 0.5 * effect, 0, 2 * effect])
+    diffs = counts * (shift + rng.standard_t(3, size=(32, 8)))
+    diffs[:, 0] = 0.0  # a cell that answered alike everywhere
+    path = sequential_replay(diffs, counts, margin=margin)
+    later = diffs.copy(), counts.copy()
+    for cell, look in enumerate(path.stopped_at):
+        after = path.sizes[int(look) - 1]
+        later[0][after:, cell] = rng.normal(0, 50, size=32 - after)
+        later[1][after:, cell] = rng.integers(0, 9, size=32 - after)
+    again = sequential_replay(*later, margin=margin)
+    assert list(again.stopped_at) == list(path.stopped_at)
+    assert list(again.reason) == list(path.reason) and list(again.sign) == list(path.sign)
+    assert path.delta is not None and again.delta is not None
+    for look in range(len(path.delta)):
+        shown = path.stopped_at >= look + 1  # each cell's path up to its stop
+        assert np.allclose(again.delta[look, shown], path.delta[look, shown], equal_nan=True)
