@@ -60,7 +60,7 @@ FAMILIES = (8, 16, 32, 64, 128)
 ALPHA = 0.05
 TESTS = (
     "percentile", "bca", "signflip", "cluster_t", "wild_t",
-    "boot_t_sym", "boot_t_eq", "hall_t", "mammen_sym", "mammen_eq",
+    "boot_t_sym", "boot_t_eq", "hall_t", "mammen_sym", "mammen_eq", "boot_t_max",
 )  # fmt: skip
 SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20")
 CHOSEN = "cluster_t"  # the verdict test (analysis.statistics.family_test's default)
@@ -147,6 +147,9 @@ def p_values(test: str, d: np.ndarray, n: np.ndarray, seed: int) -> np.ndarray:
         return plain_signflip_p(d, sign_vectors(f, 999, seed))
     if test == "cluster_t":
         return cluster_t_p(d, n)
+    if test == "boot_t_max":  # both must reject: the bootstrap-t never below Student's t
+        weights = resample_weights(f, 999, seed - TESTS.index(test) + TESTS.index("boot_t_sym"))
+        return np.maximum(bootstrap_t_p(d, n, weights), cluster_t_p(d, n))
     if test.startswith("boot_t"):
         tails: Tails = "symmetric" if test == "boot_t_sym" else "equal"
         return bootstrap_t_p(d, n, resample_weights(f, 999, seed), tails)
@@ -196,6 +199,7 @@ def study(
     scenarios: tuple[str, ...] = SCENARIOS,
     spread: float = SPREAD,
     tests: tuple[str, ...] = TESTS,
+    families: tuple[int, ...] = FAMILIES,
 ) -> dict[str, Any]:
     """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
     rng = np.random.default_rng(20260923)
@@ -203,7 +207,7 @@ def study(
     focus = 3 * 2 + 0  # tree10 (direct, tree2, tree4, tree10, digits, bits) x arithmetic
     for scenario in scenarios:
         for m, metric in enumerate(METRICS):
-            for n_fam in FAMILIES:
+            for n_fam in families:
                 cells = dict.fromkeys(tests, 0)
                 fw = dict.fromkeys(tests, 0)
                 hits = dict.fromkeys(tests, 0)
@@ -336,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--looks", action="store_true", help="also the sequential rule")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="which rows")
     parser.add_argument("--tests", default=",".join(TESTS), help="which candidates")
+    parser.add_argument(
+        "--families", default=",".join(map(str, FAMILIES)), help="which family counts"
+    )
     parser.add_argument("--spread", type=float, default=SPREAD, help="the spread null's factor")
     parser.add_argument(
         "--tables", type=Path, nargs="+", help="print the tables of saved JSON results, no study"
@@ -358,7 +365,8 @@ def main(argv: list[str] | None = None) -> int:
         for arm in ARMS if arm in wanted
     }  # fmt: skip
     tests = tuple(args.tests.split(","))
-    result = study(pools, args.replicates, args.looks, scenarios, args.spread, tests)
+    families = tuple(int(f) for f in args.families.split(","))
+    result = study(pools, args.replicates, args.looks, scenarios, args.spread, tests, families)
     result["seconds"] = time.perf_counter() - t0
     result["replicates"] = args.replicates
     print(tables(result), file=sys.stderr)

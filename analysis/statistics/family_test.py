@@ -34,6 +34,9 @@ from typing import Literal
 import numpy as np
 from scipy.stats import t as student
 
+from .bootstrap import resample_weights
+from .skew_tests import bootstrap_t_critical, bootstrap_t_p, bootstrap_t_replicates, two_sided_p
+
 __all__ = [
     "DEFAULT_FLIPS",
     "FamilyTest",
@@ -45,7 +48,7 @@ __all__ = [
 ]
 
 DEFAULT_FLIPS = 9_999
-Method = Literal["t", "wild"]
+Method = Literal["t", "wild", "bootstrap_t"]
 EXACT_UP_TO = 13  # 2^13 = 8,192 sign vectors: enumerate them all, no draw needed
 POWER = 0.8  # the power at which the minimum detectable effect is quoted
 _TIE = 1e-9  # a flip whose |t| equals the observed one up to rounding counts as reaching it
@@ -198,6 +201,10 @@ def family_p_values(
 ) -> np.ndarray:
     """The test's p-value of "difference ``null``" per column (NaN under two families)."""
     flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
+    if method == "bootstrap_t":
+        weights = resample_weights(np.shape(diff_sums)[0], n_flips, seed)
+        boot = bootstrap_t_p(diff_sums, counts, weights, "symmetric", null)
+        return np.maximum(boot, _t_p(flips, testable, null))
     if method == "t":
         return _t_p(flips, testable, null)
     h = np.where(testable, flips.delta - null, 0.0)
@@ -215,7 +222,11 @@ def detectable_effect(
     """Minimum detectable effect per column at 80% power, two-sided at ``level``: (the
     critical |t| + the t (or normal, for the flips) quantile at 0.8) times the standard error."""
     flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
-    mde = _mde(flips, level, method)
+    if method == "bootstrap_t":
+        reps = _replicates(diff_sums, counts, n_flips, seed)[1]
+        mde = _boot_mde(flips, reps, level)
+    else:
+        mde = _mde(flips, level, method)
     # No spread between families (every difference the same): no MDE to speak of.
     return np.where(testable & (flips.se() > 0), mde, np.nan)
 
@@ -232,9 +243,36 @@ def _mde(flips: _Flips, level: float, method: Method) -> np.ndarray:
         return np.asarray((crit + power) * flips.se(), np.float64)
 
 
-def _t_interval(flips: _Flips, alpha: float, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``delta ± t_(1-alpha/2) se``, its side of 0 settled by ``p`` where rounding differs."""
-    half = _t_critical(flips, 1 - alpha / 2) * np.nan_to_num(flips.se())
+def _replicates(
+    diff_sums: np.ndarray, counts: np.ndarray, n_boot: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bootstrap-t's observed t, replicate t* and testable columns (families resampled)."""
+    weights = resample_weights(np.shape(diff_sums)[0], n_boot, seed)
+    return bootstrap_t_replicates(diff_sums, counts, weights)
+
+
+def _boot_critical(flips: _Flips, reps: np.ndarray, level: float) -> np.ndarray:
+    """The |t| the bootstrap-t must exceed at ``level``: the replicates' critical |t*|, never
+    below Student's (both tests must reject)."""
+    return np.maximum(bootstrap_t_critical(reps, level), _t_critical(flips, 1 - level / 2))
+
+
+def _boot_mde(flips: _Flips, reps: np.ndarray, level: float) -> np.ndarray:
+    """(the bootstrap-t's critical |t| at ``level`` + Student's t at 0.8, G-1 df) times se."""
+    crit = _boot_critical(flips, reps, level)
+    with np.errstate(invalid="ignore"):
+        return np.asarray((crit + _t_critical(flips, POWER)) * flips.se(), np.float64)
+
+
+def _t_interval(
+    flips: _Flips, alpha: float, p: np.ndarray, critical: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``delta ± critical se`` (Student's ``t_(1-alpha/2)`` unless given), its side of 0
+    settled by ``p`` where rounding (or the bootstrap's ties) differs."""
+    if critical is None:
+        critical = _t_critical(flips, 1 - alpha / 2)
+    with np.errstate(invalid="ignore"):  # an infinite critical |t*| times a zero se: 0
+        half = np.nan_to_num(critical * np.nan_to_num(flips.se()), nan=0.0, posinf=np.inf)
     lo, hi = flips.delta - half, flips.delta + half
     called, up = p < alpha, flips.delta > 0
     tiny = np.finfo(np.float64).tiny
@@ -264,6 +302,8 @@ def paired_family_test(
     effect at 80% power and level ``alpha / m`` (Holm's first step over m cells).
     """
     flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
+    if method == "bootstrap_t":
+        return _bootstrap_t_test(flips, testable, diff_sums, counts, alpha, n_flips, seed, m)
     if method == "t":
         p = _t_p(flips, testable, 0.0)
     else:
@@ -294,4 +334,35 @@ def paired_family_test(
         alpha=alpha,
         n_flips=flips.n_vectors if method == "wild" else 0,
         method=method,
+    )
+
+
+def _bootstrap_t_test(
+    flips: _Flips,
+    testable: np.ndarray,
+    diff_sums: np.ndarray,
+    counts: np.ndarray,
+    alpha: float,
+    n_boot: int,
+    seed: int,
+    m: int,
+) -> FamilyTest:
+    """The symmetric cluster bootstrap-t: p, ``delta ± q* se`` (q* the critical |t*|) and
+    the MDE from the same ``n_boot`` family resamples."""
+    t, reps, _ = _replicates(diff_sums, counts, n_boot, seed)
+    p = np.maximum(two_sided_p(t, reps, "symmetric", testable), _t_p(flips, testable, 0.0))
+    lo, hi = _t_interval(flips, alpha, p, _boot_critical(flips, reps, alpha))
+    mde = _boot_mde(flips, reps, alpha / max(m, 1))
+    return FamilyTest(
+        delta=np.where(flips.total > 0, flips.delta, np.nan),
+        lo=np.where(testable, lo, np.nan),
+        hi=np.where(testable, hi, np.nan),
+        p=p,
+        se=np.where(testable, flips.se(), np.nan),
+        mde=np.where(testable & (flips.se() > 0), mde, np.nan),
+        n_families=flips.groups.astype(np.int64),
+        n_units=flips.total.astype(np.int64),
+        alpha=alpha,
+        n_flips=n_boot,
+        method="bootstrap_t",
     )

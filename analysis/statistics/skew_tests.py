@@ -30,11 +30,14 @@ from scipy.stats import t as student
 
 __all__ = [
     "Tails",
+    "bootstrap_t_critical",
     "bootstrap_t_p",
+    "bootstrap_t_replicates",
     "cr1",
     "hall_t_interval",
     "hall_t_p",
     "mammen_weights",
+    "two_sided_p",
     "wild_mammen_p",
 ]
 
@@ -58,16 +61,18 @@ def cr1(d: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return delta, se, groups
 
 
-def _two_sided(t: np.ndarray, reps: np.ndarray, tails: Tails, testable: np.ndarray) -> np.ndarray:
-    """p of the observed t (K,) against replicate t* (B, K); NaN t* (0/0) count as 0."""
+def two_sided_p(t: np.ndarray, reps: np.ndarray, tails: Tails, testable: np.ndarray) -> np.ndarray:
+    """p of the observed t (K,) against replicate t* (B, K), NaN where not ``testable``;
+    a NaN t* (no difference and no spread) counts as 0."""
     reps = np.where(np.isnan(reps), 0.0, reps)
     b = reps.shape[0] + 1
     if tails == "symmetric":
         reach = np.abs(reps) >= np.abs(t) * (1 - _TIE)
         p = (1 + reach.sum(0)) / b
     else:
-        up = (1 + (reps >= t - _TIE * np.abs(t)).sum(0)) / b
-        down = (1 + (reps <= t + _TIE * np.abs(t)).sum(0)) / b
+        tie = np.where(np.isfinite(t), _TIE * np.abs(t), 0.0)
+        up = (1 + (reps >= t - tie).sum(0)) / b
+        down = (1 + (reps <= t + tie).sum(0)) / b
         p = np.minimum(1.0, 2 * np.minimum(up, down))
     return np.where(testable, p, np.nan)
 
@@ -82,15 +87,11 @@ def _observed_t(
     return np.where(np.isnan(t), 0.0, t), (groups >= 2) & np.isfinite(delta)
 
 
-def bootstrap_t_p(
-    d: np.ndarray,
-    n: np.ndarray,
-    weights: np.ndarray,
-    tails: Tails = "symmetric",
-    null: np.ndarray | float = 0.0,
-) -> np.ndarray:
-    """Studentized cluster bootstrap-t p of "difference ``null``"; ``weights`` (B, F) are
-    how often each family is drawn per replicate (``bootstrap.resample_weights``)."""
+def bootstrap_t_replicates(
+    d: np.ndarray, n: np.ndarray, weights: np.ndarray, null: np.ndarray | float = 0.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The observed ``t = (delta - null) / se`` (K,), the replicates' ``t*`` (B, K; NaN where
+    a replicate has neither a difference nor a spread) and which columns can be tested."""
     d, n = _columns(d, n)
     t, testable = _observed_t(d, n, null)
     delta, _, groups = cr1(d, n)
@@ -101,7 +102,29 @@ def bootstrap_t_p(
         squares = w @ (d * d) - 2 * star * (w @ (d * n)) + star**2 * (w @ (n * n))
         se = np.sqrt(groups / (groups - 1.0) * np.maximum(squares, 0.0)) / total
         reps = (star - delta) / se
-    return _two_sided(t, reps, tails, testable)
+    return t, reps, testable
+
+
+def bootstrap_t_p(
+    d: np.ndarray,
+    n: np.ndarray,
+    weights: np.ndarray,
+    tails: Tails = "symmetric",
+    null: np.ndarray | float = 0.0,
+) -> np.ndarray:
+    """Studentized cluster bootstrap-t p of "difference ``null``"; ``weights`` (B, F) are
+    how often each family is drawn per replicate (``bootstrap.resample_weights``)."""
+    t, reps, testable = bootstrap_t_replicates(d, n, weights, null)
+    return two_sided_p(t, reps, tails, testable)
+
+
+def bootstrap_t_critical(reps: np.ndarray, level: float) -> np.ndarray:
+    """The ``|t*|`` the symmetric bootstrap-t must exceed to reject at ``level``: the
+    ``(k+1)``-th largest, ``k`` the most replicates that may reach ``|t|`` with p below it."""
+    b = reps.shape[0]
+    k = max(int(np.ceil(level * (b + 1) - 1)) - 1, 0)
+    ordered = -np.sort(-np.abs(np.where(np.isnan(reps), 0.0, reps)), axis=0)
+    return np.asarray(ordered[min(k, b - 1)], np.float64)
 
 
 def mammen_weights(n_families: int, n_draws: int, seed: int) -> np.ndarray:
@@ -132,7 +155,7 @@ def wild_mammen_p(
         squares = (w * w) @ (u * u) - 2 * shift * (w @ (u * n)) + shift**2 * (n * n).sum(0)
         se = np.sqrt(groups / (groups - 1.0) * np.maximum(squares, 0.0)) / total
         reps = shift / se
-    return _two_sided(t, reps, tails, testable)
+    return two_sided_p(t, reps, tails, testable)
 
 
 def _hall_terms(d: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

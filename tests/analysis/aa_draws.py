@@ -25,3 +25,22 @@ def aa_comparisons(n: int, families: int) -> list[tuple[np.ndarray, np.ndarray]]
         fams = rng.choice(sums.shape[1], families, replace=False)
         drawn.append((sums[j, fams] - sums[i, fams], np.full((families, 12), count)))
     return drawn
+
+
+def spread_comparisons(
+    n: int, families: int, factor: float = 3.0
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pre-drawn same-mean, different-spread comparisons (the calibration study's "spread"
+    null): side B's family sums moved to ``m_f + factor (b_f - m_f)``, ``m_f`` the mean of
+    family f over the 12 runs, so that B keeps A's mean and its family differences skew."""
+    data = np.load(DATA)
+    sums, count = data["sums"].astype(np.float64), float(data["count"])
+    rng = np.random.default_rng(28)
+    drawn = []
+    for _ in range(n):
+        i, j = rng.choice(len(sums), 2, replace=False)
+        fams = rng.choice(sums.shape[1], families, replace=False)
+        mean = sums[:, fams].mean(axis=0)
+        other = mean + factor * (sums[j, fams] - mean)
+        drawn.append((other - sums[i, fams], np.full((families, 12), count)))
+    return drawn

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from aa_draws import aa_comparisons
+from aa_draws import aa_comparisons, spread_comparisons
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -27,7 +27,7 @@ ALPHA = 0.05
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.sampled_from(["t", "wild"]),
+    st.sampled_from(["t", "wild", "bootstrap_t"]),
     st.integers(6, 20).flatmap(
         lambda f: st.tuples(
             arrays(np.float64, (f, 3), elements=st.floats(-50, 50, allow_nan=False)),
@@ -95,6 +95,21 @@ def test_a_a_comparisons_at_16_families_hold_the_level_where_the_percentile_p_do
         percentile += bool((holm(bootstrap_p_values(reps)) < ALPHA).any())
     assert ours <= 19
     assert percentile > 19  # the old verdict: anti-conservative at 16 families
+
+
+def test_same_mean_more_spread_at_16_families_holds_the_level_where_the_percentile_p_does_not() -> (
+    None
+):
+    # Side B: the same mean, three times the spread, so its family differences are skewed
+    # (a few families far above the mean): 200 comparisons, at most 19 called (as above).
+    ours = percentile = 0
+    for r, (diffs, counts) in enumerate(spread_comparisons(200, 16)):
+        p = paired_family_test(diffs, counts, n_flips=999, seed=r, interval=False).p
+        ours += bool((holm(p) < ALPHA).any())
+        reps = ratio_replicates(diffs, counts, resample_weights(16, 999, r))
+        percentile += bool((holm(bootstrap_p_values(reps)) < ALPHA).any())
+    assert ours <= 19
+    assert percentile > 19
 
 
 def test_a_real_difference_is_called_at_64_families() -> None:
