@@ -35,10 +35,11 @@ import numpy as np
 from scipy.stats import t as student
 
 from .bootstrap import resample_weights
-from .skew_tests import bootstrap_t_critical, bootstrap_t_p, bootstrap_t_replicates, two_sided_p
+from .skew_tests import bootstrap_t_critical, bootstrap_t_replicates, two_sided_p
 
 __all__ = [
     "DEFAULT_FLIPS",
+    "DEFAULT_METHOD",
     "FamilyTest",
     "Method",
     "detectable_effect",
@@ -47,8 +48,9 @@ __all__ = [
     "sign_vectors",
 ]
 
-DEFAULT_FLIPS = 9_999
+DEFAULT_FLIPS = 9_999  # sign vectors of the wild bootstrap, family resamples of the bootstrap-t
 Method = Literal["t", "wild", "bootstrap_t"]
+DEFAULT_METHOD: Method = "bootstrap_t"  # chosen by benchmarks/bench_calibration.py
 EXACT_UP_TO = 13  # 2^13 = 8,192 sign vectors: enumerate them all, no draw needed
 POWER = 0.8  # the power at which the minimum detectable effect is quoted
 _TIE = 1e-9  # a flip whose |t| equals the observed one up to rounding counts as reaching it
@@ -68,8 +70,8 @@ class FamilyTest:
     n_families: np.ndarray
     n_units: np.ndarray
     alpha: float
-    n_flips: int  # sign vectors used (2^F when enumerated); 0 for the t test
-    method: str = "t"
+    n_flips: int  # sign vectors or family resamples used; 0 for the t test
+    method: str = "bootstrap_t"
 
 
 def sign_vectors(n_families: int, n_flips: int, seed: int) -> np.ndarray:
@@ -197,13 +199,13 @@ def family_p_values(
     null: np.ndarray | float = 0.0,
     n_flips: int = DEFAULT_FLIPS,
     seed: int = 20260923,
-    method: Method = "t",
+    method: Method = DEFAULT_METHOD,
 ) -> np.ndarray:
     """The test's p-value of "difference ``null``" per column (NaN under two families)."""
     flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
     if method == "bootstrap_t":
-        weights = resample_weights(np.shape(diff_sums)[0], n_flips, seed)
-        boot = bootstrap_t_p(diff_sums, counts, weights, "symmetric", null)
+        t, reps, _ = _replicates(diff_sums, counts, n_flips, seed, null)
+        boot = two_sided_p(t, reps, "symmetric", testable)
         return np.maximum(boot, _t_p(flips, testable, null))
     if method == "t":
         return _t_p(flips, testable, null)
@@ -217,7 +219,7 @@ def detectable_effect(
     level: float,
     n_flips: int = DEFAULT_FLIPS,
     seed: int = 20260923,
-    method: Method = "t",
+    method: Method = DEFAULT_METHOD,
 ) -> np.ndarray:
     """Minimum detectable effect per column at 80% power, two-sided at ``level``: (the
     critical |t| + the t (or normal, for the flips) quantile at 0.8) times the standard error."""
@@ -244,11 +246,17 @@ def _mde(flips: _Flips, level: float, method: Method) -> np.ndarray:
 
 
 def _replicates(
-    diff_sums: np.ndarray, counts: np.ndarray, n_boot: int, seed: int
+    diff_sums: np.ndarray,
+    counts: np.ndarray,
+    n_boot: int,
+    seed: int,
+    null: np.ndarray | float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The bootstrap-t's observed t, replicate t* and testable columns (families resampled)."""
+    if n_boot <= 0:
+        raise ValueError("the bootstrap-t needs n_flips > 0 family resamples (or method='t')")
     weights = resample_weights(np.shape(diff_sums)[0], n_boot, seed)
-    return bootstrap_t_replicates(diff_sums, counts, weights)
+    return bootstrap_t_replicates(diff_sums, counts, weights, null)
 
 
 def _boot_critical(flips: _Flips, reps: np.ndarray, level: float) -> np.ndarray:
@@ -291,7 +299,7 @@ def paired_family_test(
     seed: int = 20260923,
     m: int = 1,
     interval: bool = True,
-    method: Method = "t",
+    method: Method = DEFAULT_METHOD,
 ) -> FamilyTest:
     """Test "no difference" for each column of per-family sums of paired differences.
 
