@@ -12,13 +12,22 @@ Nulls: ``aa`` (two runs at the default knobs), ``aa-heavy`` (two runs at the hea
 tails), and ``spread``: equal means, different spreads, built by construction: side B's
 per-family sums are moved to ``m_f + 3 (b_f - m_f)``, with ``m_f`` the pool's mean of family
 f, so that B's mean is the pool's (as A's) and its spread three times A's (``--spread``
-sets the factor). Power: a
+sets the factor; over every ordered pair of the pool's runs the transformed difference
+averages exactly 0, and a leave-pair-out ``m_f`` moves the rates by under a point). Power: a
 default run against a ``confusion`` run, the share of comparisons calling the focus cell
 (tree10 x arithmetic) in the true direction after Holm. ``--looks`` also measures the
 sequential rule (alpha spent over looks at 1/4, 1/2, 3/4 and all of the families) with
 the chosen test; ``--tests`` restricts the candidates (``--tests cluster_t --looks``
 re-measures the rule alone in a few minutes); ``--tables A.json B.json`` prints the tables
 of saved results.
+
+Candidates: the percentile bootstrap p, BCa, a plain sign-flip test, the cluster-robust t
+(``cluster_t``), the Rademacher wild bootstrap-t (``wild_t``), and from
+``analysis.statistics.skew_tests`` the pairs bootstrap-t, symmetric and equal-tailed
+(``boot_t_sym``, ``boot_t_eq``), Hall's skewness-corrected t (``hall_t``) and the Mammen
+wild bootstrap-t (``mammen_sym``, ``mammen_eq``); ``boot_t_max`` (the verdict test) calls a
+cell only when both ``boot_t_sym`` and ``cluster_t`` do. Each comparison's resamples are
+seeded from its draw, so the draws do not depend on ``--tests``.
 
 ``python -m benchmarks.bench_calibration`` (``make calibration``) prints the tables; the
 last line is JSON.
@@ -63,7 +72,7 @@ TESTS = (
     "boot_t_sym", "boot_t_eq", "hall_t", "mammen_sym", "mammen_eq", "boot_t_max",
 )  # fmt: skip
 SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20")
-CHOSEN = "cluster_t"  # the verdict test (analysis.statistics.family_test's default)
+CHOSEN = "boot_t_max"  # the verdict test (analysis.statistics.family_test's default)
 SPREAD = 3.0  # the spread null's factor (--spread)
 
 

@@ -7,16 +7,20 @@ count (``paired.PairedTotals`` gives both). The difference is the mean over unit
 residuals ``r_f = d_f - n_f delta``: ``se^2 = G/(G-1) * sum r_f^2 / N^2`` over the G families
 with a unit.
 
-The test is the cluster-robust t with G-1 degrees of freedom: ``t = delta / se`` against
-Student's t (what Inspect AI's ``ci`` uses; Miller 2024, "Adding Error Bars to Evals"), and
-its interval ``delta ± t_(1-alpha/2, G-1) se``, which excludes 0 exactly when ``p < alpha``
-(rounding at the boundary is settled by the p-value). It was chosen by a calibration study
-(benchmarks/bench_calibration.py, docs/comparing.md) over the percentile bootstrap p, BCa,
-a plain sign-flip test and the wild cluster bootstrap-t with Rademacher weights (MacKinnon
-& Webb 2017, kept here as ``method="wild"``): on the A/A nulls all but the first two held
-5%, and where the two sides have equal means but different spreads (skewed family
-differences) the sign-flip tests called 30% of comparisons at 16 families and the t 2.5%.
-It gives away some power at 16-32 families on MAPE for that.
+The test (``method="bootstrap_t"``, the default) is the symmetric studentized cluster
+bootstrap-t: the families are resampled with replacement ``n_flips`` times (seeded), each
+resample's ``t* = (delta* - delta) / se*`` uses its own CR1 error, and p is the share of
+``|t*|`` reaching ``|t|``; a cell is called only when the cluster-robust t against
+Student's t with G-1 degrees of freedom (``method="t"``, what Inspect AI's ``ci`` uses;
+Miller 2024, "Adding Error Bars to Evals") calls it too, so p is the larger of the two. Its
+interval ``delta ± q se``, q the larger critical |t|, excludes 0 exactly when ``p < alpha``
+(rounding and ties at the boundary are settled by the p-value). It was chosen by a
+calibration study (benchmarks/bench_calibration.py, docs/comparing.md) over the percentile
+bootstrap p, BCa, sign-flip tests, the t alone, Hall's skewness-corrected t, the
+equal-tailed bootstrap-t and Mammen-weight wild bootstraps (``skew_tests``): it holds 5% on
+the A/A nulls and where the two sides have equal means and different spreads (skewed
+family differences) at 1.5 times the spread, and comes closest at three times; it gives
+away power on heavy-tailed cells (MAPE) for that, and their MDE says so.
 
 ``method="wild"``: the restricted wild cluster bootstrap-t. Under "difference delta0" each
 family's residual ``u_f = d_f - n_f delta0`` keeps or flips its sign at random and the
@@ -283,7 +287,7 @@ def _t_interval(
         half = np.nan_to_num(critical * np.nan_to_num(flips.se()), nan=0.0, posinf=np.inf)
     lo, hi = flips.delta - half, flips.delta + half
     called, up = p < alpha, flips.delta > 0
-    tiny = np.finfo(np.float64).tiny
+    tiny = np.nextafter(0.0, 1.0)  # the smallest positive double: never past a subnormal delta
     lo = np.where(called & up, np.maximum(lo, tiny), np.where(~called & up, np.minimum(lo, 0), lo))
     hi = np.where(
         called & ~up, np.minimum(hi, -tiny), np.where(~called & ~up, np.maximum(hi, 0), hi)
