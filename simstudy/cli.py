@@ -391,7 +391,7 @@ def _power(args: argparse.Namespace) -> int:
     print(f"# power: {base.label()} against one knob changed, suite {args.suite} (SIMULATED)\n")
     print(
         f"Focus cell: {decoder} x {args.condition}, {unit}. {args.replicates} simulated comparisons "
-        f"per cell, each judged as compare judges (cluster bootstrap-t, Holm over "
+        f"per cell, each judged as compare judges (cluster-robust t, Holm over "
         f"the suite's cells, alpha 0.05), drawn from {base_pool.sums.shape[0]} family units per arm "
         f"({seeds} sim seeds); {took:.0f}s.\n"
     )

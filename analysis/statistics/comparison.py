@@ -6,7 +6,7 @@ Per suite, for each decoder × condition:
 - each model's metric over its own ok outputs, with its family-bootstrap interval;
 - for each later model, the difference ``model − baseline`` over the (job, decoder) outputs
   ok in both runs (``paired.common_outputs``, as ``diff``), judged by the verdict test
-  (``family_test.paired_family_test``: a cluster bootstrap-t over families, chosen by a
+  (``family_test.paired_family_test``: a cluster-robust t over families, chosen by a
   calibration study), with the interval that inverts it (it excludes 0 exactly when the
   unadjusted p is below alpha);
 - its p-value Holm-adjusted over every cell of the comparison that has one (``multiple.py``

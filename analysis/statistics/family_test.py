@@ -7,20 +7,25 @@ count (``paired.PairedTotals`` gives both). The difference is the mean over unit
 residuals ``r_f = d_f - n_f delta``: ``se^2 = G/(G-1) * sum r_f^2 / N^2`` over the G families
 with a unit.
 
-The test (``method="bootstrap_t"``, the default) is the symmetric studentized cluster
-bootstrap-t: the families are resampled with replacement ``n_flips`` times (seeded), each
-resample's ``t* = (delta* - delta) / se*`` uses its own CR1 error, and p is the share of
-``|t*|`` reaching ``|t|``; a cell is called only when the cluster-robust t against
-Student's t with G-1 degrees of freedom (``method="t"``, what Inspect AI's ``ci`` uses;
-Miller 2024, "Adding Error Bars to Evals") calls it too, so p is the larger of the two. Its
-interval ``delta ± q se``, q the larger critical |t|, excludes 0 exactly when ``p < alpha``
-(rounding and ties at the boundary are settled by the p-value). It was chosen by a
-calibration study (benchmarks/bench_calibration.py, docs/comparing.md) over the percentile
-bootstrap p, BCa, sign-flip tests, the t alone, Hall's skewness-corrected t, the
-equal-tailed bootstrap-t and Mammen-weight wild bootstraps (``skew_tests``): it holds 5% on
-the A/A nulls and where the two sides have equal means and different spreads (skewed
-family differences) at 1.5 times the spread, and comes closest at three times; it gives
-away power on heavy-tailed cells (MAPE) for that, and their MDE says so.
+The test (``method="t"``, the default) is the cluster-robust t with G-1 degrees of
+freedom: ``t = delta / se`` against Student's t (what Inspect AI's ``ci`` uses; Miller
+2024, "Adding Error Bars to Evals"), and its interval ``delta ± t_(1-alpha/2, G-1) se``,
+which excludes 0 exactly when ``p < alpha`` (rounding at the boundary is settled by the
+p-value). It was chosen by a calibration study (benchmarks/bench_calibration.py,
+docs/comparing.md) over the percentile bootstrap p, BCa, sign-flip tests and the wild
+cluster bootstrap-t: on the A/A nulls all but the first two held 5%, and where the two
+sides have equal means and different spreads (skewed family differences) the sign-flip
+tests called up to 37% of comparisons and the t 7-21%.
+
+``method="bootstrap_t"``: the symmetric studentized cluster bootstrap-t (Hall 1992; Cameron,
+Gelbach & Miller 2008): the families resampled ``n_flips`` times (seeded), each resample's
+``t* = (delta* - delta) / se*`` with its own CR1 error, p the share of ``|t*|`` reaching
+``|t|``, and a cell called only when the t calls it too (p the larger of the two; the
+interval ``delta ± q se`` with q the larger critical |t|). In the study's second round
+(with Hall's skewness-corrected t, the equal-tailed bootstrap-t and Mammen-weight wild
+bootstraps, ``skew_tests``) it held 5% on every null but the tripled spread, where it came
+closest; it costs power on heavy-tailed cells (MAPE), and its p cannot go below
+``1 / (n_flips + 1)``, which the sequential rule's first looks need.
 
 ``method="wild"``: the restricted wild cluster bootstrap-t. Under "difference delta0" each
 family's residual ``u_f = d_f - n_f delta0`` keeps or flips its sign at random and the
@@ -54,7 +59,7 @@ __all__ = [
 
 DEFAULT_FLIPS = 9_999  # sign vectors of the wild bootstrap, family resamples of the bootstrap-t
 Method = Literal["t", "wild", "bootstrap_t"]
-DEFAULT_METHOD: Method = "bootstrap_t"  # chosen by benchmarks/bench_calibration.py
+DEFAULT_METHOD: Method = "t"  # see benchmarks/bench_calibration.py and docs/comparing.md
 EXACT_UP_TO = 13  # 2^13 = 8,192 sign vectors: enumerate them all, no draw needed
 POWER = 0.8  # the power at which the minimum detectable effect is quoted
 _TIE = 1e-9  # a flip whose |t| equals the observed one up to rounding counts as reaching it
@@ -75,7 +80,7 @@ class FamilyTest:
     n_units: np.ndarray
     alpha: float
     n_flips: int  # sign vectors or family resamples used; 0 for the t test
-    method: str = "bootstrap_t"
+    method: str = "t"
 
 
 def sign_vectors(n_families: int, n_flips: int, seed: int) -> np.ndarray:

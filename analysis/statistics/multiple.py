@@ -10,7 +10,7 @@ cell wrongly stays at or below alpha whatever the dependence between cells (they
 families), and Holm rejects everything Bonferroni (m * p) does, and sometimes more.
 
 Each cell's p-value is the verdict test's (``family_test.paired_family_test``: a
-cluster bootstrap-t over families, chosen by calibration, whose interval excludes 0 exactly
+cluster-robust t over families, chosen by calibration, whose interval excludes 0 exactly
 when p < alpha). ``bootstrap_p_values`` is the percentile bootstrap's p (Davison & Hinkley
 1997, §4.4), ``p = min(1, 2 * (min(#{d* <= 0}, #{d* >= 0}) + 1) / (B + 1))``: compare's p
 before the calibration study, kept as that study's baseline (it called a difference in

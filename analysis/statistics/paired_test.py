@@ -1,7 +1,7 @@
 """Compare's paired test, for the side protocols and the sim's seed sweep (no I/O).
 
 ``compare`` judges a difference of two sides over their common units with the verdict test
-(``family_test.paired_family_test``: a cluster bootstrap-t over families, chosen by
+(``family_test.paired_family_test``: a cluster-robust t over families, chosen by
 calibration), and prints the interval that inverts it. This module is the one place where
 the bit-prompt table (two wordings of one question) and ``sim-vs-paper --seeds`` (a tree
 against direct choice) call that test, so they judge a difference exactly as ``compare``

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "per suite, decoder and condition, each model's metric with its 95% family-"
             "bootstrap interval, each later model's paired difference against the first over "
             "the outputs ok in both, and a verdict (better / worse / no clear difference at "
-            "95%, Holm-corrected for the number of cells compared) from a cluster bootstrap-t "
+            "95%, Holm-corrected for the number of cells compared) from a cluster-robust t "
             "over families, with the interval that inverts it and, beside each "
             "no clear difference, its minimum detectable effect. The summary is also "
             "written to DIR/summary.md, DIR/summary.json and DIR/index.html. Interrupt any "
