@@ -339,17 +339,31 @@ def paired_family_test(
     mde = np.full(len(p), np.nan)
     if interval:  # the MDE, like the interval, is for showing; a p-value alone skips both
         mde = _mde(flips, alpha / max(m, 1), method)
+    n_used = flips.n_vectors if method == "wild" else 0
+    return _result(flips, testable, (p, lo, hi, mde), alpha, n_used, method)
+
+
+def _result(
+    flips: _Flips,
+    testable: np.ndarray,
+    found: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    alpha: float,
+    n_used: int,
+    method: str,
+) -> FamilyTest:
+    """The FamilyTest of ``found`` = (p, lo, hi, mde), NaN where a column cannot be tested."""
+    p, lo, hi, mde = found
     return FamilyTest(
         delta=np.where(flips.total > 0, flips.delta, np.nan),
-        lo=lo,
-        hi=hi,
+        lo=np.where(testable, lo, np.nan),
+        hi=np.where(testable, hi, np.nan),
         p=p,
         se=np.where(testable, flips.se(), np.nan),
         mde=np.where(testable & (flips.se() > 0), mde, np.nan),
         n_families=flips.groups.astype(np.int64),
         n_units=flips.total.astype(np.int64),
         alpha=alpha,
-        n_flips=flips.n_vectors if method == "wild" else 0,
+        n_flips=n_used,
         method=method,
     )
 
@@ -370,16 +384,4 @@ def _bootstrap_t_test(
     p = np.maximum(two_sided_p(t, reps, "symmetric", testable), _t_p(flips, testable, 0.0))
     lo, hi = _t_interval(flips, alpha, p, _boot_critical(flips, reps, alpha))
     mde = _boot_mde(flips, reps, alpha / max(m, 1))
-    return FamilyTest(
-        delta=np.where(flips.total > 0, flips.delta, np.nan),
-        lo=np.where(testable, lo, np.nan),
-        hi=np.where(testable, hi, np.nan),
-        p=p,
-        se=np.where(testable, flips.se(), np.nan),
-        mde=np.where(testable & (flips.se() > 0), mde, np.nan),
-        n_families=flips.groups.astype(np.int64),
-        n_units=flips.total.astype(np.int64),
-        alpha=alpha,
-        n_flips=n_boot,
-        method="bootstrap_t",
-    )
+    return _result(flips, testable, (p, lo, hi, mde), alpha, n_boot, "bootstrap_t")

@@ -77,6 +77,13 @@ def two_sided_p(t: np.ndarray, reps: np.ndarray, tails: Tails, testable: np.ndar
     return np.where(testable, p, np.nan)
 
 
+def _rounded(value: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``value`` with what is within rounding of 0 against ``scale`` (a sum it was taken
+    from) set to 0: a resample of families that all differ alike has no spread, whatever
+    the scale of the differences, and its t* is then infinite or 0, never rounding noise."""
+    return np.where(np.abs(value) <= 1e-10 * np.abs(scale), 0.0, value)
+
+
 def _observed_t(
     d: np.ndarray, n: np.ndarray, null: np.ndarray | float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -99,9 +106,10 @@ def bootstrap_t_replicates(
     total = w @ n
     with np.errstate(invalid="ignore", divide="ignore"):
         star = (w @ d) / total
-        squares = w @ (d * d) - 2 * star * (w @ (d * n)) + star**2 * (w @ (n * n))
-        se = np.sqrt(groups / (groups - 1.0) * np.maximum(squares, 0.0)) / total
-        reps = (star - delta) / se
+        d2 = w @ (d * d)
+        squares = d2 - 2 * star * (w @ (d * n)) + star**2 * (w @ (n * n))
+        se = np.sqrt(groups / (groups - 1.0) * np.maximum(_rounded(squares, d2), 0.0)) / total
+        reps = _rounded(star - delta, np.abs(delta)) / se
     return t, reps, testable
 
 
@@ -152,8 +160,9 @@ def wild_mammen_p(
     total = n.sum(0)
     with np.errstate(invalid="ignore", divide="ignore"):
         shift = (w @ u) / total  # delta* - null
-        squares = (w * w) @ (u * u) - 2 * shift * (w @ (u * n)) + shift**2 * (n * n).sum(0)
-        se = np.sqrt(groups / (groups - 1.0) * np.maximum(squares, 0.0)) / total
+        u2 = (w * w) @ (u * u)
+        squares = u2 - 2 * shift * (w @ (u * n)) + shift**2 * (n * n).sum(0)
+        se = np.sqrt(groups / (groups - 1.0) * np.maximum(_rounded(squares, u2), 0.0)) / total
         reps = shift / se
     return two_sided_p(t, reps, tails, testable)
 
