@@ -12,13 +12,22 @@ Nulls: ``aa`` (two runs at the default knobs), ``aa-heavy`` (two runs at the hea
 tails), and ``spread``: equal means, different spreads, built by construction: side B's
 per-family sums are moved to ``m_f + 3 (b_f - m_f)``, with ``m_f`` the pool's mean of family
 f, so that B's mean is the pool's (as A's) and its spread three times A's (``--spread``
-sets the factor). Power: a
+sets the factor; over every ordered pair of the pool's runs the transformed difference
+averages exactly 0, and a leave-pair-out ``m_f`` moves the rates by under a point). Power: a
 default run against a ``confusion`` run, the share of comparisons calling the focus cell
 (tree10 x arithmetic) in the true direction after Holm. ``--looks`` also measures the
 sequential rule (alpha spent over looks at 1/4, 1/2, 3/4 and all of the families) with
 the chosen test; ``--tests`` restricts the candidates (``--tests cluster_t --looks``
 re-measures the rule alone in a few minutes); ``--tables A.json B.json`` prints the tables
 of saved results.
+
+Candidates: the percentile bootstrap p, BCa, a plain sign-flip test, the cluster-robust t
+(``cluster_t``), the Rademacher wild bootstrap-t (``wild_t``), and from
+``analysis.statistics.skew_tests`` the pairs bootstrap-t, symmetric and equal-tailed
+(``boot_t_sym``, ``boot_t_eq``), Hall's skewness-corrected t (``hall_t``) and the Mammen
+wild bootstrap-t (``mammen_sym``, ``mammen_eq``); ``boot_t_max`` (``family_test``'s
+``method="bootstrap_t"``) calls a cell only when both ``boot_t_sym`` and ``cluster_t`` do. Each comparison's resamples are
+seeded from its draw, so the draws do not depend on ``--tests``.
 
 ``python -m benchmarks.bench_calibration`` (``make calibration``) prints the tables; the
 last line is JSON.
@@ -41,6 +50,13 @@ from analysis.statistics.bootstrap import ratio_replicates, resample_weights
 from analysis.statistics.family_test import paired_family_test
 from analysis.statistics.multiple import bootstrap_p_values, holm
 from analysis.statistics.sequential import sequential_replay
+from analysis.statistics.skew_tests import (
+    Tails,
+    bootstrap_t_p,
+    hall_t_p,
+    mammen_weights,
+    wild_mammen_p,
+)
 
 ARMS = {
     "default": {},
@@ -51,9 +67,13 @@ ARMS = {
 METRICS = ("mape", "nmae", "within5")
 FAMILIES = (8, 16, 32, 64, 128)
 ALPHA = 0.05
-TESTS = ("percentile", "bca", "signflip", "cluster_t", "wild_t")
+TESTS = (
+    "percentile", "bca", "signflip", "cluster_t", "wild_t",
+    "boot_t_sym", "boot_t_eq", "hall_t", "mammen_sym", "mammen_eq", "boot_t_max",
+)  # fmt: skip
 SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20")
 CHOSEN = "cluster_t"  # the verdict test (analysis.statistics.family_test's default)
+WITH_INTERVAL = (CHOSEN, "boot_t_max")  # the tests whose family-wise interval is printed
 SPREAD = 3.0  # the spread null's factor (--spread)
 
 
@@ -124,10 +144,9 @@ def cluster_t_p(d: np.ndarray, n: np.ndarray) -> np.ndarray:
         return np.where(se > 0, 2 * student.sf(np.abs(delta / se), g - 1), 1.0)
 
 
-def p_values(test: str, d: np.ndarray, n: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def p_values(test: str, d: np.ndarray, n: np.ndarray, seed: int) -> np.ndarray:
     """One candidate's p per column of (F, K) family difference sums and counts."""
     f = d.shape[0]
-    seed = int(rng.integers(2**31))
     if test == "percentile":
         return bootstrap_p_values(ratio_replicates(d, n, resample_weights(f, 999, seed)))
     if test == "bca":
@@ -138,6 +157,17 @@ def p_values(test: str, d: np.ndarray, n: np.ndarray, rng: np.random.Generator) 
         return plain_signflip_p(d, sign_vectors(f, 999, seed))
     if test == "cluster_t":
         return cluster_t_p(d, n)
+    if test == "boot_t_max":  # both must reject: the bootstrap-t never below Student's t
+        weights = resample_weights(f, 999, seed - TESTS.index(test) + TESTS.index("boot_t_sym"))
+        return np.maximum(bootstrap_t_p(d, n, weights), cluster_t_p(d, n))
+    if test.startswith("boot_t"):
+        tails: Tails = "symmetric" if test == "boot_t_sym" else "equal"
+        return bootstrap_t_p(d, n, resample_weights(f, 999, seed), tails)
+    if test == "hall_t":
+        return hall_t_p(d, n)
+    if test.startswith("mammen"):
+        tails = "symmetric" if test == "mammen_sym" else "equal"
+        return wild_mammen_p(d, n, mammen_weights(f, 999, seed), tails)
     return paired_family_test(d, n, n_flips=999, seed=seed, interval=False, method="wild").p
 
 
@@ -179,6 +209,7 @@ def study(
     scenarios: tuple[str, ...] = SCENARIOS,
     spread: float = SPREAD,
     tests: tuple[str, ...] = TESTS,
+    families: tuple[int, ...] = FAMILIES,
 ) -> dict[str, Any]:
     """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
     rng = np.random.default_rng(20260923)
@@ -186,7 +217,7 @@ def study(
     focus = 3 * 2 + 0  # tree10 (direct, tree2, tree4, tree10, digits, bits) x arithmetic
     for scenario in scenarios:
         for m, metric in enumerate(METRICS):
-            for n_fam in FAMILIES:
+            for n_fam in families:
                 cells = dict.fromkeys(tests, 0)
                 fw = dict.fromkeys(tests, 0)
                 hits = dict.fromkeys(tests, 0)
@@ -204,8 +235,10 @@ def study(
                         / pools["default"]["counts"][:, :, m].reshape(-1, d.shape[1]).sum(0)
                     ) if scenario.startswith("conf") else None  # fmt: skip
                     n_cells += d.shape[1]
+                    # One seed per comparison: the draws do not depend on which tests run.
+                    seed = int(rng.integers(2**31))
                     for test in tests:
-                        p = p_values(test, d, n, rng)
+                        p = p_values(test, d, n, seed + TESTS.index(test))
                         adjusted = holm(p)
                         cells[test] += int((p < ALPHA).sum())
                         fw[test] += int((adjusted < ALPHA).any())
@@ -215,12 +248,13 @@ def study(
                                 adjusted[focus] < ALPHA and np.sign(delta[focus]) == truth[focus]
                             )
                     if looks:
-                        called, right, used = sequential_once(d, n, rng, focus)
+                        called, right, used = sequential_once(d, n, seed + 99, focus)
                         seq_fw += called
                         seq_used += used
                         if truth is not None:
                             seq_hits += int(right == truth[focus])
-                row: dict[str, Any] = {"scenario": scenario, "metric": metric, "families": n_fam}
+                name = f"spread x{spread:g}" if scenario == "spread" else scenario
+                row: dict[str, Any] = {"scenario": name, "metric": metric, "families": n_fam}
                 if truth is None:
                     for test in tests:
                         row[test] = {
@@ -246,33 +280,33 @@ def study(
 
 
 def sequential_once(
-    d: np.ndarray, n: np.ndarray, rng: np.random.Generator, focus: int
+    d: np.ndarray, n: np.ndarray, seed: int, focus: int
 ) -> tuple[int, float, float]:
     """The sequential rule over 4 looks: (any cell called, the focus cell's sign, the share
     of the families asked before every cell had stopped)."""
-    path = sequential_replay(
-        d, n, n_looks=4, alpha=ALPHA, n_flips=999, seed=int(rng.integers(2**31))
-    )
+    path = sequential_replay(d, n, n_looks=4, alpha=ALPHA, n_flips=999, seed=seed)
     called = path.reason == "decided"
     return int(called.any()), float(path.sign[focus]), path.families_used / d.shape[0]
 
 
 def tables(result: dict[str, Any]) -> str:
-    """The study's JSON as the Markdown tables of docs/comparing.md."""
-    head = "| null | metric | F | " + " | ".join(TESTS) + " | sequential (Holm) |"
+    """The study's JSON as the Markdown tables of docs/comparing.md (the tests it has)."""
+    rows = result["calibration"] + result["power"]
+    shown = [t for t in TESTS if any(t in row for row in rows)]
     lines = [
         "Share called, per cell / family-wise after Holm (%), with the 95% Clopper-Pearson "
-        f"interval of {CHOSEN}'s family-wise share (the chosen test):",
+        f"interval of the family-wise share of {' and '.join(WITH_INTERVAL)} (the first the "
+        "verdict test):",
         "",
-        head,
-        "|" + " --- |" * (len(TESTS) + 4),
+        "| null | metric | F | " + " | ".join(shown) + " | sequential (Holm) |",
+        "|" + " --- |" * (len(shown) + 4),
     ]
     for row in result["calibration"]:
         cells = []
-        for test in TESTS:
-            r = row[test]
-            text = f"{100 * r['cell']:.1f} / {100 * r['holm']:.1f}"
-            if test == CHOSEN:
+        for test in shown:
+            r = row.get(test)
+            text = "" if r is None else f"{100 * r['cell']:.1f} / {100 * r['holm']:.1f}"
+            if test in WITH_INTERVAL and r is not None:
                 lo, hi = r["holm_ci"]
                 text += f" [{100 * lo:.1f}, {100 * hi:.1f}]"
             cells.append(text)
@@ -288,15 +322,18 @@ def tables(result: dict[str, Any]) -> str:
         "Power: share of comparisons calling the focus cell (tree10 x arithmetic) in the "
         "true direction after Holm (%):",
         "",
-        "| alternative | metric | F | " + " | ".join(TESTS) + " | sequential | families asked |",
-        "|" + " --- |" * (len(TESTS) + 5),
+        "| alternative | metric | F | " + " | ".join(shown) + " | sequential | families asked |",
+        "|" + " --- |" * (len(shown) + 5),
     ]
     for row in result["power"]:
         used = row.get("sequential_families_used")
+        seq = row.get("sequential")
         lines.append(
             f"| {row['scenario']} | {row['metric']} | {row['families']} | "
-            + " | ".join(f"{100 * row[t]:.0f}" for t in TESTS)
-            + f" | {100 * row.get('sequential', float('nan')):.0f} | "
+            + " | ".join("" if t not in row else f"{100 * row[t]:.0f}" for t in shown)
+            + " | "
+            + ("" if seq is None else f"{100 * seq:.0f}")
+            + " | "
             + ("" if used is None else f"{100 * used:.0f}%")
             + " |"
         )
@@ -314,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--looks", action="store_true", help="also the sequential rule")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="which rows")
     parser.add_argument("--tests", default=",".join(TESTS), help="which candidates")
+    parser.add_argument(
+        "--families", default=",".join(map(str, FAMILIES)), help="which family counts"
+    )
     parser.add_argument("--spread", type=float, default=SPREAD, help="the spread null's factor")
     parser.add_argument(
         "--tables", type=Path, nargs="+", help="print the tables of saved JSON results, no study"
@@ -336,11 +376,11 @@ def main(argv: list[str] | None = None) -> int:
         for arm in ARMS if arm in wanted
     }  # fmt: skip
     tests = tuple(args.tests.split(","))
-    result = study(pools, args.replicates, args.looks, scenarios, args.spread, tests)
+    families = tuple(int(f) for f in args.families.split(","))
+    result = study(pools, args.replicates, args.looks, scenarios, args.spread, tests, families)
     result["seconds"] = time.perf_counter() - t0
     result["replicates"] = args.replicates
-    if tests == TESTS:
-        print(tables(result), file=sys.stderr)
+    print(tables(result), file=sys.stderr)
     print(orjson.dumps(result).decode())
     return 0
 

@@ -1,4 +1,5 @@
 """Statistics: metrics, family bootstrap, run facts, run-to-run diffs, the verdict test
 (``family_test``: a paired difference over families with its interval and p, for compare,
-diff and power), the sequential rule, and the suites' own computations, from loaded arrays
-(no I/O). Imports loading, never rendering."""
+diff and power; ``skew_tests``: the skew-aware candidates it was chosen over), the sequential
+rule, and the suites' own computations, from loaded arrays (no I/O). Imports loading,
+never rendering."""

@@ -7,16 +7,25 @@ count (``paired.PairedTotals`` gives both). The difference is the mean over unit
 residuals ``r_f = d_f - n_f delta``: ``se^2 = G/(G-1) * sum r_f^2 / N^2`` over the G families
 with a unit.
 
-The test is the cluster-robust t with G-1 degrees of freedom: ``t = delta / se`` against
-Student's t (what Inspect AI's ``ci`` uses; Miller 2024, "Adding Error Bars to Evals"), and
-its interval ``delta ± t_(1-alpha/2, G-1) se``, which excludes 0 exactly when ``p < alpha``
-(rounding at the boundary is settled by the p-value). It was chosen by a calibration study
-(benchmarks/bench_calibration.py, docs/comparing.md) over the percentile bootstrap p, BCa,
-a plain sign-flip test and the wild cluster bootstrap-t with Rademacher weights (MacKinnon
-& Webb 2017, kept here as ``method="wild"``): on the A/A nulls all but the first two held
-5%, and where the two sides have equal means but different spreads (skewed family
-differences) the sign-flip tests called 30% of comparisons at 16 families and the t 2.5%.
-It gives away some power at 16-32 families on MAPE for that.
+The test (``method="t"``, the default) is the cluster-robust t with G-1 degrees of
+freedom: ``t = delta / se`` against Student's t (what Inspect AI's ``ci`` uses; Miller
+2024, "Adding Error Bars to Evals"), and its interval ``delta ± t_(1-alpha/2, G-1) se``,
+which excludes 0 exactly when ``p < alpha`` (rounding at the boundary is settled by the
+p-value). It was chosen by a calibration study (benchmarks/bench_calibration.py,
+docs/comparing.md) over the percentile bootstrap p, BCa, sign-flip tests and the wild
+cluster bootstrap-t: on the A/A nulls all but the first two held 5%, and where the two
+sides have equal means and different spreads (skewed family differences) the sign-flip
+tests called up to 37% of comparisons and the t 7-21%.
+
+``method="bootstrap_t"``: the symmetric studentized cluster bootstrap-t (Hall 1992; Cameron,
+Gelbach & Miller 2008): the families resampled ``n_flips`` times (seeded), each resample's
+``t* = (delta* - delta) / se*`` with its own CR1 error, p the share of ``|t*|`` reaching
+``|t|``, and a cell called only when the t calls it too (p the larger of the two; the
+interval ``delta ± q se`` with q the larger critical |t|). In the study's second round
+(with Hall's skewness-corrected t, the equal-tailed bootstrap-t and Mammen-weight wild
+bootstraps, ``skew_tests``) it held 5% on every null but the tripled spread, where it came
+closest; it costs power on heavy-tailed cells (MAPE), and its p cannot go below
+``1 / (n_flips + 1)``, which the sequential rule's first looks need.
 
 ``method="wild"``: the restricted wild cluster bootstrap-t. Under "difference delta0" each
 family's residual ``u_f = d_f - n_f delta0`` keeps or flips its sign at random and the
@@ -34,8 +43,12 @@ from typing import Literal
 import numpy as np
 from scipy.stats import t as student
 
+from .bootstrap import resample_weights
+from .skew_tests import bootstrap_t_critical, bootstrap_t_replicates, two_sided_p
+
 __all__ = [
     "DEFAULT_FLIPS",
+    "DEFAULT_METHOD",
     "FamilyTest",
     "Method",
     "detectable_effect",
@@ -44,8 +57,9 @@ __all__ = [
     "sign_vectors",
 ]
 
-DEFAULT_FLIPS = 9_999
-Method = Literal["t", "wild"]
+DEFAULT_FLIPS = 9_999  # sign vectors of the wild bootstrap, family resamples of the bootstrap-t
+Method = Literal["t", "wild", "bootstrap_t"]
+DEFAULT_METHOD: Method = "t"  # see benchmarks/bench_calibration.py and docs/comparing.md
 EXACT_UP_TO = 13  # 2^13 = 8,192 sign vectors: enumerate them all, no draw needed
 POWER = 0.8  # the power at which the minimum detectable effect is quoted
 _TIE = 1e-9  # a flip whose |t| equals the observed one up to rounding counts as reaching it
@@ -65,7 +79,7 @@ class FamilyTest:
     n_families: np.ndarray
     n_units: np.ndarray
     alpha: float
-    n_flips: int  # sign vectors used (2^F when enumerated); 0 for the t test
+    n_flips: int  # sign vectors or family resamples used; 0 for the t test
     method: str = "t"
 
 
@@ -194,10 +208,14 @@ def family_p_values(
     null: np.ndarray | float = 0.0,
     n_flips: int = DEFAULT_FLIPS,
     seed: int = 20260923,
-    method: Method = "t",
+    method: Method = DEFAULT_METHOD,
 ) -> np.ndarray:
     """The test's p-value of "difference ``null``" per column (NaN under two families)."""
     flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
+    if method == "bootstrap_t":
+        t, reps, _ = _replicates(diff_sums, counts, n_flips, seed, null)
+        boot = two_sided_p(t, reps, "symmetric", testable)
+        return np.maximum(boot, _t_p(flips, testable, null))
     if method == "t":
         return _t_p(flips, testable, null)
     h = np.where(testable, flips.delta - null, 0.0)
@@ -210,12 +228,16 @@ def detectable_effect(
     level: float,
     n_flips: int = DEFAULT_FLIPS,
     seed: int = 20260923,
-    method: Method = "t",
+    method: Method = DEFAULT_METHOD,
 ) -> np.ndarray:
     """Minimum detectable effect per column at 80% power, two-sided at ``level``: (the
     critical |t| + the t (or normal, for the flips) quantile at 0.8) times the standard error."""
     flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
-    mde = _mde(flips, level, method)
+    if method == "bootstrap_t":
+        reps = _replicates(diff_sums, counts, n_flips, seed)[1]
+        mde = _boot_mde(flips, reps, level)
+    else:
+        mde = _mde(flips, level, method)
     # No spread between families (every difference the same): no MDE to speak of.
     return np.where(testable & (flips.se() > 0), mde, np.nan)
 
@@ -232,12 +254,45 @@ def _mde(flips: _Flips, level: float, method: Method) -> np.ndarray:
         return np.asarray((crit + power) * flips.se(), np.float64)
 
 
-def _t_interval(flips: _Flips, alpha: float, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``delta ± t_(1-alpha/2) se``, its side of 0 settled by ``p`` where rounding differs."""
-    half = _t_critical(flips, 1 - alpha / 2) * np.nan_to_num(flips.se())
+def _replicates(
+    diff_sums: np.ndarray,
+    counts: np.ndarray,
+    n_boot: int,
+    seed: int,
+    null: np.ndarray | float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bootstrap-t's observed t, replicate t* and testable columns (families resampled)."""
+    if n_boot <= 0:
+        raise ValueError("the bootstrap-t needs n_flips > 0 family resamples (or method='t')")
+    weights = resample_weights(np.shape(diff_sums)[0], n_boot, seed)
+    return bootstrap_t_replicates(diff_sums, counts, weights, null)
+
+
+def _boot_critical(flips: _Flips, reps: np.ndarray, level: float) -> np.ndarray:
+    """The |t| the bootstrap-t must exceed at ``level``: the replicates' critical |t*|, never
+    below Student's (both tests must reject)."""
+    return np.maximum(bootstrap_t_critical(reps, level), _t_critical(flips, 1 - level / 2))
+
+
+def _boot_mde(flips: _Flips, reps: np.ndarray, level: float) -> np.ndarray:
+    """(the bootstrap-t's critical |t| at ``level`` + Student's t at 0.8, G-1 df) times se."""
+    crit = _boot_critical(flips, reps, level)
+    with np.errstate(invalid="ignore"):
+        return np.asarray((crit + _t_critical(flips, POWER)) * flips.se(), np.float64)
+
+
+def _t_interval(
+    flips: _Flips, alpha: float, p: np.ndarray, critical: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``delta ± critical se`` (Student's ``t_(1-alpha/2)`` unless given), its side of 0
+    settled by ``p`` where rounding (or the bootstrap's ties) differs."""
+    if critical is None:
+        critical = _t_critical(flips, 1 - alpha / 2)
+    with np.errstate(invalid="ignore"):  # an infinite critical |t*| times a zero se: 0
+        half = np.nan_to_num(critical * np.nan_to_num(flips.se()), nan=0.0, posinf=np.inf)
     lo, hi = flips.delta - half, flips.delta + half
     called, up = p < alpha, flips.delta > 0
-    tiny = np.finfo(np.float64).tiny
+    tiny = np.nextafter(0.0, 1.0)  # the smallest positive double: never past a subnormal delta
     lo = np.where(called & up, np.maximum(lo, tiny), np.where(~called & up, np.minimum(lo, 0), lo))
     hi = np.where(
         called & ~up, np.minimum(hi, -tiny), np.where(~called & ~up, np.maximum(hi, 0), hi)
@@ -253,7 +308,7 @@ def paired_family_test(
     seed: int = 20260923,
     m: int = 1,
     interval: bool = True,
-    method: Method = "t",
+    method: Method = DEFAULT_METHOD,
 ) -> FamilyTest:
     """Test "no difference" for each column of per-family sums of paired differences.
 
@@ -264,6 +319,8 @@ def paired_family_test(
     effect at 80% power and level ``alpha / m`` (Holm's first step over m cells).
     """
     flips, testable = _flips(diff_sums, counts, n_flips if method == "wild" else 0, seed)
+    if method == "bootstrap_t":
+        return _bootstrap_t_test(flips, testable, diff_sums, counts, alpha, n_flips, seed, m)
     if method == "t":
         p = _t_p(flips, testable, 0.0)
     else:
@@ -282,16 +339,49 @@ def paired_family_test(
     mde = np.full(len(p), np.nan)
     if interval:  # the MDE, like the interval, is for showing; a p-value alone skips both
         mde = _mde(flips, alpha / max(m, 1), method)
+    n_used = flips.n_vectors if method == "wild" else 0
+    return _result(flips, testable, (p, lo, hi, mde), alpha, n_used, method)
+
+
+def _result(
+    flips: _Flips,
+    testable: np.ndarray,
+    found: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    alpha: float,
+    n_used: int,
+    method: str,
+) -> FamilyTest:
+    """The FamilyTest of ``found`` = (p, lo, hi, mde), NaN where a column cannot be tested."""
+    p, lo, hi, mde = found
     return FamilyTest(
         delta=np.where(flips.total > 0, flips.delta, np.nan),
-        lo=lo,
-        hi=hi,
+        lo=np.where(testable, lo, np.nan),
+        hi=np.where(testable, hi, np.nan),
         p=p,
         se=np.where(testable, flips.se(), np.nan),
         mde=np.where(testable & (flips.se() > 0), mde, np.nan),
         n_families=flips.groups.astype(np.int64),
         n_units=flips.total.astype(np.int64),
         alpha=alpha,
-        n_flips=flips.n_vectors if method == "wild" else 0,
+        n_flips=n_used,
         method=method,
     )
+
+
+def _bootstrap_t_test(
+    flips: _Flips,
+    testable: np.ndarray,
+    diff_sums: np.ndarray,
+    counts: np.ndarray,
+    alpha: float,
+    n_boot: int,
+    seed: int,
+    m: int,
+) -> FamilyTest:
+    """The symmetric cluster bootstrap-t: p, ``delta ± q* se`` (q* the critical |t*|) and
+    the MDE from the same ``n_boot`` family resamples."""
+    t, reps, _ = _replicates(diff_sums, counts, n_boot, seed)
+    p = np.maximum(two_sided_p(t, reps, "symmetric", testable), _t_p(flips, testable, 0.0))
+    lo, hi = _t_interval(flips, alpha, p, _boot_critical(flips, reps, alpha))
+    mde = _boot_mde(flips, reps, alpha / max(m, 1))
+    return _result(flips, testable, (p, lo, hi, mde), alpha, n_boot, "bootstrap_t")

@@ -16,6 +16,19 @@ DATA = Path(__file__).parent.parent / "data" / "aa_mape_sums.npz"
 def aa_comparisons(n: int, families: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Pre-drawn A/A comparisons: two distinct sim runs (default knobs, 128 families each,
     MAPE sums of the 12 decoder x condition cells) on the same random family subset."""
+    return _drawn(n, families, None)
+
+
+def spread_comparisons(
+    n: int, families: int, factor: float = 3.0
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pre-drawn same-mean, different-spread comparisons (the calibration study's "spread"
+    null): side B's family sums moved to ``m_f + factor (b_f - m_f)``, ``m_f`` the mean of
+    family f over the 12 runs, so that B keeps A's mean and its family differences skew."""
+    return _drawn(n, families, factor)
+
+
+def _drawn(n: int, families: int, factor: float | None) -> list[tuple[np.ndarray, np.ndarray]]:
     data = np.load(DATA)
     sums, count = data["sums"].astype(np.float64), float(data["count"])
     rng = np.random.default_rng(28)
@@ -23,5 +36,9 @@ def aa_comparisons(n: int, families: int) -> list[tuple[np.ndarray, np.ndarray]]
     for _ in range(n):
         i, j = rng.choice(len(sums), 2, replace=False)
         fams = rng.choice(sums.shape[1], families, replace=False)
-        drawn.append((sums[j, fams] - sums[i, fams], np.full((families, 12), count)))
+        other = sums[j, fams]
+        if factor is not None:
+            mean = sums[:, fams].mean(axis=0)
+            other = mean + factor * (other - mean)
+        drawn.append((other - sums[i, fams], np.full((families, 12), count)))
     return drawn

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from aa_draws import aa_comparisons
+from aa_draws import aa_comparisons, spread_comparisons
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -27,7 +27,7 @@ ALPHA = 0.05
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.sampled_from(["t", "wild"]),
+    st.sampled_from(["t", "wild", "bootstrap_t"]),
     st.integers(6, 20).flatmap(
         lambda f: st.tuples(
             arrays(np.float64, (f, 3), elements=st.floats(-50, 50, allow_nan=False)),
@@ -52,7 +52,7 @@ def test_the_t_test_is_students_t_on_the_cluster_robust_standard_error() -> None
     rng = np.random.default_rng(7)
     counts = rng.integers(1, 9, (12, 2))
     diffs = rng.normal(1.0, 4.0, (12, 2)) * counts
-    t = paired_family_test(diffs, counts, alpha=0.05)
+    t = paired_family_test(diffs, counts, alpha=0.05, method="t")
     delta = diffs.sum(0) / counts.sum(0)
     resid = diffs - counts * delta
     se = np.sqrt(12 / 11 * (resid**2).sum(0)) / counts.sum(0)
@@ -97,9 +97,51 @@ def test_a_a_comparisons_at_16_families_hold_the_level_where_the_percentile_p_do
     assert percentile > 19  # the old verdict: anti-conservative at 16 families
 
 
-def test_a_real_difference_is_called_at_64_families() -> None:
+def test_same_mean_more_spread_at_16_families_holds_the_level_where_the_percentile_p_does_not() -> (
+    None
+):
+    # Side B: the same mean, three times the spread, so its family differences are skewed
+    # (a few families far above the mean): 200 comparisons, at most 19 called (as above).
+    # Both the t and the bootstrap-t (the study's two best on this null) hold it here.
+    called = dict.fromkeys(("t", "bootstrap_t"), 0)
+    percentile = 0
+    for r, (diffs, counts) in enumerate(spread_comparisons(200, 16)):
+        for method in called:
+            test = paired_family_test(diffs, counts, n_flips=999, seed=r, method=method)
+            called[method] += bool((holm(test.p) < ALPHA).any())
+        reps = ratio_replicates(diffs, counts, resample_weights(16, 999, r))
+        percentile += bool((holm(bootstrap_p_values(reps)) < ALPHA).any())
+    assert called["t"] <= 19 and called["bootstrap_t"] <= 19
+    assert percentile > 19
+
+
+def test_a_difference_the_size_of_its_mde_is_called_in_every_cell_at_64_families() -> None:
+    # The MDE is quoted at Holm's first step over the 12 cells: every cell moved by its own
+    # MDE is called after Holm, whatever its tails (one cell here is driven by a single
+    # family's huge APE: the bootstrap-t's MDE, many standard errors wide, says so).
     diffs, counts = aa_comparisons(1, 64)[0]
-    se = paired_family_test(diffs, counts, n_flips=999, interval=False).se
-    shifted = diffs + 6.0 * se * counts  # every cell worse by six of its standard errors
-    p = paired_family_test(shifted, counts, n_flips=999, interval=False).p
-    assert np.all(holm(p) < ALPHA)
+    for method in ("t", "bootstrap_t"):
+        test = paired_family_test(diffs, counts, n_flips=999, m=12, method=method)
+        assert np.all(np.isfinite(test.mde)) and np.all(test.mde >= 2.5 * test.se)
+        shifted = diffs + test.mde * counts
+        p = paired_family_test(shifted, counts, n_flips=999, interval=False, method=method).p
+        assert np.all(holm(p) < ALPHA)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(6, 20).flatmap(
+        lambda f: arrays(np.float64, (f, 3), elements=st.floats(-50, 50, allow_nan=False))
+    ),
+    st.floats(-5, 5),
+)
+def test_the_bootstrap_t_never_calls_what_students_t_does_not(
+    diffs: np.ndarray, shift: float
+) -> None:
+    counts = np.full(diffs.shape, 4)
+    diffs = diffs + shift * counts
+    boot = paired_family_test(diffs, counts, n_flips=199, seed=1, method="bootstrap_t")
+    t = paired_family_test(diffs, counts, method="t")
+    testable = np.isfinite(t.p)
+    assert np.all(boot.p[testable] >= t.p[testable])
+    assert np.all((boot.hi - boot.lo)[testable] >= (t.hi - t.lo)[testable] - 1e-9)
