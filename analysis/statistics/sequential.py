@@ -43,9 +43,9 @@ def spent(t: float, alpha: float, gamma: float | None) -> float:
     if gamma is None:
         z = NormalDist().inv_cdf(1 - alpha / 2)
         return 2 - 2 * NormalDist().cdf(z / math.sqrt(t))
-    if gamma == 0:
+    if abs(gamma) < 1e-9:  # the limit; a subnormal gamma * t underflows to 0 otherwise
         return alpha * t
-    return alpha * math.expm1(-gamma * t) / math.expm1(-gamma)  # exact for tiny gamma too
+    return alpha * math.expm1(-gamma * t) / math.expm1(-gamma)
 
 
 def spending_levels(
