@@ -60,6 +60,10 @@ class RequestCache:
     _pending: list[tuple[Key, Attempt]] = field(default_factory=list, repr=False)
     _releases: list[Key] = field(default_factory=list, repr=False)  # leases to give back
     _claims: list[tuple[Key, asyncio.Future[Claim]]] = field(default_factory=list, repr=False)
+    # ``find``s of this pass, answered as it ends
+    _asks: list[tuple[Key, Mapping[str, Any], asyncio.Future[Attempt | None]]] = field(
+        default_factory=list, repr=False
+    )
     _flight: Flight = field(default_factory=Flight, repr=False)
     _scheduled: bool = False
     _ticking: bool = False
@@ -85,6 +89,47 @@ class RequestCache:
             self.misses += 1
         return key, hit
 
+    async def find(self, body: Mapping[str, Any], occasion: str = "") -> tuple[Key, Attempt | None]:
+        """``lookup`` on the event loop: the pass's lookups are made in one ``SELECT`` as the
+        pass ends (``_answer``), and each exchange goes on in the next pass."""
+        try:
+            future: asyncio.Future[Attempt | None] = asyncio.get_running_loop().create_future()
+        except RuntimeError:
+            return self.lookup(body, occasion)
+        t0 = time.process_time()
+        key = self.key(body, occasion)
+        self._asks.append((key, body, future))
+        self._schedule()
+        self.lookup_s += time.process_time() - t0
+        hit = await future
+        if hit is None:
+            self.misses += 1
+        return key, hit
+
+    def _answer(self) -> None:
+        """The pass's ``find``s answered from one ``SELECT`` (hits counted)."""
+        asks, self._asks = self._asks, []
+        try:
+            entries = self.store.get_many([key for key, _, _ in asks])
+        except BaseException as exc:
+            for _, _, future in asks:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for key, body, future in asks:
+            entry = entries.get(key)
+            hit = None if entry is None else self._hit(entry, body)
+            if not future.done():  # else its exchange was cancelled meanwhile
+                future.set_result(hit)
+
+    def _hit(self, entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
+        """``entry`` as a hit for ``body`` (counted), or None where it no longer reads."""
+        hit = _replay(entry, body)
+        if hit is not None:
+            self.hits += 1
+            self.saved_usd += entry.cost_usd or 0.0
+        return hit
+
     def _find(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
         """``lookup`` of a known key, timed, without counting a miss."""
         t0 = time.process_time()
@@ -97,12 +142,7 @@ class RequestCache:
         if self._schedule():
             self.store.begin_read()  # one read transaction for the pass's lookups
         entry = self.store.get(key)
-        hit = None if entry is None else _replay(entry, body)
-        if hit is None or entry is None:
-            return None
-        self.hits += 1
-        self.saved_usd += entry.cost_usd or 0.0
-        return hit
+        return None if entry is None else self._hit(entry, body)
 
     async def claim(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
         """After a miss: None once this process holds the key's lease (it asks), or the
@@ -161,8 +201,9 @@ class RequestCache:
     def _schedule(self) -> bool:
         """Have ``_end_pass`` run as this event-loop pass ends; False off asyncio.
 
-        A pass's lookups share one read transaction, ended as the pass ends (nothing is
-        held across an ``await``); its answers are stored in one write transaction then:
+        A pass's ``find``s are answered by one ``SELECT`` as it ends (other lookups share
+        one read transaction, ended then: nothing is held across an ``await``); its answers
+        are stored in one write transaction then:
         fewer locks and WAL frames per exchange, and a SIGKILL loses at most that pass's
         answers (holding them longer for bigger commits was measured, 1-2 points of the
         cache's CPU share, and not kept: it would lose more to a kill).
@@ -193,6 +234,8 @@ class RequestCache:
             return
         t0 = time.process_time()
         self._scheduled = False
+        if self._asks:
+            self._answer()
         self.store.end_read()
         self._commit()
         self.lookup_s += time.process_time() - t0
@@ -234,6 +277,8 @@ class RequestCache:
 
     def close(self) -> None:
         """Store what is pending and give back every lease still held, then close the file."""
+        if self._asks:  # none should be left as a run ends; answered rather than left hanging
+            self._answer()
         self.commit()
         self._closed = True
         if self.writable:

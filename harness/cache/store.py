@@ -46,6 +46,11 @@ CREATE TABLE IF NOT EXISTS exchanges (
 
 
 _INSERT = "INSERT OR IGNORE INTO exchanges VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_CHUNK = 64
+_SELECT_IN = {
+    1 << n: f"SELECT * FROM exchanges WHERE key IN ({', '.join('?' * (1 << n))})"
+    for n in range(_CHUNK.bit_length())
+}
 
 
 @dataclass(frozen=True)
@@ -202,6 +207,18 @@ class Store:
         """The entry stored under ``key``, if any."""
         row = self.db.execute("SELECT * FROM exchanges WHERE key = ?", (key,)).fetchone()
         return None if row is None else Entry(*row)
+
+    def get_many(self, keys: Sequence[Key]) -> dict[Key, Entry]:
+        """The entries stored under ``keys``, by key, in one ``SELECT`` per 64 keys."""
+        found: dict[Key, Entry] = {}
+        for start in range(0, len(keys), _CHUNK):
+            chunk = list(keys[start : start + _CHUNK])
+            # Padded to a power of two: a few statements' texts, all kept prepared.
+            width = 1 << (len(chunk) - 1).bit_length()
+            chunk += chunk[-1:] * (width - len(chunk))
+            for row in self.db.execute(_SELECT_IN[width], chunk):
+                found[row[0]] = Entry(*row)
+        return found
 
     def put(self, entry: Entry) -> bool:
         """Store ``entry`` in one transaction unless its key is there; whether it was added."""

@@ -51,7 +51,7 @@ class RequestCache(Protocol):
     """What the caller asks of the request cache (``harness.cache.RequestCache``, a layer
     above: it builds ``Attempt``s)."""
 
-    def lookup(
+    async def find(
         self, body: Mapping[str, Any], occasion: str = ""
     ) -> tuple[str | bytes, Attempt | None]:
         """The exchange's cache key, and its cached answer as an attempt costing 0, or None."""
@@ -143,7 +143,7 @@ class Caller:
         if cache is None:
             return await self._live(body, on_attempt)
         # A hit is sent nowhere and costs 0: it never reaches the pacer or the spend cap.
-        key, hit = cache.lookup(body, occasion)
+        key, hit = await cache.find(body, occasion)
         try:
             # A miss another process is asking now is waited for, not asked again.
             if hit is None:
