@@ -9,8 +9,9 @@ sees the lease gone and the answer not yet there.
 
 Leases cost a write per miss, so a process alone with the file takes none: each process
 says it is there (a ``presence`` row) and, every ``TICK_S`` while alone (at every pass's
-commit once another is there), looks whether another is; the moment one is, it takes leases on what it is
-asking already, and on every miss from then on, and says so (its ``seen`` time). A
+commit once another is there), looks whether another is; the moment one is, it takes
+leases on what it is asking already, and on every miss from then on, and says so (its
+``seen`` time): a newcomer waits up to ``TICK_S`` for that. A
 newcomer finds the others there when it opens the file, and sends nothing until each has
 said so since it came: until then it cannot know what they are asking.
 
