@@ -124,10 +124,10 @@ class RequestCache:
                     future.set_exception(exc)
             return
         for k, body, future in asked:
+            if future.done():  # its exchange was cancelled meanwhile
+                continue
             entry = entries.get(k)
-            hit = None if entry is None else self._hit(entry, body)
-            if not future.done():  # else its exchange was cancelled meanwhile
-                future.set_result((k, hit))
+            future.set_result((k, None if entry is None else self._hit(entry, body)))
 
     def _hit(self, entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
         """``entry`` as a hit for ``body`` (counted), or None where it no longer reads."""
@@ -137,7 +137,7 @@ class RequestCache:
             self.saved_usd += entry.cost_usd or 0.0
         return hit
 
-    def _find(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
+    def _reread(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
         """``lookup`` of a known key, timed, without counting a miss."""
         t0 = time.process_time()
         hit = self._read(key, body)
@@ -163,7 +163,7 @@ class RequestCache:
                 return None
             if found is Claim.HELD:
                 await anyio.sleep(WAIT_S)
-            hit = self._find(key, body)
+            hit = self._reread(key, body)
             if hit is not None:
                 self.misses -= 1  # counted a miss when first asked: it was a hit after all
                 self.waited += 1
