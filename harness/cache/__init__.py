@@ -6,8 +6,9 @@ live answer passed validation; ``store.Store`` is the SQLite file underneath.
 May import ``harness.calling``, ``harness.wire`` and errors.
 """
 
-from harness.cache.lookup import MODES, RequestCache, cache_key, open_cache
-from harness.cache.store import SCHEMA_VERSION, Entry, Stats, Store, default_path
+from harness.cache.keys import SCHEMA_VERSION, cache_key
+from harness.cache.lookup import MODES, RequestCache, open_cache
+from harness.cache.store import Entry, Stats, Store, default_path
 
 __all__ = [
     "MODES",

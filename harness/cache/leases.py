@@ -8,9 +8,10 @@ again. Storing the answer releases the lease in the same transaction, so no read
 sees the lease gone and the answer not yet there.
 
 Leases cost a write per miss, so a process alone with the file takes none: each process
-says it is there (a ``presence`` row) and, at every pass's commit (and at least every
-``TICK_S``), looks whether another is; the moment one is, it takes leases on what it is
-asking already, and on every miss from then on, and says so (its ``seen`` time). A
+says it is there (a ``presence`` row) and, every ``TICK_S`` while alone (at every pass's
+commit once another is there), looks whether another is; the moment one is, it takes
+leases on what it is asking already, and on every miss from then on, and says so (its
+``seen`` time): a newcomer waits up to ``TICK_S`` for that. A
 newcomer finds the others there when it opens the file, and sends nothing until each has
 said so since it came: until then it cannot know what they are asking.
 
@@ -29,6 +30,8 @@ import time
 import uuid
 from collections.abc import Sequence
 from enum import Enum
+
+from harness.cache.keys import Key
 
 LEASE_S = 120.0  # a lease outlives any one exchange's attempts (the client's deadline is 30 s)
 PRESENCE_S = 120.0  # a process not heard of for this long is taken to be gone
@@ -85,8 +88,8 @@ class Flight:
     def __init__(self) -> None:
         self.holder = new_holder()
         self.shared = False  # another live process uses the file: every miss is leased
-        self.asking: set[str] = set()  # misses this process is asking now
-        self.leased: set[str] = set()  # those whose lease it holds
+        self.asking: set[Key] = set()  # misses this process is asking now
+        self.leased: set[Key] = set()  # those whose lease it holds
         self.joined = 0.0  # when it opened the file
         self._acked = False  # every process here before it has seen it since
         self._beat = 0.0  # when its presence is next renewed, alone
@@ -105,14 +108,14 @@ class Flight:
             db.execute("DELETE FROM leases WHERE holder = ?", (self.holder,))
             db.execute("DELETE FROM presence WHERE holder = ?", (self.holder,))
 
-    def ask(self, key: str) -> bool:
+    def ask(self, key: Key) -> bool:
         """This process misses ``key`` and will ask it; whether it must take the lease first."""
         if self.shared:
             return True
         self.asking.add(key)
         return False
 
-    def done(self, key: str) -> bool:
+    def done(self, key: Key) -> bool:
         """``key`` was asked (answered or not); whether its lease is to be given back."""
         self.asking.discard(key)
         if key in self.leased:
@@ -148,19 +151,24 @@ class Flight:
             self._beat = now + BEAT_S
 
     def settle(
-        self, db: sqlite3.Connection, releases: Sequence[str], claims: Sequence[str]
-    ) -> dict[str, Claim]:
+        self,
+        db: sqlite3.Connection,
+        releases: Sequence[Key],
+        claims: Sequence[Key],
+        look: bool = True,
+    ) -> dict[Key, Claim]:
         """Inside the caller's write transaction: give back the leases on ``releases``,
-        look for others (``_look``), then try a lease on each of ``claims``; what each
-        found."""
+        look for others (``_look``: where ``look``, or always once another is there), then
+        try a lease on each of ``claims``; what each found."""
         now = time.time()
         if releases:
             db.executemany(
                 "DELETE FROM leases WHERE key = ? AND holder = ?",
                 [(k, self.holder) for k in releases],
             )
-        self._look(db, now)
-        found: dict[str, Claim] = {}
+        if look or self.shared or claims:  # alone, a look per pass would be a read per pass
+            self._look(db, now)
+        found: dict[Key, Claim] = {}
         for key in claims:
             # Not yet seen by a process here before this one: what it asks is unknown.
             found[key] = claim = self._claim(db, key, now) if self._acked else Claim.HELD
@@ -169,7 +177,7 @@ class Flight:
                 self.leased.add(key)
         return found
 
-    def _claim(self, db: sqlite3.Connection, key: str, now: float) -> Claim:
+    def _claim(self, db: sqlite3.Connection, key: Key, now: float) -> Claim:
         if db.execute("SELECT 1 FROM exchanges WHERE key = ?", (key,)).fetchone():
             return Claim.STORED  # answered since this pass's lookup
         if self._take(db, key, now, replace=False):
@@ -182,7 +190,7 @@ class Flight:
         self._take(db, key, now, replace=True)  # expired, or its holder died
         return Claim.MINE
 
-    def _take(self, db: sqlite3.Connection, key: str, now: float, *, replace: bool) -> bool:
+    def _take(self, db: sqlite3.Connection, key: Key, now: float, *, replace: bool) -> bool:
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         cur = db.execute(
             f"{verb} INTO leases VALUES (?, ?, ?, ?, ?)",

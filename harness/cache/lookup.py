@@ -1,10 +1,10 @@
 """Keys, lookups and stores of the request cache, as the ``Caller`` uses them.
 
-The key is the SHA-256 of the request body's JSON bytes in the order the harness built it
-(the order a model sees; a version 1 file keeps its canonical sorted-key JSON, ``keyed``),
-of the model spec the manifest records (name, backend, wire, base URL, sampling
-parameters) less its price (a different price does not change the answer), and of the
-exchange's occasion: its job and round. The occasion is there because a model may answer
+The key (``harness.cache.keys``) hashes the request body's JSON bytes in the order the
+harness built it (the order a model sees), the model spec the manifest records (name,
+backend, wire, base URL, sampling parameters) less the settings that do not change the
+answer (price; in new files also timeouts and concurrency), and the exchange's occasion:
+its job and round. The occasion is there because a model may answer
 the same body differently twice (sampling; serve-sim's sim with fresh_repeats=1): two jobs
 that happen to send the same body (two repeats of a case) are two samples, not one, and a
 second run then replays each job's own answers, whatever order its exchanges complete in.
@@ -16,7 +16,6 @@ spec.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import sqlite3
 import time
 from collections.abc import Mapping
@@ -27,8 +26,9 @@ from typing import Any, cast
 import anyio
 import orjson
 
+from harness.cache.keys import Key, Keyer, keyer
 from harness.cache.leases import TICK_S, Claim, Flight
-from harness.cache.store import SCHEMA_VERSION, Entry, Store, default_path
+from harness.cache.store import Entry, Store, default_path
 from harness.calling.attempt import Attempt
 from harness.errors import BackendError, ConfigError
 from harness.wire.answers import read_answers
@@ -39,36 +39,7 @@ WAIT_S = 0.05  # how often a process waiting on another's lease looks for the an
 # A user's choice of mode from the environment: read once by the command line, where
 # --cache and the settings files leave it unset (``harness.running.settings``).
 MODE_ENV = "NUMERICJEV_CACHE_MODE"
-
-
-def cache_key(
-    spec: Mapping[str, Any],
-    body: Mapping[str, Any],
-    occasion: str = "",
-    version: int = SCHEMA_VERSION,
-) -> str:
-    """The content address of one exchange in a cache file of ``version``: the model spec
-    (less its price), the body and its occasion (job and round)."""
-    return keyed(spec_digest(spec), body, occasion, version == 1)
-
-
-def spec_digest(spec: Mapping[str, Any]) -> Any:
-    """The hash state after the model spec (less its price): the same for every exchange
-    of a run, so it is computed once (``keyed`` copies it)."""
-    params = {k: v for k, v in (spec.get("params") or {}).items() if k != "price"}
-    ident = {k: v for k, v in spec.items() if k != "params"} | {"params": params}
-    return hashlib.sha256(orjson.dumps(ident, option=orjson.OPT_SORT_KEYS))
-
-
-def keyed(prefix: Any, body: Mapping[str, Any], occasion: str, canonical: bool = False) -> str:
-    """``cache_key`` from the spec's hash state. ``canonical`` (a version 1 file) sorts
-    the body's keys first (a fifth of the key's CPU, a third for a 6 KB body); otherwise the
-    body's bytes are taken in the order built, the order that reaches the model (the
-    harness builds a job's body the same way every time)."""
-    h = prefix.copy()
-    h.update(b"\n" + occasion.encode() + b"\n")
-    h.update(orjson.dumps(body, option=orjson.OPT_SORT_KEYS) if canonical else orjson.dumps(body))
-    return h.hexdigest()
+_Found = asyncio.Future[tuple[Key, Attempt | None]]  # a ``find``'s key and hit, as its pass ends
 
 
 @dataclass
@@ -84,13 +55,14 @@ class RequestCache:
     saved_usd: float = 0.0
     lookup_s: float = 0.0  # CPU time spent in lookups and stores (the bench reports it)
     _model: str = field(default="")
-    _prefix: Any = field(default=None, repr=False)
-    _canonical: bool = False  # a version 1 file: sorted-key bodies in its keys
+    key: Keyer = field(init=False, repr=False)  # (body, occasion) -> its key in this file
     waited: int = 0  # hits that another process was asking when this one missed
-    # ``Entry.row``s, stored as the pass ends
-    _pending: list[tuple[object, ...]] = field(default_factory=list, repr=False)
-    _releases: list[str] = field(default_factory=list, repr=False)  # leases to give back
-    _claims: list[tuple[str, asyncio.Future[Claim]]] = field(default_factory=list, repr=False)
+    # Answers saved in this pass (made table rows as the pass ends, in its commit)
+    _pending: list[tuple[Key, Attempt]] = field(default_factory=list, repr=False)
+    _releases: list[Key] = field(default_factory=list, repr=False)  # leases to give back
+    _claims: list[tuple[Key, asyncio.Future[Claim]]] = field(default_factory=list, repr=False)
+    # ``find``s of this pass, answered as it ends
+    _asks: list[tuple[Mapping[str, Any], str, _Found]] = field(default_factory=list, repr=False)
     _flight: Flight = field(default_factory=Flight, repr=False)
     _scheduled: bool = False
     _ticking: bool = False
@@ -101,42 +73,85 @@ class RequestCache:
         """The model name entries are filed under (``cache prune --model``), and the spec's
         share of every key, hashed once."""
         self._model = str(self.spec.get("name", ""))
-        self._prefix = spec_digest(self.spec)
-        self._canonical = self.store.version == 1
+        self.key = keyer(self.spec, self.store.version)
         if self.writable:
             self._flight.join(self.store.db)
 
-    def lookup(self, body: Mapping[str, Any], occasion: str = "") -> tuple[str, Attempt | None]:
+    def lookup(self, body: Mapping[str, Any], occasion: str = "") -> tuple[Key, Attempt | None]:
         """``body``'s key (computed once per exchange: lookup, then save) and its cached
         answer as an answered attempt costing 0, or None (a miss)."""
-        t0 = time.process_time()  # one clock pair per call: a read costs ~1 us
-        key = keyed(self._prefix, body, occasion, self._canonical)
+        t0 = time.process_time()  # one clock pair per call: a read costs ~0.5-1 us
+        key = self.key(body, occasion)
         hit = self._read(key, body)
         self.lookup_s += time.process_time() - t0
         if hit is None:
             self.misses += 1
         return key, hit
 
-    def _find(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+    async def find(self, body: Mapping[str, Any], occasion: str = "") -> tuple[Key, Attempt | None]:
+        """``lookup`` on the event loop: the pass's lookups are keyed and made in one
+        ``SELECT`` as the pass ends (``_answer``), and each exchange goes on in the next.
+
+        Only queued here, untimed (an append: less than the ~1 us a clock pair costs); the
+        keys and the ``SELECT`` are timed in the pass's end (``_end_pass``)."""
+        try:
+            future: _Found = asyncio.get_running_loop().create_future()
+        except RuntimeError:
+            return self.lookup(body, occasion)
+        self._asks.append((body, occasion, future))
+        self._schedule()
+        key, hit = await future
+        if hit is None:
+            self.misses += 1
+        return key, hit
+
+    def _answer(self) -> None:
+        """The pass's ``find``s keyed and answered from one ``SELECT`` (hits counted)."""
+        asks, self._asks = self._asks, []
+        key = self.key
+        asked: list[tuple[Key, Mapping[str, Any], _Found]] = []
+        for body, occasion, future in asks:
+            try:
+                asked.append((key(body, occasion), body, future))
+            except Exception as exc:  # a body that is not JSON: raised in its own exchange
+                if not future.done():
+                    future.set_exception(exc)
+        try:
+            entries = self.store.get_many([k for k, _, _ in asked])
+        except BaseException as exc:
+            for _, _, future in asked:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for k, body, future in asked:
+            if future.done():  # its exchange was cancelled meanwhile
+                continue
+            entry = entries.get(k)
+            future.set_result((k, None if entry is None else self._hit(entry, body)))
+
+    def _hit(self, entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
+        """``entry`` as a hit for ``body`` (counted), or None where it no longer reads."""
+        hit = _replay(entry, body)
+        if hit is not None:
+            self.hits += 1
+            self.saved_usd += entry.cost_usd or 0.0
+        return hit
+
+    def _reread(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
         """``lookup`` of a known key, timed, without counting a miss."""
         t0 = time.process_time()
         hit = self._read(key, body)
         self.lookup_s += time.process_time() - t0
         return hit
 
-    def _read(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+    def _read(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
         """The stored answer under ``key`` as a hit (counted), or None."""
         if self._schedule():
             self.store.begin_read()  # one read transaction for the pass's lookups
         entry = self.store.get(key)
-        hit = None if entry is None else _replay(entry, body)
-        if hit is None or entry is None:
-            return None
-        self.hits += 1
-        self.saved_usd += entry.cost_usd or 0.0
-        return hit
+        return None if entry is None else self._hit(entry, body)
 
-    async def claim(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+    async def claim(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
         """After a miss: None once this process holds the key's lease (it asks), or the
         answer another process was asking, waited for (single flight, ``harness.cache.leases``).
         Read-only, no lease is taken: the miss is asked."""
@@ -148,7 +163,7 @@ class RequestCache:
                 return None
             if found is Claim.HELD:
                 await anyio.sleep(WAIT_S)
-            hit = self._find(key, body)
+            hit = self._reread(key, body)
             if hit is not None:
                 self.misses -= 1  # counted a miss when first asked: it was a hit after all
                 self.waited += 1
@@ -156,7 +171,7 @@ class RequestCache:
             if found is Claim.STORED:
                 return None  # stored but no longer readable as an answer: asked again
 
-    async def _claim(self, key: str) -> Claim:
+    async def _claim(self, key: Key) -> Claim:
         """Try the key's lease in the write transaction that ends this pass."""
         try:
             future: asyncio.Future[Claim] = asyncio.get_running_loop().create_future()
@@ -166,47 +181,36 @@ class RequestCache:
         self._schedule()
         return await future
 
-    def release(self, key: str) -> None:
+    def release(self, key: Key) -> None:
         """Give back ``key``'s lease (its exchange failed or was cut off) as the pass ends."""
         if self.writable and self._flight.done(key):
             self._releases.append(key)
             if not self._schedule():
                 self._commit()
 
-    def save(self, key: str, attempt: Attempt) -> None:
+    def save(self, key: Key, attempt: Attempt) -> None:
         """Store a live answer that passed validation with every question answered (and
-        give back its lease)."""
+        give back its lease) as the pass ends.
+
+        Only queued here, untimed (a list append: less than the ~1 us a clock pair costs);
+        its row is made in the pass's commit, which is timed (``_end_pass``)."""
         if not self.writable or attempt.cached:
             return
         if attempt.refused or attempt.kind is not None:
             self.release(key)  # errors, refusals and partial answers are never stored
             return
-        t0 = time.process_time()
-        raw = attempt.response_json or orjson.dumps(attempt.response)
-        usage = None if attempt.usage is None else orjson.dumps(attempt.usage).decode()
-        self._pending.append(
-            (
-                key,
-                self._model,
-                attempt.model,
-                raw,
-                usage,
-                attempt.cost_usd,
-                time.time(),
-                self.run_id,
-            )
-        )  # ``Entry.row``: no object per answer
+        self._pending.append((key, attempt))
         if self._flight.done(key):
             self._releases.append(key)  # in the answer's own transaction
         if not self._schedule():
-            self._commit()  # not on asyncio: stored at once
-        self.lookup_s += time.process_time() - t0
+            self.commit()  # not on asyncio: stored at once
 
     def _schedule(self) -> bool:
         """Have ``_end_pass`` run as this event-loop pass ends; False off asyncio.
 
-        A pass's lookups share one read transaction, ended as the pass ends (nothing is
-        held across an ``await``); its answers are stored in one write transaction then:
+        A pass's ``find``s are answered by one ``SELECT`` as it ends (other lookups share
+        one read transaction, ended then: nothing is held across an ``await``); its answers
+        are stored in one write transaction then:
         fewer locks and WAL frames per exchange, and a SIGKILL loses at most that pass's
         answers (holding them longer for bigger commits was measured, 1-2 points of the
         cache's CPU share, and not kept: it would lose more to a kill).
@@ -237,6 +241,8 @@ class RequestCache:
             return
         t0 = time.process_time()
         self._scheduled = False
+        if self._asks:
+            self._answer()
         self.store.end_read()
         self._commit()
         self.lookup_s += time.process_time() - t0
@@ -257,8 +263,16 @@ class RequestCache:
         look, self._look_due = self._look_due, False
         if not (pending or releases or claims or look):
             return
+        now, model, run, dumps = time.time(), self._model, self.run_id, orjson.dumps
+        rows = [
+            (
+                key, model, a.model, a.response_json or dumps(a.response),
+                None if a.usage is None else dumps(a.usage).decode(), a.cost_usd, now, run,
+            )  # ``Entry.row``
+            for key, a in pending
+        ]  # fmt: skip
         try:
-            found = self.store.write(pending, releases, [k for k, _ in claims], self._flight)
+            found = self.store.write(rows, releases, [k for k, _ in claims], self._flight, look)
         except BaseException as exc:
             for _, future in claims:
                 if not future.done():
@@ -270,6 +284,8 @@ class RequestCache:
 
     def close(self) -> None:
         """Store what is pending and give back every lease still held, then close the file."""
+        if self._asks:  # none should be left as a run ends; answered rather than left hanging
+            self._answer()
         self.commit()
         self._closed = True
         if self.writable:

@@ -9,8 +9,8 @@ reader never blocks a writer. ``INSERT OR IGNORE``: the first answer stored for 
 so two runs writing the same key at once store it once, and importing twice adds nothing.
 
 The schema version (``PRAGMA user_version``) also says how the file's keys were made
-(``KEY_VERSIONS``): a version 1 file keeps its canonical (sorted-key) keys for as long as
-it is used, a new file is made at version 2 (the body's bytes as built: no sort). Both
+(``keys.KEY_VERSIONS``): a version 1 or 2 file keeps its keys (SHA-256, as hex text) for as
+long as it is used, a new file is made at version 3 (a 16-byte digest in a BLOB key). All
 are read and written; only entries of one version can be imported into another.
 """
 
@@ -23,18 +23,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.cache.keys import KEY_VERSIONS, SCHEMA_VERSION, Key
 from harness.cache.leases import SCHEMA as LEASES
 from harness.cache.leases import Claim, Flight
 from harness.errors import ConfigError
 
-SCHEMA_VERSION = 2  # what a new file is made as
-# How each version readable here keys an exchange (harness.cache.lookup.keyed): the table is
-# the same, only the key's bytes differ.
-KEY_VERSIONS = {1: "body as sorted-key JSON", 2: "body's JSON bytes in the order built"}
-
+# One table in every version; only the key's type and bytes differ (``keys.KEY_VERSIONS``):
+# hex text up to version 2, the digest's 16 bytes from 3 (a smaller index to search and
+# insert into).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS exchanges (
-    key TEXT PRIMARY KEY,
+    key {key} PRIMARY KEY,
     model TEXT NOT NULL,          -- the model spec's name (prune --model)
     served TEXT,                  -- the model the server said answered
     response BLOB NOT NULL,       -- the response body as received (JSON bytes)
@@ -47,13 +46,18 @@ CREATE TABLE IF NOT EXISTS exchanges (
 
 
 _INSERT = "INSERT OR IGNORE INTO exchanges VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_CHUNK = 64
+_SELECT_IN = {
+    1 << n: f"SELECT * FROM exchanges WHERE key IN ({', '.join('?' * (1 << n))})"
+    for n in range(_CHUNK.bit_length())
+}
 
 
 @dataclass(frozen=True)
 class Entry:
     """One cached answer: what the live exchange returned, and who paid for it when."""
 
-    key: str
+    key: Key
     model: str
     served: str | None
     response: bytes
@@ -172,7 +176,7 @@ class Store:
             if version == 0 and not readonly:
                 with self.db:
                     self.db.execute("BEGIN IMMEDIATE")
-                    self.db.execute(_SCHEMA)
+                    self.db.execute(_SCHEMA.format(key="BLOB"))
                     self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 version = SCHEMA_VERSION
         except OSError as exc:  # its folder cannot be made
@@ -199,10 +203,22 @@ class Store:
         if not readonly:  # added beside version 1's table: a harness without them ignores them
             self.db.executescript(LEASES)
 
-    def get(self, key: str) -> Entry | None:
+    def get(self, key: Key) -> Entry | None:
         """The entry stored under ``key``, if any."""
         row = self.db.execute("SELECT * FROM exchanges WHERE key = ?", (key,)).fetchone()
         return None if row is None else Entry(*row)
+
+    def get_many(self, keys: Sequence[Key]) -> dict[Key, Entry]:
+        """The entries stored under ``keys``, by key, in one ``SELECT`` per 64 keys."""
+        found: dict[Key, Entry] = {}
+        for start in range(0, len(keys), _CHUNK):
+            chunk = list(keys[start : start + _CHUNK])
+            # Padded to a power of two: a few statements' texts, all kept prepared.
+            width = 1 << (len(chunk) - 1).bit_length()
+            chunk += chunk[-1:] * (width - len(chunk))
+            for row in self.db.execute(_SELECT_IN[width], chunk):
+                found[row[0]] = Entry(*row)
+        return found
 
     def put(self, entry: Entry) -> bool:
         """Store ``entry`` in one transaction unless its key is there; whether it was added."""
@@ -228,18 +244,20 @@ class Store:
     def write(
         self,
         rows: Sequence[tuple[object, ...]],
-        releases: Sequence[str] = (),
-        claims: Sequence[str] = (),
+        releases: Sequence[Key] = (),
+        claims: Sequence[Key] = (),
         flight: Flight | None = None,
-    ) -> dict[str, Claim]:
+        look: bool = True,
+    ) -> dict[Key, Claim]:
         """In ONE transaction: store ``rows`` (``Entry.row``), and settle ``flight``'s
-        leases (give back ``releases``, try each of ``claims``: ``harness.cache.leases``)."""
+        leases (give back ``releases``, try each of ``claims``, and where ``look``, look for
+        other processes: ``harness.cache.leases``)."""
         self.end_read()
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             if rows:
                 self.db.executemany(_INSERT, rows)
-            return {} if flight is None else flight.settle(self.db, releases, claims)
+            return {} if flight is None else flight.settle(self.db, releases, claims, look)
 
     def stats(self) -> Stats:
         """Counts, size on disk and what the stored answers cost when they were paid."""

@@ -51,20 +51,22 @@ class RequestCache(Protocol):
     """What the caller asks of the request cache (``harness.cache.RequestCache``, a layer
     above: it builds ``Attempt``s)."""
 
-    def lookup(self, body: Mapping[str, Any], occasion: str = "") -> tuple[str, Attempt | None]:
+    async def find(
+        self, body: Mapping[str, Any], occasion: str = ""
+    ) -> tuple[str | bytes, Attempt | None]:
         """The exchange's cache key, and its cached answer as an attempt costing 0, or None."""
         ...
 
-    def save(self, key: str, attempt: Attempt) -> None:
+    def save(self, key: str | bytes, attempt: Attempt) -> None:
         """Store a validated live answer (and give back its lease)."""
         ...
 
-    async def claim(self, key: str, body: Mapping[str, Any]) -> Attempt | None:
+    async def claim(self, key: str | bytes, body: Mapping[str, Any]) -> Attempt | None:
         """After a miss: None once this process may ask it, or the answer another
         process was asking (waited for)."""
         ...
 
-    def release(self, key: str) -> None:
+    def release(self, key: str | bytes) -> None:
         """Give back the key's lease: its exchange was not answered here."""
         ...
 
@@ -141,7 +143,7 @@ class Caller:
         if cache is None:
             return await self._live(body, on_attempt)
         # A hit is sent nowhere and costs 0: it never reaches the pacer or the spend cap.
-        key, hit = cache.lookup(body, occasion)
+        key, hit = await cache.find(body, occasion)
         try:
             # A miss another process is asking now is waited for, not asked again.
             if hit is None:

@@ -91,3 +91,63 @@ def test_sigkill_loses_at_most_one_pass(tmp_path: Path) -> None:
     # Every pass reported ended is stored whole; at most the next one besides, whole too.
     assert {f"{n}-{i}" for n in range(ended) for i in range(PER)} <= keys
     assert len(keys) in (ended * PER, (ended + 1) * PER)
+
+
+def test_one_pass_lookups_are_one_select(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    filler = RequestCache(Store(path), True, SPEC, "paid")
+    question = {"type": "choice", "criteria": {"a": "x", "b": "y"}}
+    bodies = [{"questions": {"q1": question}, "n": i} for i in range(10)]
+    choice = {"answers": {"q1": {"choice": "a"}}}
+    for i in (1, 4, 7):  # stored earlier: hits
+        filler.save(
+            filler.key(bodies[i], f"j{i}#1"),
+            Attempt(1, 0.0, 1.0, 200, None, None, choice, "m", None, 0.01, None),
+        )
+    filler.close()
+    cache = RequestCache(Store(path), True, SPEC, "r")
+    selects: list[str] = []
+    cache.store.db.set_trace_callback(
+        lambda sql: selects.append(sql) if sql.startswith("SELECT * FROM exchanges") else None
+    )
+    found: dict[int, object] = {}
+
+    async def one(i: int) -> None:
+        key, hit = await cache.find(bodies[i], f"j{i}#1")
+        assert key == cache.key(bodies[i], f"j{i}#1")
+        found[i] = hit
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for i in range(10):
+                tg.start_soon(one, i)
+            with anyio.CancelScope() as scope:  # a lookup cut off before its pass ends
+                scope.cancel()
+                await cache.find(bodies[0], "j0#9")
+
+    anyio.run(main)
+    assert len(selects) == 1  # ten lookups (eleven asked) in one SELECT
+    assert {i for i, hit in found.items() if hit is not None} == {1, 4, 7}
+    assert (cache.hits, cache.misses) == (3, 7)
+    cache.close()
+
+
+def test_a_body_that_is_not_json_fails_its_own_lookup_only(tmp_path: Path) -> None:
+    cache = RequestCache(Store(tmp_path / "c.sqlite3"), True, SPEC, "r")
+    outcomes: list[str] = []
+
+    async def one(body: dict[str, object]) -> None:
+        try:
+            _, hit = await cache.find(body, "j#1")
+            outcomes.append("miss" if hit is None else "hit")
+        except TypeError:
+            outcomes.append("error")
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, {"questions": {}, "x": object()})
+            tg.start_soon(one, {"questions": {}})
+
+    anyio.run(main)
+    assert sorted(outcomes) == ["error", "miss"]
+    cache.close()

@@ -124,55 +124,113 @@ def test_key_ignores_the_price_but_not_the_model(body: dict, name: str) -> None:
     spec = {"name": "m", "backend": "systemone", "params": {"price": 1.0, "t": 0}}
     flipped = dict(reversed(list(body.items())))
     repriced = spec | {"params": {"t": 0, "price": 9.0}}
-    # Version 1 keys the sorted body; version 2 the body as built, whose order reaches the
-    # model (the criteria's order is a prompt's order).
+    # Version 1 keys the sorted body; versions 2 and 3 the body as built, whose order
+    # reaches the model (the criteria's order is a prompt's order).
     assert cache_key(spec, body, version=1) == cache_key(repriced, flipped, version=1)
-    assert cache_key(spec, body) == cache_key(repriced, body)
-    assert (cache_key(spec, body) == cache_key(spec, flipped)) == (list(body) == list(flipped))
-    if name != "m":
-        assert cache_key(spec | {"name": name}, body) != cache_key(spec, body)
-    assert cache_key(spec, body | {"__extra": 1}) != cache_key(spec, body) or "__extra" in body
+    for version in (2, 3):
+        key = cache_key(spec, body, version=version)
+        assert key == cache_key(repriced, body, version=version)
+        assert (key == cache_key(spec, flipped, version=version)) == (list(body) == list(flipped))
+        if name != "m":
+            assert cache_key(spec | {"name": name}, body, version=version) != key
+        assert cache_key(spec, body | {"__extra": 1}, version=version) != key or "__extra" in body
+        assert cache_key(spec, body, "j#2", version=version) != key
 
 
-def version_1_cache(path: Path) -> None:
-    """A cache file as the harness before keys of version 2 made it."""
+SPEC = {
+    "name": "m", "backend": "chat", "base_url": "http://h/v1",
+    "params": {"price": 1.0, "timeout_s": 30.0, "concurrency": 8, "top_logprobs": 5},
+}  # fmt: skip
+BODY = {"questions": {"q1": {"type": "choice", "criteria": {"b": "y", "a": "x"}}}}
+
+
+def test_keys_of_older_files_are_made_as_before() -> None:
+    # As the harness before version 3 keyed SPEC, BODY and "j#1" (computed by that code):
+    # an old file's entries stay found.
+    assert cache_key(SPEC, BODY, "j#1", version=1) == (
+        "9d7fc31dc14ec5287c69a105524f10bd34979faa649e822751bf72c601989328"
+    )
+    assert cache_key(SPEC, BODY, "j#1", version=2) == (
+        "49e79579c3ab0221a351631350b62e3595745f39738e19b461c7a039241897dc"
+    )
+    key = cache_key(SPEC, BODY, "j#1")
+    assert isinstance(key, bytes) and len(key) == 16
+
+
+def test_settings_that_do_not_change_the_answer_split_only_older_files() -> None:
+    params = SPEC["params"]
+    assert isinstance(params, dict)
+    tuned = SPEC | {
+        "params": params | {"timeout_s": 5.0, "connect_timeout_s": 2.0, "concurrency": 64,
+                            "api_key_set": True, "key_env": "MY_KEY"}
+    }  # fmt: skip
+    sampled = SPEC | {"params": params | {"top_logprobs": 20}}
+    assert cache_key(tuned, BODY, "j#1") == cache_key(SPEC, BODY, "j#1")
+    assert cache_key(sampled, BODY, "j#1") != cache_key(SPEC, BODY, "j#1")
+    for version in (1, 2):  # what an old file's keys mean never changes
+        assert cache_key(tuned, BODY, "j#1", version=version) != cache_key(
+            SPEC, BODY, "j#1", version=version
+        )
+
+
+def old_cache(path: Path, version: int) -> None:
+    """A cache file as the harness of key ``version`` (1 or 2) made it."""
     db = sqlite3.connect(path)
-    db.execute(_SCHEMA)
-    db.execute("PRAGMA user_version = 1")
+    db.execute(_SCHEMA.format(key="TEXT"))
+    db.execute(f"PRAGMA user_version = {version}")
     db.close()
 
 
-def test_a_version_1_cache_is_read_and_written_under_its_own_keys(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_cache_is_read_and_written_under_its_own_keys(
+    tmp_path: Path, version: int
+) -> None:
     path = tmp_path / "old.sqlite3"
-    version_1_cache(path)
+    old_cache(path, version)
     spec = {"name": "m", "backend": "systemone", "params": {}}
     body = {"questions": {"q1": {"type": "choice", "criteria": {"b": "y", "a": "x"}}}}
     answered = b'{"answers":{"q1":{"choice":"a"}}}'
     old = Store(path)
-    old.put(Entry(cache_key(spec, body, "j#1", version=1), "m", "m", answered,
+    old.put(Entry(cache_key(spec, body, "j#1", version=version), "m", "m", answered,
                   None, 0.5, time.time(), "paid"))  # fmt: skip
     cache = RequestCache(Store(path), True, spec, "r")
     _, hit = cache.lookup(body, "j#1")
     assert hit is not None and hit.cached is not None and hit.cached["from_run"] == "paid"
     missed, none = cache.lookup(body, "j#2")
-    assert none is None and missed == cache_key(spec, body, "j#2", version=1)
+    assert none is None and missed == cache_key(spec, body, "j#2", version=version)
     answer = Attempt(1, 0.0, 1.0, 200, None, None, {"answers": {"q1": {"choice": "b"}}}, "m",
                      None, 0.1, None)  # fmt: skip
     cache.save(missed, answer)  # off the loop: stored at once, under the old key
     cache.close()
     again = Store(path)
-    assert again.version == 1 and again.stats().entries == 2
-    assert again.get(cache_key(spec, body, "j#2", version=1)) is not None
+    assert again.version == version and again.stats().entries == 2
+    assert again.get(cache_key(spec, body, "j#2", version=version)) is not None
+
+
+def test_a_new_cache_is_version_3_and_keeps_its_answers(tmp_path: Path) -> None:
+    spec = {"name": "m", "backend": "systemone", "params": {}}
+    answer = Attempt(1, 0.0, 1.0, 200, None, None, {"answers": {"q1": {"choice": "b"}}}, "m",
+                     None, 0.1, None)  # fmt: skip
+    cache = RequestCache(Store(tmp_path / "c.sqlite3"), True, spec, "paid")
+    key, none = cache.lookup(BODY, "j#1")
+    assert none is None and isinstance(key, bytes)
+    cache.save(key, answer)
+    cache.close()
+    again = RequestCache(Store(tmp_path / "c.sqlite3", readonly=True), False, spec, "r")
+    assert again.store.version == 3
+    _, hit = again.lookup(BODY, "j#1")
+    assert hit is not None and hit.answers["q1"].choice == "b" and again.hits == 1
 
 
 def test_import_across_key_versions_is_refused_and_both_stay(tmp_path: Path) -> None:
-    version_1_cache(tmp_path / "old.sqlite3")
+    old_cache(tmp_path / "old.sqlite3", 2)
     Store(tmp_path / "old.sqlite3").put(entry("e0"))
     new = Store(tmp_path / "new.sqlite3")
-    with pytest.raises(ConfigError, match=r"version 1 cache .* version 2") as err:
+    with pytest.raises(ConfigError, match=r"version 2 cache .* version 3") as err:
         new.import_from(tmp_path / "old.sqlite3")
     assert "\n" not in str(err.value) and "NUMERICJEV_CACHE=" in str(err.value)
     assert new.stats().entries == 0 and Store(tmp_path / "old.sqlite3").stats().entries == 1
+    assert Store(tmp_path / "old.sqlite3").version == 2
 
 
 def test_cache_command_moves_a_cache_between_machines(
