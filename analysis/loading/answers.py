@@ -15,9 +15,9 @@ An answer whose label is not the one its trace recorded is not used (and counted
 from __future__ import annotations
 
 import math
-from itertools import repeat
 from array import array
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ import orjson
 
 from runfolder import JsonlReader, RequestLine, stored
 
-from .answer_pairs import LabelSets, score_pairs
+from .answer_pairs import LabelSets, PairScorer
 from .compact import narrow
 from .interval_paths import PathTable, read_paths
 from .interval_steps import FORMS, HALVING
@@ -138,12 +138,8 @@ class AnswersJoin:
         # 1 on the first of identical questions in one request (tree, tree_mean and
         # tree_median ask the same ones): pooled figures count each distinct question once.
         self.ints["first"] = array("b")
-        # Rows at a shared step: their raw probabilities (flat) and where to find them.
-        self.pair_values = array("d")
-        self.pair_ints = {name: array("q") for name in ("slot", "set", "offset")}
-        self.pair_ints["choice"], self.pair_ints["true"] = array("i"), array("i")
-        self.pair_total = array("d")
         self.sets = LabelSets()
+        self.pairs = PairScorer(self.sets)  # rows at a shared step
         self.plogs = _PLogs()
         # Bit d set: step d already answered (deeper steps, > 63, are not checked for repeats).
         self.seen = array("Q", bytes(8 * len(paths)))
@@ -281,27 +277,12 @@ class AnswersJoin:
         rows["entropy"].append(max(math.log2(total) - spread / total, 0.0))
         slot = columns["pair"][i]
         if slot >= 0:
-            pairs = self.pair_ints
-            pairs["slot"].append(slot)
-            pairs["set"].append(kind)
-            pairs["offset"].append(len(self.pair_values))
-            pairs["choice"].append(picked)
-            pairs["true"].append(true)
-            self.pair_total.append(total)
-            self.pair_values.extend(raw)
+            self.pairs.add(slot, kind, picked, true, total, raw)
 
     def result(self, requests_present: bool) -> AnswerLog:
         """The columns as numpy arrays."""
         t = self.tally
-        pair_columns: dict[str, np.ndarray] = {
-            name: np.frombuffer(column, np.dtype(f"i{column.itemsize}"))
-            for name, column in self.pair_ints.items()
-        }
-        pair_columns["total"] = np.frombuffer(self.pair_total, np.float64)
-        pairs = score_pairs(pair_columns, np.frombuffer(self.pair_values, np.float64), self.sets)
-        del pair_columns
-        self.pair_values, self.pair_total = array("d"), array("d")
-        self.pair_ints = {}
+        pairs = self.pairs.result()
         counts = AnswerCounts(
             requests_present=requests_present,
             answered=t["answered"],
