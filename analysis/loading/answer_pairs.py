@@ -169,9 +169,11 @@ class PairScorer:
         """Every pair scored (answers still waiting for a partner are dropped)."""
         self.match()
         self.waiting, self.vectors = {}, np.empty(0, np.float32)
-        columns = [np.concatenate(parts) for parts in zip(*self.found, strict=True)]
+        pair_id, first, second, averaged = (
+            np.concatenate(parts) for parts in zip(*self.found, strict=True)
+        )
         self.found = []
-        return PairRows(*columns, without_truth=self.without)
+        return PairRows(pair_id, first, second, averaged, without_truth=self.without)
 
 
 def _averaged_right(
