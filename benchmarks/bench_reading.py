@@ -15,9 +15,9 @@ section, each measurement in a fresh interpreter (wall time and peak RSS of that
 with the same, its figures and its HTML page (whose job viewer has columns of its own,
 kept on its first build). Goals (issue 29): ``report`` under 300 MB, a first ``analyze``
 under 15 s, ``analyze`` at 1000× under 1 GB on a first read. CPU seconds are given beside
-wall time: on a shared VM their ratio is the steadier one. Each tree's kept files are cleared before its first read (a tree never reads
-the other's: the key holds a digest of the reading code), and both trees are measured the
-same six ways.
+wall time: on a shared VM their ratio is the steadier one. Each tree's kept files are
+cleared before its first read (a tree never reads the other's: the key holds a digest of
+the reading code), and both trees are measured the same six ways.
 """
 
 from __future__ import annotations
