@@ -1,7 +1,7 @@
 """The order pairs of the Probabilities join, matched and scored in NumPy, a chunk at a time.
 
 Each answered question at a shared step (``order_pairs.pair_steps``) leaves its raw
-probabilities in a buffer while requests.jsonl streams past. Every ``CHUNK`` such answers,
+probabilities in a buffer while requests.jsonl streams past. Every ``CHUNK`` probabilities,
 the buffer is put in sorted label order as float32 and added to the answers still waiting
 for their partner; the two orders' answers to one shared question (consecutive arrivals of
 one pair id, as a pending-then-partner reading matches them) are averaged and scored, and
@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = ["CHUNK", "LabelSets", "PairRows", "PairScorer"]
 
-CHUNK = 1 << 16  # answers at shared steps between two matchings
+CHUNK = 1 << 18  # probabilities (of answers at shared steps) between two matchings: 2 MB
 
 
 class LabelSets:
@@ -98,7 +98,7 @@ class PairScorer:
         self.totals.append(total)
         self.widths.append(len(raw))
         self.raw.extend(raw)
-        if len(self.totals) >= CHUNK:
+        if len(self.raw) >= CHUNK:
             self.match()
 
     def match(self) -> None:
