@@ -41,7 +41,8 @@ class Outputs:
     the output failed. ``ape``/``nae`` are in percent; ``within5`` is 1.0, 0.0 or NaN.
     """
 
-    job: tuple[str, ...]
+    job_code: np.ndarray  # into ``job_names``, in first-seen order
+    job_names: tuple[str, ...]
     decoder: np.ndarray
     decoder_names: tuple[str, ...]
     condition: np.ndarray
@@ -71,7 +72,13 @@ class Outputs:
     imported: frozenset[str] = frozenset()  # decoders added by ``numericjev import-predictions``
 
     def __len__(self) -> int:
-        return len(self.job)
+        return len(self.job_code)
+
+    @property
+    def job(self) -> tuple[str, ...]:
+        """The job id per output (built from the codes on each access: bind it once)."""
+        names = self.job_names
+        return tuple(names[i] for i in self.job_code.tolist())
 
     # The number columns, gathered from ``numbers`` when asked for (a 1000× run has 6.1
     # million outputs but a few hundred distinct numbers): bind one to a local in a loop.
@@ -167,7 +174,7 @@ class OutputsReader:
         self.targets: list[str] = []  # per code
         self.values: list[str | None] = []
         self.ints = array("i")  # _INTS per row (int64 once a value needs it)
-        self.jobs: list[str] = []
+        self.jobs = array("i")  # per row, its job id
         # Per decoder code, by job id: the row, or -1. Typed arrays, not a dict keyed by
         # (job, decoder), which would hold a tuple per output (614,400 at 100×).
         self.job_ids: dict[str, int] = {}
@@ -196,11 +203,11 @@ class OutputsReader:
         at = rows[job_id]
         if at < 0:
             rows[job_id] = len(self.jobs)
-            self.jobs.append(job)
+            self.jobs.append(job_id)
             self._extend(ints)
         else:  # the harness wrote this (job, decoder) twice: keep the last
             self.duplicates += 1
-            self.jobs[at] = job
+            self.jobs[at] = job_id
             if self.ints.typecode != "q" and any(abs(n) >= 2**31 for n in ints):
                 self.ints = array("q", self.ints)
             self.ints[at * _INTS : (at + 1) * _INTS] = array(self.ints.typecode, ints)
@@ -282,9 +289,12 @@ class OutputsReader:
         remap = np.array([rank[n] for n in codes["family"].strings] or [0], np.int64)
         columns = [narrow(ints[:, i]) for i in range(_INTS)]
         del ints
-        self.ints, self.rows, self.job_ids = array("i"), [], {}
+        job_names = tuple(self.job_ids)  # in id order: a dict keeps insertion order
+        jobs = narrow(np.frombuffer(self.jobs, np.int32))
+        self.ints, self.rows, self.job_ids, self.jobs = array("i"), [], {}, array("i")
         return Outputs(
-            job=tuple(self.jobs),
+            job_code=jobs,
+            job_names=job_names,
             decoder=columns[0],
             decoder_names=tuple(codes["decoder"].strings),
             condition=columns[1],
