@@ -106,10 +106,11 @@ class RequestsReader:
             _code(self.kinds, kind),
             _code(self.models, record.get("model")),
         )
+        size = len(self.ints)
         try:
             self.ints.extend(codes)
         except OverflowError:  # an attempt or status past int32: widen once
-            self.ints = array("q", self.ints)
+            self.ints = array("q", self.ints[:size])  # extend appends item by item
             self.ints.extend(codes)
 
     def result(self, stats: LogStats) -> RequestLog:

@@ -213,10 +213,11 @@ class OutputsReader:
             self.ints[at * _INTS : (at + 1) * _INTS] = array(self.ints.typecode, ints)
 
     def _extend(self, ints: tuple[int, ...]) -> None:
+        size = len(self.ints)
         try:
             self.ints.extend(ints)
         except OverflowError:  # a number past int32 (N of a vast grid): widen once
-            self.ints = array("q", self.ints)
+            self.ints = array("q", self.ints[:size])  # extend appends item by item
             self.ints.extend(ints)
 
     def _number_code(self, key: tuple[Any, ...]) -> int:
