@@ -127,7 +127,7 @@ class _PLogs(dict[float, float]):
 
 class AnswersJoin:
     """Accumulates question rows while requests.jsonl streams past; the order pairs are
-    scored at the end, at once (``answer_pairs``)."""
+    matched and scored in NumPy a chunk at a time (``answer_pairs.PairScorer``)."""
 
     def __init__(self, paths: PathTable) -> None:
         self.paths = paths
