@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import orjson
 
 from runfolder import JsonlReader, RequestLine, stored
 
+from .answer_pairs import LabelSets, PairScorer
 from .compact import narrow
 from .interval_paths import PathTable, read_paths
 from .interval_steps import FORMS, HALVING
@@ -114,17 +115,19 @@ def _number(value: Any) -> float:
 _HALVING = FORMS.index(HALVING)
 
 
-def _reader(probabilities: dict[str, Any]) -> Callable[[str, float], float]:
-    """``probabilities.get`` with anything that is not a finite number >= 0 read as 0."""
+class _PLogs(dict[float, float]):
+    """x -> x·log2 x (0 for x <= 0), each computed once: answers repeat a few values."""
 
-    def read(label: str, default: float) -> float:
-        return _number(probabilities.get(label, default))
-
-    return read
+    def __missing__(self, x: float) -> float:
+        found = x * math.log2(x) if x > 0 else 0.0
+        if len(self) < 100_000:
+            self[x] = found
+        return found
 
 
 class AnswersJoin:
-    """Accumulates question rows and order pairs while requests.jsonl streams past."""
+    """Accumulates question rows while requests.jsonl streams past; the order pairs are
+    matched and scored in NumPy a chunk at a time (``answer_pairs.PairScorer``)."""
 
     def __init__(self, paths: PathTable) -> None:
         self.paths = paths
@@ -135,31 +138,19 @@ class AnswersJoin:
         # 1 on the first of identical questions in one request (tree, tree_mean and
         # tree_median ask the same ones): pooled figures count each distinct question once.
         self.ints["first"] = array("b")
-        self.asked: set[tuple[Any, ...]] = set()  # this line's distinct questions so far
-        self.pair_rows = {name: array("d") for name in ("id", "first", "second", "averaged")}
+        self.sets = LabelSets()
+        self.pairs = PairScorer(self.sets)  # rows at a shared step
+        self.plogs = _PLogs()
         # Bit d set: step d already answered (deeper steps, > 63, are not checked for repeats).
         self.seen = array("Q", bytes(8 * len(paths)))
-        # pair id -> (side, labels sorted, probabilities in that order, true label, choice)
-        self.pending: dict[int, tuple[int, tuple[str, ...], array[float], str | None, str]] = {}
         self.tally = dict.fromkeys(
-            (
-                "answered",
-                "with",
-                "without",
-                "unusable",
-                "mismatch",
-                "duplicates",
-                "off",
-                "pairs_without_truth",
-            ),
-            0,
+            ("answered", "with", "without", "unusable", "mismatch", "duplicates", "off"), 0
         )
         self.raw_min, self.raw_max = math.inf, -math.inf
         # Memoryviews index to plain ints ~5× faster than numpy scalars: this loop runs
         # once per question (1.4 million in a 100× affine run).
         self.start = paths.unit["step_start"].data
         self.count = paths.unit["step_count"].data
-        self.cell = paths.unit["target_cell"].data
         self.columns = {name: paths.step[name].data for name in paths.step}
         self.choices = paths.names["choice"]
         self.job_codes, self.decoder_codes = paths.codes["job"], paths.codes["decoder"]
@@ -167,8 +158,7 @@ class AnswersJoin:
         self.unit_at = paths.unit_at.data
         # qmap values repeat ("tree4/2"): each is split and looked up once.
         self.targets: dict[str, tuple[int, int]] = {}
-        # Criteria label tuples repeat (one per question form and order): sort each once.
-        self.sorted_labels: dict[tuple[str, ...], tuple[list[int], tuple[str, ...]]] = {}
+        self.digits = [str(n) for n in range(256)]  # option labels of the true option
 
     def line(self, record: RequestLine) -> None:
         """Reduce one requests.jsonl line (only answered exchanges carry answers)."""
@@ -185,7 +175,7 @@ class AnswersJoin:
             return
         base = job * self.n_decoders
         targets = self.targets
-        self.asked = set()
+        asked: set[tuple[Any, ...]] = set()  # this line's distinct questions so far
         for qid, where in qmap.items():
             target = targets.get(where) if isinstance(where, str) else None
             if target is None:
@@ -197,7 +187,7 @@ class AnswersJoin:
                 continue
             unit = self.unit_at[base + code]
             if unit >= 0 and depth <= self.count[unit]:
-                self.question(unit, depth, answers.get(qid), questions.get(qid))
+                self.question(unit, depth, answers.get(qid), questions.get(qid), asked)
 
     def target(self, where: str) -> tuple[int, int]:
         """A qmap value ``decoder/<round>`` as (decoder code, depth); (-1, 0) if not a unit's."""
@@ -207,23 +197,25 @@ class AnswersJoin:
             return -1, 0
         return code, int(key)
 
-    def question(self, unit: int, depth: int, answer: Any, question: Any) -> None:
+    def question(
+        self, unit: int, depth: int, answer: Any, question: Any, asked: set[tuple[Any, ...]]
+    ) -> None:
         """One answer to the question at ``depth`` on ``unit``'s path."""
         i = self.start[unit] + depth - 1
-        columns = self.columns
+        columns, tally = self.columns, self.tally
         choice = self.choices[columns["choice"][i]]
         if not isinstance(answer, dict) or answer.get("choice") != choice:
-            self.tally["mismatch"] += 1
+            tally["mismatch"] += 1
             return
         bit = 1 << depth if depth < 64 else 0
         if self.seen[unit] & bit:
-            self.tally["duplicates"] += 1
+            tally["duplicates"] += 1
             return
         self.seen[unit] |= bit
-        self.tally["answered"] += 1
+        tally["answered"] += 1
         probabilities = answer.get("probabilities")
         if not isinstance(probabilities, dict):
-            self.tally["without"] += 1
+            tally["without"] += 1
             return
         criteria = question.get("criteria") if isinstance(question, dict) else None
         # The options are the question's criteria labels, as many as the step had.
@@ -232,95 +224,65 @@ class AnswersJoin:
             or choice not in criteria
             or len(criteria) != columns["k"][i]
         ):
-            self.tally["unusable"] += 1
+            tally["unusable"] += 1
             return
-        raw = [probabilities.get(label, 0.0) for label in criteria]
+        labels = tuple(criteria)
+        kind, position = self.sets.get(labels)
+        raw = list(map(probabilities.get, labels, repeat(0.0)))  # a missing label: 0
         try:
             total = math.fsum(raw)  # fast path: every entry a number
             clean = min(raw) >= 0 and math.isfinite(total)
         except TypeError:
             clean = False
-        read = probabilities.get if clean else _reader(probabilities)
         if not clean:
-            raw = [_number(x) for x in raw]
+            raw = [_number(probabilities.get(label, 0.0)) for label in labels]
             total = math.fsum(raw)
         if total <= 0:
-            self.tally["unusable"] += 1
+            tally["unusable"] += 1
             return
+        picked = position[choice]
         truth = columns["truth"][i]
-        true: str | None = None
+        true = -1
         if truth >= 0:
             if columns["form"][i] != _HALVING:
-                true = str(truth)
-            elif truth == 0:
-                true = choice
+                label = self.digits[truth] if truth < 256 else str(truth)
+                true = position.get(label, -2)
             else:
-                true = next(label for label in criteria if label != choice)
-            if true not in criteria:  # labels are not the option indices the trace implies
-                self.tally["unusable"] += 1
+                true = picked if truth == 0 else 1 - picked
+            if true < 0:  # labels are not the option indices the trace implies
+                tally["unusable"] += 1
                 return
-        self.tally["with"] += 1
+        tally["with"] += 1
         self.raw_min, self.raw_max = min(self.raw_min, total), max(self.raw_max, total)
         if abs(total - 1.0) > 0.01 + 1e-9:
-            self.tally["off"] += 1
-        self.ints["unit"].append(unit)
-        self.ints["depth"].append(depth)
-        self.ints["options"].append(len(raw))
-        self.ints["holds"].append(-1 if true is None else int(true == choice))
+            tally["off"] += 1
+        ints = self.ints
+        ints["unit"].append(unit)
+        ints["depth"].append(depth)
+        ints["options"].append(len(raw))
+        ints["holds"].append(-1 if true < 0 else int(true == picked))
         try:
-            asked: tuple[Any, ...] = (question.get("instructions"), tuple(criteria.items()))
-            fresh = asked not in self.asked
+            key: tuple[Any, ...] = (question.get("instructions"), tuple(criteria.items()))
+            fresh = key not in asked
         except TypeError:  # an object or list description (allowed on the wire)
-            asked = (orjson.dumps(question),)
-            fresh = asked not in self.asked
-        self.ints["first"].append(fresh)
-        self.asked.add(asked)
-        self.rows["selected"].append(read(choice, 0.0) / total)
-        self.rows["true"].append(math.nan if true is None else read(true, 0.0) / total)
+            key = (orjson.dumps(question),)
+            fresh = key not in asked
+        ints["first"].append(fresh)
+        asked.add(key)
+        rows = self.rows
+        rows["selected"].append(raw[picked] / total)
+        rows["true"].append(math.nan if true < 0 else raw[true] / total)
         # H = −Σ (x/T)·log2(x/T) = log2 T − Σ x·log2 x / T, over the raw values x.
-        spread = math.fsum(x * math.log2(x) for x in raw if x > 0)
-        self.rows["entropy"].append(max(math.log2(total) - spread / total, 0.0))
+        spread = math.fsum(map(self.plogs.__getitem__, raw))
+        rows["entropy"].append(max(math.log2(total) - spread / total, 0.0))
         slot = columns["pair"][i]
         if slot >= 0:
-            self.pair(slot, tuple(criteria), raw, total, true, choice)
-
-    def pair(
-        self,
-        slot: int,
-        labels: tuple[str, ...],
-        raw: list[float],
-        total: float,
-        true: str | None,
-        choice: str,
-    ) -> None:
-        """Keep one order's distribution until the other order's arrives, then compare."""
-        pair_id, side = divmod(slot, 2)
-        found = self.sorted_labels.get(labels)
-        if found is None:
-            order = sorted(range(len(labels)), key=labels.__getitem__)
-            found = self.sorted_labels.setdefault(labels, (order, tuple(labels[i] for i in order)))
-        order, names = found
-        vector = array("f", [raw[i] / total for i in order])  # float32: many wait for a partner
-        other = self.pending.pop(pair_id, None)
-        if other is None:
-            self.pending[pair_id] = (side, names, vector, true, choice)
-            return
-        if other[1] != names or true is None:  # not the same options after all, or no truth
-            self.tally["pairs_without_truth"] += 1
-            return
-        first, second = (other, (side, names, vector, true, choice))[:: 1 if other[0] == 0 else -1]
-        averaged = [(x + y) / 2 for x, y in zip(first[2], second[2], strict=True)]
-        # float32 noise is ~1e-7; inputs with 2 decimals differ by at least ~0.002 when they do.
-        top = max(averaged) - 1e-6
-        picks = {name for name, x in zip(names, averaged, strict=True) if x >= top}
-        self.pair_rows["id"].append(pair_id)
-        self.pair_rows["first"].append(float(first[4] == true))
-        self.pair_rows["second"].append(float(second[4] == true))
-        self.pair_rows["averaged"].append(1.0 / len(picks) if true in picks else 0.0)
+            self.pairs.add(slot, kind, picked, true, total, raw)
 
     def result(self, requests_present: bool) -> AnswerLog:
         """The columns as numpy arrays."""
         t = self.tally
+        pairs = self.pairs.result()
         counts = AnswerCounts(
             requests_present=requests_present,
             answered=t["answered"],
@@ -330,7 +292,7 @@ class AnswersJoin:
             choice_mismatch=t["mismatch"],
             duplicates=t["duplicates"],
             off_by_more_than_001=t["off"],
-            pairs_without_truth=t["pairs_without_truth"],
+            pairs_without_truth=pairs.without_truth,
             raw_sum_min=self.raw_min if t["with"] else math.nan,
             raw_sum_max=self.raw_max if t["with"] else math.nan,
         )
@@ -340,8 +302,8 @@ class AnswersJoin:
             column = self.ints[name]
             return np.frombuffer(column, dtype=np.dtype(f"i{column.itemsize}"))
 
-        def floats(name: str, rows: dict[str, array[float]] | None = None) -> np.ndarray:
-            return np.frombuffer((rows or self.rows)[name], dtype=np.float64)
+        def floats(name: str) -> np.ndarray:
+            return np.frombuffer(self.rows[name], dtype=np.float64)
 
         paths = self.paths
         # Unit columns in their smallest integer types (codes, depths, counts: 409,600 units
@@ -363,10 +325,10 @@ class AnswersJoin:
             q_holds=ints("holds"),
             q_entropy=floats("entropy"),
             q_first=ints("first").astype(bool),
-            pair_id=narrow(floats("id", self.pair_rows).astype(np.int64)),
-            pair_first_right=floats("first", self.pair_rows),
-            pair_second_right=floats("second", self.pair_rows),
-            pair_averaged_right=floats("averaged", self.pair_rows),
+            pair_id=narrow(pairs.pair_id),
+            pair_first_right=pairs.first_right,
+            pair_second_right=pairs.second_right,
+            pair_averaged_right=pairs.averaged_right,
             counts=counts,
         )
 

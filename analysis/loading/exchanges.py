@@ -55,16 +55,24 @@ def _code(table: dict[str, int], name: Any) -> int:
     return table.setdefault(name, len(table))
 
 
-_FLOATS = 6  # latency, input tokens, output tokens, cost, attempt, status
+def _int(value: Any) -> int:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return int(value)
+    return -1
+
+
+_FLOATS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd")
+_INTS = 5  # attempt, status, failed, error kind code, served model code
 
 
 class RequestsReader:
     """Builds the columns of a RequestLog while requests.jsonl streams past (``add`` per
-    line): typed stride arrays, no object per exchange."""
+    line): one float64 array per number (kept as they are, no copy) and one int32 stride
+    array for the codes (narrowed at the end), no object per exchange."""
 
     def __init__(self) -> None:
-        self.floats = array("d")
-        self.ints = array("q")  # failed, error kind code, served model code
+        self.floats = {name: array("d") for name in _FLOATS}
+        self.ints = array("i")
         self.kinds: dict[str, int] = {}
         self.models: dict[str, int] = {}
         self.jobs: set[str] = set()
@@ -86,35 +94,41 @@ class RequestsReader:
             self.hits += 1
             self.saved += _number(cached.get("saved_usd")) if cached.get("saved_usd") else 0.0
             self.paid_by.add(str(cached.get("from_run")))
-        self.floats.extend(
-            (
-                _number(record.get("latency_ms")),
-                _number(usage.get("input_tokens")),
-                _number(usage.get("output_tokens")),
-                _number(record.get("cost_usd")),
-                _number(record.get("attempt")),
-                _number(record.get("status")),
-            )
+        floats = self.floats
+        floats["latency_ms"].append(_number(record.get("latency_ms")))
+        floats["input_tokens"].append(_number(usage.get("input_tokens")))
+        floats["output_tokens"].append(_number(usage.get("output_tokens")))
+        floats["cost_usd"].append(_number(record.get("cost_usd")))
+        codes = (
+            _int(record.get("attempt")),
+            _int(record.get("status")),
+            error is not None,
+            _code(self.kinds, kind),
+            _code(self.models, record.get("model")),
         )
-        self.ints.extend(
-            (error is not None, _code(self.kinds, kind), _code(self.models, record.get("model")))
-        )
+        size = len(self.ints)
+        try:
+            self.ints.extend(codes)
+        except OverflowError:  # an attempt or status past int32: widen once
+            self.ints = array("q", self.ints[:size])  # extend appends item by item
+            self.ints.extend(codes)
 
     def result(self, stats: LogStats) -> RequestLog:
-        """The columns as numpy arrays."""
-        floats = np.frombuffer(self.floats, np.float64).reshape(-1, _FLOATS)
-        ints = np.frombuffer(self.ints, np.int64).reshape(-1, 3)
-        return RequestLog(
-            latency_ms=floats[:, 0].copy(),
-            input_tokens=floats[:, 1].copy(),
-            output_tokens=floats[:, 2].copy(),
-            cost_usd=floats[:, 3].copy(),
-            attempt=narrow(np.nan_to_num(floats[:, 4], nan=-1).astype(np.int64)),
-            http_status=narrow(np.nan_to_num(floats[:, 5], nan=-1).astype(np.int64)),
-            failed=ints[:, 0].astype(bool),
-            error_kind=narrow(ints[:, 1]),
+        """The columns as numpy arrays (the float columns are views of the typed arrays,
+        which never grow again)."""
+        ints = np.frombuffer(self.ints, np.dtype(f"i{self.ints.itemsize}")).reshape(-1, _INTS)
+        floats = {name: np.frombuffer(column, np.float64) for name, column in self.floats.items()}
+        log = RequestLog(
+            latency_ms=floats["latency_ms"],
+            input_tokens=floats["input_tokens"],
+            output_tokens=floats["output_tokens"],
+            cost_usd=floats["cost_usd"],
+            attempt=narrow(ints[:, 0]),
+            http_status=narrow(ints[:, 1]),
+            failed=ints[:, 2].astype(bool),
+            error_kind=narrow(ints[:, 3]),
             error_kind_names=tuple(self.kinds),
-            served_model=narrow(ints[:, 2]),
+            served_model=narrow(ints[:, 4]),
             served_model_names=tuple(self.models),
             n_jobs=len(self.jobs),
             stats=stats,
@@ -122,6 +136,9 @@ class RequestsReader:
             cache_saved_usd=self.saved if math.isfinite(self.saved) else 0.0,
             cache_runs=tuple(sorted(self.paid_by)),
         )
+        del ints
+        self.ints, self.jobs = array("i"), set()
+        return log
 
 
 def load_requests(path: Path) -> RequestLog:

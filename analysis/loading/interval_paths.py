@@ -206,9 +206,11 @@ class PathsReader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.units = array("q")  # _UNIT_INTS per unit
+        # int32 (half of int64's bytes: 1.4 million steps at 100×), widened once a value
+        # does not fit (grid indices of a vast N).
+        self.units = array("i")  # _UNIT_INTS per unit
         self.floats = array("d")  # error_cells, forced_cells per unit
-        self.steps = array("q")  # _STEP_INTS per step
+        self.steps = array("i")  # _STEP_INTS per step
         names = ("job", "decoder", "condition", "order", "case", "family")
         self.codes = {name: Interner() for name in names}
         self.codes["choice"] = Interner()
@@ -286,7 +288,7 @@ class PathsReader:
         # the same first-seen order, and give the tables' order without the outputs.
         condition = codes["condition"].code(str(record["condition"]))
         while len(self.latest) <= decoder:
-            self.latest.append(array("q"))
+            self.latest.append(array("i"))
         latest = self.latest[decoder]
         if len(latest) <= job:
             latest.extend([_ABSENT] * (job + 1 - len(latest)))
@@ -301,7 +303,8 @@ class PathsReader:
         latest[job] = len(self.floats) // 2
         start = len(self.steps) // len(_STEP_INTS)
         # One extend per row (stride arrays): appending column by column cost twice as much.
-        self.units.extend(
+        self.units = _extended(
+            self.units,
             (
                 job,
                 decoder,
@@ -312,32 +315,33 @@ class PathsReader:
                 int(record.get("repeat") or 0),
                 *tail,
                 start,
-            )
+            ),
         )
         self.floats.extend(floats)
-        self.steps.extend(fields)
+        self.steps = _extended(self.steps, fields)
         for offset, bounds in cuts:
             self.cuts[start + offset] = bounds
 
     def table(self, orders: tuple[str, str]) -> PathTable:
         """The columns as numpy arrays, the last line per (job, decoder) winning, and the
         steps both ``orders`` shared paired."""
-        latest = [np.frombuffer(column, np.int64) for column in self.latest]
+        latest = [np.frombuffer(column, np.int32) for column in self.latest]
         alive = np.zeros(len(self.floats) // 2, bool)
         for column in latest:
             alive[column[column >= 0]] = True
-        ints = np.frombuffer(self.units, np.int64).reshape(-1, len(_UNIT_INTS))[alive]
+        ints = _columns(self.units, len(_UNIT_INTS))[alive]
         floats = np.frombuffer(self.floats, np.float64).reshape(-1, 2)[alive]
         unit: dict[str, np.ndarray] = {n: ints[:, i].copy() for i, n in enumerate(_UNIT_INTS)}
         unit |= {"error_cells": floats[:, 0].copy(), "forced_cells": floats[:, 1].copy()}
         del ints, floats
         # Step columns are strided views of the one flat buffer (no copy: 90 MB at 100×).
-        flat = np.frombuffer(self.steps, np.int64).reshape(-1, len(_STEP_INTS))
+        flat = _columns(self.steps, len(_STEP_INTS))
         step = {name: flat[:, i] for i, name in enumerate(_STEP_INTS)}
         names = {name: tuple(codes.strings) for name, codes in self.codes.items()}
         n_decoders = max(len(names["decoder"]), 1)
         unit_at = np.full(len(names["job"]) * n_decoders, -1, np.int64)
-        unit_at[unit["job"] * n_decoders + unit["decoder"]] = np.arange(len(unit["job"]))
+        at = unit["job"].astype(np.int64) * n_decoders + unit["decoder"]
+        unit_at[at] = np.arange(len(unit["job"]))
         # Which steps both option orders of one case shared (fills step["pair"]).
         first, second, depth = pair_steps(unit, step, self.cuts, names["order"], orders)
         return PathTable(
@@ -359,6 +363,22 @@ class PathsReader:
                 )
             ),
         )
+
+
+def _extended(stride: array[int], row: Any) -> array[int]:
+    """``stride`` with ``row`` appended, widened to int64 first if a value needs it."""
+    size = len(stride)
+    try:
+        stride.extend(row)
+    except OverflowError:  # extend appends item by item: drop the part-row first
+        stride = array("q", stride[:size])
+        stride.extend(row)
+    return stride
+
+
+def _columns(stride: array[int], width: int) -> np.ndarray:
+    """A stride array as a (rows, width) NumPy view."""
+    return np.frombuffer(stride, np.dtype(f"i{stride.itemsize}")).reshape(-1, width)
 
 
 def read_paths(path: Path, orders: tuple[str, str] = ("ascending", "reversed")) -> PathTable:

@@ -41,7 +41,8 @@ class Outputs:
     the output failed. ``ape``/``nae`` are in percent; ``within5`` is 1.0, 0.0 or NaN.
     """
 
-    job: tuple[str, ...]
+    job_code: np.ndarray  # into ``job_names``, in first-seen order
+    job_names: tuple[str, ...]
     decoder: np.ndarray
     decoder_names: tuple[str, ...]
     condition: np.ndarray
@@ -56,16 +57,14 @@ class Outputs:
     family_names: tuple[str, ...]  # sorted (numerically when whole numbers)
     repeat: np.ndarray
     ok: np.ndarray
-    target: np.ndarray
-    value: np.ndarray
     n_cells: np.ndarray
-    ape: np.ndarray
-    nae: np.ndarray
-    index: np.ndarray
-    within5: np.ndarray
     rounds: np.ndarray  # -1 where not recorded
-    target_text: tuple[str, ...]
-    value_text: tuple[str | None, ...]
+    # Per output, a code into the distinct (target, value, L, eps, N) seen: ``numbers`` has
+    # one row (y, ŷ, APE, NAE, index, within5) per code, ``texts`` (target, value) as read.
+    number: np.ndarray
+    numbers: np.ndarray
+    target_texts: tuple[str, ...]
+    value_texts: tuple[str | None, ...]
     decreased: np.ndarray  # extra.decreased of threshold decoders: 1 true, 0 false, -1 absent
     n_simulated: int
     stats: LogStats
@@ -73,7 +72,57 @@ class Outputs:
     imported: frozenset[str] = frozenset()  # decoders added by ``numericjev import-predictions``
 
     def __len__(self) -> int:
-        return len(self.job)
+        return len(self.job_code)
+
+    @property
+    def job(self) -> tuple[str, ...]:
+        """The job id per output (built from the codes on each access: bind it once)."""
+        names = self.job_names
+        return tuple(names[i] for i in self.job_code.tolist())
+
+    # The number columns, gathered from ``numbers`` when asked for (a 1000× run has 6.1
+    # million outputs but a few hundred distinct numbers): bind one to a local in a loop.
+    @property
+    def target(self) -> np.ndarray:
+        """y per output."""
+        return self.numbers[:, 0][self.number]
+
+    @property
+    def value(self) -> np.ndarray:
+        """ŷ per output (NaN where the output failed)."""
+        return self.numbers[:, 1][self.number]
+
+    @property
+    def ape(self) -> np.ndarray:
+        """Absolute percentage error per output, in percent."""
+        return self.numbers[:, 2][self.number]
+
+    @property
+    def nae(self) -> np.ndarray:
+        """Normalised absolute error per output, in percent."""
+        return self.numbers[:, 3][self.number]
+
+    @property
+    def index(self) -> np.ndarray:
+        """The grid index of ŷ per output."""
+        return self.numbers[:, 4][self.number]
+
+    @property
+    def within5(self) -> np.ndarray:
+        """1.0, 0.0 or NaN per output: ŷ within 5% of y."""
+        return self.numbers[:, 5][self.number]
+
+    @property
+    def target_text(self) -> tuple[str, ...]:
+        """y per output as the log wrote it."""
+        texts = self.target_texts
+        return tuple(texts[i] for i in self.number.tolist())
+
+    @property
+    def value_text(self) -> tuple[str | None, ...]:
+        """ŷ per output as the log wrote it (None where the output failed)."""
+        texts = self.value_texts
+        return tuple(texts[i] for i in self.number.tolist())
 
 
 def family_sort_key(name: str) -> tuple[int, int, str]:
@@ -85,7 +134,6 @@ def family_sort_key(name: str) -> tuple[int, int, str]:
 
 
 _NO_VALUE = (math.nan, math.nan, math.nan, math.nan, math.nan)
-_CACHE_LIMIT = 200_000  # entries; bounds memory on logs with few repeated numbers
 
 
 def _numbers(target: Any, value: Any, lower: Any, eps: Any, n_cells: Any) -> tuple[float, ...]:
@@ -104,28 +152,29 @@ def _numbers(target: Any, value: Any, lower: Any, eps: Any, n_cells: Any) -> tup
 
 
 _FLOATS = 6  # y, ŷ, APE, NAE, index, within5
-_INTS = 13  # decoder … family codes, repeat, ok, N, rounds, decreased, simulated, oracle
+_INTS = 13  # decoder … family codes, repeat, ok, N, rounds, decreased, number code, flags
 
 
 class OutputsReader:
     """Builds the columns of an Outputs while outputs.jsonl streams past (``add`` per line).
 
-    Rows go straight into typed stride arrays and strings are interned, so that nothing per
-    output stays behind but its numbers: a 100× affine run has 614,400 outputs, but only
-    102,400 job names and a few hundred distinct targets and values.
+    Rows go straight into one int32 stride array and strings are interned, so that nothing
+    per output stays behind but its codes: a 100× affine run has 614,400 outputs, but only
+    102,400 job names and a few hundred distinct (target, value, L, eps, N), each decoded
+    once and then referred to by its code.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.codes = {name: Interner() for name in ("decoder", "condition", "order", "domain")}
         self.codes["case"], self.codes["family"] = Interner(), Interner()
-        self.text: dict[str, str] = {}  # job names, targets and values, one object each
-        self.cache: dict[tuple[Any, ...], tuple[float, ...]] = {}
-        self.ints = array("q")
-        self.floats = array("d")
-        self.jobs: list[str] = []
-        self.targets: list[str] = []
+        self.text: dict[str, str] = {}  # job names, one object each
+        self.number_codes: dict[tuple[Any, ...], int] = {}
+        self.numbers = array("d")  # _FLOATS per code
+        self.targets: list[str] = []  # per code
         self.values: list[str | None] = []
+        self.ints = array("i")  # _INTS per row (int64 once a value needs it)
+        self.jobs = array("i")  # per row, its job id
         # Per decoder code, by job id: the row, or -1. Typed arrays, not a dict keyed by
         # (job, decoder), which would hold a tuple per output (614,400 at 100×).
         self.job_ids: dict[str, int] = {}
@@ -140,32 +189,52 @@ class OutputsReader:
     def add(self, lineno: int, record: OutputLine) -> None:
         """Read one line; a malformed one is refused with its line number."""
         try:
-            ints, floats, job, target, value = self._row(record)
+            ints, job = self._row(record)
         except (ValueError, TypeError) as exc:
             raise bad_output_line(self.path, lineno, exc) from exc
         if "imported" in record:
             self.imported.add(self.codes["decoder"].strings[ints[0]])
         job_id = self.job_ids.setdefault(job, len(self.job_ids))
         while len(self.rows) <= ints[0]:
-            self.rows.append(array("q"))
+            self.rows.append(array("i"))
         rows = self.rows[ints[0]]
         if len(rows) <= job_id:
             rows.extend([-1] * (job_id + 1 - len(rows)))
         at = rows[job_id]
         if at < 0:
             rows[job_id] = len(self.jobs)
-            self.jobs.append(job)
-            self.targets.append(target)
-            self.values.append(value)
-            self.ints.extend(ints)
-            self.floats.extend(floats)
+            self.jobs.append(job_id)
+            self._extend(ints)
         else:  # the harness wrote this (job, decoder) twice: keep the last
             self.duplicates += 1
-            self.jobs[at], self.targets[at], self.values[at] = job, target, value
-            self.ints[at * _INTS : (at + 1) * _INTS] = array("q", ints)
-            self.floats[at * _FLOATS : (at + 1) * _FLOATS] = array("d", floats)
+            self.jobs[at] = job_id
+            if self.ints.typecode != "q" and any(abs(n) >= 2**31 for n in ints):
+                self.ints = array("q", self.ints)
+            self.ints[at * _INTS : (at + 1) * _INTS] = array(self.ints.typecode, ints)
 
-    def _row(self, record: OutputLine) -> tuple[tuple[int, ...], tuple[float, ...], str, str, Any]:
+    def _extend(self, ints: tuple[int, ...]) -> None:
+        size = len(self.ints)
+        try:
+            self.ints.extend(ints)
+        except OverflowError:  # a number past int32 (N of a vast grid): widen once
+            self.ints = array("q", self.ints[:size])  # extend appends item by item
+            self.ints.extend(ints)
+
+    def _number_code(self, key: tuple[Any, ...]) -> int:
+        """The code of (target, value, L, eps, N), decoded exactly the first time."""
+        try:
+            code = self.number_codes.get(key)
+        except TypeError:  # unhashable field (a list, an object): let the parser explain
+            _numbers(*key)
+            raise
+        if code is None:
+            self.numbers.extend(_numbers(*key))
+            self.targets.append(str(key[0]))
+            self.values.append(None if key[1] is None else str(key[1]))
+            code = self.number_codes[key] = len(self.targets) - 1
+        return code
+
+    def _row(self, record: OutputLine) -> tuple[tuple[int, ...], str]:
         try:
             job = self._shared(record["job"])
             decoder, condition, order = record["decoder"], record["condition"], record["order"]
@@ -182,16 +251,8 @@ class OutputsReader:
         if not ok:
             key = (*key[:1], None, *key[2:])  # a failed output's value, if any, is not used
         # Targets, bounds and grid values repeat across decoders, orders and conditions, so
-        # the exact decimal work is cached on the raw strings (10^5 lines: 2.6 s -> 1.0 s).
-        try:
-            numbers = self.cache.get(key)
-        except TypeError:  # unhashable field (a list, an object): let the parser explain
-            numbers = None
-        if numbers is None:
-            numbers = _numbers(*key)
-            if len(self.cache) >= _CACHE_LIMIT:
-                self.cache.clear()
-            self.cache[key] = numbers
+        # the exact decimal work is done once per distinct raw key (10^5 lines: 2.6 s -> 1.0 s).
+        number = self._number_code(key)
         rounds = record.get("rounds")
         case = str(record.get("case", job))
         # Threshold decoders record whether the raw CDF answers decreased before projection
@@ -212,50 +273,51 @@ class OutputsReader:
             key[4],
             rounds if isinstance(rounds, int) and not isinstance(rounds, bool) else -1,
             int(flag) if isinstance(flag, bool) else -1,
-            record.get("simulated") is True,
-            record.get("oracle") is True,
+            number,
+            (record.get("simulated") is True) + 2 * (record.get("oracle") is True),
         )
-        value = self._shared(key[1]) if ok else None
-        return ints, numbers, job, self._shared(target), value
+        return ints, job
 
     def result(self, stats: LogStats) -> Outputs:
-        """The columns as numpy arrays (views of the typed arrays, which never grow again)."""
-        ints = np.frombuffer(self.ints, np.int64).reshape(-1, _INTS)
-        floats = np.frombuffer(self.floats, np.float64).reshape(-1, _FLOATS)
+        """The columns as numpy arrays (narrowed copies; the stride array is then freed)."""
+        ints = np.frombuffer(self.ints, np.dtype(f"i{self.ints.itemsize}")).reshape(-1, _INTS)
+        numbers = np.frombuffer(self.numbers, np.float64).reshape(-1, _FLOATS).copy()
         codes = self.codes
         # Family codes are re-numbered in sorted order so that bootstrap resamples do not
         # depend on the (shuffled, resumable) order in which jobs were written.
         family_names = sorted(codes["family"].strings, key=family_sort_key)
         rank = {name: i for i, name in enumerate(family_names)}
         remap = np.array([rank[n] for n in codes["family"].strings] or [0], np.int64)
+        columns = [narrow(ints[:, i]) for i in range(_INTS)]
+        del ints
+        job_names = tuple(self.job_ids)  # in id order: a dict keeps insertion order
+        jobs = narrow(np.frombuffer(self.jobs, np.int32))
+        self.ints, self.rows, self.job_ids, self.jobs = array("i"), [], {}, array("i")
         return Outputs(
-            job=tuple(self.jobs),
-            decoder=narrow(ints[:, 0]),
+            job_code=jobs,
+            job_names=job_names,
+            decoder=columns[0],
             decoder_names=tuple(codes["decoder"].strings),
-            condition=narrow(ints[:, 1]),
+            condition=columns[1],
             condition_names=tuple(codes["condition"].strings),
-            order=narrow(ints[:, 2]),
+            order=columns[2],
             order_names=tuple(codes["order"].strings),
-            domain=narrow(ints[:, 3]),
+            domain=columns[3],
             domain_names=tuple(codes["domain"].strings),
-            case=narrow(ints[:, 4]),
+            case=columns[4],
             case_names=tuple(codes["case"].strings),
-            family=narrow(remap[ints[:, 5]]),
+            family=narrow(remap[columns[5]]),
             family_names=tuple(family_names),
-            repeat=narrow(ints[:, 6]),
-            ok=ints[:, 7].astype(bool),
-            target=floats[:, 0].copy(),
-            value=floats[:, 1].copy(),
-            ape=floats[:, 2].copy(),
-            nae=floats[:, 3].copy(),
-            index=floats[:, 4].copy(),
-            within5=floats[:, 5].copy(),
-            n_cells=narrow(ints[:, 8]),
-            rounds=narrow(ints[:, 9]),
-            target_text=tuple(self.targets),
-            value_text=tuple(self.values),
-            decreased=narrow(ints[:, 10]),
-            n_simulated=int(ints[:, 11].sum()),
+            repeat=columns[6],
+            ok=columns[7].astype(bool),
+            n_cells=columns[8],
+            rounds=columns[9],
+            number=columns[11],
+            numbers=numbers,
+            target_texts=tuple(self.targets),
+            value_texts=tuple(self.values),
+            decreased=columns[10],
+            n_simulated=int(np.count_nonzero(columns[12] & 1)),
             # duplicates: lines the reader skipped as repeats (seq), and keys written twice
             stats=LogStats(
                 stats.present,
@@ -263,7 +325,7 @@ class OutputsReader:
                 stats.torn_last_line,
                 stats.duplicates + self.duplicates,
             ),
-            n_oracle=int(ints[:, 12].sum()),
+            n_oracle=int(np.count_nonzero(columns[12] & 2)),
             imported=frozenset(self.imported),
         )
 

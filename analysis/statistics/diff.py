@@ -129,6 +129,9 @@ def _changes(a: Outputs, b: Outputs, design: Design, top: int) -> tuple[Any, ...
     changed = np.zeros_like(compared)
     status = np.zeros_like(compared)
     keys_a, keys_b = _row_keys(a), _row_keys(b)
+    # Per-output columns gathered once (they are built from codes on each access).
+    text_a, text_b, target_a = a.value_text, b.value_text, a.target_text
+    ape_a, ape_b = a.ape, b.ape
     found: list[ChangedOutput] = []
     for key in keys_a.keys() | keys_b.keys():
         i, j = keys_a.get(key), keys_b.get(key)
@@ -141,7 +144,7 @@ def _changes(a: Outputs, b: Outputs, design: Design, top: int) -> tuple[Any, ...
         if not a.ok[i]:
             continue
         compared[d, c] += 1
-        if _same_value(a.value_text[i], b.value_text[j]):
+        if _same_value(text_a[i], text_b[j]):
             continue
         changed[d, c] += 1
         found.append(
@@ -150,11 +153,11 @@ def _changes(a: Outputs, b: Outputs, design: Design, top: int) -> tuple[Any, ...
                 decoder=key[1],
                 condition=design.conditions[c],
                 domain=a.domain_names[a.domain[i]],
-                target=a.target_text[i],
-                value_a=str(a.value_text[i]),
-                value_b=str(b.value_text[j]),
-                ape_a=float(a.ape[i]),
-                ape_b=float(b.ape[j]),
+                target=target_a[i],
+                value_a=str(text_a[i]),
+                value_b=str(text_b[j]),
+                ape_a=float(ape_a[i]),
+                ape_b=float(ape_b[j]),
             )
         )
     # Largest |ΔAPE| first (undefined APE, target 0, last); job id then decoder break ties

@@ -45,7 +45,7 @@ def threshold_decreases(
         def jobs(keep: np.ndarray, rows: np.ndarray = rows) -> set[str]:
             # Distinct job ids: the loader keeps one row per (job, decoder) already, but
             # counting ids states the unit and would stay right if that ever changed.
-            return {outputs.job[i] for i in rows[keep]}
+            return {outputs.job_names[i] for i in outputs.job_code[rows[keep]].tolist()}
 
         recorded = jobs(flags >= 0)
         everything = jobs(np.ones(len(rows), dtype=bool))

@@ -72,6 +72,7 @@ def history_readouts(outputs: Outputs, design: Design) -> tuple[HistoryReadout, 
     collapsed. Dates sort by name, which for ISO dates is chronological.
     """
     readouts = []
+    targets = outputs.target_text  # built from codes on each access: once
     for decoder in design.decoders:
         if decoder not in outputs.decoder_names:
             continue
@@ -89,7 +90,7 @@ def history_readouts(outputs: Outputs, design: Design) -> tuple[HistoryReadout, 
             if not len(rows):
                 continue
             # One close per date; should a log ever disagree, show every value, not one.
-            references = dict.fromkeys(outputs.target_text[i] for i in rows)
+            references = dict.fromkeys(targets[i] for i in rows.tolist())
             summaries = tuple(_summary(outputs, np.flatnonzero(m & on_date)) for m in by_condition)
             dates.append(HistoryDate(date, " / ".join(references), summaries))
         overall = tuple(_summary(outputs, np.flatnonzero(m)) for m in by_condition)

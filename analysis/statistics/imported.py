@@ -21,6 +21,7 @@ def order_free_decoders(outputs: Outputs) -> frozenset[str]:
     if len(outputs.order_names) < 2:
         return frozenset()
     free = set()
+    values = outputs.value  # gathered once: built from codes on each access
     for name in outputs.imported:
         d = outputs.decoder_names.index(name)
         rows = np.flatnonzero((outputs.decoder == d) & outputs.ok)
@@ -28,7 +29,7 @@ def order_free_decoders(outputs: Outputs) -> frozenset[str]:
         agree = True
         for i in rows.tolist():
             key = (int(outputs.case[i]), int(outputs.condition[i]), int(outputs.repeat[i]))
-            value = float(outputs.value[i])
+            value = float(values[i])
             if seen.setdefault(key, value) != value:
                 agree = False
                 break

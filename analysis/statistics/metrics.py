@@ -82,9 +82,10 @@ def _ratio(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def code_positions(names: tuple[str, ...], order: tuple[str, ...]) -> np.ndarray:
-    """Map codes into ``names`` to positions in ``order`` (-1 where absent)."""
+    """Map codes into ``names`` to positions in ``order`` (-1 where absent), as int32: indexed
+    by a code column, it gives one position per output (keys built from several cast first)."""
     where = {name: i for i, name in enumerate(order)}
-    return np.array([where.get(n, -1) for n in names] + [-1], dtype=np.int64)[:-1]
+    return np.array([where.get(n, -1) for n in names] + [-1], dtype=np.int32)[:-1]
 
 
 _EMPTY = (np.empty(0, np.int64), np.empty(0, np.int64))

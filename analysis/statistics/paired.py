@@ -61,8 +61,7 @@ class PairedTotals:
 
 def job_codes(outputs: Outputs) -> tuple[np.ndarray, int]:
     """A dense int code per row for its job id (first-seen order), and how many jobs."""
-    index = {job: i for i, job in enumerate(dict.fromkeys(outputs.job))}
-    return np.fromiter(map(index.__getitem__, outputs.job), np.int64, len(outputs)), len(index)
+    return outputs.job_code.astype(np.int64), len(outputs.job_names)
 
 
 def common_with_reference(
@@ -91,10 +90,9 @@ def common_with_reference(
 
 
 def _ok_keys(outputs: Outputs) -> dict[tuple[str, str], int]:
-    names = outputs.decoder_names
-    return {
-        (outputs.job[i], names[outputs.decoder[i]]): i for i in np.flatnonzero(outputs.ok).tolist()
-    }
+    names, jobs = outputs.decoder_names, outputs.job_names
+    code, decoder = outputs.job_code, outputs.decoder
+    return {(jobs[code[i]], names[decoder[i]]): i for i in np.flatnonzero(outputs.ok).tolist()}
 
 
 def common_outputs(
