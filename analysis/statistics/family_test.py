@@ -41,10 +41,10 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-from scipy.stats import t as student
 
 from .bootstrap import resample_weights
 from .skew_tests import bootstrap_t_critical, bootstrap_t_replicates, two_sided_p
+from .student import student_ppf, student_sf
 
 __all__ = [
     "DEFAULT_FLIPS",
@@ -180,13 +180,13 @@ def _t_p(flips: _Flips, testable: np.ndarray, null: np.ndarray | float) -> np.nd
         t = np.abs(flips.delta - null) / flips.se()
         # No spread at all: any difference from the null is certain, none is no evidence.
         t = np.where(np.isnan(t), 0.0, t)
-        p = 2 * student.sf(t, np.maximum(flips.groups - 1, 1))
+        p = 2 * student_sf(t, np.maximum(flips.groups - 1, 1))
     return np.where(testable, p, np.nan)
 
 
 def _t_critical(flips: _Flips, level: float) -> np.ndarray:
     """Student's t quantile at ``level`` with G-1 degrees of freedom, per column."""
-    return np.asarray(student.ppf(level, np.maximum(flips.groups - 1, 1)), np.float64)
+    return np.asarray(student_ppf(level, np.maximum(flips.groups - 1, 1)), np.float64)
 
 
 def _flips(

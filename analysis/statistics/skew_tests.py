@@ -26,7 +26,8 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from scipy.stats import t as student
+
+from .student import student_ppf, student_sf
 
 __all__ = [
     "Tails",
@@ -189,7 +190,7 @@ def hall_t_p(d: np.ndarray, n: np.ndarray, null: np.ndarray | float = 0.0) -> np
         moved = t + a * t**2 + a * a * t**3 / 3 + b
     moved = np.where(np.isfinite(t), moved, t)
     groups = cr1(d, n)[2]
-    p = 2 * student.sf(np.abs(moved), np.maximum(groups - 1, 1))
+    p = 2 * student_sf(np.abs(moved), np.maximum(groups - 1, 1))
     return np.where(testable, p, np.nan)
 
 
@@ -200,7 +201,7 @@ def hall_t_interval(
     with ``g^-1(y) = (cbrt(1 + 3a (y - b)) - 1) / a`` (``y - b`` when the skewness is 0)."""
     delta, se, groups = cr1(d, n)
     a, b = _hall_terms(d, n)
-    c = student.ppf(1 - alpha / 2, np.maximum(groups - 1, 1))
+    c = student_ppf(1 - alpha / 2, np.maximum(groups - 1, 1))
 
     def inverse(y: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
