@@ -34,7 +34,7 @@ def fit_parser() -> argparse.ArgumentParser:
             "with a pattern move of every moved knob at once after each pass, for the "
             "smallest mean squared log-ratio over MAPE, NMAE, ordering and affine gaps (and "
             "MAPE per domain). It then says per knob what the run knows of it: it refits "
-            f"--refits more targets drawn like the run (a sim run's knobs at other seeds; "
+            "--refits more targets drawn like the run (a sim run's knobs at other seeds; "
             "else a bootstrap of the run's families) and prints 'identified' when every fit "
             f"lies within {TOLERANCE:.0%} of their median (the interval is their range), "
             f"'weakly identified' within a factor {WEAK:g}, else 'not identified'; a knob "
@@ -105,10 +105,14 @@ def fit_command(args: argparse.Namespace) -> int:
     run_dir = Path(resolve_run(args.run))
     started = time.monotonic()
 
-    def progress(f: Fit) -> None:
+    fits = 1 + args.refits
+
+    def progress(i: int, f: Fit) -> None:
         if not args.quiet:
+            which = "the run" if i == 0 else "a redraw of the run"
             print(
-                f"fit-sim: {f.evaluations} sims, {time.monotonic() - started:.0f}s, distance {f.distance:.4f}",
+                f"fit-sim: fit {i + 1} of {fits} ({which}): {f.evaluations} tries, "
+                f"{time.monotonic() - started:.0f}s, distance {f.distance:.4f}",
                 file=sys.stderr,
             )
 

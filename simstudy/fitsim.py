@@ -56,12 +56,13 @@ def fit_run(
     rounds: int = 2,
     seeds: int = 1,
     start: SimParams | None = None,
-    progress: Callable[[Fit], None] | None = None,
+    progress: Callable[[int, Fit], None] | None = None,
     refits: int = REFITS,
 ) -> FitResult:
     """Fit ``knobs`` of the sim to the run at ``run_dir`` (the others stay at ``start``),
     and (``refits`` > 0) say per knob whether the run identifies it: the profile around the
-    fit, and ``refits`` more fits to targets drawn like the run (``simstudy.refits``)."""
+    fit, and ``refits`` more fits to targets drawn like the run (``simstudy.refits``).
+    ``progress(i, fit)`` follows each fit: ``i`` 0 for the run's, r for the r-th refit."""
     unknown = [k for k in knobs if k not in RATES]
     if unknown:
         raise ConfigError(
@@ -93,16 +94,17 @@ def fit_run(
 
         return per_seed
 
-    def fit_to(wanted: Profile, first_seed: int) -> tuple[Fit, Callable[..., float]]:
+    def fit_to(wanted: Profile, first_seed: int, which: int) -> tuple[Fit, Callable[..., float]]:
         per_seed = scorer(wanted, first_seed)
+        told = None if progress is None else (lambda f: progress(which, f))
 
         def evaluate(values: Mapping[str, float]) -> float:
             return statistics.fmean(per_seed(values))
 
-        found = fit(evaluate, initial, knobs, bounds=bounds, rounds=rounds, progress=progress)
+        found = fit(evaluate, initial, knobs, bounds=bounds, rounds=rounds, progress=told)
         return found, evaluate
 
-    result, evaluate = fit_to(target, FIT_SEED)
+    result, evaluate = fit_to(target, FIT_SEED, 0)
     known: tuple[Agreement, ...] = ()
     if refits > 0:
         # The distance's spread over the fit's seeds at the fitted knobs: a knob move that
@@ -113,7 +115,7 @@ def fit_run(
         profile = identify(evaluate, result, knobs, bounds, paired, noise)
         redraws = redrawn_targets(run_dir, run.manifest.raw, suite, name, refits)
         again = [
-            fit_to(wanted, FIT_SEED + REFIT_SEED * (r + 1))[0].knobs
+            fit_to(wanted, FIT_SEED + REFIT_SEED * (r + 1), r + 1)[0].knobs
             for r, wanted in enumerate(redraws)
         ]
         known = agreements(knobs, result.knobs, again, profile)
