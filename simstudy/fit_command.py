@@ -94,6 +94,7 @@ def sim_params(spec: str) -> SimParams:
 
 
 def fit_command(args: argparse.Namespace) -> int:
+    """Run ``numericjev fit-sim`` on parsed ``args``; bad input raises ConfigError."""
     from harness.errors import ConfigError
 
     knobs = [k.strip() for k in args.knobs.split(",") if k.strip()]
@@ -164,7 +165,7 @@ def knob_table(known: Sequence[Agreement]) -> str:
     if not known:
         return "(--refits 0: no knob judged; the fitted values are not measurements)\n"
     lines = [
-        "| knob | fitted | fits over the run's redraws | distance x0.7 | distance x1.43 | the run |",
+        "| knob | fitted | fits (the run and its redraws) | distance x0.7 | distance x1.43 | the run |",
         "| :-- | --: | --: | --: | --: | :-- |",
     ]
     for i in known:

@@ -94,7 +94,9 @@ def fit_run(
 
         return per_seed
 
-    def fit_to(wanted: Profile, first_seed: int, which: int) -> tuple[Fit, Callable[..., float]]:
+    def fit_to(
+        wanted: Profile, first_seed: int, which: int
+    ) -> tuple[Fit, Callable[..., float], Callable[[Mapping[str, float]], list[float]]]:
         per_seed = scorer(wanted, first_seed)
         told = None if progress is None else (lambda f: progress(which, f))
 
@@ -102,14 +104,14 @@ def fit_run(
             return statistics.fmean(per_seed(values))
 
         found = fit(evaluate, initial, knobs, bounds=bounds, rounds=rounds, progress=told)
-        return found, evaluate
+        return found, evaluate, per_seed
 
-    result, evaluate = fit_to(target, FIT_SEED, 0)
+    result, evaluate, per_seed = fit_to(target, FIT_SEED, 0)
     known: tuple[Agreement, ...] = ()
     if refits > 0:
         # The distance's spread over the fit's seeds at the fitted knobs: a knob move that
         # changes the distance less is not seen (the profile's bar).
-        at_fit = scorer(target, FIT_SEED)(result.knobs)
+        at_fit = per_seed(result.knobs)
         noise = statistics.stdev(at_fit) if len(at_fit) > 1 else 0.0
         paired = len(knobs) <= PAIRED_UP_TO
         profile = identify(evaluate, result, knobs, bounds, paired, noise)

@@ -123,7 +123,7 @@ def test_the_command_prints_the_spec_and_both_columns(
                "2", "--quiet") == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "fitted spec: sim:" in out
-    assert "| confusion |" in out and "fits over the run's redraws" in out
+    assert "| confusion |" in out and "fits (the run and its redraws)" in out
     assert "| Figure (%)" in out and "fitted sim (SIMULATED)" in out
     # The JSON without refits (the fast path): no knob judged, and it says so.
     assert cli("fit-sim", str(small_run), "--knobs", "confusion", "--rounds", "1", "--quiet",
