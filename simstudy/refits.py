@@ -3,10 +3,11 @@
 A fit matches one run, and that run is one draw: another draw of the same model would ask
 the fit for other knobs. So ``fit-sim`` fits REFITS more targets drawn like the run (other
 sim seeds of its knobs when the run is a sim run, a bootstrap of its families otherwise),
-each with its own sim seeds, and calls a knob identified only when every fit lands within
+each with its own sim seeds and from its own start (``jittered``), and calls a knob identified only when every fit lands within
 TOLERANCE of their median; its interval is the fits' range. A knob the distance does not
-move (the profile, ``fitting.identify``) is not identified whatever its refits say: a
-search leaves such a knob where it started, so its refits agree without measuring it.
+move (the profile, ``fitting.identify``) is not identified whatever its refits say.
+Refits from one start agreed where the run does not pin a knob (a search stops near its
+start along a valley between two knobs: measured, docs/models.md), hence the jittered starts.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from simstudy.profile import Profile, profile_of_records
 from simstudy.simulate import simulate, with_knobs
 
 REFITS = 3  # resampled targets refitted by default (each costs one more fit)
+JITTER = 2.0  # a refit starts at each knob's start times a factor in [1/JITTER, JITTER]
 TOLERANCE = 0.3  # identified: every fit within 30% of the fits' median
 WEAK = 2.0  # weakly identified: every fit within a factor of 2 of the median
 TARGET_SEED = 10_000  # a sim run's redraws: its seed + TARGET_SEED * (r + 1)
@@ -108,6 +110,21 @@ def agreements(
     """One Agreement per knob from the run's fit, the redraws' fits and the profile."""
     by_knob = {p.knob: p for p in profile}
     return tuple(Agreement(k, fitted[k], tuple(r[k] for r in refits), by_knob[k]) for k in knobs)
+
+
+def jittered(
+    start: Mapping[str, float], bounds: Mapping[str, tuple[float, float]], r: int
+) -> dict[str, float]:
+    """Refit ``r``'s start: each knob times a seeded log-uniform factor within JITTER
+    (clipped to its bounds; a knob at 0 starts at up to 0.01 * JITTER)."""
+    rng = random.Random(f"refit-start/{r}")
+    out = {}
+    for name, value in start.items():
+        lo, hi = bounds[name]
+        factor = JITTER ** rng.uniform(-1.0, 1.0)
+        moved = value * factor if value > 0 else 0.01 * factor
+        out[name] = float(f"{min(max(moved, lo), hi):.3g}")
+    return out
 
 
 def redrawn_targets(

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from simstudy.fitsim import fit_run
 from simstudy.fitting import Identification, distance, fit, identify
-from simstudy.refits import Agreement, redrawn_targets
+from simstudy.refits import Agreement, jittered, redrawn_targets
 from tests.runhelpers import cli
 
 KNOWN = {"confusion": 0.4, "slip_digit": 0.5}  # both far from their defaults
@@ -62,12 +62,20 @@ def test_a_fit_moves_a_knob_toward_the_run(small_run: Path) -> None:
 
 
 def test_a_knob_the_run_cannot_see_is_not_identified(small_run: Path) -> None:
-    # The run has no bit decoder: slip_bit moves nothing, so every refit leaves it where it
-    # started and they agree; the flat profile still says the run does not measure it.
+    # The run has no bit decoder: slip_bit moves nothing, so every refit leaves it at its
+    # own (jittered) start; the flat profile says the run does not measure it.
     result = fit_run(small_run, ("slip_bit",), rounds=1, seeds=1, refits=2)
     (only,) = result.identification
-    assert only.refits == (only.value, only.value) and only.verdict == "not identified"
-    assert "barely moves" in only.why
+    assert only.value == 0.045 and only.verdict == "not identified"
+    assert "barely moves" in only.why and len(set(only.refits)) == 2
+
+
+@given(st.integers(0, 50), st.floats(0.0, 1.0))
+def test_a_refit_starts_within_a_factor_two_of_the_start(r: int, value: float) -> None:
+    start = jittered({"k": value}, {"k": (0.0, 1.0)}, r)["k"]
+    assert 0.0 <= start <= 1.0 and start == jittered({"k": value}, {"k": (0.0, 1.0)}, r)["k"]
+    if value > 0.01:
+        assert value / 2.01 <= start <= min(value * 2.01, 1.0)
 
 
 def test_refits_of_a_sim_run_redraw_it_at_other_seeds(small_run: Path) -> None:
