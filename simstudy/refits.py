@@ -3,11 +3,12 @@
 A fit matches one run, and that run is one draw: another draw of the same model would ask
 the fit for other knobs. So ``fit-sim`` fits REFITS more targets drawn like the run (other
 sim seeds of its knobs when the run is a sim run, a bootstrap of its families otherwise),
-each with its own sim seeds and from its own start (``jittered``), and calls a knob identified only when every fit lands within
-TOLERANCE of their median; its interval is the fits' range. A knob the distance does not
-move (the profile, ``fitting.identify``) is not identified whatever its refits say.
-Refits from one start agreed where the run does not pin a knob (a search stops near its
-start along a valley between two knobs: measured, docs/models.md), hence the jittered starts.
+each with its own sim seeds and from its own start (``jittered``: a search stops near its
+start where the run leaves a knob free), and calls a knob identified only when every fit
+lands within TOLERANCE of their median; its interval is the fits' range. A knob the
+distance does not move (the profile, ``fitting.identify``) is not identified whatever its
+refits say. Refits show the fit's spread over draws, not its bias: on the affine suite
+the confounded pair's refits agreed on wrong values (docs/models.md).
 """
 
 from __future__ import annotations
