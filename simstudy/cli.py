@@ -6,64 +6,16 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import orjson
 
 from harness.backends.sim import SimParams
-from harness.backends.sim.params import RATES
 from harness.commands.common import OneLineParser
 from harness.errors import NumericJevError, RunFolderError
-from runfolder.finding import resolve_run
-from simstudy.fitsim import fit_run
-from simstudy.fitting import Fit
+from simstudy.fit_command import EXIT, fit_command, fit_parser, sim_params
 from simstudy.paper import affine_profile, exploratory_profile
 from simstudy.tables import side_by_side
 from simstudy.vs_paper import EXPLORATORY_SEEDS, HEADLINE, sim_profiles
-
-EXIT = "exit status: 0 done; 2 bad input (one line on stderr)."
-
-
-def _fit_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(
-        prog="numericjev fit-sim",
-        description=(
-            "Fit the built-in sim's knobs to a run's logs (any model's, a real one's above "
-            "all), print them as a model spec (sim:k=v,...), and show the fitted sim's "
-            "figures beside the run's. The fit replays the run's suite against the sim in "
-            "process (about a second per try for the affine suite) and searches one knob at "
-            "a time, with a pattern move of every moved knob at once after each pass, for the "
-            "smallest mean squared log-ratio over MAPE, NMAE, ordering and affine gaps (and "
-            "MAPE per domain). It then profiles the distance around the fit (each knob x0.7 "
-            "and x1.43; with up to 6 knobs, each pair in opposite directions) and prints per "
-            "knob whether the run identifies it: 'identified', 'weak' (the distance rises "
-            "less than 10%%) or 'trades off with K'. The fitted sim is SIMULATED: use it to "
-            "plan (numericjev power), never as a measurement."
-        ),
-    )
-    p.add_argument("run", help="a run folder, or 'latest'")
-    p.add_argument(
-        "--knobs",
-        default=",".join(RATES),
-        help=f"comma-separated knobs to fit (default: all rates: {', '.join(RATES)})",
-    )
-    p.add_argument("--rounds", type=int, default=2, help="passes over the knobs (default 2)")
-    p.add_argument(
-        "--seeds",
-        type=int,
-        default=1,
-        help="sim seeds averaged per try (default 1; more is steadier, slower)",
-    )
-    p.add_argument(
-        "--start",
-        default="sim",
-        help="the sim spec (or a sim profile's NAME from numericjev.toml) to start from "
-        "(default: sim's defaults)",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON (spec, knobs, both profiles)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    p.epilog = EXIT
-    return p
 
 
 def _paper_parser() -> argparse.ArgumentParser:
@@ -154,7 +106,7 @@ def _power_parser() -> argparse.ArgumentParser:
     return p
 
 
-PARSERS = {"fit-sim": _fit_parser, "sim-vs-paper": _paper_parser, "power": _power_parser}
+PARSERS = {"fit-sim": fit_parser, "sim-vs-paper": _paper_parser, "power": _power_parser}
 
 
 def parser(command: str) -> argparse.ArgumentParser:
@@ -168,7 +120,7 @@ def main(argv: Sequence[str]) -> int:
     args = parser(command).parse_args(rest)
     try:
         if command == "fit-sim":
-            return _fit(args)
+            return fit_command(args)
         if command == "power":
             return _power(args)
         return _vs_paper(args)
@@ -177,102 +129,8 @@ def main(argv: Sequence[str]) -> int:
         return 2
 
 
-def _params(spec: str) -> SimParams:
-    """The knobs of a ``sim[:k=v,...]`` spec or of a ``numericjev.toml`` profile's (one with
-    ``model = "sim"``), as ``--model NAME`` reads a profile everywhere (ConfigError else)."""
-    from harness.backends import parse_model
-    from harness.config import load_settings
-    from harness.errors import ConfigError
-
-    profile = load_settings().profile(spec)
-    model = parse_model(spec if profile is None else profile.spec_text())
-    if model.name != "sim":
-        what = f"profile {spec!r} ({profile.origin}) is not a sim's" if profile else f"{spec!r}"
-        raise ConfigError(
-            f"{what} is not a sim spec; give sim, sim:KNOB=VALUE,... or the name of a "
-            'profile with model = "sim"'
-        )
-    return SimParams.parse(model.sim)
-
-
-def _fit(args: argparse.Namespace) -> int:
-    from harness.errors import ConfigError
-
-    knobs = [k.strip() for k in args.knobs.split(",") if k.strip()]
-    if args.rounds < 1 or args.seeds < 1:
-        raise ConfigError("--rounds and --seeds must be at least 1")
-    start = _params(args.start)  # a bad spec is refused before the run is looked for
-    run_dir = Path(resolve_run(args.run))
-    started = time.monotonic()
-
-    def progress(f: Fit) -> None:
-        if not args.quiet:
-            print(
-                f"fit-sim: {f.evaluations} sims, {time.monotonic() - started:.0f}s, distance {f.distance:.4f}",
-                file=sys.stderr,
-            )
-
-    result = fit_run(
-        run_dir,
-        knobs,
-        rounds=args.rounds,
-        seeds=args.seeds,
-        start=start,
-        progress=progress,
-    )
-    if args.json:
-        out = {
-            "spec": result.spec,
-            "knobs": result.fit.knobs,
-            "distance": result.fit.distance,
-            "evaluations": result.fit.evaluations,
-            "run": result.run_profile,
-            "fitted_sim": result.sim_profile,
-            "identification": {
-                i.knob: {
-                    "verdict": i.verdict,
-                    "rise_down": i.down,
-                    "rise_up": i.up,
-                    "bar": i.bar,
-                }
-                for i in result.identification
-            },
-            "simulated": True,
-        }
-        sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return 0
-    print(f"# fit-sim {run_dir.name} (suite {result.suite})\n")
-    print(f"fitted spec: {result.spec}")
-    print(
-        f"distance {result.fit.distance:.4f} (mean squared log-ratio) after {result.fit.evaluations} "
-        f"simulated runs in {time.monotonic() - started:.0f}s\n"
-    )
-    bar = max((i.bar for i in result.identification), default=0.1)
-    print("| knob | fitted | distance x0.7 | distance x1.43 | the run |")
-    print("| :-- | --: | --: | --: | :-- |")
-    for i in result.identification:
-        print(f"| {i.knob} | {i.value:.3g} | {i.down:+.0%} | {i.up:+.0%} | {i.verdict} |")
-    print(
-        f"\nA knob is 'identified' when moving it alone by x0.7 or x1.43 raises the distance by "
-        f"{bar:.0%} or more (10%, or the distance's spread over the fit's sim seeds at the "
-        "fitted knobs if larger: with --seeds 1 that spread is unknown); 'weak' knobs are not "
-        "measurements, and knobs that trade off are fitted only jointly.\n"
-    )
-    print(
-        "> **The fitted sim's column is SIMULATED** — a stand-in to plan with, not a measurement.\n"
-    )
-    print(
-        "\n".join(
-            side_by_side(
-                [("run", result.run_profile), ("fitted sim (SIMULATED)", result.sim_profile)]
-            )
-        )
-    )
-    return 0
-
-
 def _vs_paper(args: argparse.Namespace) -> int:
-    params = _params(args.model)
+    params = sim_params(args.model)
     if args.seeds:
         return _sweep(params, args.seeds, dict(p.partition("=")[::2] for p in args.param))
     affine, exploratory = sim_profiles(params)
@@ -321,7 +179,7 @@ def _power(args: argparse.Namespace) -> int:
     from simstudy.power import pool, power_table
     from simstudy.simulate import with_knobs
 
-    base = _params(args.model)
+    base = sim_params(args.model)
     try:
         families = sorted({int(x) for x in args.families.split(",") if x.strip()})
     except ValueError as exc:

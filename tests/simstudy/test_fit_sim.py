@@ -1,5 +1,6 @@
-"""``numericjev fit-sim``: a run of the sim with known knobs is fitted back to them, and the
-command's output and errors are what a user needs."""
+"""``numericjev fit-sim``: a run of the sim with known knobs is fitted back to them, each
+knob is judged by refits over the run's own draw noise, and the command's output and errors
+are what a user needs."""
 
 from __future__ import annotations
 
@@ -12,56 +13,133 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simstudy.fitsim import fit_run
-from simstudy.fitting import distance, fit, identify
+from simstudy.fitting import Identification, distance, fit, identify
+from simstudy.refits import Agreement, jittered, redrawn_targets
 from tests.runhelpers import cli
 
 KNOWN = {"confusion": 0.4, "slip_digit": 0.5}  # both far from their defaults
 FAMILIES = ["--param", "per_operator=8"]  # 32 families: a fit of two knobs in seconds
+SMALL = ["--param", "per_operator=2", "--decoders", "direct,tree2"]  # 8 families, 2 decoders
+
+
+def _sim_run(folder: Path, knobs: dict[str, float], *args: str) -> Path:
+    spec = "sim:" + ",".join(f"{k}={v}" for k, v in knobs.items()) + ",seed=5"
+    assert cli("run", "--suite", "affine", "--model", spec, *args, "--run", str(folder),
+               "--no-progress") == 0  # fmt: skip
+    return folder
 
 
 @pytest.fixture(scope="module")
 def known_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("fit") / "run"
-    spec = "sim:" + ",".join(f"{k}={v}" for k, v in KNOWN.items()) + ",seed=5"
-    assert cli("run", "--suite", "affine", "--model", spec, *FAMILIES, "--run", str(folder),
-               "--no-progress", "--decoders", "direct,tree2,tree10,digits") == 0  # fmt: skip
-    return folder
+    return _sim_run(folder, KNOWN, *FAMILIES, "--decoders", "direct,tree2,tree10,digits")
 
 
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # confusion far above its default: every fit and refit of it moves it the same way.
+    return _sim_run(tmp_path_factory.mktemp("fit") / "small", {"confusion": 0.4}, *SMALL)
+
+
+@pytest.mark.soak
 @pytest.mark.timeout(600)  # about 75 simulated runs: past 120 s when the cores are shared
 def test_fit_recovers_the_knobs_of_a_sim_run(known_run: Path) -> None:
     # Recovery tolerance: within 30% of each true value (the fit's own seeds differ from
     # the run's, so it matches figures, not draws; 32 families leave sampling noise, which
     # three seeds per try average down). Not every knob is this well identified: one that
     # touches a single domain (negative) can trade off against confusion (docs/models.md).
-    result = fit_run(known_run, tuple(KNOWN), rounds=3, seeds=3, profile=False)
+    result = fit_run(known_run, tuple(KNOWN), rounds=3, seeds=3, refits=0)
     for knob, true in KNOWN.items():
         got = result.fit.knobs[knob]
         assert abs(got - true) <= 0.3 * true, (knob, got, true)
     assert result.spec.startswith("sim:") and "confusion=" in result.spec
 
 
-def test_a_knob_the_run_cannot_see_is_printed_as_weak(known_run: Path) -> None:
-    # The run has no bit decoder: slip_bit moves nothing, so the distance stays flat.
-    result = fit_run(known_run, ("slip_bit",), rounds=1, seeds=1)
+def test_a_fit_moves_a_knob_toward_the_run(small_run: Path) -> None:
+    # The fast check of the soak test above: confusion 0.4 in the run, 0.1 at the start.
+    result = fit_run(small_run, ("confusion",), rounds=2, seeds=1, refits=0)
+    assert result.fit.knobs["confusion"] >= 0.2 and result.identification == ()
+
+
+def test_a_knob_the_run_cannot_see_is_not_identified(small_run: Path) -> None:
+    # The run has no bit decoder: slip_bit moves nothing, so every refit leaves it at its
+    # own (jittered) start; the flat profile says the run does not measure it.
+    result = fit_run(small_run, ("slip_bit",), rounds=1, seeds=1, refits=2)
     (only,) = result.identification
-    assert only.knob == "slip_bit" and only.verdict == "weak"
+    assert only.value == 0.045 and only.verdict == "not identified"
+    assert "barely moves" in only.why and len(set(only.refits)) == 2
+
+
+@given(st.integers(0, 50), st.floats(0.0, 1.0))
+def test_a_refit_starts_within_a_factor_two_of_the_start(r: int, value: float) -> None:
+    start = jittered({"k": value}, {"k": (0.0, 1.0)}, r)["k"]
+    assert 0.0 <= start <= 1.0 and start == jittered({"k": value}, {"k": (0.0, 1.0)}, r)["k"]
+    if value > 0.01:
+        assert value / 2.01 <= start <= min(value * 2.01, 1.0)
+
+
+def test_refits_of_a_sim_run_redraw_it_at_other_seeds(small_run: Path) -> None:
+    from analysis.loading.run import load_run
+    from simstudy.fitsim import suite_of_run
+    from simstudy.profile import profile_of
+
+    run = load_run(small_run)
+    name, suite = suite_of_run(small_run)
+    own = profile_of(run.outputs, name)
+    sim = list(redrawn_targets(small_run, run.manifest.raw, suite, name, 2))
+    assert len(sim) == 2 and sim[0] != sim[1] and own not in sim
+    assert sim == list(redrawn_targets(small_run, run.manifest.raw, suite, name, 2))
+    # A run that is not the sim's: a bootstrap of its families (seeded, so it repeats).
+    boot = list(redrawn_targets(small_run, {}, suite, name, 2))
+    assert len(boot) == 2 and boot[0] != own and set(boot[0]) <= set(own)
+    assert boot == list(redrawn_targets(small_run, {}, suite, name, 2))
+
+
+def _agreement(fits: tuple[float, ...], profile: str = "identified") -> Agreement:
+    rise = 0.0 if profile == "weak" else 1.0
+    return Agreement("k", fits[0], fits[1:], Identification("k", fits[0], rise, rise, ()))
+
+
+@pytest.mark.parametrize(
+    ("fits", "verdict"),
+    [
+        ((0.2, 0.2, 0.25, 0.18), "identified"),
+        ((0.1, 0.133, 0.1, 0.1), "weakly identified"),  # +33%: the audit's confusion
+        ((0.15, 0.25, 0.3, 0.27), "weakly identified"),
+        ((0.05, 0.2, 0.4, 0.27), "not identified"),
+        ((0.0, 0.0, 0.0), "identified"),
+        ((0.0, 0.1, 0.0), "not identified"),
+    ],
+)
+def test_a_knob_is_identified_only_when_its_refits_agree(
+    fits: tuple[float, ...], verdict: str
+) -> None:
+    assert _agreement(fits).verdict == verdict
+
+
+@given(st.lists(st.floats(0.01, 1.0), min_size=3, max_size=6))
+def test_a_flat_profile_is_never_identified(fits: list[float]) -> None:
+    found = _agreement(tuple(fits), "weak")
+    assert found.verdict == "not identified" and found.low <= found.value <= found.high
+    assert found.as_json()["interval"] == [found.low, found.high]
 
 
 def test_the_command_prints_the_spec_and_both_columns(
-    known_run: Path, capsys: pytest.CaptureFixture[str]
+    small_run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli("fit-sim", str(known_run), "--knobs", "confusion", "--rounds", "1", "--quiet") == 0
+    assert cli("fit-sim", str(small_run), "--knobs", "confusion", "--rounds", "1", "--refits",
+               "2", "--quiet") == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "fitted spec: sim:" in out
-    assert "| confusion |" in out and "identified" in out
+    assert "| confusion |" in out and "fits (the run and its redraws)" in out
     assert "| Figure (%)" in out and "fitted sim (SIMULATED)" in out
-    assert cli("fit-sim", str(known_run), "--knobs", "confusion", "--rounds", "1", "--quiet",
-               "--json") == 0  # fmt: skip
+    # The JSON without refits (the fast path): no knob judged, and it says so.
+    assert cli("fit-sim", str(small_run), "--knobs", "confusion", "--rounds", "1", "--quiet",
+               "--refits", "0", "--json") == 0  # fmt: skip
     data = orjson.loads(capsys.readouterr().out)
     assert data["simulated"] is True and data["spec"].startswith("sim")
-    assert data["identification"]["confusion"]["verdict"] == "identified"
-    assert set(data["run"]) >= {"mape/direct/arithmetic", "nmae/tree10/provided"}
+    assert data["identification"] == {} and data["simulations"] > 1
+    assert set(data["run"]) >= {"mape/direct/arithmetic", "nmae/tree2/provided"}
 
 
 @pytest.mark.parametrize(
@@ -70,13 +148,14 @@ def test_the_command_prints_the_spec_and_both_columns(
         (["--knobs", "temperature"], "fits rates only"),
         (["--knobs", "nonsense"], "fits rates only"),
         (["--rounds", "0"], "at least 1"),
+        (["--refits", "1"], "at least 2"),
         (["--start", "oracle"], "not a sim spec"),
     ],
 )
 def test_bad_input_is_one_line(
-    known_run: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+    small_run: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    assert cli("fit-sim", str(known_run), "--quiet", *args) == 2
+    assert cli("fit-sim", str(small_run), "--quiet", *args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
 

@@ -4,7 +4,9 @@ The sim computes the base result ``z`` of the expression and maps it through the
 transform the state writes (``(e) * s + (L)``: ``y = z * s + L``), so one slip of one grid
 unit is one cell in every affine domain. Slips (one unit, ten units, swapped digits, a
 blunder) are drawn once per state and shared by every decoder of the job, as one reading
-of the question would be. A provided result is read exactly.
+of the question would be. A provided result is read exactly. This is the only place the sim
+parses a suite's text format: any other expression is read in its target's own last digit
+(``natural_unit``); docs/models.md says what that does on each suite.
 """
 
 from __future__ import annotations
