@@ -85,8 +85,8 @@ class Agreement:
         if self.profile.verdict == "weak":
             return "the distance barely moves with it"
         if self.profile.trades_with:
-            return "trades off with " + ", ".join(self.profile.trades_with) + "; its range "
-            "spans the refits and the valley"
+            with_ = ", ".join(self.profile.trades_with)
+            return f"trades off with {with_}; its range spans the refits and the valley"
         if not self.refits:
             return "no refits"
         return f"fits {self.low:.3g}-{self.high:.3g} over {len(self.fits)} draws"
