@@ -39,7 +39,9 @@ def fit_parser() -> argparse.ArgumentParser:
             f"lies within {TOLERANCE:.0%} of their median (the interval is their range), "
             f"'weakly identified' within a factor {WEAK:g}, else 'not identified'; a knob "
             "whose x0.7 and x1.43 barely move the distance is 'not identified' whatever its "
-            "refits say. Each refit costs as much as the fit. The fitted sim is SIMULATED: "
+            "refits say, and so are two knobs that trade off (moved at once in opposite "
+            "directions, each by a step that alone raises the distance alike, they raise it "
+            "by less than half the two apart; the interval then spans the valley). Each refit costs as much as the fit. The fitted sim is SIMULATED: "
             "use it to plan (numericjev power), never as a measurement."
         ),
     )
@@ -180,7 +182,9 @@ def knob_table(known: Sequence[Agreement]) -> str:
         f"targets drawn like it all lie within {TOLERANCE:.0%} of their median (its "
         f"interval is their range), 'weakly identified' within a factor {WEAK:g}, and "
         "'not identified' beyond, or when moving it alone by x0.7 or x1.43 raises the "
-        f"distance by less than {bar:.0%}. Only 'identified' values are measurements of "
+        f"distance by less than {bar:.0%}, or when it trades off with another knob (the two "
+        "moved at once in opposite directions raise the distance by less than half what the "
+        "two moves do apart; its interval then spans that valley too). Only 'identified' values are measurements of "
         "the run, to within their interval.\n"
     )
     return "\n".join(lines)

@@ -123,14 +123,19 @@ def _pattern_move(
 STEP = 1.43  # the profile's step: each knob times 1/STEP and STEP (about -30% and +43%)
 RISE = 0.1  # a knob is identified when the distance rises by 10% or more either way, and
 #   by more than the distance's own noise between sim seeds (``noise``)
+TRADE = 0.5  # a pair trades off when moving both at once raises the distance by less than
+#   half what the two moves raise it apart (their sum: what independent knobs would give)
+WALK = 4  # a valley is walked up to this many steps each way to print the range it spans
 
 
 @dataclass(frozen=True)
 class Identification:
     """How well the data pin one fitted knob: the distance's relative rise with the knob
     moved down and up by STEP (others held), the rise it must beat (``bar``: RISE, or the
-    seed noise of the distance if larger), and the knobs it trades off with (moving both in
-    opposite directions stays under the bar although each alone does not)."""
+    seed noise of the distance if larger), the knobs it trades off with (moving both in
+    opposite directions, the one that moves the distance more by a smaller step so that
+    each move alone raises it alike, raises it by less than TRADE of the two apart), and
+    ``span``: the knob's values along those valleys (walked while they stay as flat)."""
 
     knob: str
     value: float
@@ -138,6 +143,7 @@ class Identification:
     up: float
     trades_with: tuple[str, ...]
     bar: float = RISE
+    span: tuple[float, float] | None = None
 
     @property
     def verdict(self) -> str:
@@ -156,8 +162,9 @@ def identify(
     noise: float = 0.0,
 ) -> list[Identification]:
     """Profile the distance around ``fitted`` for each knob of ``names``, and (``pairs``)
-    each pair of identified knobs moved in opposite directions. ``noise``: how much the
-    distance at the fit moves between sim seeds (a rise below it is not seen)."""
+    each pair with at least one identified knob moved in opposite directions (``_valley``).
+    ``noise``: how much the distance at the fit moves between sim seeds (a rise below it
+    is not seen)."""
     base = max(fitted.distance, 1e-9)
     bar = max(RISE, noise / base)
 
@@ -171,15 +178,65 @@ def identify(
         return (evaluate(candidate) - fitted.distance) / base
 
     profile = {n: (rise({n: 1 / STEP}), rise({n: STEP})) for n in names}
-    firm = [n for n in names if min(profile[n]) >= bar]
+    firm = {n for n in names if min(profile[n]) >= bar}
     trades: dict[str, list[str]] = {n: [] for n in names}
+    spans = {n: [fitted.knobs[n]] for n in names}
     if pairs:
-        for i, a in enumerate(firm):
-            for b in firm[i + 1 :]:
-                if min(rise({a: STEP, b: 1 / STEP}), rise({a: 1 / STEP, b: STEP})) < bar:
-                    trades[a].append(b)
-                    trades[b].append(a)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if (a in firm or b in firm) and fitted.knobs[a] > 0 and fitted.knobs[b] > 0:
+                    walked = _valley(rise, a, b, profile)
+                    if walked:
+                        trades[a].append(b)
+                        trades[b].append(a)
+                        for knob, factor in walked:
+                            lo, hi = bounds[knob]
+                            spans[knob].append(min(max(fitted.knobs[knob] * factor, lo), hi))
     return [
-        Identification(n, fitted.knobs[n], profile[n][0], profile[n][1], tuple(trades[n]), bar)
+        Identification(
+            n,
+            fitted.knobs[n],
+            profile[n][0],
+            profile[n][1],
+            tuple(trades[n]),
+            bar,
+            (min(spans[n]), max(spans[n])) if trades[n] else None,
+        )
         for n in names
     ]
+
+
+def _valley(
+    rise: Callable[[Mapping[str, float]], float],
+    a: str,
+    b: str,
+    profile: Mapping[str, tuple[float, float]],
+) -> list[tuple[str, float]]:
+    """Whether ``a`` and ``b`` trade off, as the (knob, factor) moves along their valley
+    (empty: they do not). Each way (a up and b down, a down and b up) the knob whose step
+    moves the distance more moves by STEP ** t, t = sqrt(its rise's ratio to the other's)
+    (at least 1/4), so that each move alone raises it alike under a quadratic bowl; the pair
+    trades off when the two together raise it by less than TRADE of the sum apart. The flat ways are walked on, k
+    steps at once, while the rise stays under the first step's threshold."""
+    walked: list[tuple[str, float]] = []
+    for sign in (1, -1):
+        ra = profile[a][1] if sign > 0 else profile[a][0]
+        rb = profile[b][0] if sign > 0 else profile[b][1]
+        if max(ra, rb) <= 0:
+            continue
+        ta = min(1.0, max(0.25, math.sqrt(max(rb, 0.0) / ra))) if ra > rb else 1.0
+        tb = min(1.0, max(0.25, math.sqrt(max(ra, 0.0) / rb))) if rb > ra else 1.0
+        apart = max(ra, 0.0) * ta**2 + max(rb, 0.0) * tb**2
+        threshold = TRADE * apart
+
+        def moves(k: int) -> dict[str, float]:
+            return {a: STEP ** (sign * k * ta), b: STEP ** (-sign * k * tb)}  # noqa: B023
+
+        if rise(moves(1)) >= threshold:
+            continue
+        walked += list(moves(1).items())
+        for k in range(2, WALK + 1):
+            if rise(moves(k)) >= threshold:
+                break
+            walked += list(moves(k).items())
+    return walked

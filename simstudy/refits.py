@@ -7,8 +7,10 @@ each with its own sim seeds and from its own start (``jittered``: a search stops
 start where the run leaves a knob free), and calls a knob identified only when every fit
 lands within TOLERANCE of their median; its interval is the fits' range. A knob the
 distance does not move (the profile, ``fitting.identify``) is not identified whatever its
-refits say. Refits show the fit's spread over draws, not its bias: on the affine suite
-the confounded pair's refits agreed on wrong values (docs/models.md).
+refits say, nor is one that trades off with another (the pair moved at once along their
+valley barely moves the distance); its interval then spans that valley too. Refits show the
+fit's spread over draws, not its bias: on the affine suite the confounded pair's refits
+agreed on wrong values (docs/models.md): the valley check is what flags them.
 """
 
 from __future__ import annotations
@@ -51,13 +53,13 @@ class Agreement:
 
     @property
     def low(self) -> float:
-        """The smallest fit (the interval's lower end)."""
-        return min(self.fits)
+        """The interval's lower end: the smallest fit, or of the valley it trades along."""
+        return min(self.fits + (self.profile.span or ()))
 
     @property
     def high(self) -> float:
-        """The largest fit (the interval's upper end)."""
-        return max(self.fits)
+        """The interval's upper end: the largest fit, or of the valley it trades along."""
+        return max(self.fits + (self.profile.span or ()))
 
     @property
     def spread(self) -> float:
@@ -83,7 +85,8 @@ class Agreement:
         if self.profile.verdict == "weak":
             return "the distance barely moves with it"
         if self.profile.trades_with:
-            return "trades off with " + ", ".join(self.profile.trades_with)
+            with_ = ", ".join(self.profile.trades_with)
+            return f"trades off with {with_}; its range spans the refits and the valley"
         if not self.refits:
             return "no refits"
         return f"fits {self.low:.3g}-{self.high:.3g} over {len(self.fits)} draws"

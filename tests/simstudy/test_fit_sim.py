@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simstudy.fitsim import fit_run
-from simstudy.fitting import Identification, distance, fit, identify
+from simstudy.fitting import Fit, Identification, distance, fit, identify
 from simstudy.refits import Agreement, jittered, redrawn_targets
 from tests.runhelpers import cli
 
@@ -195,6 +195,51 @@ def test_a_pair_that_trades_off_is_named_as_such() -> None:
     assert abs(math.log(result.knobs["a"] * result.knobs["b"] / 0.0625)) < 0.1
     found = {i.knob: i.verdict for i in identify(valley, result, ["a", "b"], bounds)}
     assert found == {"a": "trades off with b", "b": "trades off with a"}
+
+
+def _profiled(surface: object, at: dict[str, float]) -> list[Identification]:
+    assert callable(surface)
+    bounds = dict.fromkeys(at, (0.0, 1.0))
+    return identify(surface, Fit(dict(at), surface(at), 1), list(at), bounds)
+
+
+def test_a_confounded_pair_with_unequal_pulls_is_not_identified() -> None:
+    # As confusion and negative on the affine suite: both widen one noise, confusion
+    # (a, squared) pulls harder, and their refits agree (a bias, not a spread). Moved
+    # alone or both by x1.43 in opposite directions the distance rises a lot (what the old
+    # fixed-step check saw); along a^2 * b = const it does not, so neither is identified
+    # and each one's interval spans the valley, the truth (0.15, 0.15) inside.
+    def valley(k: object) -> float:
+        assert isinstance(k, dict)
+        a, b = max(k["a"], 1e-6), max(k["b"], 1e-6)
+        return 10 * math.log(a * a * b / 0.15**3) ** 2 + 0.02 + 0.001 * math.log(a / b) ** 2
+
+    found = _profiled(valley, {"a": 0.1, "b": 0.3375})  # on the valley, 33% and +125% off
+    assert [i.verdict for i in found] == ["trades off with b", "trades off with a"]
+    a, b = found
+    assert min(a.down, a.up, b.down, b.up) > 10  # each alone: pinned many times over
+    assert a.span is not None and b.span is not None
+    assert a.span[0] < 0.1 < 0.15 < a.span[1] and b.span[0] < 0.15 < 0.3375 <= b.span[1]
+    judged = Agreement("a", 0.1, (0.11, 0.115, 0.127), a)
+    assert judged.verdict == "not identified" and judged.why.endswith("and the valley")
+    assert judged.low < 0.15 < judged.high
+
+
+def test_independent_knobs_do_not_trade_off() -> None:
+    # Unequal pulls, no valley; and a knob the distance barely sees beside a firm one (as
+    # long beside confusion): the firm knob stays identified.
+    def bowl(k: object) -> float:
+        assert isinstance(k, dict)
+        return 10 * math.log(k["a"] / 0.2) ** 2 + math.log(k["b"] / 0.3) ** 2 + 0.01
+
+    assert [i.verdict for i in _profiled(bowl, {"a": 0.2, "b": 0.3})] == ["identified"] * 2
+
+    def one_sided(k: object) -> float:
+        assert isinstance(k, dict)
+        return 10 * math.log(k["a"] / 0.2) ** 2 + 0.001 * max(0.0, math.log(k["c"])) + 0.01
+
+    firm, flat = _profiled(one_sided, {"a": 0.2, "c": 0.5})
+    assert firm.verdict == "identified" and flat.verdict == "weak" and firm.span is None
 
 
 def test_the_pattern_move_repeats_a_pass_with_every_knob_at_once() -> None:
