@@ -247,7 +247,6 @@ def _add_block(
     if design.reference_domain is not None:
         t, r = _affine_pairs(outputs, rows, dec, design.reference_domain)
         add(4, t, 100.0 * np.abs(index[t] - index[r]) / n_cells[t])
-    return FamilyTotals(families, STATISTICS, sums, counts)
 
 
 def compute_metrics(outputs: Outputs, design: Design) -> Metrics:
