@@ -103,7 +103,6 @@ def test_the_small_affine_run_analyses_to_the_pinned_numbers(small_run: Path, re
     assert got["job_viewer_sha256"] == expected["job_viewer_sha256"]
 
 
-
 def test_family_totals_block_by_block_gives_the_pinned_numbers(
     small_run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -116,6 +115,7 @@ def test_family_totals_block_by_block_gives_the_pinned_numbers(
     expected = orjson.loads(EXPECTED.read_bytes())
     assert got["analyze_markdown"] == expected["analyze_markdown"]
     assert got["analyze_json"] == expected["analyze_json"]
+
 
 if __name__ == "__main__":  # regenerate the expected file (see the module docstring)
     import tempfile
