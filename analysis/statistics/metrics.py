@@ -176,25 +176,66 @@ def family_totals(
     rows = np.flatnonzero(outputs.ok) if rows is None else np.asarray(rows, np.int64)
     if not np.all(outputs.ok[rows]):
         raise ValueError("family_totals counts ok outputs only")
-    own = code_positions(outputs.decoder_names, design.decoders)[outputs.decoder[rows]]
-    dec = own if as_decoder is None else np.asarray(as_decoder, np.int64)
-    fam = code_positions(outputs.family_names, families)[outputs.family[rows]]
-    cond = code_positions(outputs.condition_names, design.conditions)[outputs.condition[rows]]
+    dec_all = code_positions(outputs.decoder_names, design.decoders)[outputs.decoder[rows]]
+    if as_decoder is not None:
+        dec_all = np.asarray(as_decoder, np.int32)
+    fam_all = code_positions(outputs.family_names, families)[outputs.family[rows]]
     n_f, n_d, n_c = len(families), len(design.decoders), len(design.conditions)
     sums = np.zeros((n_f, len(STATISTICS), n_d, n_c))
     counts = np.zeros_like(sums)
+    # A block of families at a time (issue 29): every unit and every pair belongs to one
+    # family, so each cell's sum adds the same values in the same order as over all rows
+    # at once, while the keys and gathered columns below are one block long.
+    n_blocks = max(1, min(n_f, len(rows) // _BLOCK_ROWS))
+    edges = np.linspace(0, n_f, n_blocks + 1).astype(np.int64)
+    for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
+        if n_blocks == 1:
+            at = None
+        else:
+            at = np.flatnonzero((fam_all >= lo) & (fam_all < hi))
+            if not len(at):
+                continue
+        _add_block(
+            outputs,
+            design,
+            rows if at is None else rows[at],
+            dec_all if at is None else dec_all[at],
+            fam_all if at is None else fam_all[at],
+            sums,
+            counts,
+        )
+    return FamilyTotals(families, STATISTICS, sums, counts)
+
+
+# Rows per block of families in family_totals (its temporaries are ~100 bytes per row).
+_BLOCK_ROWS = 1 << 19
+
+
+def _add_block(
+    outputs: Outputs,
+    design: Design,
+    rows: np.ndarray,
+    dec: np.ndarray,
+    fam: np.ndarray,
+    sums: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """Add one block of families' units to ``sums`` and ``counts`` (cells disjoint)."""
+    cond = code_positions(outputs.condition_names, design.conditions)[outputs.condition[rows]]
+    n_f, n_d, n_c = sums.shape[0], sums.shape[2], sums.shape[3]
     size = n_f * n_d * n_c
     # Each unit's family × decoder × condition cell, built once for the five statistics
-    # (-1: a family outside ``families``): at 100× every key here is 614,400 long.
-    cell = np.where(fam >= 0, (fam * n_d + dec) * n_c + cond, -1)
-    del fam, cond
+    # (-1: a family outside ``families``).
+    fam64 = fam.astype(np.int64)
+    cell = np.where(fam64 >= 0, (fam64 * n_d + dec) * n_c + cond, -1)
+    del fam64, cond
 
     def add(stat: int, at: np.ndarray | None, values: np.ndarray) -> None:
         flat = cell if at is None else cell[at]
         keep = np.isfinite(values) & (flat >= 0)
         flat = flat[keep]
-        sums[:, stat] = np.bincount(flat, values[keep], size).reshape(n_f, n_d, n_c)
-        counts[:, stat] = np.bincount(flat, None, size).reshape(n_f, n_d, n_c)
+        sums[:, stat] += np.bincount(flat, values[keep], size).reshape(n_f, n_d, n_c)
+        counts[:, stat] += np.bincount(flat, None, size).reshape(n_f, n_d, n_c)
 
     add(0, None, outputs.ape[rows])
     add(1, None, outputs.nae[rows])
@@ -206,7 +247,6 @@ def family_totals(
     if design.reference_domain is not None:
         t, r = _affine_pairs(outputs, rows, dec, design.reference_domain)
         add(4, t, 100.0 * np.abs(index[t] - index[r]) / n_cells[t])
-    return FamilyTotals(families, STATISTICS, sums, counts)
 
 
 def compute_metrics(outputs: Outputs, design: Design) -> Metrics:

@@ -74,7 +74,7 @@ def common_with_reference(
     """
     if reference is None or reference not in design.decoders:
         return None
-    jobs, n_jobs = job_codes(outputs)
+    jobs, n_jobs = outputs.job_code, len(outputs.job_names)  # int32: one per output
     dec = code_positions(outputs.decoder_names, design.decoders)[outputs.decoder]
     ok_rows = np.flatnonzero(outputs.ok & (dec >= 0))
     ok_by_job = np.zeros((n_jobs, len(design.decoders)), dtype=bool)

@@ -103,6 +103,20 @@ def test_the_small_affine_run_analyses_to_the_pinned_numbers(small_run: Path, re
     assert got["job_viewer_sha256"] == expected["job_viewer_sha256"]
 
 
+def test_family_totals_block_by_block_gives_the_pinned_numbers(
+    small_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: family_totals walks the families a block at a time on large runs; with one
+    family per block the small run still analyses to the very same printed numbers."""
+    from analysis.statistics import metrics
+
+    monkeypatch.setattr(metrics, "_BLOCK_ROWS", 1)
+    got = pin(small_run)
+    expected = orjson.loads(EXPECTED.read_bytes())
+    assert got["analyze_markdown"] == expected["analyze_markdown"]
+    assert got["analyze_json"] == expected["analyze_json"]
+
+
 if __name__ == "__main__":  # regenerate the expected file (see the module docstring)
     import tempfile
 
