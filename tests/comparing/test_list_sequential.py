@@ -44,6 +44,13 @@ def test_a_comparison_its_rule_stopped_says_so_one_cut_short_is_incomplete(
     assert [line.endswith(STOPPED) for line in lines] == [True, False, False] * 2 + [False] * 2
     assert sum(line.endswith(cell) for line in lines) == 6
 
+    # `report` writes the summary again, the looks with it (once it dropped them).
+    before = orjson.loads((folder / "summary.json").read_bytes())["sequential"]
+    assert cli("report", str(folder), "--bootstrap", "0") == 0
+    assert orjson.loads((folder / "summary.json").read_bytes())["sequential"] == before
+    assert "## Sequential (compare --sequential)" in (folder / "summary.md").read_text()
+    assert _ends(folder) == [STOPPED, cell, cell]
+
     # The summary says the rule still asks (a cell open): not stopped, whatever it asked.
     summary = folder / "summary.json"
     written = summary.read_bytes()
