@@ -179,28 +179,7 @@ def _summarise(args: argparse.Namespace, handoff: Handoff) -> int:
         as_json=bool(getattr(args, "json", False)),
         strict=bool(getattr(args, "strict", False)),
     )
-    _sequential_summary(handoff.comparison)
     return status or handoff.status
-
-
-def _sequential_summary(folder: Path) -> None:
-    """A sequential comparison's looks: printed, and added to summary.md and summary.json."""
-    import orjson
-
-    from analysis.rendering.sequential import sequential_lines, sequential_record
-    from runfolder import load_comparison
-
-    if not load_comparison(folder)["options"].get("sequential"):
-        return
-    lines = sequential_lines(folder)
-    print("\n".join(lines))
-    with (folder / "summary.md").open("a", encoding="utf-8") as md:
-        md.write("\n## Sequential (compare --sequential)\n\n" + "\n".join(lines) + "\n")
-    summary = folder / "summary.json"
-    if summary.is_file():
-        data = orjson.loads(summary.read_bytes())
-        data["sequential"] = sequential_record(folder)
-        summary.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ line) and ``totals.json`` (requests and cost as the last session left them). Nev
 written (a session killed outright) the figures are lower bounds, marked ``>=``; a run with
 no totals (made before they existed, or whose first session was killed) shows ``?``.
 Each line's run id is checked as every reader checks it (``runfolder.integrity``): a folder
-holding another run's line is shown as unreadable, naming the line.
+holding another run's line is shown as unreadable, naming the line. A ``compare
+--sequential`` comparison its rule stopped says so, and at which look, rather than
+INCOMPLETE (``runfolder.sequential_stop``), as do its cells, wherever they are listed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from runfolder.integrity import LineCheck
 from runfolder.jsonl import JsonlReader
 from runfolder.layout import OUTPUTS
 from runfolder.manifest import read_manifest_object
+from runfolder.sequential_stop import SequentialStop, sequential_stop
 from runfolder.totals import read_totals, totals_current
 
 NOT_STARTED = "not started"  # a comparison's cell with no run folder yet
@@ -50,6 +53,8 @@ class RunRow:
     problem: str | None = None  # why the folder could not be read
     cost_known: bool = True  # False: some answered request had no price (cost_usd a floor)
     cells: tuple[RunRow, ...] = ()  # a comparison's runs
+    # Said instead of INCOMPLETE: a sequential comparison (or its cell) its rule stopped.
+    stopped: str | None = None
 
     @property
     def pending(self) -> int | None:
@@ -77,7 +82,8 @@ class RunRow:
         return (
             f"{self.folder}  {self.suite}  {model}  {when}  "
             f"jobs {self.done:,}/{total} done, {self.failed:,} failed, {pending} pending  "
-            f"requests {requests}  cost {cost}  " + ("complete" if self.complete else "INCOMPLETE")
+            f"requests {requests}  cost {cost}  "
+            + ("complete" if self.complete else self.stopped or "INCOMPLETE")
         )
 
 
@@ -208,6 +214,9 @@ def _comparison_row(folder: Path) -> RunRow:
         for c in record["cells"]
     )
     known = [c for c in cells if c.problem is None]
+    stop = sequential_stop(folder, record)
+    if stop is not None:  # the families pending in every cell were left by the rule
+        cells = tuple(replace(c, stopped=stop.cell_line()) for c in cells)
 
     def total(values: list[Any]) -> Any:
         return None if any(v is None for v in values) else sum(values)
@@ -226,9 +235,27 @@ def _comparison_row(folder: Path) -> RunRow:
         cost_known=all(c.cost_known for c in known),
         mark=", ".join(["comparison", *sorted({c.mark for c in known if c.mark})]),
         cells=cells,
+        stopped=None if stop is None else stop.line(),
     )
 
 
 def list_rows(folders: list[Path]) -> list[RunRow]:
-    """A row per folder (run or comparison), in the order given."""
-    return [_comparison_row(f) if is_comparison(f) else run_row(f) for f in folders]
+    """A row per folder (run or comparison), in the order given; a comparison's cell listed
+    on its own (``list COMPARISON``) reads as it does under its comparison."""
+    stops: dict[Path, SequentialStop | None] = {}
+
+    def row(folder: Path) -> RunRow:
+        if is_comparison(folder):
+            return _comparison_row(folder)
+        if not is_comparison(folder.parent):
+            return run_row(folder)
+        parent = folder.parent
+        if parent not in stops:
+            try:
+                stops[parent] = sequential_stop(parent, load_comparison(parent))
+            except RunFolderError:
+                stops[parent] = None
+        cell, stop = run_row(folder), stops[parent]
+        return cell if stop is None else replace(cell, stopped=stop.cell_line())
+
+    return [row(f) for f in folders]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.commands.common import GATE, RUNNING, Handoff, exit_codes, parse_pairs
-from harness.commands.model_options import add_model_options, cache_mode, check_model_options
+from harness.commands.model_options import add_model_options, base_spec, cache_mode
 from harness.commands.run import (
     add_check_option,
     add_compress_option,
@@ -148,15 +148,8 @@ def run(args: argparse.Namespace) -> int | Handoff:
     # Limits check themselves (one line naming the option) before anything is written.
     Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
     interrupts = Interrupts(args.drain_seconds)
-    check_model_options(args)
     options = CompareOptions(
-        base_url=args.base_url,
-        timeout_s=args.timeout,
-        max_attempts=args.max_attempts,
-        price_per_million=args.price_per_million,
-        price_per_million_output=args.price_per_million_output,
-        wire=args.wire,
-        top_logprobs=args.top_logprobs,
+        model=base_spec(args),  # run's model options, less --model and --sim
         concurrency=args.concurrency,
         rps=args.rps,
         skip_check=args.skip_check,

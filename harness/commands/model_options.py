@@ -105,14 +105,23 @@ def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True
 def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
     """The model the options name (``text``: one spec of ``compare --models`` instead of
     ``--model``), e.g. ``sim:seed=7``."""
-    from harness.backends import ModelSpec, parse_model
+    from harness.backends import parse_model
+
+    text = args.model if text is None else text
+    return parse_model(text, base_spec(args, text))
+
+
+def base_spec(args: argparse.Namespace, name: str = "") -> ModelSpec:
+    """The options every model starts from before its spec's own are read (``compare``
+    keeps this one and adds each model's: ``CompareOptions.model``); ``name`` is the spec's
+    text, which ``parse_model`` replaces with its name."""
+    from harness.backends import ModelSpec
 
     check_model_options(args)
-    text = args.model if text is None else text
-    base = ModelSpec(
-        name=text,  # the spec before its options are read (parse_model sets the name)
+    return ModelSpec(
+        name=name,
         base_url=args.base_url,
-        sim=parse_pairs(args.sim, "--sim"),
+        sim=parse_pairs(getattr(args, "sim", []), "--sim"),  # compare has no --sim
         timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         price_per_million=args.price_per_million,
@@ -120,7 +129,6 @@ def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
         wire=args.wire,
         top_logprobs=args.top_logprobs,
     )
-    return parse_model(text, base)
 
 
 def check_model_options(args: argparse.Namespace) -> None:

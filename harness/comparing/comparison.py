@@ -20,7 +20,7 @@ Nothing here reads results: ``analysis`` summarises the cells' run folders.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -206,9 +206,7 @@ def create_comparison(
         "suites": list(suites),
         "suite_params": per_suite,
         "cells": cells,
-        "options": {
-            k: (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(options).items()
-        },
+        "options": options.to_record(),
     }
     folder.mkdir(parents=True, exist_ok=True)
     write_comparison(folder, record)
@@ -217,10 +215,9 @@ def create_comparison(
 
 def options_of(record: ComparisonRecord, where: str) -> CompareOptions:
     """The recorded ``CompareOptions`` of a comparison."""
-    known = {k: v for k, v in record["options"].items() if k in CompareOptions.__dataclass_fields__}
     try:
-        return CompareOptions(**known)
-    except TypeError as exc:
+        return CompareOptions.from_record(record["options"])
+    except (TypeError, ConfigError) as exc:
         raise RunFolderError(f"{where}: field 'options' is not usable: {exc}") from exc
 
 

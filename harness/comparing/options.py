@@ -3,35 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from harness.backends import GGUF_PREFIX, IN_PROCESS, ModelSpec
-from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_S
+from harness.backends.base import DEFAULT_CONCURRENCY
 from harness.running.settings import RunSettings
 
 __all__ = ["CompareOptions"]
+
+_SPEC_FIELDS = frozenset(ModelSpec.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
 class CompareOptions:
     """How every cell is started (kept in ``compare.json``: resume starts a cell the same way).
 
+    ``model`` holds the model options every model starts from (``--base-url``, ``--timeout``,
+    prices, ``--wire``, ...: ``harness.commands.model_options.base_spec``, as ``run`` builds
+    them); each compared model's spec adds its own options to it (``base``). Its name is unused.
     ``summary`` holds the summary's settings (metric, replicates) for analysis, which
     reads them from ``compare.json`` so that a resumed comparison is summarised alike.
     """
 
-    base_url: str | None = None
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
-    price_per_million: float | None = None
+    model: ModelSpec = field(default_factory=lambda: ModelSpec(name=""))
     concurrency: int = DEFAULT_CONCURRENCY
     rps: float | None = None
     skip_check: bool = False
     summary: Mapping[str, Any] | None = None
-    price_per_million_output: float | None = None
-    wire: str | None = None  # every served model's unless its spec says (None: ModelSpec's)
-    top_logprobs: int | None = None
     compress: bool = False  # every cell's logs as zstd frames, those a resume starts included
     # By model (as --models names it): a profile's run settings (concurrency, rps, timeout,
     # max_attempts, cache) that replace the ones above for that model's cells.
@@ -47,24 +46,35 @@ class CompareOptions:
     def base(self, model: str) -> ModelSpec:
         """The settings each model spec's own options add to (``model``'s profile's first)."""
         own = self.own(model)
-        spec = ModelSpec(
-            name=model,  # parse_model reads the name from the spec's text
-            base_url=self.base_url,
-            timeout_s=own.get("timeout", self.timeout_s),
-            max_attempts=own.get("max_attempts", self.max_attempts),
-            price_per_million=self.price_per_million,
-            price_per_million_output=self.price_per_million_output,
-        )
+        settings: dict[str, Any] = {
+            "timeout_s": own.get("timeout", self.model.timeout_s),
+            "max_attempts": own.get("max_attempts", self.model.max_attempts),
+        }
         if model.partition(":")[0] in IN_PROCESS or model.startswith(GGUF_PREFIX):
-            return spec  # no wire: --wire and --top-logprobs are the served models'
-        if self.wire is not None:
-            spec = replace(spec, wire=self.wire)
-        if self.top_logprobs is not None:
-            spec = replace(spec, top_logprobs=self.top_logprobs)
-        return spec
+            plain = ModelSpec()  # no wire: --wire and --top-logprobs are the served models'
+            settings |= {"wire": plain.wire, "top_logprobs": plain.top_logprobs}
+        # parse_model reads the name from the spec's text
+        return replace(self.model, name=model, **settings)
 
     def settings(self, model: str, cache: str | None, default: str | None = None) -> RunSettings:
         """A cell's ``RunSettings``: ``cache`` (a resume's --cache), else the profile's, else
         ``default`` (the command line's), else RunSettings's; the comparison's log form."""
         mode = cache or self.own(model).get("cache") or default
         return RunSettings(compress=self.compress, **({} if mode is None else {"cache": mode}))
+
+    def to_record(self) -> dict[str, Any]:
+        """``compare.json``'s ``options``: plain JSON values."""
+        return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_record(cls, options: Mapping[str, Any]) -> CompareOptions:
+        """The options ``to_record`` wrote (fields it does not know are ignored). A
+        ``compare.json`` written before ``model`` existed holds its fields side by side
+        with the others (None: ModelSpec's default)."""
+        known = {k: v for k, v in options.items() if k in cls.__dataclass_fields__}
+        spec = known.get("model")
+        if not isinstance(spec, Mapping):
+            spec = {k: v for k, v in options.items() if k in _SPEC_FIELDS and v is not None}
+            spec = {**spec, "name": ""}
+        known["model"] = ModelSpec(**{k: v for k, v in spec.items() if k in _SPEC_FIELDS})
+        return cls(**known)
