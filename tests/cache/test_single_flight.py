@@ -3,6 +3,7 @@ each body once; a SIGKILLed leaseholder's leases are taken over at once on its h
 
 from __future__ import annotations
 
+import hashlib
 import re
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 
 from harness.cache import Store
@@ -124,6 +126,15 @@ def test_a_run_killed_mid_flight_costs_the_other_only_its_in_flight(tmp_path: Pa
         _, err = other.communicate(timeout=300)
         assert other.returncode == 0, err.decode()
         assert time.monotonic() - t0 < LEASE_S / 2  # the dead holder's leases were not waited out
-    # Only what the killed run had in flight (its leases, at most its concurrency) was paid
-    # twice.
-    assert paid.twice <= 8
+    # Paid twice: only what the killed run had in flight (its leases, at most its concurrency:
+    # no answer in its log) and answers it had not stored yet, each its job's latest round.
+    twice = {body for body, n in paid.counts.items() if n > 1}
+    latest: dict[str, int] = {}
+    logged: dict[bytes, tuple[str, int]] = {}
+    for r in records(log):
+        if r["error"] is None and "cache" not in r:
+            latest[r["job"]] = max(latest.get(r["job"], -1), r["round"])
+            logged[hashlib.sha1(orjson.dumps(r["request"])).digest()] = (r["job"], r["round"])
+    assert logged.keys() <= paid.counts.keys()  # its log's bodies are the bytes it sent
+    assert sum(n - 1 for body, n in paid.counts.items() if body not in logged) <= 8
+    assert all(latest[logged[body][0]] == logged[body][1] for body in twice if body in logged)
