@@ -216,8 +216,13 @@ class RequestCache:
             self.release(key)  # errors, refusals and partial answers are never stored
             return
         job = self._jobs.pop(key, None)
-        if job in self._queued:
-            self.commit()  # the job's previous round first: a kill loses only its latest
+        if job in self._queued:  # (only on asyncio: off it nothing is held)
+            try:
+                self.commit()  # the job's previous round first: a kill loses only its latest
+            except sqlite3.Error as exc:  # as a pass's commit: reported, and the run goes on
+                asyncio.get_running_loop().call_exception_handler(
+                    {"message": "the request cache could not store answers", "exception": exc}
+                )
         self._pending[key] = attempt
         if job is None:
             self._due = True  # not an exchange ``find`` keyed: stored as its pass ends

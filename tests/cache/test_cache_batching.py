@@ -3,7 +3,9 @@ round (issue 29, item 3: a job sends one request per round)."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +99,24 @@ def test_answers_wait_for_their_jobs_next_round(tmp_path: Path) -> None:
     assert len(commits) == 1
     cache.close()
     assert stored(path) == 4
+
+
+def test_a_store_that_fails_is_reported_and_the_exchange_goes_on(tmp_path: Path) -> None:
+    cache = RequestCache(Store(tmp_path / "c.sqlite3"), True, SPEC, "r")
+    reported: list[BaseException] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _, context: reported.append(context["exception"]))
+        key, _ = await cache.find(body(1), "a#1")
+        cache.save(key, answered())
+        key, _ = await cache.find(body(2), "a#2")
+        cache.store.db.close()  # the file can no longer be written
+        cache.save(key, answered())  # a#1 is stored first, and fails: reported, not raised
+
+    anyio.run(main)
+    # Reported by the loop (the save, then the pass's end), as a pass's commit always was.
+    assert reported and all(isinstance(exc, sqlite3.Error) for exc in reported)
 
 
 def test_answers_are_stored_within_a_tick(tmp_path: Path) -> None:
