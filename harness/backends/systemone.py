@@ -27,6 +27,7 @@ from harness.backends.http.endpoint import checked_url
 from harness.backends.remote import RemoteBackend, RemoteServer
 from harness.errors import BackendError
 from harness.wire import ROUTES
+from harness.wire.encoded import EncodedBody
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-latest"
@@ -50,6 +51,10 @@ def _to_json(obj: Any) -> Any:
 
 class SystemOneBackend(RemoteBackend):
     """Any ``/v1/systemone`` server: TypeSafe's hosted Jev, OpenRouter, LiteLLM, llama.cpp."""
+
+    # It sends a body's bytes as they are: the caller hands it an ``EncodedBody`` whose bytes
+    # keyed the request cache, serialised once (``harness.wire.encoded``).
+    sends_body_json = True
 
     def __init__(
         self,
@@ -103,7 +108,10 @@ class SystemOneBackend(RemoteBackend):
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """POST ``body`` once and read the reply (see the module docstring)."""
         try:
-            content = orjson.dumps(body, default=_to_json)
+            if type(body) is EncodedBody:
+                content = body.json
+            else:
+                content = orjson.dumps(body, default=_to_json)
         except TypeError as exc:
             raise BackendError("bad_body", f"request body is not JSON: {exc}") from exc
         response = await self.server.http.post(content)

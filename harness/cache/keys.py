@@ -26,6 +26,8 @@ from typing import Any
 import orjson
 import xxhash
 
+from harness.wire.encoded import EncodedBody
+
 SCHEMA_VERSION = 3  # what a new file is made as
 KEY_VERSIONS = {
     1: "SHA-256 of the body as sorted-key JSON",
@@ -57,7 +59,8 @@ def keyer(spec: Mapping[str, Any], version: int = SCHEMA_VERSION) -> Keyer:
         dumps = orjson.dumps
 
         def key(body: Mapping[str, Any], occasion: str) -> Key:
-            return digest(b"".join((head, occasion.encode(), b"\n", dumps(body))))
+            data = body.json if type(body) is EncodedBody else dumps(body)
+            return digest(b"".join((head, occasion.encode(), b"\n", data)))
 
         return key
     prefix = hashlib.sha256(_identity(spec, frozenset({"price"})))
@@ -66,7 +69,10 @@ def keyer(spec: Mapping[str, Any], version: int = SCHEMA_VERSION) -> Keyer:
     def hexkey(body: Mapping[str, Any], occasion: str) -> Key:
         h = prefix.copy()
         h.update(b"\n" + occasion.encode() + b"\n")
-        h.update(orjson.dumps(body, option=option))
+        if option is None and type(body) is EncodedBody:
+            h.update(body.json)  # version 2 keys the same bytes
+        else:
+            h.update(orjson.dumps(body, option=option))
         return h.hexdigest()
 
     return hexkey

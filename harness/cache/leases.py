@@ -96,9 +96,11 @@ class Flight:
 
     def join(self, db: sqlite3.Connection) -> None:
         """Say this process is here, and look whether another is."""
-        self.joined = time.time()
         with db:
             db.execute("BEGIN IMMEDIATE")
+            # Timed under the write lock, never before it: a process that looked while this
+            # one waited for the lock (so did not see it) must not count as having seen it.
+            self.joined = time.time()
             self._look(db, self.joined)
 
     def leave(self, db: sqlite3.Connection) -> None:

@@ -57,8 +57,12 @@ class RequestCache:
     _model: str = field(default="")
     key: Keyer = field(init=False, repr=False)  # (body, occasion) -> its key in this file
     waited: int = 0  # hits that another process was asking when this one missed
-    # Answers saved in this pass (made table rows as the pass ends, in its commit)
-    _pending: list[tuple[Key, Attempt]] = field(default_factory=list, repr=False)
+    # Answers saved and not yet stored, by key (made table rows in the commit that stores
+    # them: ``_commit``), the jobs they answer, and the job of each miss being asked
+    _pending: dict[Key, Attempt] = field(default_factory=dict, repr=False)
+    _queued: set[str] = field(default_factory=set, repr=False)
+    _jobs: dict[Key, str] = field(default_factory=dict, repr=False)
+    _due: bool = False  # an answer saved that is stored as this pass ends (no job known)
     _releases: list[Key] = field(default_factory=list, repr=False)  # leases to give back
     _claims: list[tuple[Key, asyncio.Future[Claim]]] = field(default_factory=list, repr=False)
     # ``find``s of this pass, answered as it ends
@@ -86,6 +90,7 @@ class RequestCache:
         self.lookup_s += time.process_time() - t0
         if hit is None:
             self.misses += 1
+            self._jobs[key] = _job(occasion)
         return key, hit
 
     async def find(self, body: Mapping[str, Any], occasion: str = "") -> tuple[Key, Attempt | None]:
@@ -109,25 +114,32 @@ class RequestCache:
         """The pass's ``find``s keyed and answered from one ``SELECT`` (hits counted)."""
         asks, self._asks = self._asks, []
         key = self.key
-        asked: list[tuple[Key, Mapping[str, Any], _Found]] = []
+        asked: list[tuple[Key, Mapping[str, Any], str, _Found]] = []
         for body, occasion, future in asks:
             try:
-                asked.append((key(body, occasion), body, future))
+                asked.append((key(body, occasion), body, occasion, future))
             except Exception as exc:  # a body that is not JSON: raised in its own exchange
                 if not future.done():
                     future.set_exception(exc)
+        keys = [k for k, _, _, _ in asked]
         try:
-            entries = self.store.get_many([k for k, _, _ in asked])
+            if self._pending and not self._pending.keys().isdisjoint(keys):
+                self._commit()  # an answer still queued here is read from the file
+            entries = self.store.get_many(keys)
         except BaseException as exc:
-            for _, _, future in asked:
+            for _, _, _, future in asked:
                 if not future.done():
                     future.set_exception(exc)
             return
-        for k, body, future in asked:
+        jobs = self._jobs
+        for k, body, occasion, future in asked:
             if future.done():  # its exchange was cancelled meanwhile
                 continue
             entry = entries.get(k)
-            future.set_result((k, None if entry is None else self._hit(entry, body)))
+            hit = None if entry is None else self._hit(entry, body)
+            if hit is None:  # asked live: its answer is queued under its job (``save``)
+                jobs[k] = _job(occasion)
+            future.set_result((k, hit))
 
     def _hit(self, entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
         """``entry`` as a hit for ``body`` (counted), or None where it no longer reads."""
@@ -146,6 +158,8 @@ class RequestCache:
 
     def _read(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
         """The stored answer under ``key`` as a hit (counted), or None."""
+        if key in self._pending:
+            self._commit()  # queued here: read from the file
         if self._schedule():
             self.store.begin_read()  # one read transaction for the pass's lookups
         entry = self.store.get(key)
@@ -165,6 +179,7 @@ class RequestCache:
                 await anyio.sleep(WAIT_S)
             hit = self._reread(key, body)
             if hit is not None:
+                self._jobs.pop(key, None)  # not asked here: nothing to save
                 self.misses -= 1  # counted a miss when first asked: it was a hit after all
                 self.waited += 1
                 return hit
@@ -183,25 +198,38 @@ class RequestCache:
 
     def release(self, key: Key) -> None:
         """Give back ``key``'s lease (its exchange failed or was cut off) as the pass ends."""
+        self._jobs.pop(key, None)
         if self.writable and self._flight.done(key):
             self._releases.append(key)
             if not self._schedule():
                 self._commit()
 
     def save(self, key: Key, attempt: Attempt) -> None:
-        """Store a live answer that passed validation with every question answered (and
-        give back its lease) as the pass ends.
+        """Queue a live answer that passed validation with every question answered, to be
+        stored (and its lease given back) by the next commit: see ``_schedule`` for when.
 
-        Only queued here, untimed (a list append: less than the ~1 us a clock pair costs);
-        its row is made in the pass's commit, which is timed (``_end_pass``)."""
+        Untimed unless it commits (a dict insert: less than the ~1 us a clock pair costs);
+        its row is made in the commit, which is timed."""
         if not self.writable or attempt.cached:
             return
         if attempt.refused or attempt.kind is not None:
             self.release(key)  # errors, refusals and partial answers are never stored
             return
-        self._pending.append((key, attempt))
+        job = self._jobs.pop(key, None)
+        if job in self._queued:  # (only on asyncio: off it nothing is held)
+            try:
+                self.commit()  # the job's previous round first: a kill loses only its latest
+            except sqlite3.Error as exc:  # as a pass's commit: reported, and the run goes on
+                asyncio.get_running_loop().call_exception_handler(
+                    {"message": "the request cache could not store answers", "exception": exc}
+                )
+        self._pending[key] = attempt
+        if job is None:
+            self._due = True  # not an exchange ``find`` keyed: stored as its pass ends
+        else:
+            self._queued.add(job)
         if self._flight.done(key):
-            self._releases.append(key)  # in the answer's own transaction
+            self._releases.append(key)  # in the answer's own transaction, as the pass ends
         if not self._schedule():
             self.commit()  # not on asyncio: stored at once
 
@@ -209,11 +237,20 @@ class RequestCache:
         """Have ``_end_pass`` run as this event-loop pass ends; False off asyncio.
 
         A pass's ``find``s are answered by one ``SELECT`` as it ends (other lookups share
-        one read transaction, ended then: nothing is held across an ``await``); its answers
-        are stored in one write transaction then:
-        fewer locks and WAL frames per exchange, and a SIGKILL loses at most that pass's
-        answers (holding them longer for bigger commits was measured, 1-2 points of the
-        cache's CPU share, and not kept: it would lose more to a kill).
+        one read transaction, ended then: nothing is held across an ``await``). Its answers
+        wait in ``_pending`` for one write transaction of many passes' answers (fewer locks
+        and WAL frames per exchange), committed as soon as any of these holds:
+
+        - a job whose answer is queued has another answer saved (committed first, in
+          ``save``): a SIGKILL loses at most each job's latest round, never an earlier one
+          (issue 29's bound: a job sends one request per round);
+        - the pass gives back a lease or tries one (another process may be waiting for the
+          answer: a waiter never waits on an answer queued here), or ends a ``save`` whose
+          job is unknown;
+        - ``TICK_S`` passed (``_tick``: the look for other processes is in the same
+          transaction, so a newcomer finds every answer this process no longer asks stored);
+        - a lookup asks a key queued here, or the cache is closed (the run's end, an
+          interrupt, a cancellation: ``close`` is in the session's ``finally``).
         """
         if not self._scheduled:
             try:
@@ -244,7 +281,8 @@ class RequestCache:
         if self._asks:
             self._answer()
         self.store.end_read()
-        self._commit()
+        if self._due or self._releases or self._claims or self._look_due:
+            self._commit()
         self.lookup_s += time.process_time() - t0
 
     def commit(self) -> None:
@@ -256,7 +294,9 @@ class RequestCache:
     def _commit(self) -> None:
         self._scheduled = False
         self.store.end_read()
-        pending, self._pending = self._pending, []
+        pending, self._pending = self._pending, {}
+        self._queued.clear()
+        self._due = False
         releases, self._releases = self._releases, []
         claims = [(k, f) for k, f in self._claims if not f.cancelled()]
         self._claims = []
@@ -269,7 +309,7 @@ class RequestCache:
                 key, model, a.model, a.response_json or dumps(a.response),
                 None if a.usage is None else dumps(a.usage).decode(), a.cost_usd, now, run,
             )  # ``Entry.row``
-            for key, a in pending
+            for key, a in pending.items()
         ]  # fmt: skip
         try:
             found = self.store.write(rows, releases, [k for k, _ in claims], self._flight, look)
@@ -283,7 +323,7 @@ class RequestCache:
                 future.set_result(found[key])
 
     def close(self) -> None:
-        """Store what is pending and give back every lease still held, then close the file."""
+        """Store what is queued and give back every lease still held, then close the file."""
         if self._asks:  # none should be left as a run ends; answered rather than left hanging
             self._answer()
         self.commit()
@@ -300,6 +340,12 @@ class RequestCache:
             f"${self.saved_usd:.4f} saved; {self.waited} waited for another process; "
             f"lookup CPU {self.lookup_s * 1e3:.1f} ms"
         )
+
+
+def _job(occasion: str) -> str:
+    """The job an exchange's occasion names (the scheduler's ``JOB#ROUND``); an occasion
+    without a round is one job with every other such (its answers are never held back)."""
+    return occasion.rpartition("#")[0]
 
 
 def _replay(entry: Entry, body: Mapping[str, Any]) -> Attempt | None:

@@ -1,8 +1,8 @@
 """A content-addressed SQLite cache of answered exchanges, shared by runs, processes, machines.
 
 One table, one row per key (``keying.cache_key``). SQLite in WAL mode gives what the run
-itself survives: each ``put`` (or ``put_many``, a run's answers of one event-loop pass) is
-one transaction (a SIGKILL mid-write loses those rows and no others: the WAL's uncommitted
+itself survives: each ``put`` (or ``write``, the answers a run held: ``RequestCache._schedule``)
+is one transaction (a SIGKILL mid-write loses those rows and no others: the WAL's uncommitted
 frames are discarded on the next open), many readers with one
 writer at a time (a second writer waits on ``busy_timeout`` rather than failing), and a
 reader never blocks a writer. ``INSERT OR IGNORE``: the first answer stored for a key stays,
@@ -235,8 +235,8 @@ class Store:
             self.db.execute("COMMIT")
 
     def put_many(self, entries: Sequence[Entry]) -> int:
-        """Store ``entries`` in ONE transaction (one commit for a pass's answers: a SIGKILL
-        loses that pass's or none); how many were added."""
+        """Store ``entries`` in ONE transaction (a SIGKILL loses all of them or none); how
+        many were added."""
         before = self.db.total_changes
         self.write([e.row() for e in entries])
         return self.db.total_changes - before

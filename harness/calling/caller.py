@@ -44,6 +44,7 @@ from harness.calling.policy import Clock, RetrySettings, Sleep, build_retrying, 
 from harness.calling.stop import StopSwitch
 from harness.errors import BackendError, BudgetExhausted, TransientError
 from harness.wire.answers import read_answers, refusal_summary
+from harness.wire.encoded import encoded
 from runfolder import ErrorKind, Usage
 
 
@@ -123,6 +124,7 @@ class Caller:
         self._wall = wall
         self._rng = rng or random.Random()
         self.cache = cache
+        self._encode = cache is not None and getattr(backend, "sends_body_json", False)
 
     def describe(self) -> dict[str, Any]:
         """The retry policy, for the manifest."""
@@ -142,6 +144,8 @@ class Caller:
         cache = self.cache
         if cache is None:
             return await self._live(body, on_attempt)
+        if self._encode:  # serialised once: the cache keys the bytes the backend sends
+            body = encoded(body)
         # A hit is sent nowhere and costs 0: it never reaches the pacer or the spend cap.
         key, hit = await cache.find(body, occasion)
         try:

@@ -7,6 +7,8 @@ serve-sim share one definition of every format (the client sends ``to_*`` and re
 - ``answers``: a System One response read against its request (``parse_answers``): the
   validation the caller applies to every backend's reply.
 - ``decisions``: OpenAI's Decisions API (``--wire openai-decisions``, ``/v1/decisions``).
+- ``encoded``: a body with its JSON bytes, made once for the request cache's key and the
+  ``systemone`` backend's send.
 - ``chat``: any chat LLM through ``top_logprobs`` (``--wire openai-chat``,
   ``/v1/chat/completions``); ``chat_prompt`` renders and reads its prompt.
 

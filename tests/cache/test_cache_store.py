@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +19,7 @@ from harness.cache import Entry, RequestCache, Store, cache_key
 from harness.cache.store import _SCHEMA
 from harness.calling.attempt import Attempt
 from harness.errors import ConfigError
+from harness.wire.encoded import EncodedBody, encoded
 
 # A child that stores entries as fast as it can, naming each on stdout once committed.
 WRITER = """
@@ -135,6 +137,19 @@ def test_key_ignores_the_price_but_not_the_model(body: dict, name: str) -> None:
             assert cache_key(spec | {"name": name}, body, version=version) != key
         assert cache_key(spec, body | {"__extra": 1}, version=version) != key or "__extra" in body
         assert cache_key(spec, body, "j#2", version=version) != key
+
+
+@given(st.dictionaries(st.text(max_size=4), json_values, max_size=5))
+def test_a_body_serialised_once_keys_and_sends_the_same_bytes(body: dict) -> None:
+    spec = {"name": "m", "backend": "systemone", "params": {}}
+    once = encoded(body)
+    assert isinstance(once, EncodedBody) and once == body
+    assert once.json == orjson.dumps(body) == orjson.dumps(once)  # what systemone sends
+    for version in (1, 2, 3):
+        assert cache_key(spec, once, "j#1", version) == cache_key(spec, body, "j#1", version)
+    assert encoded(once) is once
+    weird = {"x": object()}
+    assert encoded(weird) is weird  # not JSON: left to whoever serialises it to refuse
 
 
 SPEC = {

@@ -3,13 +3,17 @@ each body once; a SIGKILLed leaseholder's leases are taken over at once on its h
 
 from __future__ import annotations
 
+import hashlib
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 
 from harness.cache import Store
@@ -124,6 +128,47 @@ def test_a_run_killed_mid_flight_costs_the_other_only_its_in_flight(tmp_path: Pa
         _, err = other.communicate(timeout=300)
         assert other.returncode == 0, err.decode()
         assert time.monotonic() - t0 < LEASE_S / 2  # the dead holder's leases were not waited out
-    # Only what the killed run had in flight (its leases, at most its concurrency) was paid
-    # twice.
-    assert paid.twice <= 8
+    # Paid twice: only what the killed run had in flight (its leases, at most its concurrency:
+    # no answer in its log) and answers it had not stored yet, each its job's latest round.
+    twice = {body for body, n in paid.counts.items() if n > 1}
+    latest: dict[str, int] = {}
+    logged: dict[bytes, tuple[str, int]] = {}
+    for r in records(log):
+        if r["error"] is None and "cache" not in r:
+            latest[r["job"]] = max(latest.get(r["job"], -1), r["round"])
+            logged[hashlib.sha1(orjson.dumps(r["request"])).digest()] = (r["job"], r["round"])
+    assert logged.keys() <= paid.counts.keys()  # its log's bodies are the bytes it sent
+    assert sum(n - 1 for body, n in paid.counts.items() if body not in logged) <= 8
+    assert all(latest[logged[body][0]] == logged[body][1] for body in twice if body in logged)
+
+
+def test_a_look_made_while_a_newcomer_waits_for_the_lock_does_not_count_as_seeing_it(
+    tmp_path: Path,
+) -> None:
+    first_store = Store(tmp_path / "c.sqlite3")
+    # The second process's connection, used from the thread that makes it wait.
+    db = sqlite3.connect(tmp_path / "c.sqlite3", timeout=30, isolation_level=None,
+                         check_same_thread=False)  # fmt: skip
+    first, second = Flight(), Flight()
+
+    def claim(key: str) -> Claim:
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            return second.settle(db, (), (key,))[key]
+
+    first.join(first_store.db)
+    first_store.db.execute("BEGIN IMMEDIATE")  # the first's commit has the lock ...
+    joining = threading.Thread(target=second.join, args=(db,))
+    joining.start()  # ... while the second comes and waits for it
+    time.sleep(0.05)  # noqa: TID251 - the second is waiting on SQLite's busy handler
+    first_store.db.execute(  # the first says it looked now, not having seen the second
+        "UPDATE presence SET seen = ? WHERE holder = ?", (time.time(), first.holder)
+    )
+    first_store.db.execute("COMMIT")
+    joining.join()
+    assert second.shared
+    # It must wait for the first to have seen it, else both would ask the same keys.
+    assert claim("a") is Claim.HELD
+    first_store.write((), (), (), first)  # the first looks: now it sees the second
+    assert first.shared
+    assert claim("a") is Claim.MINE
