@@ -30,6 +30,7 @@ from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
 from .outputs import LogStats, Outputs, OutputsReader
 from .provenance import HashCheck, recheck
+from .request_parts import RequestParts, decode_parts
 
 __all__ = [
     "REFERENCE_DECODER",
@@ -215,11 +216,19 @@ def _read_logs(
     if paths is not None and pairing is not None:
         join = AnswersJoin(paths.table(pairing))
         del paths
-    log = JsonlReader[RequestLine](requests_path, run=run_id)
+    # Lines decoded into the parts read (``request_parts``); one of another shape, whole.
+    log = JsonlReader[RequestLine | RequestParts](requests_path, run=run_id, decode=decode_parts)
     check = LineCheck(requests_path, run_id, legacy=True)
     present = stored(requests_path).is_file()
     if present:
         for lineno, exchange in log.numbered():
+            if isinstance(exchange, RequestParts):
+                fields = exchange.fields()
+                check(lineno, fields)
+                requests.add(fields)  # type: ignore[arg-type]
+                if join is not None:
+                    join.parts(exchange)
+                continue
             check(lineno, exchange)
             requests.add(exchange)
             if join is not None:
