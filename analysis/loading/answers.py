@@ -144,6 +144,7 @@ class AnswersJoin:
         self.targets: dict[str, tuple[int, int]] = {}
         # (answer bytes, question bytes, step's choice, k, truth, form) -> outcome.
         self.kept: dict[tuple[Any, ...], Outcome] = {}
+        self.questions: dict[bytes, tuple[bytes, Any]] = {}  # bytes -> (them, decoded)
 
     def line(self, record: RequestLine) -> None:
         """Reduce one requests.jsonl line (only answered exchanges carry answers)."""
@@ -182,17 +183,30 @@ class AnswersJoin:
             key = (said, asks, choice[i], k[i], truth[i], form[i])
             outcome = kept.get(key)
             if outcome is None:
+                asks, parsed = self.question_of(asks)
                 outcome = evaluate(
                     None if said is None else orjson.loads(said),
-                    None if asks is None else orjson.loads(asks),
+                    parsed,
                     self.choices[choice[i]],
                     k[i],
                     truth[i],
                     form[i],
                 )
-                if len(kept) < _KEPT:
-                    kept[key] = outcome
+                if len(kept) < _KEPT:  # keyed by the question's first bytes: one copy
+                    kept[(said, asks, *key[2:])] = outcome
             self.apply(unit, depth, i, outcome, asked)
+
+    def question_of(self, asks: bytes | None) -> tuple[bytes | None, Any]:
+        """The question ``asks`` decoded (and its first bytes), once per distinct question
+        while they fit: many answers come to one question, and their outcomes share it."""
+        if asks is None:
+            return None, None
+        found = self.questions.get(asks)
+        if found is None:
+            found = asks, orjson.loads(asks)
+            if len(self.questions) < _KEPT:
+                self.questions[asks] = found
+        return found
 
     def units_asked(self, job_name: Any, qmap: dict[Any, Any]) -> Iterator[tuple[Any, int, int]]:
         """(question id, unit, depth) of each question in ``qmap`` that is on a unit's path."""
