@@ -167,9 +167,7 @@ class JsonlReader(Generic[R]):
     stamped with it; ``seq_count``, ``seq_sum``, ``seq_squares``
     and ``seq_last`` describe the numbers accepted, for ``sequence.check_sequence``.
 
-    ``decode`` (optional) turns a line into the caller's record type (say, only the fields
-    it reads); a line it returns None for is decoded as a dict, and refused if not an object.
-    Every rule above applies to every line either way.
+    ``decode`` (optional): a line as the caller's own record, or None to parse it as above.
     """
 
     def __init__(
