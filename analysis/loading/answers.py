@@ -32,7 +32,7 @@ from .compact import narrow
 from .interval_paths import PathTable, read_paths
 from .request_parts import RequestParts
 
-# Distinct (answer, question, step) outcomes kept (~17 MB at most; a 100× sim run has 6,191).
+# Distinct (answer, question, step) outcomes kept, at most (a 100× sim run has 6,191).
 _KEPT = 50_000
 
 __all__ = ["AnswerCounts", "AnswerLog", "AnswersJoin", "load_answers", "order_pair"]
