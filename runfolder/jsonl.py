@@ -166,13 +166,21 @@ class JsonlReader(Generic[R]):
     is a repeat and is skipped (``duplicates``), unless ``run`` is given and the line is not
     stamped with it; ``seq_count``, ``seq_sum``, ``seq_squares``
     and ``seq_last`` describe the numbers accepted, for ``sequence.check_sequence``.
+
+    ``decode`` (optional): a line as the caller's own record, or None to parse it as above.
     """
 
     def __init__(
-        self, path: Path, keep: Callable[[bytes], bool] | None = None, *, run: str | None = None
+        self,
+        path: Path,
+        keep: Callable[[bytes], bool] | None = None,
+        *,
+        run: str | None = None,
+        decode: Callable[[bytes], R | None] | None = None,
     ) -> None:
         self.path = path
         self.keep = keep
+        self.decode = decode
         # With ``run``, a repeat is skipped only when it carries that run id: a line copied in
         # from another run is yielded instead, for the caller to refuse by name.
         self._run_key = b'"run":' + orjson.dumps(run) if run is not None else None
@@ -261,6 +269,10 @@ class JsonlReader(Generic[R]):
                     yield number, record
 
     def _parse(self, line: bytes, number: int) -> R:
+        if self.decode is not None:
+            found = self.decode(line)
+            if found is not None:
+                return found
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError as exc:

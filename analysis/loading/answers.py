@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,14 @@ import orjson
 
 from runfolder import JsonlReader, RequestLine, stored
 
+from .answer_outcomes import MISMATCH, WITH, WITHOUT, Outcome, evaluate
 from .answer_pairs import LabelSets, PairScorer
 from .compact import narrow
 from .interval_paths import PathTable, read_paths
-from .interval_steps import FORMS, HALVING
+from .request_parts import RequestParts
+
+# Distinct (answer, question, step) outcomes kept, at most (a 100× sim run has 6,191).
+_KEPT = 50_000
 
 __all__ = ["AnswerCounts", "AnswerLog", "AnswersJoin", "load_answers", "order_pair"]
 
@@ -106,25 +110,6 @@ class AnswerLog:
         ]
 
 
-def _number(value: Any) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return max(float(value), 0.0)
-    return 0.0
-
-
-_HALVING = FORMS.index(HALVING)
-
-
-class _PLogs(dict[float, float]):
-    """x -> x·log2 x (0 for x <= 0), each computed once: answers repeat a few values."""
-
-    def __missing__(self, x: float) -> float:
-        found = x * math.log2(x) if x > 0 else 0.0
-        if len(self) < 100_000:
-            self[x] = found
-        return found
-
-
 class AnswersJoin:
     """Accumulates question rows while requests.jsonl streams past; the order pairs are
     matched and scored in NumPy a chunk at a time (``answer_pairs.PairScorer``)."""
@@ -140,7 +125,6 @@ class AnswersJoin:
         self.ints["first"] = array("b")
         self.sets = LabelSets()
         self.pairs = PairScorer(self.sets)  # rows at a shared step
-        self.plogs = _PLogs()
         # Bit d set: step d already answered (deeper steps, > 63, are not checked for repeats).
         self.seen = array("Q", bytes(8 * len(paths)))
         self.tally = dict.fromkeys(
@@ -158,7 +142,9 @@ class AnswersJoin:
         self.unit_at = paths.unit_at.data
         # qmap values repeat ("tree4/2"): each is split and looked up once.
         self.targets: dict[str, tuple[int, int]] = {}
-        self.digits = [str(n) for n in range(256)]  # option labels of the true option
+        # (answer bytes, question bytes, step's choice, k, truth, form) -> outcome.
+        self.kept: dict[tuple[Any, ...], Outcome] = {}
+        self.questions: dict[bytes, tuple[bytes, Any]] = {}  # bytes -> (them, decoded)
 
     def line(self, record: RequestLine) -> None:
         """Reduce one requests.jsonl line (only answered exchanges carry answers)."""
@@ -170,12 +156,65 @@ class AnswersJoin:
         answers, questions = response.get("answers"), request.get("questions")
         if not isinstance(answers, dict) or not isinstance(questions, dict):
             return
-        job = self.job_codes.get(str(record.get("job")))
+        asked: set[tuple[Any, ...]] = set()  # this line's distinct questions so far
+        for qid, unit, depth in self.units_asked(record.get("job"), qmap):
+            self.question(unit, depth, answers.get(qid), questions.get(qid), asked)
+
+    def parts(self, record: RequestParts) -> None:
+        """``line`` for a line decoded as RequestParts: each question and answer is decoded
+        only when a unit asked it, and its outcome is kept for the next time the same bytes
+        come at the same step (at most ``_KEPT`` of them)."""
+        qmap, response, request = record.qmap, record.response, record.request
+        if record.error is not None or not isinstance(qmap, dict):
+            return
+        if response is None or request is None:
+            return
+        answers, questions = response.answers, request.questions
+        if answers is None or questions is None:
+            return
+        asked: set[tuple[Any, ...]] = set()
+        kept, columns = self.kept, self.columns
+        choice, k, truth, form = columns["choice"], columns["k"], columns["truth"], columns["form"]
+        for qid, unit, depth in self.units_asked(record.job, qmap):
+            i = self.start[unit] + depth - 1
+            answer, question = answers.get(qid), questions.get(qid)
+            said = None if answer is None else bytes(answer)
+            asks = None if question is None else bytes(question)
+            key = (said, asks, choice[i], k[i], truth[i], form[i])
+            outcome = kept.get(key)
+            if outcome is None:
+                asks, parsed = self.question_of(asks)
+                outcome = evaluate(
+                    None if said is None else orjson.loads(said),
+                    parsed,
+                    self.choices[choice[i]],
+                    k[i],
+                    truth[i],
+                    form[i],
+                )
+                if len(kept) < _KEPT:  # keyed by the question's first bytes: one copy
+                    kept[(said, asks, *key[2:])] = outcome
+            self.apply(unit, depth, i, outcome, asked)
+
+    def question_of(self, asks: bytes | None) -> tuple[bytes | None, Any]:
+        """The question ``asks`` decoded (and its first bytes), once per distinct question
+        while they fit: many answers come to one question, and their outcomes share it."""
+        if asks is None:
+            return None, None
+        found = self.questions.get(asks)
+        if found is None:
+            found = asks, orjson.loads(asks)
+            if len(self.questions) < _KEPT:
+                self.questions[asks] = found
+        return found
+
+    def units_asked(self, job_name: Any, qmap: dict[Any, Any]) -> Iterator[tuple[Any, int, int]]:
+        """(question id, unit, depth) of each question in ``qmap`` that is on a unit's path."""
+        job = self.job_codes.get(str(job_name))
         if job is None:
             return
         base = job * self.n_decoders
         targets = self.targets
-        asked: set[tuple[Any, ...]] = set()  # this line's distinct questions so far
         for qid, where in qmap.items():
             target = targets.get(where) if isinstance(where, str) else None
             if target is None:
@@ -187,7 +226,7 @@ class AnswersJoin:
                 continue
             unit = self.unit_at[base + code]
             if unit >= 0 and depth <= self.count[unit]:
-                self.question(unit, depth, answers.get(qid), questions.get(qid), asked)
+                yield qid, unit, depth
 
     def target(self, where: str) -> tuple[int, int]:
         """A qmap value ``decoder/<round>`` as (decoder code, depth); (-1, 0) if not a unit's."""
@@ -202,9 +241,24 @@ class AnswersJoin:
     ) -> None:
         """One answer to the question at ``depth`` on ``unit``'s path."""
         i = self.start[unit] + depth - 1
-        columns, tally = self.columns, self.tally
-        choice = self.choices[columns["choice"][i]]
-        if not isinstance(answer, dict) or answer.get("choice") != choice:
+        columns = self.columns
+        outcome = evaluate(
+            answer,
+            question,
+            self.choices[columns["choice"][i]],
+            columns["k"][i],
+            columns["truth"][i],
+            columns["form"][i],
+        )
+        self.apply(unit, depth, i, outcome, asked)
+
+    def apply(
+        self, unit: int, depth: int, i: int, outcome: Outcome, asked: set[tuple[Any, ...]]
+    ) -> None:
+        """Count and keep one answer's ``outcome`` (step ``i`` at ``depth`` on ``unit``'s path)."""
+        tally = self.tally
+        kind = outcome[0]
+        if kind == MISMATCH:
             tally["mismatch"] += 1
             return
         bit = 1 << depth if depth < 64 else 0
@@ -213,45 +267,17 @@ class AnswersJoin:
             return
         self.seen[unit] |= bit
         tally["answered"] += 1
-        probabilities = answer.get("probabilities")
-        if not isinstance(probabilities, dict):
+        if kind == WITHOUT:
             tally["without"] += 1
             return
-        criteria = question.get("criteria") if isinstance(question, dict) else None
-        # The options are the question's criteria labels, as many as the step had.
-        if (
-            not isinstance(criteria, dict)
-            or choice not in criteria
-            or len(criteria) != columns["k"][i]
-        ):
+        labels = outcome[1]
+        # Label sets are numbered as first met past the checks above, as they always were.
+        labelled = self.sets.get(labels)[0] if labels is not None else 0
+        if kind != WITH:
             tally["unusable"] += 1
             return
-        labels = tuple(criteria)
-        kind, position = self.sets.get(labels)
-        raw = list(map(probabilities.get, labels, repeat(0.0)))  # a missing label: 0
-        try:
-            total = math.fsum(raw)  # fast path: every entry a number
-            clean = min(raw) >= 0 and math.isfinite(total)
-        except TypeError:
-            clean = False
-        if not clean:
-            raw = [_number(probabilities.get(label, 0.0)) for label in labels]
-            total = math.fsum(raw)
-        if total <= 0:
-            tally["unusable"] += 1
-            return
-        picked = position[choice]
-        truth = columns["truth"][i]
-        true = -1
-        if truth >= 0:
-            if columns["form"][i] != _HALVING:
-                label = self.digits[truth] if truth < 256 else str(truth)
-                true = position.get(label, -2)
-            else:
-                true = picked if truth == 0 else 1 - picked
-            if true < 0:  # labels are not the option indices the trace implies
-                tally["unusable"] += 1
-                return
+        _, _, picked, true, total, raw, selected, true_p, entropy, key = outcome
+        assert raw is not None
         tally["with"] += 1
         self.raw_min, self.raw_max = min(self.raw_min, total), max(self.raw_max, total)
         if abs(total - 1.0) > 0.01 + 1e-9:
@@ -261,23 +287,15 @@ class AnswersJoin:
         ints["depth"].append(depth)
         ints["options"].append(len(raw))
         ints["holds"].append(-1 if true < 0 else int(true == picked))
-        try:
-            key: tuple[Any, ...] = (question.get("instructions"), tuple(criteria.items()))
-            fresh = key not in asked
-        except TypeError:  # an object or list description (allowed on the wire)
-            key = (orjson.dumps(question),)
-            fresh = key not in asked
-        ints["first"].append(fresh)
-        asked.add(key)
+        ints["first"].append(key not in asked)
+        asked.add(key)  # type: ignore[arg-type]
         rows = self.rows
-        rows["selected"].append(raw[picked] / total)
-        rows["true"].append(math.nan if true < 0 else raw[true] / total)
-        # H = −Σ (x/T)·log2(x/T) = log2 T − Σ x·log2 x / T, over the raw values x.
-        spread = math.fsum(map(self.plogs.__getitem__, raw))
-        rows["entropy"].append(max(math.log2(total) - spread / total, 0.0))
-        slot = columns["pair"][i]
+        rows["selected"].append(selected)
+        rows["true"].append(true_p)
+        rows["entropy"].append(entropy)
+        slot = self.columns["pair"][i]
         if slot >= 0:
-            self.pairs.add(slot, kind, picked, true, total, raw)
+            self.pairs.add(slot, labelled, picked, true, total, raw)
 
     def result(self, requests_present: bool) -> AnswerLog:
         """The columns as numpy arrays."""
