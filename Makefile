@@ -47,7 +47,7 @@ test: $(DEV_STAMP) browser
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q -m "not soak"
+	$(BIN)/pytest -q -m "not soak" -n auto --dist loadfile
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The documentation site (docs/, mkdocs.yml) into site/; --strict fails on a broken link.

@@ -8,8 +8,9 @@ configured latency), and a body answered twice is a request paid for twice.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -23,6 +24,15 @@ class Answered:
     """Bodies answered with a 200, by SHA-1 of the bytes received."""
 
     counts: Counter[bytes] = field(default_factory=Counter)
+    connections: Callable[[], int] = lambda: 0
+
+    def settle(self, timeout_s: float = 30.0) -> None:
+        """Wait until the server has closed every connection: after a client is killed, the
+        bodies it sent are read (and counted) or dropped by then, however busy the machine."""
+        deadline = time.monotonic() + timeout_s
+        while self.connections() and time.monotonic() < deadline:
+            time.sleep(0.005)  # noqa: TID251 - watching the server's thread
+        assert not self.connections(), "the server kept a connection of a dead client open"
 
     @property
     def total(self) -> int:
@@ -51,6 +61,12 @@ def counting_server(config: ServerConfig) -> Iterator[tuple[str, Answered]]:
     server.app.routes[config.route] = (methods, counted)
     with anyio.from_thread.start_blocking_portal() as portal:
         port = portal.call(server.start)
+
+        async def open_connections() -> int:
+            runner = server._runner  # the test's view of the server's sockets
+            return len(runner.server.connections) if runner and runner.server else 0
+
+        answered.connections = lambda: portal.call(open_connections)
         try:
             yield base_url(config.host, port), answered
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -19,6 +20,13 @@ SMALL = ["--param", "per_operator=2"]  # 8 families: 128 jobs, a fraction of a s
 def cli(*args: str) -> int:
     """Run the CLI in process and return its exit status."""
     return main(list(args))
+
+
+def copy_run(source: Path, folder: Path) -> Path:
+    """A copy of a run folder made once per module, for a test that changes it (cheaper
+    than running the sim again; a run folder holds no path of its own)."""
+    shutil.copytree(source, folder)
+    return folder
 
 
 def spawn(*args: str) -> subprocess.Popen[bytes]:

@@ -9,14 +9,21 @@ import pytest
 
 from analysis.loading.manifest import load_manifest
 from analysis.loading.provenance import recheck
-from tests.runhelpers import SMALL, cli
+from tests.runhelpers import SMALL, cli, copy_run
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small oracle run, made once for the module."""
+    folder = tmp_path_factory.mktemp("pristine") / "run"
+    assert cli("run", *SMALL, "--model", "oracle", "--run", str(folder), "--no-progress") == 0
+    return folder
 
 
 @pytest.fixture
-def run(tmp_path: Path) -> Path:
-    folder = tmp_path / "run"
-    assert cli("run", *SMALL, "--model", "oracle", "--run", str(folder), "--no-progress") == 0
-    return folder
+def run(pristine: Path, tmp_path: Path) -> Path:
+    """A copy of the oracle run of the test's own, to edit."""
+    return copy_run(pristine, tmp_path / "run")
 
 
 def test_a_fresh_run_matches_both_hashes(run: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,14 +7,21 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.runhelpers import SMALL, cli, records
+from tests.runhelpers import SMALL, cli, copy_run, records
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small run, made once for the module."""
+    folder = tmp_path_factory.mktemp("pristine") / "run"
+    assert cli("run", *SMALL, "--run", str(folder), "--no-progress") == 0
+    return folder
 
 
 @pytest.fixture()
-def run_folder(tmp_path: Path) -> Path:
-    folder = tmp_path / "run"
-    assert cli("run", *SMALL, "--run", str(folder), "--no-progress") == 0
-    return folder
+def run_folder(pristine: Path, tmp_path: Path) -> Path:
+    """A copy of the small run of the test's own, to import into."""
+    return copy_run(pristine, tmp_path / "run")
 
 
 def write_predictions(path: Path, rows: list[dict]) -> Path:

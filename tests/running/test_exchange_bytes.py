@@ -82,10 +82,13 @@ def test_fewer_collections_restores_the_collector() -> None:
         assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD)
         frozen = gc.get_freeze_count()
         assert frozen > 0
+        made_since = [[] for _ in range(1000)]  # a second freeze would add these
         with fewer_collections():  # a second run in the same loop (a comparison)
             pass
         assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD)
-        assert gc.get_freeze_count() == frozen
+        # Neither frozen again nor unfrozen. Frozen objects can still be freed (another
+        # thread's, e.g. pytest-xdist's), so the count may only have fallen a little.
+        assert frozen - len(made_since) < gc.get_freeze_count() <= frozen
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
 

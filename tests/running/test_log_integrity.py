@@ -19,7 +19,7 @@ from harness.errors import BackendError
 from harness.running.replay import read_logs
 from harness.serve import ServerConfig, serve_sim_in_thread
 from runfolder import load_manifest, read_sessions
-from tests.runhelpers import SMALL, answered, cli, final_outputs, records
+from tests.runhelpers import SMALL, answered, cli, copy_run, final_outputs, records
 
 MEDIUM = ["--param", "per_operator=4"]  # 256 jobs
 
@@ -69,13 +69,20 @@ EDITS = {
 }
 
 
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run stopped by its request cap after 20 requests, made once for the module."""
+    folder = tmp_path_factory.mktemp("stopped") / "run"
+    partial_run(folder, "--param", "per_operator=1", requests=20)
+    return folder
+
+
 @pytest.mark.parametrize("case", sorted(EDITS))
 def test_every_manifest_edit_is_refused_in_one_line_naming_the_field(
-    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    case: str, tmp_path: Path, stopped: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     field, value = EDITS[case]
-    folder = tmp_path / "run"
-    partial_run(folder, "--param", "per_operator=1", requests=20)
+    folder = copy_run(stopped, tmp_path / "run")
     capsys.readouterr()
     edit(folder, set_in(field, value))
     before, sessions = logs(folder), read_sessions(folder)
@@ -171,10 +178,9 @@ def test_a_duplicated_line_is_counted_once_by_resume_status_and_analysis(
 
 
 def test_a_log_cut_in_the_middle_is_refused_not_taken_for_a_torn_tail(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, reference: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = tmp_path / "cut"
-    assert cli("run", *MEDIUM, "--run", str(folder), "--no-progress") == 0
+    folder = copy_run(reference, tmp_path / "cut")
     log = folder / "requests.jsonl"
     data = log.read_bytes()
     log.write_bytes(data[: len(data) // 2])  # mid-line, mid-file: ends like a torn tail
