@@ -13,7 +13,6 @@ from runfolder import (
     JsonlReader,
     LineCheck,
     OutputLine,
-    RequestLine,
     RunFolderError,
     SessionRecord,
     check_sequence,
@@ -26,13 +25,13 @@ from runfolder import (
 
 from .answers import AnswerCounts, AnswerLog, AnswersJoin, order_pair
 from .column_cache import RUN_LOGS, cache_key, keep, recall
-from .exchanges import RequestLog, RequestsReader
+from .exchange_pass import exchanges_aside, read_exchanges
+from .exchanges import RequestLog
 from .interval_paths import PathsReader
 from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
 from .outputs import LogStats, Outputs, OutputsReader
 from .provenance import HashCheck, recheck
-from .request_parts import RequestParts, decode_parts
 
 __all__ = [
     "REFERENCE_DECODER",
@@ -219,6 +218,34 @@ def _read_both(
     run_dir: Path, pairing: tuple[str, str] | None, run_id: str
 ) -> tuple[Outputs, RequestLog, AnswerLog | None]:
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
+    # The exchange columns need nothing from the outputs: read side by side on 2+ cores.
+    with exchanges_aside(requests_path, run_id) as aside:
+        outputs_read, paths, reader = _read_outputs(outputs_path, pairing, run_id)
+        join = None
+        if paths is not None and pairing is not None:
+            join = AnswersJoin(paths.table(pairing))
+            del paths
+        exchanges = None if aside is None else aside.result()
+    if exchanges is None:  # one core, a small log, or a line the worker refused: here
+        requests_read, log = read_exchanges(requests_path, run_id, join)
+    else:
+        requests_read, log = exchanges
+        if join is not None:
+            read_exchanges(requests_path, run_id, join, columns=False)
+    # The logs' record numbers, checked across both files as they were read: a log cut in
+    # the middle is refused as by resume (each reader counts a repeated record once).
+    check_sequence(run_dir, log, reader)
+    return (
+        outputs_read,
+        requests_read,
+        None if join is None else join.result(stored(requests_path).is_file()),
+    )
+
+
+def _read_outputs(
+    outputs_path: Path, pairing: tuple[str, str] | None, run_id: str
+) -> tuple[Outputs, PathsReader | None, JsonlReader[OutputLine]]:
+    """The outputs pass: the columns, and (with ``pairing``) the interval paths."""
     outputs = OutputsReader(outputs_path)
     paths = PathsReader(outputs_path) if pairing is not None else None
     reader = JsonlReader[OutputLine](outputs_path, run=run_id)
@@ -230,37 +257,5 @@ def _read_both(
             if paths is not None:
                 paths.add(lineno, record)
     present = stored(outputs_path).is_file()
-    outputs_read = outputs.result(
-        LogStats(present, reader.records, int(reader.torn), reader.duplicates)
-    )
-    del outputs  # its typed arrays: the numpy columns above are copies
-    requests = RequestsReader()
-    join = None
-    if paths is not None and pairing is not None:
-        join = AnswersJoin(paths.table(pairing))
-        del paths
-    # Lines decoded into the parts read (``request_parts``); one of another shape, whole.
-    log = JsonlReader[RequestLine | RequestParts](requests_path, run=run_id, decode=decode_parts)
-    check = LineCheck(requests_path, run_id, legacy=True)
-    present = stored(requests_path).is_file()
-    if present:
-        for lineno, exchange in log.numbered():
-            if isinstance(exchange, RequestParts):
-                fields = exchange.fields()
-                check(lineno, fields)
-                requests.add(fields)  # type: ignore[arg-type]
-                if join is not None:
-                    join.parts(exchange)
-                continue
-            check(lineno, exchange)
-            requests.add(exchange)
-            if join is not None:
-                join.line(exchange)
-    # The logs' record numbers, checked across both files as they were read: a log cut in
-    # the middle is refused as by resume (each reader counts a repeated record once).
-    check_sequence(run_dir, log, reader)
-    return (
-        outputs_read,
-        requests.result(LogStats(present, log.records, int(log.torn), log.duplicates)),
-        None if join is None else join.result(present),
-    )
+    stats = LogStats(present, reader.records, int(reader.torn), reader.duplicates)
+    return outputs.result(stats), paths, reader
