@@ -7,12 +7,11 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from runfolder import (
     Finding,
     JsonlReader,
-    LineCheck,
-    OutputLine,
     RunFolderError,
     SessionRecord,
     check_sequence,
@@ -25,13 +24,12 @@ from runfolder import (
 
 from .answers import AnswerCounts, AnswerLog, AnswersJoin, order_pair
 from .column_cache import RUN_LOGS, cache_key, keep, recall
-from .exchange_pass import exchanges_aside, read_exchanges
 from .exchanges import RequestLog
-from .interval_paths import PathsReader
 from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
-from .outputs import LogStats, Outputs, OutputsReader
+from .outputs import LogStats, Outputs
 from .provenance import HashCheck, recheck
+from .side_by_side import Aside, exchanges_aside, read_exchanges, read_outputs
 
 __all__ = [
     "REFERENCE_DECODER",
@@ -218,44 +216,60 @@ def _read_both(
     run_dir: Path, pairing: tuple[str, str] | None, run_id: str
 ) -> tuple[Outputs, RequestLog, AnswerLog | None]:
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
-    # The exchange columns need nothing from the outputs: read side by side on 2+ cores.
-    with exchanges_aside(requests_path, run_id) as aside:
-        outputs_read, paths, reader = _read_outputs(outputs_path, pairing, run_id)
-        join = None
-        if paths is not None and pairing is not None:
-            join = AnswersJoin(paths.table(pairing))
-            del paths
-        exchanges = None if aside is None else aside.result()
-    if exchanges is None:  # one core, a small log, or a line the worker refused: here
-        requests_read, log = read_exchanges(requests_path, run_id, join)
-    else:
-        requests_read, log = exchanges
-        if join is not None:
-            read_exchanges(requests_path, run_id, join, columns=False)
-    # The logs' record numbers, checked across both files as they were read: a log cut in
-    # the middle is refused as by resume (each reader counts a repeated record once).
-    check_sequence(run_dir, log, reader)
-    return (
-        outputs_read,
-        requests_read,
-        None if join is None else join.result(stored(requests_path).is_file()),
+    # With the Probabilities section, the worker reads the outputs' columns too: the paths,
+    # the table and the join (which needs them) are then this process's share.
+    with exchanges_aside(requests_path, run_id, outputs_path if pairing else None) as aside:
+        if aside is not None:
+            found = _read_beside(aside, run_dir, pairing, run_id)
+            if found is not None:
+                return found
+    # One core, a small log, or a line refused: the serial read (which says why).
+    outputs, paths, reader = read_outputs(
+        outputs_path, run_id, columns=True, paths=pairing is not None
     )
+    join = None if paths is None or pairing is None else AnswersJoin(paths.table(pairing))
+    del paths
+    requests, log = read_exchanges(requests_path, run_id, join)
+    return _checked(run_dir, outputs, requests, join, log, reader)
 
 
-def _read_outputs(
-    outputs_path: Path, pairing: tuple[str, str] | None, run_id: str
-) -> tuple[Outputs, PathsReader | None, JsonlReader[OutputLine]]:
-    """The outputs pass: the columns, and (with ``pairing``) the interval paths."""
-    outputs = OutputsReader(outputs_path)
-    paths = PathsReader(outputs_path) if pairing is not None else None
-    reader = JsonlReader[OutputLine](outputs_path, run=run_id)
-    check = LineCheck(outputs_path, run_id, legacy=True)
-    if stored(outputs_path).is_file():
-        for lineno, record in reader.numbered():
-            check(lineno, record)
-            outputs.add(lineno, record)
-            if paths is not None:
-                paths.add(lineno, record)
-    present = stored(outputs_path).is_file()
-    stats = LogStats(present, reader.records, int(reader.torn), reader.duplicates)
-    return outputs.result(stats), paths, reader
+def _read_beside(
+    aside: Aside, run_dir: Path, pairing: tuple[str, str] | None, run_id: str
+) -> tuple[Outputs, RequestLog, AnswerLog | None] | None:
+    """This process's share of a read side by side (``side_by_side``), or None when a line
+    was refused on either side."""
+    outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
+    try:
+        outputs, paths, reader = read_outputs(
+            outputs_path, run_id, columns=pairing is None, paths=pairing is not None
+        )
+    except RunFolderError:
+        return None
+    join = None if paths is None or pairing is None else AnswersJoin(paths.table(pairing))
+    del paths
+    found = aside.result()
+    if found is None:
+        return None
+    (requests, log), outputs_aside = found
+    if outputs is None:  # an empty Outputs is falsy: no ``or``
+        outputs = outputs_aside
+    assert outputs is not None  # read here without pairing, there with it
+    if join is not None:  # the lines were checked by the worker
+        read_exchanges(requests_path, run_id, join, columns=False)
+    return _checked(run_dir, outputs, requests, join, log, reader)
+
+
+def _checked(
+    run_dir: Path,
+    outputs: Outputs | None,
+    requests: RequestLog,
+    join: AnswersJoin | None,
+    log: JsonlReader[Any],
+    reader: JsonlReader[Any],
+) -> tuple[Outputs, RequestLog, AnswerLog | None]:
+    """The logs read, once their record numbers are checked across both files: a log cut in
+    the middle is refused as by resume (each reader counts a repeated record once)."""
+    check_sequence(run_dir, log, reader)
+    assert outputs is not None
+    present = stored(run_dir / RUN_LOGS[1]).is_file()
+    return outputs, requests, None if join is None else join.result(present)

@@ -1,14 +1,14 @@
-"""requests.jsonl's exchange columns read in a second process while this one reads outputs.jsonl.
+"""The two logs read side by side: a second process reads columns while this one reads the rest.
 
-A first read of a large run is parse-bound and single-threaded: the outputs pass, then the
-requests pass. The exchange columns (``RequestsReader``) and the run-id check of
-requests.jsonl need nothing from the outputs, so on a machine with two or more cores they are
-read side by side with the outputs pass; the answers join, which needs the outputs' interval
-paths, still reads requests.jsonl afterwards in this process.
+A first read of a large run is parse-bound and single-threaded. On a machine with two or
+more cores, a second process reads what needs nothing from the other log: requests.jsonl's
+exchange columns and run-id check, and, when the Probabilities section is read, the outputs'
+own columns too. This process reads the outputs' interval paths (or, without the section, the
+outputs' columns), then requests.jsonl again for the answers join, which needs those paths.
 
-The worker gives back the columns and its reader (whose record numbers
-``runfolder.check_sequence`` checks), or nothing when it refused a line: the caller then reads
-requests.jsonl as before, in this process, and refuses the line with the same message.
+The worker gives back what it read and the readers that counted the records (for
+``runfolder.check_sequence``), or nothing when it refused a line; a line refused on either
+side sends the read back to the serial path, which refuses it with the message it always gave.
 """
 
 from __future__ import annotations
@@ -22,19 +22,54 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from runfolder import JsonlReader, LineCheck, RequestLine, RunFolderError, stored
+from runfolder import JsonlReader, LineCheck, OutputLine, RequestLine, RunFolderError, stored
 
 from .answers import AnswersJoin
 from .exchanges import RequestLog, RequestsReader
-from .outputs import LogStats
+from .interval_paths import PathsReader
+from .outputs import LogStats, Outputs, OutputsReader
 from .request_parts import RequestParts, decode_parts
 
-__all__ = ["SIDE_BY_SIDE_BYTES", "Aside", "Exchanges", "exchanges_aside", "read_exchanges"]
+__all__ = [
+    "SIDE_BY_SIDE_BYTES",
+    "Aside",
+    "Exchanges",
+    "OutputsRead",
+    "Read",
+    "exchanges_aside",
+    "read_exchanges",
+    "read_outputs",
+]
 
 # Below this size a second process (~0.5 s to start and import) costs more than it saves.
 SIDE_BY_SIDE_BYTES = 64 << 20
 
 Exchanges = tuple[RequestLog, JsonlReader[RequestLine | RequestParts]]
+# The outputs' columns (None: not read), the interval paths (None: not asked), the reader.
+OutputsRead = tuple[Outputs | None, PathsReader | None, JsonlReader[OutputLine]]
+# What the worker reads: the exchanges, and the outputs' columns when it was asked to.
+Read = tuple[Exchanges, Outputs | None]
+
+
+def read_outputs(outputs_path: Path, run_id: str, *, columns: bool, paths: bool) -> OutputsRead:
+    """The outputs pass, each line checked as this run's: the outputs' ``columns`` and the
+    interval ``paths`` (each when asked), and the reader that counted the records."""
+    outputs = OutputsReader(outputs_path) if columns else None
+    found = PathsReader(outputs_path) if paths else None
+    reader = JsonlReader[OutputLine](outputs_path, run=run_id)
+    check = LineCheck(outputs_path, run_id, legacy=True)
+    present = stored(outputs_path).is_file()
+    if present:
+        for lineno, record in reader.numbered():
+            check(lineno, record)
+            if outputs is not None:
+                outputs.add(lineno, record)
+            if found is not None:
+                found.add(lineno, record)
+    if outputs is None:
+        return None, found, reader
+    stats = LogStats(present, reader.records, int(reader.torn), reader.duplicates)
+    return outputs.result(stats), found, reader
 
 
 def read_exchanges(
@@ -69,18 +104,22 @@ def read_exchanges(
 
 _CHILD = (
     "import pickle, sys; sys.path[:] = pickle.load(sys.stdin.buffer); "
-    "from analysis.loading.exchange_pass import _serve; _serve()"
+    "from analysis.loading.side_by_side import _serve; _serve()"
 )
 
 
 def _serve() -> None:
-    """The second process: (requests.jsonl, run id) pickled on stdin, ``read_exchanges``'s
-    result pickled on stdout, or None when it refused the log (the caller then reads it again
-    and raises the error itself, so the message is the one a serial read gives)."""
-    requests_path, run_id = pickle.load(sys.stdin.buffer)
+    """The second process: (requests.jsonl, run id, outputs.jsonl or None) pickled on stdin,
+    the exchanges (and the outputs' columns, given outputs.jsonl) pickled on stdout, or None
+    when it refused a line (the caller then reads both logs itself and raises the error, so
+    the message is the one a serial read gives)."""
+    requests_path, run_id, outputs_path = pickle.load(sys.stdin.buffer)
     gc.disable()  # as in ``run._collector_paused``: the lines hold no cycles
     try:
-        found: Exchanges | None = read_exchanges(requests_path, run_id)
+        outputs = None
+        if outputs_path is not None:
+            outputs = read_outputs(outputs_path, run_id, columns=True, paths=False)[0]
+        found: Read | None = read_exchanges(requests_path, run_id), outputs
     except (RunFolderError, ValueError, TypeError):
         found = None
     pickle.dump(found, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
@@ -89,7 +128,7 @@ def _serve() -> None:
 class Aside:
     """The second process reading the exchange columns (``exchanges_aside``)."""
 
-    def __init__(self, requests_path: Path, run_id: str) -> None:
+    def __init__(self, requests_path: Path, run_id: str, outputs_path: Path | None) -> None:
         # A fresh interpreter, not multiprocessing: its spawn and forkserver run the caller's
         # main module again in the child, which a script without a ``__main__`` guard would
         # not survive, and fork copies this process's threads (a progress bar's) badly.
@@ -102,9 +141,9 @@ class Aside:
         assert self.process.stdin is not None
         with self.process.stdin as pipe:
             pickle.dump(sys.path, pipe)
-            pickle.dump((requests_path, run_id), pipe)
+            pickle.dump((requests_path, run_id, outputs_path), pipe)
 
-    def result(self) -> Exchanges | None:
+    def result(self) -> Read | None:
         """What the second process read (it waits for it), or None when it refused a line or
         failed: the caller reads requests.jsonl itself then."""
         assert self.process.stdout is not None
@@ -112,7 +151,7 @@ class Aside:
             output = pipe.read()
         if self.process.wait() != 0:
             return None
-        found: Exchanges | None = pickle.loads(output)
+        found: Read | None = pickle.loads(output)
         return found
 
     def stop(self) -> None:
@@ -131,15 +170,18 @@ def _cores() -> int:
 
 
 @contextmanager
-def exchanges_aside(requests_path: Path, run_id: str) -> Iterator[Aside | None]:
-    """A second process reading requests.jsonl's exchange columns while the block runs, or
-    None on one core or for a log under ``SIDE_BY_SIDE_BYTES``."""
+def exchanges_aside(
+    requests_path: Path, run_id: str, outputs_path: Path | None = None
+) -> Iterator[Aside | None]:
+    """A second process reading requests.jsonl's exchange columns (and, given
+    ``outputs_path``, the outputs' columns) while the block runs, or None on one core or for
+    a requests.jsonl under ``SIDE_BY_SIDE_BYTES``."""
     log = stored(requests_path)
     size = log.stat().st_size if log.is_file() else 0
     if _cores() < 2 or size < SIDE_BY_SIDE_BYTES:
         yield None
         return
-    aside = Aside(requests_path, run_id)
+    aside = Aside(requests_path, run_id, outputs_path)
     try:
         yield aside
     except BaseException:

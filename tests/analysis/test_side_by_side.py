@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pytest
 from probability_logs import LogWriter, tree_path, true_child
 
-from analysis.loading import exchange_pass
-from analysis.loading.exchange_pass import exchanges_aside, read_exchanges
+from analysis.loading import side_by_side
 from analysis.loading.run import Run, load_run
+from analysis.loading.side_by_side import exchanges_aside, read_exchanges, read_outputs
 from runfolder import RunFolderError
 
 
@@ -36,8 +37,8 @@ def small_run(tmp_path: Path) -> Path:
 
 def work_aside(monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker used from now on, whatever the log's size and the machine's cores."""
-    monkeypatch.setattr(exchange_pass, "SIDE_BY_SIDE_BYTES", 0)
-    monkeypatch.setattr(exchange_pass, "_cores", lambda: 2)
+    monkeypatch.setattr(side_by_side, "SIDE_BY_SIDE_BYTES", 0)
+    monkeypatch.setattr(side_by_side, "_cores", lambda: 2)
 
 
 def assert_equal(first: Any, second: Any, name: str) -> None:
@@ -61,18 +62,25 @@ def assert_same(serial: Run, side: Run) -> None:
         assert_equal(getattr(serial, name), getattr(side, name), name)
 
 
+@pytest.mark.parametrize("with_outputs", [True, False])
 def test_the_worker_reads_what_this_process_reads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_outputs: bool
 ) -> None:
     work_aside(monkeypatch)
-    path = small_run(tmp_path) / "requests.jsonl"
-    with exchanges_aside(path, "run") as pending:
+    folder = small_run(tmp_path)
+    path, outputs_path = folder / "requests.jsonl", folder / "outputs.jsonl"
+    with exchanges_aside(path, "run", outputs_path if with_outputs else None) as pending:
         assert pending is not None
         found = pending.result()
     assert found is not None
-    here, log = read_exchanges(path, "run")
-    assert_equal(here, found[0], "requests")
-    assert found[1].records == log.records == 5
+    (requests, log), outputs = found
+    here, counted = read_exchanges(path, "run")
+    assert_equal(here, requests, "requests")
+    assert log.records == counted.records == 5
+    if with_outputs:
+        assert_equal(read_outputs(outputs_path, "run", columns=True, paths=False)[0], outputs, "o")
+    else:
+        assert outputs is None
 
 
 @pytest.mark.parametrize("probabilities", [True, False])
@@ -88,18 +96,38 @@ def test_side_by_side_equals_serial(
     assert side.requests.stats.records == 5
 
 
-def test_a_line_the_worker_refuses_is_refused_as_by_a_serial_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("log", "line", "says"),
+    [
+        ("requests.jsonl", b'{"job": "j", "run": "elsewhere", "seq": 1}', "elsewhere"),
+        # Refused by the outputs' columns (the worker's share), not by the interval paths.
+        ("outputs.jsonl", b'"status": "lost"', "status must be"),
+        ("outputs.jsonl", b'{"job": "j", "run": "elsewhere", "seq": 1}', "elsewhere"),
+    ],
+)
+def test_a_line_refused_side_by_side_is_refused_as_by_a_serial_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log: str, line: bytes, says: str
 ) -> None:
     folder = small_run(tmp_path)
-    path = folder / "requests.jsonl"
-    path.write_bytes(path.read_bytes() + b'{"job": "j", "run": "elsewhere", "seq": 1}\n')
+    path = folder / log
+    if line.startswith(b'"status"'):  # the first output again, with a status none reads
+        first = orjson.loads(path.read_bytes().splitlines()[0])
+        line = orjson.dumps(first | orjson.loads(b"{" + line + b"}"))
+    path.write_bytes(path.read_bytes() + line + b"\n")
     with pytest.raises(RunFolderError) as serial:
         load_run(folder, probabilities=True)
     work_aside(monkeypatch)
-    with exchanges_aside(path, "run") as pending:
-        assert pending is not None and pending.result() is None  # refused in the worker
     with pytest.raises(RunFolderError) as side:
         load_run(folder, probabilities=True)
     assert str(side.value) == str(serial.value)
-    assert "elsewhere" in str(side.value)
+    assert says in str(side.value)
+
+
+def test_a_line_the_worker_refuses_leaves_it_nothing_to_give(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = small_run(tmp_path) / "requests.jsonl"
+    path.write_bytes(path.read_bytes() + b'{"job": "j", "run": "elsewhere", "seq": 1}\n')
+    work_aside(monkeypatch)
+    with exchanges_aside(path, "run") as pending:
+        assert pending is not None and pending.result() is None
