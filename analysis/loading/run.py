@@ -216,17 +216,14 @@ def _read_both(
     run_dir: Path, pairing: tuple[str, str] | None, run_id: str
 ) -> tuple[Outputs, RequestLog, AnswerLog | None]:
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
-    # With the Probabilities section, the worker reads the outputs' columns too: the paths,
-    # the table and the join (which needs them) are then this process's share.
-    with exchanges_aside(requests_path, run_id, outputs_path if pairing else None) as aside:
+    # The exchange columns need nothing from the outputs: read side by side on 2+ cores.
+    with exchanges_aside(requests_path, run_id) as aside:
         if aside is not None:
             found = _read_beside(aside, run_dir, pairing, run_id)
             if found is not None:
                 return found
     # One core, a small log, or a line refused: the serial read (which says why).
-    outputs, paths, reader = read_outputs(
-        outputs_path, run_id, columns=True, paths=pairing is not None
-    )
+    outputs, paths, reader = read_outputs(outputs_path, run_id, paths=pairing is not None)
     join = None if paths is None or pairing is None else AnswersJoin(paths.table(pairing))
     del paths
     requests, log = read_exchanges(requests_path, run_id, join)
@@ -240,9 +237,7 @@ def _read_beside(
     was refused on either side."""
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
     try:
-        outputs, paths, reader = read_outputs(
-            outputs_path, run_id, columns=pairing is None, paths=pairing is not None
-        )
+        outputs, paths, reader = read_outputs(outputs_path, run_id, paths=pairing is not None)
     except RunFolderError:
         return None
     join = None if paths is None or pairing is None else AnswersJoin(paths.table(pairing))
@@ -250,10 +245,7 @@ def _read_beside(
     found = aside.result()
     if found is None:
         return None
-    (requests, log), outputs_aside = found
-    if outputs is None:  # an empty Outputs is falsy: no ``or``
-        outputs = outputs_aside
-    assert outputs is not None  # read here without pairing, there with it
+    requests, log = found
     if join is not None:  # the lines were checked by the worker
         read_exchanges(requests_path, run_id, join, columns=False)
     return _checked(run_dir, outputs, requests, join, log, reader)
@@ -261,7 +253,7 @@ def _read_beside(
 
 def _checked(
     run_dir: Path,
-    outputs: Outputs | None,
+    outputs: Outputs,
     requests: RequestLog,
     join: AnswersJoin | None,
     log: JsonlReader[Any],
@@ -270,6 +262,5 @@ def _checked(
     """The logs read, once their record numbers are checked across both files: a log cut in
     the middle is refused as by resume (each reader counts a repeated record once)."""
     check_sequence(run_dir, log, reader)
-    assert outputs is not None
     present = stored(run_dir / RUN_LOGS[1]).is_file()
     return outputs, requests, None if join is None else join.result(present)

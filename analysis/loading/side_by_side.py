@@ -2,9 +2,11 @@
 
 A first read of a large run is parse-bound and single-threaded. On a machine with two or
 more cores, a second process reads what needs nothing from the other log: requests.jsonl's
-exchange columns and run-id check, and, when the Probabilities section is read, the outputs'
-own columns too. This process reads the outputs' interval paths (or, without the section, the
-outputs' columns), then requests.jsonl again for the answers join, which needs those paths.
+exchange columns and run-id check. This process reads outputs.jsonl meanwhile (the outputs'
+columns and, for the Probabilities section, their interval paths), then requests.jsonl again
+for the answers join, which needs those paths. (The worker reading the outputs' columns too
+was tried: it then took 21 s against this process's 10 s at 100×, two processes decoding at
+once each running ~35% slower, and the wall did not improve.)
 
 The worker gives back what it read and the readers that counted the records (for
 ``runfolder.check_sequence``), or nothing when it refused a line; a line refused on either
@@ -35,7 +37,6 @@ __all__ = [
     "Aside",
     "Exchanges",
     "OutputsRead",
-    "Read",
     "exchanges_aside",
     "read_exchanges",
     "read_outputs",
@@ -45,16 +46,14 @@ __all__ = [
 SIDE_BY_SIDE_BYTES = 64 << 20
 
 Exchanges = tuple[RequestLog, JsonlReader[RequestLine | RequestParts]]
-# The outputs' columns (None: not read), the interval paths (None: not asked), the reader.
-OutputsRead = tuple[Outputs | None, PathsReader | None, JsonlReader[OutputLine]]
-# What the worker reads: the exchanges, and the outputs' columns when it was asked to.
-Read = tuple[Exchanges, Outputs | None]
+# The outputs' columns, the interval paths (None: not asked) and the reader that counted.
+OutputsRead = tuple[Outputs, PathsReader | None, JsonlReader[OutputLine]]
 
 
-def read_outputs(outputs_path: Path, run_id: str, *, columns: bool, paths: bool) -> OutputsRead:
-    """The outputs pass, each line checked as this run's: the outputs' ``columns`` and the
-    interval ``paths`` (each when asked), and the reader that counted the records."""
-    outputs = OutputsReader(outputs_path) if columns else None
+def read_outputs(outputs_path: Path, run_id: str, *, paths: bool) -> OutputsRead:
+    """The outputs pass, each line checked as this run's: the outputs' columns, the interval
+    ``paths`` when asked, and the reader that counted the records."""
+    outputs = OutputsReader(outputs_path)
     found = PathsReader(outputs_path) if paths else None
     reader = JsonlReader[OutputLine](outputs_path, run=run_id)
     check = LineCheck(outputs_path, run_id, legacy=True)
@@ -62,12 +61,9 @@ def read_outputs(outputs_path: Path, run_id: str, *, columns: bool, paths: bool)
     if present:
         for lineno, record in reader.numbered():
             check(lineno, record)
-            if outputs is not None:
-                outputs.add(lineno, record)
+            outputs.add(lineno, record)
             if found is not None:
                 found.add(lineno, record)
-    if outputs is None:
-        return None, found, reader
     stats = LogStats(present, reader.records, int(reader.torn), reader.duplicates)
     return outputs.result(stats), found, reader
 
@@ -109,17 +105,13 @@ _CHILD = (
 
 
 def _serve() -> None:
-    """The second process: (requests.jsonl, run id, outputs.jsonl or None) pickled on stdin,
-    the exchanges (and the outputs' columns, given outputs.jsonl) pickled on stdout, or None
-    when it refused a line (the caller then reads both logs itself and raises the error, so
-    the message is the one a serial read gives)."""
-    requests_path, run_id, outputs_path = pickle.load(sys.stdin.buffer)
+    """The second process: (requests.jsonl, run id) pickled on stdin, ``read_exchanges``'s
+    result pickled on stdout, or None when it refused a line (the caller then reads both logs
+    itself and raises the error, so the message is the one a serial read gives)."""
+    requests_path, run_id = pickle.load(sys.stdin.buffer)
     gc.disable()  # as in ``run._collector_paused``: the lines hold no cycles
     try:
-        outputs = None
-        if outputs_path is not None:
-            outputs = read_outputs(outputs_path, run_id, columns=True, paths=False)[0]
-        found: Read | None = read_exchanges(requests_path, run_id), outputs
+        found: Exchanges | None = read_exchanges(requests_path, run_id)
     except (RunFolderError, ValueError, TypeError):
         found = None
     pickle.dump(found, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
@@ -128,7 +120,7 @@ def _serve() -> None:
 class Aside:
     """The second process reading the exchange columns (``exchanges_aside``)."""
 
-    def __init__(self, requests_path: Path, run_id: str, outputs_path: Path | None) -> None:
+    def __init__(self, requests_path: Path, run_id: str) -> None:
         # A fresh interpreter, not multiprocessing: its spawn and forkserver run the caller's
         # main module again in the child, which a script without a ``__main__`` guard would
         # not survive, and fork copies this process's threads (a progress bar's) badly.
@@ -141,9 +133,9 @@ class Aside:
         assert self.process.stdin is not None
         with self.process.stdin as pipe:
             pickle.dump(sys.path, pipe)
-            pickle.dump((requests_path, run_id, outputs_path), pipe)
+            pickle.dump((requests_path, run_id), pipe)
 
-    def result(self) -> Read | None:
+    def result(self) -> Exchanges | None:
         """What the second process read (it waits for it), or None when it refused a line or
         failed: the caller reads requests.jsonl itself then."""
         assert self.process.stdout is not None
@@ -151,7 +143,7 @@ class Aside:
             output = pipe.read()
         if self.process.wait() != 0:
             return None
-        found: Read | None = pickle.loads(output)
+        found: Exchanges | None = pickle.loads(output)
         return found
 
     def stop(self) -> None:
@@ -170,18 +162,15 @@ def _cores() -> int:
 
 
 @contextmanager
-def exchanges_aside(
-    requests_path: Path, run_id: str, outputs_path: Path | None = None
-) -> Iterator[Aside | None]:
-    """A second process reading requests.jsonl's exchange columns (and, given
-    ``outputs_path``, the outputs' columns) while the block runs, or None on one core or for
-    a requests.jsonl under ``SIDE_BY_SIDE_BYTES``."""
+def exchanges_aside(requests_path: Path, run_id: str) -> Iterator[Aside | None]:
+    """A second process reading requests.jsonl's exchange columns while the block runs, or
+    None on one core or for a log under ``SIDE_BY_SIDE_BYTES``."""
     log = stored(requests_path)
     size = log.stat().st_size if log.is_file() else 0
     if _cores() < 2 or size < SIDE_BY_SIDE_BYTES:
         yield None
         return
-    aside = Aside(requests_path, run_id, outputs_path)
+    aside = Aside(requests_path, run_id)
     try:
         yield aside
     except BaseException:

@@ -15,7 +15,7 @@ from probability_logs import LogWriter, tree_path, true_child
 
 from analysis.loading import side_by_side
 from analysis.loading.run import Run, load_run
-from analysis.loading.side_by_side import exchanges_aside, read_exchanges, read_outputs
+from analysis.loading.side_by_side import exchanges_aside, read_exchanges
 from runfolder import RunFolderError
 
 
@@ -62,25 +62,18 @@ def assert_same(serial: Run, side: Run) -> None:
         assert_equal(getattr(serial, name), getattr(side, name), name)
 
 
-@pytest.mark.parametrize("with_outputs", [True, False])
 def test_the_worker_reads_what_this_process_reads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_outputs: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     work_aside(monkeypatch)
-    folder = small_run(tmp_path)
-    path, outputs_path = folder / "requests.jsonl", folder / "outputs.jsonl"
-    with exchanges_aside(path, "run", outputs_path if with_outputs else None) as pending:
+    path = small_run(tmp_path) / "requests.jsonl"
+    with exchanges_aside(path, "run") as pending:
         assert pending is not None
         found = pending.result()
     assert found is not None
-    (requests, log), outputs = found
-    here, counted = read_exchanges(path, "run")
-    assert_equal(here, requests, "requests")
-    assert log.records == counted.records == 5
-    if with_outputs:
-        assert_equal(read_outputs(outputs_path, "run", columns=True, paths=False)[0], outputs, "o")
-    else:
-        assert outputs is None
+    here, log = read_exchanges(path, "run")
+    assert_equal(here, found[0], "requests")
+    assert found[1].records == log.records == 5
 
 
 @pytest.mark.parametrize("probabilities", [True, False])
@@ -100,7 +93,7 @@ def test_side_by_side_equals_serial(
     ("log", "line", "says"),
     [
         ("requests.jsonl", b'{"job": "j", "run": "elsewhere", "seq": 1}', "elsewhere"),
-        # Refused by the outputs' columns (the worker's share), not by the interval paths.
+        # Refused by the outputs' columns, not by the interval paths.
         ("outputs.jsonl", b'"status": "lost"', "status must be"),
         ("outputs.jsonl", b'{"job": "j", "run": "elsewhere", "seq": 1}', "elsewhere"),
     ],
