@@ -170,7 +170,11 @@ def exchanges_aside(requests_path: Path, run_id: str) -> Iterator[Aside | None]:
     if _cores() < 2 or size < SIDE_BY_SIDE_BYTES:
         yield None
         return
-    aside = Aside(requests_path, run_id)
+    try:
+        aside = Aside(requests_path, run_id)
+    except OSError:  # no second interpreter could start (or it died at once): read here
+        yield None
+        return
     try:
         yield aside
     except BaseException:
