@@ -34,6 +34,7 @@ from .request_parts import RequestParts, decode_parts
 
 __all__ = [
     "SIDE_BY_SIDE_BYTES",
+    "SIDE_BY_SIDE_MAX_BYTES",
     "Aside",
     "Exchanges",
     "OutputsRead",
@@ -44,6 +45,9 @@ __all__ = [
 
 # Below this size a second process (~0.5 s to start and import) costs more than it saves.
 SIDE_BY_SIDE_BYTES = 64 << 20
+# Above this the two processes' columns held at once cost more memory than the wall is worth:
+# at 1000x (16.6 GB) --no-probabilities peaked at 1,124 MB side by side, 954 MB serial.
+SIDE_BY_SIDE_MAX_BYTES = 4 << 30
 
 Exchanges = tuple[RequestLog, JsonlReader[RequestLine | RequestParts]]
 # The outputs' columns, the interval paths (None: not asked) and the reader that counted.
@@ -164,10 +168,11 @@ def _cores() -> int:
 @contextmanager
 def exchanges_aside(requests_path: Path, run_id: str) -> Iterator[Aside | None]:
     """A second process reading requests.jsonl's exchange columns while the block runs, or
-    None on one core or for a log under ``SIDE_BY_SIDE_BYTES``."""
+    None on one core, or for a stored log under ``SIDE_BY_SIDE_BYTES`` or over
+    ``SIDE_BY_SIDE_MAX_BYTES``."""
     log = stored(requests_path)
     size = log.stat().st_size if log.is_file() else 0
-    if _cores() < 2 or size < SIDE_BY_SIDE_BYTES:
+    if _cores() < 2 or not SIDE_BY_SIDE_BYTES <= size <= SIDE_BY_SIDE_MAX_BYTES:
         yield None
         return
     try:

@@ -124,3 +124,16 @@ def test_a_line_the_worker_refuses_leaves_it_nothing_to_give(
     work_aside(monkeypatch)
     with exchanges_aside(path, "run") as pending:
         assert pending is not None and pending.result() is None
+
+
+def test_no_worker_for_a_log_outside_the_sizes_it_pays_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = small_run(tmp_path) / "requests.jsonl"
+    work_aside(monkeypatch)
+    monkeypatch.setattr(side_by_side, "SIDE_BY_SIDE_MAX_BYTES", path.stat().st_size - 1)
+    with exchanges_aside(path, "run") as pending:
+        assert pending is None  # too large: the memory of two processes at once
+    monkeypatch.setattr(side_by_side, "SIDE_BY_SIDE_MAX_BYTES", path.stat().st_size)
+    with exchanges_aside(path, "run") as pending:
+        assert pending is not None
