@@ -7,13 +7,11 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from runfolder import (
     Finding,
     JsonlReader,
-    LineCheck,
-    OutputLine,
-    RequestLine,
     RunFolderError,
     SessionRecord,
     check_sequence,
@@ -26,13 +24,12 @@ from runfolder import (
 
 from .answers import AnswerCounts, AnswerLog, AnswersJoin, order_pair
 from .column_cache import RUN_LOGS, cache_key, keep, recall
-from .exchanges import RequestLog, RequestsReader
-from .interval_paths import PathsReader
+from .exchanges import RequestLog
 from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
-from .outputs import LogStats, Outputs, OutputsReader
+from .outputs import LogStats, Outputs
 from .provenance import HashCheck, recheck
-from .request_parts import RequestParts, decode_parts
+from .side_by_side import Aside, exchanges_aside, read_exchanges, read_outputs
 
 __all__ = [
     "REFERENCE_DECODER",
@@ -219,48 +216,51 @@ def _read_both(
     run_dir: Path, pairing: tuple[str, str] | None, run_id: str
 ) -> tuple[Outputs, RequestLog, AnswerLog | None]:
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
-    outputs = OutputsReader(outputs_path)
-    paths = PathsReader(outputs_path) if pairing is not None else None
-    reader = JsonlReader[OutputLine](outputs_path, run=run_id)
-    check = LineCheck(outputs_path, run_id, legacy=True)
-    if stored(outputs_path).is_file():
-        for lineno, record in reader.numbered():
-            check(lineno, record)
-            outputs.add(lineno, record)
-            if paths is not None:
-                paths.add(lineno, record)
-    present = stored(outputs_path).is_file()
-    outputs_read = outputs.result(
-        LogStats(present, reader.records, int(reader.torn), reader.duplicates)
-    )
-    del outputs  # its typed arrays: the numpy columns above are copies
-    requests = RequestsReader()
-    join = None
-    if paths is not None and pairing is not None:
-        join = AnswersJoin(paths.table(pairing))
-        del paths
-    # Lines decoded into the parts read (``request_parts``); one of another shape, whole.
-    log = JsonlReader[RequestLine | RequestParts](requests_path, run=run_id, decode=decode_parts)
-    check = LineCheck(requests_path, run_id, legacy=True)
-    present = stored(requests_path).is_file()
-    if present:
-        for lineno, exchange in log.numbered():
-            if isinstance(exchange, RequestParts):
-                fields = exchange.fields()
-                check(lineno, fields)
-                requests.add(fields)  # type: ignore[arg-type]
-                if join is not None:
-                    join.parts(exchange)
-                continue
-            check(lineno, exchange)
-            requests.add(exchange)
-            if join is not None:
-                join.line(exchange)
-    # The logs' record numbers, checked across both files as they were read: a log cut in
-    # the middle is refused as by resume (each reader counts a repeated record once).
+    # The exchange columns need nothing from the outputs: read side by side on 2+ cores.
+    with exchanges_aside(requests_path, run_id) as aside:
+        if aside is not None:
+            found = _read_beside(aside, run_dir, pairing, run_id)
+            if found is not None:
+                return found
+    # One core, a small log, or a line refused: the serial read (which says why).
+    outputs, paths, reader = read_outputs(outputs_path, run_id, paths=pairing is not None)
+    join = None if paths is None or pairing is None else AnswersJoin(paths.table(pairing))
+    del paths
+    requests, log = read_exchanges(requests_path, run_id, join)
+    return _checked(run_dir, outputs, requests, join, log, reader)
+
+
+def _read_beside(
+    aside: Aside, run_dir: Path, pairing: tuple[str, str] | None, run_id: str
+) -> tuple[Outputs, RequestLog, AnswerLog | None] | None:
+    """This process's share of a read side by side (``side_by_side``), or None when a line
+    was refused on either side."""
+    outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
+    try:
+        outputs, paths, reader = read_outputs(outputs_path, run_id, paths=pairing is not None)
+    except RunFolderError:
+        return None
+    join = None if paths is None or pairing is None else AnswersJoin(paths.table(pairing))
+    del paths
+    found = aside.result()
+    if found is None:
+        return None
+    requests, log = found
+    if join is not None:  # the lines were checked by the worker
+        read_exchanges(requests_path, run_id, join, columns=False)
+    return _checked(run_dir, outputs, requests, join, log, reader)
+
+
+def _checked(
+    run_dir: Path,
+    outputs: Outputs,
+    requests: RequestLog,
+    join: AnswersJoin | None,
+    log: JsonlReader[Any],
+    reader: JsonlReader[Any],
+) -> tuple[Outputs, RequestLog, AnswerLog | None]:
+    """The logs read, once their record numbers are checked across both files: a log cut in
+    the middle is refused as by resume (each reader counts a repeated record once)."""
     check_sequence(run_dir, log, reader)
-    return (
-        outputs_read,
-        requests.result(LogStats(present, log.records, int(log.torn), log.duplicates)),
-        None if join is None else join.result(present),
-    )
+    present = stored(run_dir / RUN_LOGS[1]).is_file()
+    return outputs, requests, None if join is None else join.result(present)

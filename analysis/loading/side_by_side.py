@@ -1,0 +1,189 @@
+"""The two logs read side by side: a second process reads columns while this one reads the rest.
+
+A first read of a large run is parse-bound and single-threaded. On a machine with two or
+more cores, a second process reads what needs nothing from the other log: requests.jsonl's
+exchange columns and run-id check. This process reads outputs.jsonl meanwhile (the outputs'
+columns and, for the Probabilities section, their interval paths), then requests.jsonl again
+for the answers join, which needs those paths. (The worker reading the outputs' columns too
+was tried: it then took 21 s against this process's 10 s at 100×, two processes decoding at
+once each running ~35% slower, and the wall did not improve.)
+
+The worker gives back what it read and the readers that counted the records (for
+``runfolder.check_sequence``), or nothing when it refused a line; a line refused on either
+side sends the read back to the serial path, which refuses it with the message it always gave.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from runfolder import JsonlReader, LineCheck, OutputLine, RequestLine, RunFolderError, stored
+
+from .answers import AnswersJoin
+from .exchanges import RequestLog, RequestsReader
+from .interval_paths import PathsReader
+from .outputs import LogStats, Outputs, OutputsReader
+from .request_parts import RequestParts, decode_parts
+
+__all__ = [
+    "SIDE_BY_SIDE_BYTES",
+    "SIDE_BY_SIDE_MAX_BYTES",
+    "Aside",
+    "Exchanges",
+    "OutputsRead",
+    "exchanges_aside",
+    "read_exchanges",
+    "read_outputs",
+]
+
+# Below this size a second process (~0.5 s to start and import) costs more than it saves.
+SIDE_BY_SIDE_BYTES = 64 << 20
+# Above this the two processes' columns held at once cost more memory than the wall is worth:
+# at 1000x (16.6 GB) --no-probabilities peaked at 1,124 MB side by side, 954 MB serial.
+SIDE_BY_SIDE_MAX_BYTES = 4 << 30
+
+Exchanges = tuple[RequestLog, JsonlReader[RequestLine | RequestParts]]
+# The outputs' columns, the interval paths (None: not asked) and the reader that counted.
+OutputsRead = tuple[Outputs, PathsReader | None, JsonlReader[OutputLine]]
+
+
+def read_outputs(outputs_path: Path, run_id: str, *, paths: bool) -> OutputsRead:
+    """The outputs pass, each line checked as this run's: the outputs' columns, the interval
+    ``paths`` when asked, and the reader that counted the records."""
+    outputs = OutputsReader(outputs_path)
+    found = PathsReader(outputs_path) if paths else None
+    reader = JsonlReader[OutputLine](outputs_path, run=run_id)
+    check = LineCheck(outputs_path, run_id, legacy=True)
+    present = stored(outputs_path).is_file()
+    if present:
+        for lineno, record in reader.numbered():
+            check(lineno, record)
+            outputs.add(lineno, record)
+            if found is not None:
+                found.add(lineno, record)
+    stats = LogStats(present, reader.records, int(reader.torn), reader.duplicates)
+    return outputs.result(stats), found, reader
+
+
+def read_exchanges(
+    requests_path: Path, run_id: str, join: AnswersJoin | None = None, *, columns: bool = True
+) -> Exchanges:
+    """requests.jsonl's exchange columns, each line checked as this run's (a line of another
+    run or not JSON: refused, as by ``load_run``), and the reader that counted its records;
+    with ``join``, the answers joined too. ``columns`` False: the join only (the lines were
+    checked and their columns read by the worker)."""
+    requests = RequestsReader()
+    # Lines decoded into the parts read (``request_parts``); one of another shape, whole.
+    log = JsonlReader[RequestLine | RequestParts](requests_path, run=run_id, decode=decode_parts)
+    check = LineCheck(requests_path, run_id, legacy=True)
+    present = stored(requests_path).is_file()
+    if present:
+        for lineno, exchange in log.numbered():
+            if isinstance(exchange, RequestParts):
+                if columns:
+                    fields = exchange.fields()
+                    check(lineno, fields)
+                    requests.add(fields)  # type: ignore[arg-type]
+                if join is not None:
+                    join.parts(exchange)
+                continue
+            if columns:
+                check(lineno, exchange)
+                requests.add(exchange)
+            if join is not None:
+                join.line(exchange)
+    return requests.result(LogStats(present, log.records, int(log.torn), log.duplicates)), log
+
+
+_CHILD = (
+    "import pickle, sys; sys.path[:] = pickle.load(sys.stdin.buffer); "
+    "from analysis.loading.side_by_side import _serve; _serve()"
+)
+
+
+def _serve() -> None:
+    """The second process: (requests.jsonl, run id) pickled on stdin, ``read_exchanges``'s
+    result pickled on stdout, or None when it refused a line (the caller then reads both logs
+    itself and raises the error, so the message is the one a serial read gives)."""
+    requests_path, run_id = pickle.load(sys.stdin.buffer)
+    gc.disable()  # as in ``run._collector_paused``: the lines hold no cycles
+    try:
+        found: Exchanges | None = read_exchanges(requests_path, run_id)
+    except (RunFolderError, ValueError, TypeError):
+        found = None
+    pickle.dump(found, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class Aside:
+    """The second process reading the exchange columns (``exchanges_aside``)."""
+
+    def __init__(self, requests_path: Path, run_id: str) -> None:
+        # A fresh interpreter, not multiprocessing: its spawn and forkserver run the caller's
+        # main module again in the child, which a script without a ``__main__`` guard would
+        # not survive, and fork copies this process's threads (a progress bar's) badly.
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _CHILD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert self.process.stdin is not None
+        with self.process.stdin as pipe:
+            pickle.dump(sys.path, pipe)
+            pickle.dump((requests_path, run_id), pipe)
+
+    def result(self) -> Exchanges | None:
+        """What the second process read (it waits for it), or None when it refused a line or
+        failed: the caller reads requests.jsonl itself then."""
+        assert self.process.stdout is not None
+        with self.process.stdout as pipe:
+            output = pipe.read()
+        if self.process.wait() != 0:
+            return None
+        found: Exchanges | None = pickle.loads(output)
+        return found
+
+    def stop(self) -> None:
+        """Stop the second process (its result is not needed)."""
+        self.process.kill()
+        self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@contextmanager
+def exchanges_aside(requests_path: Path, run_id: str) -> Iterator[Aside | None]:
+    """A second process reading requests.jsonl's exchange columns while the block runs, or
+    None on one core, or for a stored log under ``SIDE_BY_SIDE_BYTES`` or over
+    ``SIDE_BY_SIDE_MAX_BYTES``."""
+    log = stored(requests_path)
+    size = log.stat().st_size if log.is_file() else 0
+    if _cores() < 2 or not SIDE_BY_SIDE_BYTES <= size <= SIDE_BY_SIDE_MAX_BYTES:
+        yield None
+        return
+    try:
+        aside = Aside(requests_path, run_id)
+    except OSError:  # no second interpreter could start (or it died at once): read here
+        yield None
+        return
+    try:
+        yield aside
+    except BaseException:
+        aside.stop()  # a bad outputs line (or ^C): its work is not needed
+        raise
+    if aside.process.returncode is None:  # the block did not ask for the result
+        aside.stop()
