@@ -162,7 +162,11 @@ def wild_mammen_p(
     with np.errstate(invalid="ignore", divide="ignore"):
         shift = (w @ u) / total  # delta* - null
         u2 = (w * w) @ (u * u)
-        squares = u2 - 2 * shift * (w @ (u * n)) + shift**2 * (n * n).sum(0)
+        # Each replicate's residuals summed directly, not by expanding the square: the
+        # expansion cancels, and its rounding split exact ties (|t*| = |t| when every
+        # weight is alike) differently at another scale of the differences.
+        resid = w[:, :, None] * u[None] - n[None] * shift[:, None, :]
+        squares = np.einsum("bfk,bfk->bk", resid, resid)
         se = np.sqrt(groups / (groups - 1.0) * np.maximum(_rounded(squares, u2), 0.0)) / total
         reps = shift / se
     return two_sided_p(t, reps, tails, testable)
