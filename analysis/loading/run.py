@@ -223,11 +223,19 @@ def _read_both(
             if found is not None:
                 return found
     # One core, a small log, or a line refused: the serial read (which says why).
-    outputs, paths, reader = read_outputs(outputs_path, run_id, paths=pairing is not None)
-    join = None if paths is None or pairing is None else AnswersJoin(paths.table(pairing))
-    del paths
+    outputs, join, reader = _outputs_joined(outputs_path, run_id, pairing)
     requests, log = read_exchanges(requests_path, run_id, join)
     return _checked(run_dir, outputs, requests, join, log, reader)
+
+
+def _outputs_joined(
+    outputs_path: Path, run_id: str, pairing: tuple[str, str] | None
+) -> tuple[Outputs, AnswersJoin | None, JsonlReader[Any]]:
+    """The outputs pass, the answers join its interval paths make (with ``pairing``), and
+    the reader that counted the records."""
+    outputs, paths, reader = read_outputs(outputs_path, run_id, paths=pairing is not None)
+    join = None if paths is None or pairing is None else AnswersJoin(paths.table(pairing))
+    return outputs, join, reader
 
 
 def _read_beside(
@@ -235,19 +243,16 @@ def _read_beside(
 ) -> tuple[Outputs, RequestLog, AnswerLog | None] | None:
     """This process's share of a read side by side (``side_by_side``), or None when a line
     was refused on either side."""
-    outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
     try:
-        outputs, paths, reader = read_outputs(outputs_path, run_id, paths=pairing is not None)
+        outputs, join, reader = _outputs_joined(run_dir / RUN_LOGS[0], run_id, pairing)
     except RunFolderError:
         return None
-    join = None if paths is None or pairing is None else AnswersJoin(paths.table(pairing))
-    del paths
     found = aside.result()
     if found is None:
         return None
     requests, log = found
     if join is not None:  # the lines were checked by the worker
-        read_exchanges(requests_path, run_id, join, columns=False)
+        read_exchanges(run_dir / RUN_LOGS[1], run_id, join, columns=False)
     return _checked(run_dir, outputs, requests, join, log, reader)
 
 
