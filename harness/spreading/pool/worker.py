@@ -215,8 +215,8 @@ async def work(
     finally:
         recorder.close()
         if cache is not None:
+            cache.close()  # first: its last commit is counted in the summary's CPU
             print(cache.summary(), file=sys.stderr)
-            cache.close()
         with anyio.CancelScope(shield=True):
             await backend.aclose()
     told = interrupts.signum is not None  # the parent says why (its signal, a failure)
