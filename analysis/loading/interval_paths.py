@@ -198,56 +198,52 @@ class PathsReader:
         except (KeyError, ValueError, TypeError) as exc:
             raise bad_output_line(self.path, lineno, repr(exc)) from exc
 
-    def code(self, field: int, raw: Any) -> int:
-        """The code of ``str(raw)`` in interner ``field`` (its order in ``self.ids``)."""
-        try:
-            found = self.ids[field].get(raw)
-        except TypeError:  # unhashable: read as its text, as any other value
-            found = None
-        if found is None:
-            found = self.codes[_FIELDS[field]].code(str(raw))
-        return found
-
     def record(self, record: OutputLine) -> None:
         """One output: a unit, and its path when new, when its trace reads as interval choices."""
         jobs, decoders, conditions, orders, cases, families = self.ids
         raw: Any = record["job"]
-        named: tuple[Any, ...] = (record["decoder"], record["condition"])
-        # Plain dict lookups: a hit (nearly every line) costs no call; a new name, or a
-        # value that is not a string, goes through ``code``.
+        job = raw if raw.__class__ is str else str(raw)
+        decoder, condition = _text(record["decoder"]), _text(record["condition"])
+        # Plain dict lookups: a hit (nearly every line) costs no call.
         try:
-            job = jobs[raw]
-        except (KeyError, TypeError):
-            job = self.code(0, raw)
+            job_code = jobs[job]
+        except KeyError:
+            job_code = self.codes["job"].code(job)
         try:
             # Every line's condition, as its decoder: the names are then the outputs' own, in
             # the same first-seen order, and give the tables' order without the outputs.
-            decoder, condition = decoders[named[0]], conditions[named[1]]
-        except (KeyError, TypeError):
-            decoder, condition = self.code(1, named[0]), self.code(2, named[1])
+            decoder_code, condition_code = decoders[decoder], conditions[condition]
+        except KeyError:
+            decoder_code = self.codes["decoder"].code(decoder)
+            condition_code = self.codes["condition"].code(condition)
         store = self.store
-        while len(store.latest) <= decoder:
+        while len(store.latest) <= decoder_code:
             store.latest.append(array("i"))
-        latest = store.latest[decoder]
-        if len(latest) <= job:
-            latest.extend([_ABSENT] * (job + 1 - len(latest)))
+        latest = store.latest[decoder_code]
+        if len(latest) <= job_code:
+            latest.extend([_ABSENT] * (job_code + 1 - len(latest)))
         if record.get("status") != "ok":
-            latest[job] = _FAILED
+            latest[job_code] = _FAILED
             return
         path = self.path_of(record)
         if path == _NOT_INTERVALS:
-            latest[job] = _OTHER
+            latest[job_code] = _OTHER
             return
         case: Any = record.get("case", raw)
-        family: Any = record.get("family", case)
-        named = (record["order"], case, family)
+        order, family = _text(record["order"]), _text(record.get("family", case))
+        case = _text(case)
         try:
-            order, case_code, family = orders[named[0]], cases[named[1]], families[named[2]]
-        except (KeyError, TypeError):
-            order, case_code, family = (self.code(3 + i, named[i]) for i in range(3))
-        latest[job] = len(store.units) // _ROW
+            codes = (orders[order], cases[case], families[family])
+        except KeyError:
+            names = self.codes
+            codes = (
+                names["order"].code(order),
+                names["case"].code(case),
+                names["family"].code(family),
+            )
+        latest[job_code] = len(store.units) // _ROW
         repeat = int(record.get("repeat") or 0)
-        row = (job, decoder, condition, order, case_code, family, repeat, path)
+        row = (job_code, decoder_code, condition_code, *codes, repeat, path)
         store.units = extended(store.units, row)
 
     def table(self, orders: tuple[str, str]) -> PathTable:
@@ -256,8 +252,12 @@ class PathsReader:
         return build_table(self.store, self.codes, orders)
 
 
-_FIELDS = ("job", "decoder", "condition", "order", "case", "family")
-_ROW = len(_FIELDS) + 2  # and repeat, path
+_ROW = 8  # path_table.IDENTITY and the path
+
+
+def _text(value: Any) -> str:
+    """A name as the tables show it: a string as is, any other value as ``str`` writes it."""
+    return value if value.__class__ is str else str(value)
 
 
 def read_paths(path: Path, orders: tuple[str, str] = ("ascending", "reversed")) -> PathTable:
