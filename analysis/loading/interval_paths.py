@@ -249,6 +249,10 @@ class PathsReader:
     def table(self, orders: tuple[str, str]) -> PathTable:
         """The columns as numpy arrays, the last line per (job, decoder) winning, and the
         steps both ``orders`` shared paired. Once: the reader's arrays go into the table."""
+        # The caches are done with: free them before the columns are made.
+        self.derived.clear()
+        self.cache.clear()
+        self.grids.clear()
         return build_table(self.store, self.codes, orders)
 
 

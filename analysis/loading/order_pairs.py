@@ -21,7 +21,7 @@ from .interval_steps import CUTS, FORMS
 
 __all__ = ["Questions", "group_key", "pair_steps", "pair_units"]
 
-_BLOCK = 1 << 19  # pairs walked at once: ~10 steps' int64 temporaries each, ~40 MB
+_BLOCK = 1 << 17  # pairs walked at once: ~10 int64 temporaries per shared step, ~25 MB
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ PATH_INTS = (
 # ... and its steps' rows.
 PATH_STEP = ("form", "a", "b", "k", "choice", "truth")
 _KEPT_STEP = ("form", "k", "choice", "truth")  # the answers join reads these (and pair)
-_BLOCK = 1 << 20  # units expanded at once: their steps' int64 index, ~30 MB at 1000×
+_BLOCK = 1 << 18  # units expanded at once: their steps' int64 index, ~7 MB
 _FAILED, _OTHER, _ABSENT = -1, -2, -3  # what the last line of an output said, if not a unit
 
 
@@ -118,37 +118,38 @@ def build_table(
     store: PathStore, interners: dict[str, Interner], orders: tuple[str, str]
 ) -> PathTable:
     """The PathTable of what ``store`` read, the last line per (job, decoder) winning, and
-    the steps both ``orders`` shared paired. Empties ``store``: its arrays are freed as the
-    columns are made."""
+    the steps both ``orders`` shared paired. Empties ``store``'s per-unit arrays, freeing
+    each as soon as its columns are made (the table is at its largest at the end)."""
+    names = {name: tuple(codes.strings) for name, codes in interners.items()}
     latest = [np.frombuffer(column, np.int32) for column in store.latest]
     store.latest = []
+    outputs_read = sum(int(np.count_nonzero((c >= 0) | (c == _OTHER))) for c in latest)
+    not_intervals = tuple(
+        sorted(
+            (names["decoder"][d], int(np.count_nonzero(c == _OTHER)))
+            for d, c in enumerate(latest)
+            if np.any(c == _OTHER)
+        )
+    )
     alive = np.zeros(len(store.units) // (len(IDENTITY) + 1), bool)
     for column in latest:
         alive[column[column >= 0]] = True
+    del latest
     unit, path = _identity(store, alive)
+    del alive
     paths = stride_view(store.paths, len(PATH_INTS))
     unit |= {name: narrow(paths[:, i])[path] for i, name in enumerate(PATH_INTS)}
-    counts = unit["step_count"].astype(np.int64)
-    ends = np.cumsum(counts)
-    starts = ends - counts
-    del counts
-    unit["step_start"] = narrow(starts)
+    unit["step_start"] = narrow(np.cumsum(unit["step_count"], dtype=np.int64) - unit["step_count"])
     floats = np.frombuffer(store.floats, np.float64).reshape(-1, 2)
     unit["error_cells"], unit["forced_cells"] = floats[path, 0], floats[path, 1]
-    step = _steps(store, path, starts, ends)
-    del starts, ends
-    names = {name: tuple(codes.strings) for name, codes in interners.items()}
-    path_counts = paths[:, PATH_INTS.index("step_count")].astype(np.int64)
     steps = stride_view(store.steps, len(PATH_STEP))
+    path_counts = paths[:, PATH_INTS.index("step_count")].astype(np.int64)
     form, a, b, k = (steps[:, PATH_STEP.index(name)] for name in ("form", "a", "b", "k"))
     questions = Questions(
-        form,
-        a,
-        b,
-        k,
-        start=np.cumsum(path_counts) - path_counts,
-        cuts=store.cuts,
+        form, a, b, k, start=np.cumsum(path_counts) - path_counts, cuts=store.cuts
     )
+    step = _steps(unit, path, questions.start, steps)
+    unit_at = _unit_at(unit, len(names["job"]), len(names["decoder"]))
     # Which steps both option orders of one case shared (fills step["pair"]).
     first, second, depth = pair_steps(unit, path, questions, names["order"], orders, step["pair"])
     return PathTable(
@@ -158,18 +159,12 @@ def build_table(
         cuts=_unit_cuts(path, unit["step_start"], questions),
         # The interners' own dicts, not copies: a million jobs at 1000×.
         codes={name: interners[name].ids for name in ("job", "decoder")},
-        unit_at=_unit_at(unit, len(names["job"]), len(names["decoder"])),
+        unit_at=unit_at,
         pair_first=first,
         pair_second=second,
         pair_depth=depth,
-        outputs_read=sum(int(np.count_nonzero((c >= 0) | (c == _OTHER))) for c in latest),
-        not_intervals=tuple(
-            sorted(
-                (names["decoder"][d], int(np.count_nonzero(c == _OTHER)))
-                for d, c in enumerate(latest)
-                if np.any(c == _OTHER)
-            )
-        ),
+        outputs_read=outputs_read,
+        not_intervals=not_intervals,
     )
 
 
@@ -184,24 +179,22 @@ def _identity(store: PathStore, alive: np.ndarray) -> tuple[dict[str, np.ndarray
 
 
 def _steps(
-    store: PathStore, path: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    unit: dict[str, np.ndarray], path: np.ndarray, path_start: np.ndarray, steps: np.ndarray
 ) -> dict[str, np.ndarray]:
     """Each unit's copy of its path's steps, for the columns the join reads; ``pair`` -1."""
-    steps = stride_view(store.steps, len(PATH_STEP))
     kept = {name: narrow(steps[:, PATH_STEP.index(name)]) for name in _KEPT_STEP}
-    total = int(ends[-1]) if len(ends) else 0
+    count, start = unit["step_count"], unit["step_start"]
+    total = int(start[-1]) + int(count[-1]) if len(start) else 0
     step = {name: np.empty(total, kept[name].dtype) for name in _KEPT_STEP}
-    counts = store.paths[PATH_INTS.index("step_count") :: len(PATH_INTS)]
-    path_counts = np.array(counts, np.int64)
-    path_start = np.cumsum(path_counts) - path_counts
     for at in range(0, len(path), _BLOCK):
         units = slice(at, at + _BLOCK)
-        first, last = int(starts[at]), int(ends[units][-1])
-        # Unit step s of unit u is step s − starts[u] of its path.
-        offset = path_start[path[units]] - starts[units]
-        source = np.repeat(offset, ends[units] - starts[units]) + np.arange(first, last)
+        first, counts = start[units].astype(np.int64), count[units].astype(np.int64)
+        # Unit step s of unit u is step s − start[u] of its path.
+        end = int(first[-1] + counts[-1])
+        source = np.repeat(path_start[path[units]] - first, counts)
+        source += np.arange(first[0], end)
         for name in _KEPT_STEP:
-            step[name][first:last] = kept[name][source]
+            step[name][first[0] : end] = kept[name][source]
     # One pair per shared step and side at most: 2·total + 1 bounds every value.
     step["pair"] = np.full(total, -1, narrow_type(-1, 2 * total + 1))
     return step
