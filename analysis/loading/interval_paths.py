@@ -44,7 +44,7 @@ from .interval_steps import (
     read_steps,
     true_option,
 )
-from .path_table import _ABSENT, _FAILED, _OTHER, PathStore, PathTable, build_table
+from .path_table import LINE_ABSENT, LINE_FAILED, LINE_OTHER, PathStore, PathTable, build_table
 
 __all__ = ["INELIGIBLE", "LEFT_OUT", "PathTable", "PathsReader", "ceil_div", "read_paths"]
 
@@ -221,13 +221,13 @@ class PathsReader:
             store.latest.append(array("i"))
         latest = store.latest[decoder_code]
         if len(latest) <= job_code:
-            latest.extend([_ABSENT] * (job_code + 1 - len(latest)))
+            latest.extend([LINE_ABSENT] * (job_code + 1 - len(latest)))
         if record.get("status") != "ok":
-            latest[job_code] = _FAILED
+            latest[job_code] = LINE_FAILED
             return
         path = self.path_of(record)
         if path == _NOT_INTERVALS:
-            latest[job_code] = _OTHER
+            latest[job_code] = LINE_OTHER
             return
         case: Any = record.get("case", raw)
         order, family = _text(record["order"]), _text(record.get("family", case))

@@ -19,7 +19,17 @@ from .compact import extended, narrow, narrow_type, stride_view
 from .interning import Interner
 from .order_pairs import Questions, pair_steps
 
-__all__ = ["IDENTITY", "PATH_INTS", "PATH_STEP", "PathStore", "PathTable", "build_table"]
+__all__ = [
+    "IDENTITY",
+    "LINE_ABSENT",
+    "LINE_FAILED",
+    "LINE_OTHER",
+    "PATH_INTS",
+    "PATH_STEP",
+    "PathStore",
+    "PathTable",
+    "build_table",
+]
 
 # A unit's row while reading: these codes, then its path.
 IDENTITY = ("job", "decoder", "condition", "order", "case", "family", "repeat")
@@ -38,7 +48,8 @@ PATH_INTS = (
 PATH_STEP = ("form", "a", "b", "k", "choice", "truth")
 _KEPT_STEP = ("form", "k", "choice", "truth")  # the answers join reads these (and pair)
 _BLOCK = 1 << 18  # units expanded at once: their steps' int64 index, ~7 MB
-_FAILED, _OTHER, _ABSENT = -1, -2, -3  # what the last line of an output said, if not a unit
+# What the last line of an output said, if not a unit.
+LINE_FAILED, LINE_OTHER, LINE_ABSENT = -1, -2, -3
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,8 +104,8 @@ class PathStore:
     floats: array[float] = field(default_factory=lambda: array("d"))  # error, forced per path
     steps: array[int] = field(default_factory=lambda: array("i"))  # PATH_STEP per path step
     cuts: dict[int, tuple[int, ...]] = field(default_factory=dict)  # path step -> bounds
-    # Per decoder code, by job code: the unit, or _FAILED, _OTHER (not interval choices)
-    # or _ABSENT.
+    # Per decoder code, by job code: the unit, or LINE_FAILED, LINE_OTHER (not interval
+    # choices) or LINE_ABSENT.
     latest: list[array[int]] = field(default_factory=list)
 
     def add_path(
@@ -123,12 +134,12 @@ def build_table(
     names = {name: tuple(codes.strings) for name, codes in interners.items()}
     latest = [np.frombuffer(column, np.int32) for column in store.latest]
     store.latest = []
-    outputs_read = sum(int(np.count_nonzero((c >= 0) | (c == _OTHER))) for c in latest)
+    outputs_read = sum(int(np.count_nonzero((c >= 0) | (c == LINE_OTHER))) for c in latest)
     not_intervals = tuple(
         sorted(
-            (names["decoder"][d], int(np.count_nonzero(c == _OTHER)))
+            (names["decoder"][d], int(np.count_nonzero(c == LINE_OTHER)))
             for d, c in enumerate(latest)
-            if np.any(c == _OTHER)
+            if np.any(c == LINE_OTHER)
         )
     )
     alive = np.zeros(len(store.units) // (len(IDENTITY) + 1), bool)
@@ -137,21 +148,37 @@ def build_table(
     del latest
     unit, path = _identity(store, alive)
     del alive
+    # Pairing first, while little else is held: its sort is the pass's largest temporary.
     paths = stride_view(store.paths, len(PATH_INTS))
-    unit |= {name: narrow(paths[:, i])[path] for i, name in enumerate(PATH_INTS)}
-    unit["step_start"] = narrow(np.cumsum(unit["step_count"], dtype=np.int64) - unit["step_count"])
-    floats = np.frombuffer(store.floats, np.float64).reshape(-1, 2)
-    unit["error_cells"], unit["forced_cells"] = floats[path, 0], floats[path, 1]
+    count = narrow(paths[:, PATH_INTS.index("step_count")])[path]
+    start = narrow(np.cumsum(count, dtype=np.int64) - count)
     steps = stride_view(store.steps, len(PATH_STEP))
     path_counts = paths[:, PATH_INTS.index("step_count")].astype(np.int64)
     form, a, b, k = (steps[:, PATH_STEP.index(name)] for name in ("form", "a", "b", "k"))
     questions = Questions(
         form, a, b, k, start=np.cumsum(path_counts) - path_counts, cuts=store.cuts
     )
-    step = _steps(unit, path, questions.start, steps)
+    total = int(start[-1]) + int(count[-1]) if len(start) else 0
+    # One pair per shared step and side at most: 2·total + 1 bounds every value.
+    pair = np.full(total, -1, narrow_type(-1, 2 * total + 1))
+    # Which steps both option orders of one case shared (fills pair).
+    first, second, depth = pair_steps(
+        unit | {"step_count": count, "step_start": start},
+        path,
+        questions,
+        names["order"],
+        orders,
+        pair,
+    )
+    unit |= {
+        name: count if name == "step_count" else narrow(paths[:, i])[path]
+        for i, name in enumerate(PATH_INTS)
+    }
+    unit["step_start"] = start
+    floats = np.frombuffer(store.floats, np.float64).reshape(-1, 2)
+    unit["error_cells"], unit["forced_cells"] = floats[path, 0], floats[path, 1]
+    step = _steps(unit, path, questions.start, steps) | {"pair": pair}
     unit_at = _unit_at(unit, len(names["job"]), len(names["decoder"]))
-    # Which steps both option orders of one case shared (fills step["pair"]).
-    first, second, depth = pair_steps(unit, path, questions, names["order"], orders, step["pair"])
     return PathTable(
         unit=unit,
         step=step,
@@ -181,7 +208,7 @@ def _identity(store: PathStore, alive: np.ndarray) -> tuple[dict[str, np.ndarray
 def _steps(
     unit: dict[str, np.ndarray], path: np.ndarray, path_start: np.ndarray, steps: np.ndarray
 ) -> dict[str, np.ndarray]:
-    """Each unit's copy of its path's steps, for the columns the join reads; ``pair`` -1."""
+    """Each unit's copy of its path's steps, for the columns the join reads (but ``pair``)."""
     kept = {name: narrow(steps[:, PATH_STEP.index(name)]) for name in _KEPT_STEP}
     count, start = unit["step_count"], unit["step_start"]
     total = int(start[-1]) + int(count[-1]) if len(start) else 0
@@ -195,8 +222,6 @@ def _steps(
         source += np.arange(first[0], end)
         for name in _KEPT_STEP:
             step[name][first[0] : end] = kept[name][source]
-    # One pair per shared step and side at most: 2·total + 1 bounds every value.
-    step["pair"] = np.full(total, -1, narrow_type(-1, 2 * total + 1))
     return step
 
 
