@@ -174,3 +174,19 @@ def test_of_two_units_of_one_order_and_key_the_later_is_paired() -> None:
     table = build_table(store, _interners(6), ("ascending", "reversed"))
     assert (table.pair_first.tolist(), table.pair_second.tolist()) == ([1], [2])
     assert table.step["pair"].tolist() == [-1, 0, 1]
+
+
+def test_bisection_steps_pair_only_with_the_same_cuts() -> None:
+    store = PathStore()
+    # Three one-step bisection paths over [0, 3) with two options; the first two share cuts.
+    for cuts in ((0, 1, 3), (0, 1, 3), (0, 2, 3)):
+        store.add_path((3, 2, 0, 0, 1, -1, 0, 1), (0.0, 0.0), [3, 0, 3, 2, 0, 0], [(0, cuts)])
+    # Case 0: paths 0 and 1 (same cuts); case 1: paths 0 and 2 (other cuts).
+    lines = ((0, 0, 0), (1, 1, 0), (2, 0, 1), (3, 2, 1))
+    for job, path, case in lines:
+        store.units = extended(store.units, (job, 0, 0, job % 2, case, 0, 0, path))
+    store.latest = [array("i", [0, 1, 2, 3])]
+    table = build_table(store, _interners(6), ("ascending", "reversed"))
+    assert (table.pair_first.tolist(), table.pair_second.tolist()) == ([0], [1])
+    assert table.step["pair"].tolist() == [0, 1, -1, -1]
+    assert table.cuts == {0: (0, 1, 3), 1: (0, 1, 3), 2: (0, 1, 3), 3: (0, 2, 3)}
