@@ -6,6 +6,7 @@ order. Also the compact stride and integer types it is built from."""
 from __future__ import annotations
 
 from array import array
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from analysis.loading.compact import extended, narrow_type, stride_view
 from analysis.loading.interning import Interner
+from analysis.loading.interval_paths import PathsReader
 from analysis.loading.order_pairs import group_key
 from analysis.loading.path_table import IDENTITY, PathStore, build_table
 
@@ -190,3 +192,37 @@ def test_bisection_steps_pair_only_with_the_same_cuts() -> None:
     assert (table.pair_first.tolist(), table.pair_second.tolist()) == ([0], [1])
     assert table.step["pair"].tolist() == [0, 1, -1, -1]
     assert table.cuts == {0: (0, 1, 3), 1: (0, 1, 3), 2: (0, 1, 3), 3: (0, 2, 3)}
+
+
+def _line(job: str, repeat: int, family: Any) -> dict[str, Any]:
+    trace = [
+        {"round": 1, "choice": "1", "interval": ["2", "4"], "parent": ["0", "4"], "k": 2},
+        {"round": 2, "choice": "0", "interval": ["2", "3"], "parent": ["2", "4"], "k": 2},
+    ]
+    return {
+        "job": job,
+        "decoder": "tree2",
+        "condition": "provided",
+        "order": "ascending",
+        "case": "c",
+        "family": family,
+        "repeat": repeat,
+        "target": "2.5",
+        "value": "2",
+        "L": "0",
+        "eps": "1",
+        "N": 4,
+        "trace": trace,
+        "status": "ok",
+    }
+
+
+def test_a_reader_widens_its_rows_for_a_repeat_beyond_int32_and_names_any_value_as_text() -> None:
+    reader = PathsReader(Path("outputs.jsonl"))
+    for i, (repeat, family) in enumerate(((1, 7), (2**40, "7"), (3, 7.0))):
+        reader.add(i + 1, _line(f"j{i}", repeat, family))
+    table = reader.table(("ascending", "reversed"))
+    assert table.unit["repeat"].tolist() == [1, 2**40, 3]
+    assert [table.names["family"][f] for f in table.unit["family"].tolist()] == ["7", "7", "7.0"]
+    assert table.unit["step_count"].tolist() == [2, 2, 2]
+    assert table.step["choice"].tolist() == [0, 1] * 3  # codes of "1", "0"
