@@ -12,7 +12,9 @@ shared steps, and int64 temporaries over all of them at once cost ~400 MB.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +23,7 @@ from .interval_steps import CUTS, FORMS
 
 __all__ = ["Questions", "group_key", "pair_steps", "pair_units"]
 
-_BLOCK = 1 << 17  # pairs walked at once: ~10 int64 temporaries per shared step, ~25 MB
+_BLOCK = 1 << 15  # pairs walked at once: ~10 int64 temporaries per shared step, ~6 MB
 
 
 @dataclass(frozen=True)
@@ -37,17 +39,24 @@ class Questions:
     cuts: dict[int, tuple[int, ...]]
 
 
-def group_key(columns: list[np.ndarray]) -> np.ndarray:
-    """One int64 per row whose order is the rows' lexicographic order over ``columns``
-    (equal rows, equal keys): mixed radix when the ranges' product fits, else ranks."""
+def group_key(columns: list[np.ndarray], room: int = 1) -> np.ndarray:
+    """One integer per row whose order is the rows' lexicographic order over ``columns``
+    (equal rows, equal keys): mixed radix when the ranges' product fits, else ranks. Its
+    type holds ``room`` times the largest key: int32 when that fits, else int64."""
     if not len(columns[0]):
         return np.empty(0, np.int64)
     lows = [int(c.min()) for c in columns]
     spans = [int(c.max()) - low + 1 for c, low in zip(columns, lows, strict=True)]
-    if np.prod([float(s) for s in spans]) < 2.0**62:
-        key = np.zeros(len(columns[0]), np.int64)
+    product = math.prod(spans) * room
+    if product < 2**62:
+        small = product < 2**31 and all(c.dtype.itemsize <= 4 for c in columns)
+        key: np.ndarray[Any, np.dtype[np.signedinteger[Any]]] = np.zeros(
+            len(columns[0]), np.int32 if small else np.int64
+        )
         for column, low, span in zip(columns, lows, spans, strict=True):
-            key *= span  # in place: no int64 copy of each column (4 million units at 1000×)
+            # In place: no copy of each column (4 million units at 1000×). A sum beyond
+            # int32 wraps and the subtraction wraps it back: the key itself fits.
+            key *= span
             key += column
             key -= low
         return key
@@ -62,20 +71,26 @@ def pair_units(
     both ``orders`` reached, in that key's order; of two units of one order and key, the
     later one."""
     codes = [order_names.index(o) if o in order_names else -2 for o in orders]
-    key = group_key([unit[name] for name in ("case", "condition", "repeat", "decoder")])
-    sides = []
-    for code in codes:
-        rows = np.flatnonzero(unit["order"] == code)
-        by_key = np.argsort(key[rows], kind="stable")
-        keys, rows = key[rows][by_key], rows[by_key]
-        last = np.ones(len(keys), bool)  # the last (latest row) of each run of equal keys
-        last[:-1] = keys[1:] != keys[:-1]
-        sides.append((keys[last], rows[last]))
-    (first_keys, first), (second_keys, second) = sides
-    _, at_first, at_second = np.intersect1d(
-        first_keys, second_keys, assume_unique=True, return_indices=True
-    )
-    return first[at_first], second[at_second]
+    first = unit["order"] == codes[0]
+    second = unit["order"] == codes[1]
+    rows = np.flatnonzero(first | second).astype(narrow_type(0, len(first)))
+    # One sort of (key, side): each key's last unit of each side, the first side's just
+    # before the second's.
+    columns = [unit[name][rows] for name in ("case", "condition", "repeat", "decoder")]
+    key = group_key(columns, room=2)
+    del columns
+    key *= 2
+    key += second[rows]
+    by_key = np.argsort(key, kind="stable")
+    key, rows = key[by_key], rows[by_key]
+    del by_key
+    last = np.ones(len(key), bool)  # the last (latest row) of each run of equal keys
+    last[:-1] = key[1:] != key[:-1]
+    key, rows = key[last], rows[last]
+    if codes[0] == codes[1]:  # one order named twice: each unit is its own pair
+        return rows, rows
+    both = np.flatnonzero((key[:-1] % 2 == 0) & (key[1:] == key[:-1] + 1))
+    return rows[both], rows[both + 1]
 
 
 def pair_steps(
@@ -95,7 +110,7 @@ def pair_steps(
     first_units, second_units = pair_units(unit, order_names, orders)
     count, start = unit["step_count"], unit["step_start"]
     unit_type, depth_type = narrow_type(0, len(path)), narrow_type(0, int(count.max(initial=0)))
-    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    found: tuple[list[np.ndarray], ...] = ([], [], [])  # first units, second units, depths
     cuts_form, pairs = FORMS.index(CUTS), 0
     for at in range(0, len(first_units), _BLOCK):
         a, b = first_units[at : at + _BLOCK], second_units[at : at + _BLOCK]
@@ -117,9 +132,17 @@ def pair_steps(
         pairs += len(owner)
         pair[start[a][owner] + depth] = 2 * ids
         pair[start[b][owner] + depth] = 2 * ids + 1
-        found.append(
-            (a[owner].astype(unit_type), b[owner].astype(unit_type), (depth + 1).astype(depth_type))
-        )
-    if not found:
-        return np.empty(0, unit_type), np.empty(0, unit_type), np.empty(0, depth_type)
-    return tuple(np.concatenate(parts) for parts in zip(*found, strict=True))  # type: ignore[return-value]
+        found[0].append(a[owner].astype(unit_type))
+        found[1].append(b[owner].astype(unit_type))
+        found[2].append((depth + 1).astype(depth_type))
+    types = (unit_type, unit_type, depth_type)
+    # One column at a time, its blocks dropped once joined: never two copies of all three.
+    joined = [_joined(parts, dtype) for parts, dtype in zip(found, types, strict=True)]
+    return joined[0], joined[1], joined[2]
+
+
+def _joined(parts: list[np.ndarray], dtype: type[np.signedinteger[Any]]) -> np.ndarray:
+    """``parts`` concatenated, emptying the list as it goes."""
+    column = np.concatenate(parts) if parts else np.empty(0, dtype)
+    parts.clear()
+    return column

@@ -47,7 +47,7 @@ PATH_INTS = (
 # ... and its steps' rows.
 PATH_STEP = ("form", "a", "b", "k", "choice", "truth")
 _KEPT_STEP = ("form", "k", "choice", "truth")  # the answers join reads these (and pair)
-_BLOCK = 1 << 18  # units expanded at once: their steps' int64 index, ~7 MB
+_BLOCK = 1 << 16  # units expanded at once: their steps' int64 index, ~2 MB
 # What the last line of an output said, if not a unit.
 LINE_FAILED, LINE_OTHER, LINE_ABSENT = -1, -2, -3
 

@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.loading.compact import extended, narrow_type, stride_view
+from analysis.loading.compact import extended, narrow, narrow_type, stride_view
 from analysis.loading.interning import Interner
 from analysis.loading.interval_paths import PathsReader
 from analysis.loading.order_pairs import group_key
@@ -43,16 +43,29 @@ def test_narrow_type_is_the_smallest_that_holds_the_range(x: int, y: int) -> Non
         assert low < np.iinfo(smaller).min or high > np.iinfo(smaller).max
 
 
+_NEAR_INT32_TOP = st.integers(2**31 - 4, 2**31 - 1)
+
+
 @given(
     st.lists(
-        st.tuples(st.integers(0, 3), st.integers(-5, 5), st.one_of(st.integers(0, 2), _INT64)),
+        st.tuples(
+            st.integers(0, 3),
+            st.one_of(st.integers(-5, 5), _NEAR_INT32_TOP),
+            st.one_of(st.integers(0, 2), _INT64),
+        ),
         min_size=1,
         max_size=30,
-    )
+    ),
+    st.booleans(),
 )
-def test_group_key_orders_and_equates_rows_as_their_tuples(rows: list[tuple[int, ...]]) -> None:
+def test_group_key_orders_and_equates_rows_as_their_tuples(
+    rows: list[tuple[int, ...]], narrowed: bool
+) -> None:
+    # Narrow columns (as the table's) take the int32 key, whose sums may wrap.
     columns = [np.array(c, np.int64) for c in zip(*rows, strict=True)]
-    key = group_key(columns).tolist()
+    found = group_key([narrow(c) for c in columns] if narrowed else columns, room=2)
+    key = found.tolist()
+    assert min(key) >= 0 and 2 * max(key) + 1 <= np.iinfo(found.dtype).max  # room for 2·key+1
     for i in range(len(rows)):
         for j in range(len(rows)):
             assert (key[i] < key[j]) == (rows[i] < rows[j])
