@@ -273,7 +273,11 @@ class PathsReader:
         self.derived.clear()
         self.cache.clear()
         self.grids.clear()
-        return build_table(self.store, self.codes, orders)
+        table = build_table(self.store, self.codes, orders)
+        # The table holds the names now; a caller that keeps the reader (the answers join
+        # runs beside it) keeps no second list of a million job names.
+        self.codes, self.ids, self.store = {}, (), PathStore()
+        return table
 
 
 _ROW = 8  # path_table.IDENTITY and the path
