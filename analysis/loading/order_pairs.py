@@ -7,7 +7,7 @@ their two returned distributions be averaged label by label. No I/O.
 
 The steps' questions are read from the distinct paths (``path_table.PathStore``), not from
 per-unit copies, and the pairs are walked a block at a time: at 1000× there are 6.5 million
-shared steps, and int64 temporaries over all of them at once cost ~400 MB.
+shared steps, and each int64 temporary over all of them at once costs 50 MB or more.
 """
 
 from __future__ import annotations
