@@ -167,18 +167,11 @@ class PathsReader:
             self.cache[key] = known
         return known
 
-    def path_of(self, record: OutputLine) -> int:
-        """The id of the output's distinct path in ``store``, or ``_NOT_INTERVALS``, cached
-        on the exact trace, target and value: orders, conditions and repeats often take the
-        same path (a 100× affine run has 1,084 distinct paths in 409,600 interval outputs)."""
-        key = (
-            record["L"],
-            record["eps"],
-            record["N"],
-            record["target"],
-            record["value"],
-            orjson.dumps(record.get("trace")),
-        )
+    def path_of(self, record: OutputLine, key: tuple[Any, ...]) -> int:
+        """The id of the output's distinct path in ``store``, or ``_NOT_INTERVALS``, derived
+        once per ``key`` (``record`` looks it up first): the exact trace, target and value.
+        Orders, conditions and repeats often take the same path (a 100× affine run has 1,084
+        distinct paths in 409,600 interval outputs)."""
         found = self.derived.get(key)
         if found is None:
             grid = self.grid(record)
@@ -230,18 +223,17 @@ class PathsReader:
         if record.get("status") != "ok":
             latest[job_code] = LINE_FAILED
             return
-        path = self.derived.get(
-            (
-                record["L"],
-                record["eps"],
-                record["N"],
-                record["target"],
-                record["value"],
-                orjson.dumps(record.get("trace")),
-            )
+        key = (
+            record["L"],
+            record["eps"],
+            record["N"],
+            record["target"],
+            record["value"],
+            orjson.dumps(record.get("trace")),
         )
+        path = self.derived.get(key)
         if path is None:
-            path = self.path_of(record)
+            path = self.path_of(record, key)
         if path == _NOT_INTERVALS:
             latest[job_code] = LINE_OTHER
             return
