@@ -4,11 +4,23 @@ per exchange and per interval unit grows with the logs, so each byte saved there
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
+
 import numpy as np
 
-__all__ = ["narrow"]
+__all__ = ["extended", "narrow", "narrow_type", "stride_view"]
 
 _TYPES = (np.int8, np.int16, np.int32)
+
+
+def narrow_type(low: int, high: int) -> type[np.signedinteger]:
+    """The smallest of int8, int16, int32 and int64 that holds every value in [low, high]."""
+    for dtype in _TYPES:
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return dtype
+    return np.int64
 
 
 def narrow(column: np.ndarray) -> np.ndarray:
@@ -20,9 +32,24 @@ def narrow(column: np.ndarray) -> np.ndarray:
     """
     if not len(column):
         return column.astype(np.int8)
-    low, high = int(column.min()), int(column.max())
-    for dtype in _TYPES:
-        info = np.iinfo(dtype)
-        if info.min <= low and high <= info.max:
-            return column.astype(dtype)
-    return column.astype(np.int64)
+    return column.astype(narrow_type(int(column.min()), int(column.max())))
+
+
+def extended(stride: array[int], row: Sequence[int]) -> array[int]:
+    """``stride`` with ``row`` appended, widened to int64 first if a value needs it.
+
+    Rows are appended to one growing ``array`` (one ``extend`` per row is the cheapest
+    append in Python); int32 halves int64's bytes until a value does not fit (a vast N).
+    """
+    size = len(stride)
+    try:
+        stride.extend(row)
+    except OverflowError:  # extend appends item by item: drop the part-row first
+        stride = array("q", stride[:size])
+        stride.extend(row)
+    return stride
+
+
+def stride_view(stride: array[int], width: int) -> np.ndarray:
+    """A stride array as a (rows, width) NumPy view (no copy)."""
+    return np.frombuffer(stride, np.dtype(f"i{stride.itemsize}")).reshape(-1, width)

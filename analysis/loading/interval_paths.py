@@ -14,24 +14,26 @@ second). It keeps, per unit, what the paper's first-divergence bound needs (Prop
 
 and the steps themselves, flat, for the join with requests.jsonl. Everything is kept in
 typed arrays, not per-output objects: a 100× affine run has 409,600 units and 1.4 million
-steps.
+steps. Each distinct path is derived and kept once (``path_table.PathStore``: that run has
+1,084 of them), each unit as its identity codes and its path; ``path_table.build_table``
+makes the columns.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 from array import array
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 
 from analysis.errors import bad_output_line
 from runfolder import JsonlReader, OutputLine, stored
 
+from .compact import extended
 from .exact import parse_decimal
 from .interning import Interner
 from .interval_steps import (
@@ -43,7 +45,7 @@ from .interval_steps import (
     read_steps,
     true_option,
 )
-from .order_pairs import pair_steps
+from .path_table import LINE_ABSENT, LINE_FAILED, LINE_OTHER, PathStore, PathTable, build_table
 
 __all__ = ["INELIGIBLE", "LEFT_OUT", "PathTable", "PathsReader", "ceil_div", "read_paths"]
 
@@ -57,26 +59,7 @@ INELIGIBLE = (
 )
 # Codes whose outputs have no first-divergence depth at all: out of the bound's table.
 LEFT_OUT = frozenset({1, 2})
-_UNIT_INTS = (
-    "job",
-    "decoder",
-    "condition",
-    "order",
-    "case",
-    "family",
-    "repeat",
-    "n_cells",
-    "branching",
-    "target_cell",
-    "nested",
-    "ineligible",
-    "first_divergence",
-    "beyond_term",
-    "step_count",
-    "step_start",
-)
-_STEP_INTS = ("form", "a", "b", "k", "lo", "hi", "choice", "truth", "pair")
-_FAILED, _OTHER, _ABSENT = -1, -2, -3  # what the last line of an output said, if not a unit
+_NOT_INTERVALS = -1  # the derive cache's answer for a trace that is not interval choices
 
 
 def ceil_div(n: int, m: int) -> int:
@@ -84,65 +67,8 @@ def ceil_div(n: int, m: int) -> int:
     return -(-n // m)
 
 
-@dataclass(frozen=True, eq=False)
-class PathTable:
-    """Units (ok outputs read as interval paths) and their steps, as numpy columns.
-
-    Unit columns: ``unit[name]`` for every name in ``_UNIT_INTS`` plus ``error_cells`` and
-    ``forced_cells`` (NaN without a divergence); categorical columns are codes into
-    ``names[column]``. ``target_cell`` is -1 outside [L, U); ``beyond_term`` flags a unit
-    whose error is not below its term of the bound (never, when the proof applies).
-    Step columns: ``step[name]`` for ``_STEP_INTS``; unit u's steps are
-    ``step_start[u] .. step_start[u] + step_count[u] − 1`` by depth; ``truth`` is the option
-    holding y (``interval_steps.true_option``; -1: none). ``pair`` is
-    ``2·pair id + side`` (side 0: the first order) or -1 when the other order did not ask
-    the same question at that step. Pairs: ``pair_first``, ``pair_second``, ``pair_depth``.
-    """
-
-    unit: dict[str, np.ndarray]
-    step: dict[str, np.ndarray]
-    names: dict[str, tuple[str, ...]]
-    cuts: dict[int, tuple[int, ...]]  # step -> the bounds of a CUTS step's options
-    codes: dict[str, dict[str, int]]  # "job", "decoder": name -> code
-    unit_at: np.ndarray  # job code · len(decoders) + decoder code -> unit, or -1
-    pair_first: np.ndarray
-    pair_second: np.ndarray
-    pair_depth: np.ndarray
-    outputs_read: int  # distinct ok (job, decoder) outputs
-    not_intervals: tuple[tuple[str, int], ...]  # (decoder, ok outputs) not interval choices
-
-    def __len__(self) -> int:
-        return len(self.unit["job"])
-
-    def unit_of(self, job: str, decoder: str) -> int | None:
-        """The unit of output (job, decoder), or None when it is not one."""
-        j, d = self.codes["job"].get(job), self.codes["decoder"].get(decoder)
-        if j is None or d is None:
-            return None
-        unit = int(self.unit_at[j * len(self.codes["decoder"]) + d])
-        return unit if unit >= 0 else None
-
-    def step_of(self, unit: int, depth: int) -> Step | None:
-        """Step ``depth`` (1-based) of ``unit``'s path, or None beyond its end."""
-        if not 1 <= depth <= self.unit["step_count"][unit]:
-            return None
-        i = int(self.unit["step_start"][unit]) + depth - 1
-        s = self.step
-        return Step(
-            depth,
-            FORMS[s["form"][i]],
-            int(s["a"][i]),
-            int(s["b"][i]),
-            int(s["k"][i]),
-            int(s["lo"][i]),
-            int(s["hi"][i]),
-            self.names["choice"][s["choice"][i]],
-            self.cuts.get(i),
-        )
-
-
-# A unit's row beyond its identity (n_cells … step_count), its two floats, its steps' flat
-# fields, and (step offset, bounds) of any cuts steps.
+# A path's row (path_table.PATH_INTS), its two floats, its steps' flat fields
+# (path_table.PATH_STEP) and (step offset, bounds) of any cuts steps.
 _Derived = tuple[tuple[int, ...], tuple[float, float], list[int], list[tuple[int, tuple[int, ...]]]]
 
 
@@ -171,7 +97,7 @@ def _derive(
         ineligible = 4
     else:
         ineligible = 0
-    tail = (
+    ints = (
         n_cells,
         branching,
         -1 if cell is None else cell,
@@ -191,14 +117,11 @@ def _derive(
             s.a,
             s.b,
             s.k,
-            s.lo,
-            s.hi,
             choices.code(s.choice),
             true_option(s, cell),
-            -1,
         )
     floats = (float(error), math.nan if forced is None else float(forced))
-    return tail, floats, fields, cuts
+    return ints, floats, fields, cuts
 
 
 class PathsReader:
@@ -206,21 +129,17 @@ class PathsReader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        # int32 (half of int64's bytes: 1.4 million steps at 100×), widened once a value
-        # does not fit (grid indices of a vast N).
-        self.units = array("i")  # _UNIT_INTS per unit
-        self.floats = array("d")  # error_cells, forced_cells per unit
-        self.steps = array("i")  # _STEP_INTS per step
+        self.store = PathStore()
         names = ("job", "decoder", "condition", "order", "case", "family")
         self.codes = {name: Interner() for name in names}
         self.codes["choice"] = Interner()
-        self.cuts: dict[int, tuple[int, ...]] = {}
+        # The interners' dicts, looked up directly in ``record`` (a method call per field
+        # cost ~1 s of a 100× read).
+        self.ids = tuple(self.codes[name].ids for name in names)
         self.grids: dict[tuple[Any, ...], GridIndex] = {}
         self.cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        self.derived: dict[tuple[Any, ...], _Derived | None] = {}
-        # Per decoder code, by job code: the unit, or _FAILED, _OTHER (not interval
-        # choices) or _ABSENT. Typed arrays, not a dict: no object per output stays behind.
-        self.latest: list[array[int]] = []
+        self.derived: dict[tuple[Any, ...], int] = {}  # exact trace, target, value -> path
+        self.pack = struct.Struct(f"={_ROW}i").pack  # a unit's row as store.units' items
 
     def grid(self, record: OutputLine) -> GridIndex:
         n_cells = record["N"]
@@ -248,26 +167,23 @@ class PathsReader:
             self.cache[key] = known
         return known
 
-    def derive(self, record: OutputLine) -> _Derived:
-        """What a unit's row and steps hold beyond its identity, cached on the exact trace,
-        target and value: orders, conditions and repeats often take the same path (a 1×
-        affine run has 1,021 distinct paths in 4,096 interval outputs)."""
-        trace = record.get("trace")
-        key = (record["L"], record["eps"], record["N"], record["target"], record["value"])
-        full = (*key, orjson.dumps(trace))
-        found = self.derived.get(full)
+    def path_of(self, record: OutputLine, key: tuple[Any, ...]) -> int:
+        """The id of the output's distinct path in ``store``, or ``_NOT_INTERVALS``, derived
+        once per ``key`` (``record`` looks it up first): the exact trace, target and value.
+        Orders, conditions and repeats often take the same path (a 100× affine run has 1,084
+        distinct paths in 409,600 interval outputs)."""
+        found = self.derived.get(key)
         if found is None:
             grid = self.grid(record)
             try:
-                steps = read_steps(trace, grid)
-                found = _derive(steps, grid, self.numbers(record, grid), self.codes["choice"])
+                steps = read_steps(record.get("trace"), grid)
+                derived = _derive(steps, grid, self.numbers(record, grid), self.codes["choice"])
+                found = self.store.add_path(*derived)
             except TraceError:
-                found = None
+                found = _NOT_INTERVALS
             if len(self.derived) >= 50_000:  # entries; a few hundred bytes each
-                self.derived.clear()
-            self.derived[full] = found
-        if found is None:
-            raise TraceError("not interval choices")
+                self.derived.clear()  # (a path derived again is kept again: harmless)
+            self.derived[key] = found
         return found
 
     def add(self, lineno: int, record: OutputLine) -> None:
@@ -278,107 +194,90 @@ class PathsReader:
             raise bad_output_line(self.path, lineno, repr(exc)) from exc
 
     def record(self, record: OutputLine) -> None:
-        """One output: a unit and its steps when its trace reads as interval choices."""
-        codes = self.codes
-        job, decoder = (
-            codes["job"].code(str(record["job"])),
-            codes["decoder"].code(str(record["decoder"])),
-        )
-        # Every line's condition, as its decoder: the names are then the outputs' own, in
-        # the same first-seen order, and give the tables' order without the outputs.
-        condition = codes["condition"].code(str(record["condition"]))
-        while len(self.latest) <= decoder:
-            self.latest.append(array("i"))
-        latest = self.latest[decoder]
-        if len(latest) <= job:
-            latest.extend([_ABSENT] * (job + 1 - len(latest)))
-        if record.get("status") != "ok":
-            latest[job] = _FAILED
-            return
+        """One output: a unit, and its path when new, when its trace reads as interval choices."""
+        # The hot path (0.6 million lines at 100×) inlines what a call per field would cost:
+        # names looked up in the interners' dicts, the path cache, the row packed in one go.
+        jobs, decoders, conditions, orders, cases, families = self.ids
+        raw: Any = record["job"]
+        job = raw if raw.__class__ is str else str(raw)
+        decoder, condition = record["decoder"], record["condition"]
+        decoder = decoder if decoder.__class__ is str else str(decoder)
+        condition = condition if condition.__class__ is str else str(condition)
         try:
-            tail, floats, fields, cuts = self.derive(record)
-        except TraceError:
-            latest[job] = _OTHER
+            job_code = jobs[job]
+        except KeyError:
+            job_code = self.codes["job"].code(job)
+        try:
+            # Every line's condition, as its decoder: the names are then the outputs' own, in
+            # the same first-seen order, and give the tables' order without the outputs.
+            decoder_code, condition_code = decoders[decoder], conditions[condition]
+        except KeyError:
+            decoder_code = self.codes["decoder"].code(decoder)
+            condition_code = self.codes["condition"].code(condition)
+        store = self.store
+        while len(store.latest) <= decoder_code:
+            store.latest.append(array("i"))
+        latest = store.latest[decoder_code]
+        if len(latest) <= job_code:
+            latest.extend([LINE_ABSENT] * (job_code + 1 - len(latest)))
+        if record.get("status") != "ok":
+            latest[job_code] = LINE_FAILED
             return
-        latest[job] = len(self.floats) // 2
-        start = len(self.steps) // len(_STEP_INTS)
-        # One extend per row (stride arrays): appending column by column cost twice as much.
-        self.units = _extended(
-            self.units,
-            (
-                job,
-                decoder,
-                condition,
-                codes["order"].code(str(record["order"])),
-                codes["case"].code(str(record.get("case", record["job"]))),
-                codes["family"].code(str(record.get("family", record.get("case", record["job"])))),
-                int(record.get("repeat") or 0),
-                *tail,
-                start,
-            ),
+        key = (
+            record["L"],
+            record["eps"],
+            record["N"],
+            record["target"],
+            record["value"],
+            orjson.dumps(record.get("trace")),
         )
-        self.floats.extend(floats)
-        self.steps = _extended(self.steps, fields)
-        for offset, bounds in cuts:
-            self.cuts[start + offset] = bounds
+        path = self.derived.get(key)
+        if path is None:
+            path = self.path_of(record, key)
+        if path == _NOT_INTERVALS:
+            latest[job_code] = LINE_OTHER
+            return
+        case: Any = record.get("case", raw)
+        order, family = _text(record["order"]), _text(record.get("family", case))
+        case = _text(case)
+        try:
+            codes = (orders[order], cases[case], families[family])
+        except KeyError:
+            names = self.codes
+            codes = (
+                names["order"].code(order),
+                names["case"].code(case),
+                names["family"].code(family),
+            )
+        units = store.units
+        latest[job_code] = len(units) // _ROW
+        row = (job_code, decoder_code, condition_code, *codes, int(record.get("repeat") or 0), path)
+        try:  # (pack refuses the whole row, so a row is never half appended)
+            units.frombytes(self.pack(*row))
+        except struct.error:  # a value beyond int32: the rows widen to int64
+            store.units = extended(units, row)
+            self.pack = struct.Struct(f"={_ROW}{store.units.typecode}").pack
 
     def table(self, orders: tuple[str, str]) -> PathTable:
         """The columns as numpy arrays, the last line per (job, decoder) winning, and the
-        steps both ``orders`` shared paired."""
-        latest = [np.frombuffer(column, np.int32) for column in self.latest]
-        alive = np.zeros(len(self.floats) // 2, bool)
-        for column in latest:
-            alive[column[column >= 0]] = True
-        ints = _columns(self.units, len(_UNIT_INTS))[alive]
-        floats = np.frombuffer(self.floats, np.float64).reshape(-1, 2)[alive]
-        unit: dict[str, np.ndarray] = {n: ints[:, i].copy() for i, n in enumerate(_UNIT_INTS)}
-        unit |= {"error_cells": floats[:, 0].copy(), "forced_cells": floats[:, 1].copy()}
-        del ints, floats
-        # Step columns are strided views of the one flat buffer (no copy: 90 MB at 100×).
-        flat = _columns(self.steps, len(_STEP_INTS))
-        step = {name: flat[:, i] for i, name in enumerate(_STEP_INTS)}
-        names = {name: tuple(codes.strings) for name, codes in self.codes.items()}
-        n_decoders = max(len(names["decoder"]), 1)
-        unit_at = np.full(len(names["job"]) * n_decoders, -1, np.int64)
-        at = unit["job"].astype(np.int64) * n_decoders + unit["decoder"]
-        unit_at[at] = np.arange(len(unit["job"]))
-        # Which steps both option orders of one case shared (fills step["pair"]).
-        first, second, depth = pair_steps(unit, step, self.cuts, names["order"], orders)
-        return PathTable(
-            unit=unit,
-            step=step,
-            names=names,
-            cuts=self.cuts,
-            codes={name: dict(self.codes[name].ids) for name in ("job", "decoder")},
-            unit_at=unit_at,
-            pair_first=first,
-            pair_second=second,
-            pair_depth=depth,
-            outputs_read=sum(int(np.count_nonzero((c >= 0) | (c == _OTHER))) for c in latest),
-            not_intervals=tuple(
-                sorted(
-                    (names["decoder"][d], int(np.count_nonzero(c == _OTHER)))
-                    for d, c in enumerate(latest)
-                    if np.any(c == _OTHER)
-                )
-            ),
-        )
+        steps both ``orders`` shared paired. Once: the reader's arrays go into the table."""
+        # The caches are done with: free them before the columns are made.
+        self.derived.clear()
+        self.cache.clear()
+        self.grids.clear()
+        table = build_table(self.store, self.codes, orders)
+        # The table holds the names now; a caller that keeps the reader (the answers join
+        # runs beside it) keeps no second list of a million job names.
+        self.codes, self.ids, self.store = {}, (), PathStore()
+        return table
 
 
-def _extended(stride: array[int], row: Any) -> array[int]:
-    """``stride`` with ``row`` appended, widened to int64 first if a value needs it."""
-    size = len(stride)
-    try:
-        stride.extend(row)
-    except OverflowError:  # extend appends item by item: drop the part-row first
-        stride = array("q", stride[:size])
-        stride.extend(row)
-    return stride
+_ROW = 8  # path_table.IDENTITY and the path
 
 
-def _columns(stride: array[int], width: int) -> np.ndarray:
-    """A stride array as a (rows, width) NumPy view."""
-    return np.frombuffer(stride, np.dtype(f"i{stride.itemsize}")).reshape(-1, width)
+def _text(value: Any) -> str:
+    """A name as the tables show it: a string as is, any other value as ``str`` writes it."""
+    return value if value.__class__ is str else str(value)
 
 
 def read_paths(path: Path, orders: tuple[str, str] = ("ascending", "reversed")) -> PathTable:
