@@ -118,15 +118,9 @@ def test_the_fast_path_gives_the_checked_paths_columns(data: Any) -> None:
 
 
 def test_values_equal_as_keys_but_not_as_text_are_told_apart() -> None:
-    base = {
-        "job": "j1",
-        "case": "c",
-        "decoder": "a",
-        "condition": "a",
-        "order": "a",
-        "status": "ok",
-    }
-    base |= {"target": "56", "value": "56", "L": "0", "eps": "1", "N": 100}
+    base: dict[str, Any] = {"job": "j1", "case": "c", "decoder": "a", "condition": "a"}
+    base |= {"order": "a", "status": "ok", "target": "56", "value": "56", "L": "0", "eps": "1"}
+    base["N"] = 100
     lines = [base]
     for key in ("family", "case", "domain", "rounds", "simulated", "decoder", "job"):
         lines += [base | {"job": f"{key}{i}", key: alias} for i, alias in enumerate(_ALIASED)]
