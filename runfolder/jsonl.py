@@ -235,13 +235,19 @@ class JsonlReader(Generic[R]):
         path = zlog.stored(self.path)
         if not path.exists():
             return
-        keep = self.keep
+        keep, decode, loads = self.keep, self.decode, orjson.loads
         with path.open("rb") as handle:
             for number, (line, end) in enumerate(self._lines(handle, path != self.path), 1):
                 if line[0] in _BLANK and not line.strip():
                     self.valid_bytes = end
                     continue
-                seq = seq_of(line)
+                # The writer's ending, ``,"seq":123}\n``, read in place; any other, by seq_of.
+                at = line.rfind(_SEQ_KEY, -_SEQ_TAIL) if line.endswith(b"}\n") else -1
+                digits = line[at + len(_SEQ_KEY) : -2] if at >= 0 else b""
+                if digits.isdigit() and len(digits) < 20:
+                    seq: int | None = int(digits)
+                else:
+                    seq = seq_of(line)
                 if seq is not None:
                     if seq > self.seq_last:
                         self.seq_last = seq
@@ -262,7 +268,14 @@ class JsonlReader(Generic[R]):
                     self.valid_bytes = end
                     self.records += 1
                     continue
-                record = self._parse(line, number)
+                record: Any = None
+                if decode is None:  # the common case, without a call: a JSON object
+                    try:
+                        record = loads(line)
+                    except orjson.JSONDecodeError:
+                        record = None
+                if type(record) is not dict:
+                    record = self._parse(line, number)
                 self.valid_bytes = end
                 self.records += 1
                 if wanted:
