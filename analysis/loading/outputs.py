@@ -224,14 +224,15 @@ class OutputsReader:
         if job_id is None:
             job_id = self.job_ids[job] = len(self.job_ids)
         try:
-            at = self.rows[found[0]][job_id]
+            index = self.rows[found[0]]
+            at = index[job_id]
         except IndexError:  # a new decoder, or a job past the end of its index
-            at = -1
+            index, at = self._grown(found[0], job_id), -1
         if at >= 0:  # the harness wrote this (job, decoder) twice: keep the last
             self.duplicates += 1
             self.ints.put(at, found)
             return
-        self._index(found[0], job_id, len(self.jobs))
+        index[job_id] = len(self.jobs)
         self.jobs.append(job_id)
         self.ints.append(found)
 
@@ -280,14 +281,15 @@ class OutputsReader:
             (simulated is True) + 2 * (record.get("oracle") is True),
         )
 
-    def _index(self, decoder: int, job_id: int, row: int) -> None:
-        """Note ``row`` as (job, decoder)'s, the decoder's index grown a chunk at a time."""
+    def _grown(self, decoder: int, job_id: int) -> array[int]:
+        """The decoder's index of rows by job id, grown a chunk at a time to hold ``job_id``
+        (-1: no row yet)."""
         while len(self.rows) <= decoder:
             self.rows.append(array("i"))
         rows = self.rows[decoder]
-        if len(rows) <= job_id:  # one -1 per job and decoder
+        if len(rows) <= job_id:
             rows.extend(array("i", [-1]) * max(job_id + 1 - len(rows), CHUNK_ROWS))
-        rows[job_id] = row
+        return rows
 
     def _code(self, name: str, raw: Any) -> int:
         """The code of a raw field value by its text, also kept by value when a whole number."""
