@@ -177,9 +177,10 @@ class OutputsReader:
     """Builds the columns of an Outputs while outputs.jsonl streams past (``add`` per line).
 
     Rows go into narrow column pieces a chunk at a time (``RowChunks``: about 15 bytes per
-    output, against 52 in one int32 stride array), and strings are interned, so that nothing per output stays behind but its codes: a 100×
-    affine run has 614,400 outputs, but only 102,400 job names and a few hundred distinct
-    (target, value, L, eps, N), each decoded once and then referred to by its code.
+    output, against 52 in one int32 stride array), and strings are interned, so that
+    nothing per output stays behind but its codes: a 100× affine run has 614,400 outputs,
+    but only 102,400 job names and a few hundred distinct (target, value, L, eps, N), each
+    decoded once and then referred to by its code.
 
     A line whose fields were all seen before takes the fast path in ``add`` (dictionary
     look-ups of the raw values); any other goes through ``_row``, which checks and interns
