@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import operator
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,13 +13,11 @@ from analysis.errors import bad_output_line
 from runfolder import JsonlReader, OutputLine, job_records, stored
 
 from .compact import narrow
-from .exact import output_errors, parse_decimal
 from .interning import Interner
+from .output_fields import REQUIRED, fields_of, line_fields, numbers_of
 from .row_chunks import CHUNK_ROWS, RowChunks
 
 __all__ = ["LogStats", "Outputs", "OutputsReader", "family_sort_key", "find_output", "load_outputs"]
-
-_REQUIRED = ("job", "decoder", "status", "condition", "order", "target", "L", "eps", "N")
 
 
 @dataclass(frozen=True)
@@ -135,42 +131,11 @@ def family_sort_key(name: str) -> tuple[int, int, str]:
         return (1, 0, name)
 
 
-_NO_VALUE = (math.nan, math.nan, math.nan, math.nan, math.nan)
-
-
-def _numbers(target: Any, value: Any, lower: Any, eps: Any, n_cells: Any) -> tuple[float, ...]:
-    """(y, ŷ, APE, NAE, index, within5) as floats from the raw JSON fields, computed exactly."""
-    if isinstance(n_cells, bool) or not isinstance(n_cells, int) or n_cells <= 0:
-        raise ValueError(f"N must be a positive whole number; got {n_cells!r}")
-    step = parse_decimal(eps)
-    if step <= 0:
-        raise ValueError(f"eps must be positive; got {eps!r}")
-    y = parse_decimal(target)
-    bottom = parse_decimal(lower)
-    if value is None:
-        return (float(y), *_NO_VALUE)
-    v = parse_decimal(value)
-    return (float(y), float(v), *output_errors(y, v, bottom, step, n_cells))
-
-
 _FLOATS = 6  # y, ŷ, APE, NAE, index, within5
 # Per row: decoder … family codes, repeat, rounds, decreased, number code, flags. N and ok
 # are the number code's (its key holds N, and ŷ is null exactly when the output failed).
 _INTS = 11
 _NAMED = ("decoder", "condition", "order", "domain", "case", "family")
-_KEYS: tuple[str, ...] = ("job", "status", "value", "target", "L", "eps", "N", "decoder")
-_KEYS += ("condition", "order", "domain", "case", "family", "repeat", "rounds", "simulated")
-_FIELDS = operator.itemgetter(*_KEYS)
-
-
-def _fields(record: OutputLine) -> tuple[Any, ...]:
-    """The fields of ``_KEYS`` as ``_row`` reads them: None where absent, and the defaults
-    of domain ("all"), case (the job) and family (the case)."""
-    get = record.get
-    job = get("job")
-    case = get("case", job)
-    found = tuple(get(key) for key in _KEYS[:10])
-    return (*found, get("domain", "all"), case, get("family", case), *map(get, _KEYS[13:]))
 
 
 class OutputsReader:
@@ -241,9 +206,9 @@ class OutputsReader:
         """The row of a line whose every field ``_row`` has interned already (the same
         codes it would give), or None: the line then goes through ``_row``."""
         try:  # one call for the fields every line of today's harness has
-            fields = _FIELDS(record)
+            fields = line_fields(record)
         except KeyError:  # an older line, or one that lacks a field: as ``get`` finds them
-            fields = _fields(record)
+            fields = fields_of(record)
         job, status, value, target, lower, eps, n_cells = fields[:7]
         decoder, condition, order, domain, case, family, repeat, rounds, simulated = fields[7:]
         if type(job) is not str:  # interned by its text in _row
@@ -304,10 +269,10 @@ class OutputsReader:
         try:
             code = self.number_codes.get(key)
         except TypeError:  # unhashable field (a list, an object): let the parser explain
-            _numbers(*key)
+            numbers_of(*key)
             raise
         if code is None:
-            self.numbers.extend(_numbers(*key))
+            self.numbers.extend(numbers_of(*key))
             self.targets.append(str(key[0]))
             self.values.append(None if key[1] is None else str(key[1]))
             self.n_cells.append(key[4])
@@ -322,7 +287,7 @@ class OutputsReader:
             status, target = record["status"], record["target"]
             key = (target, record.get("value"), record["L"], record["eps"], record["N"])
         except KeyError:
-            missing = [name for name in _REQUIRED if name not in record]
+            missing = [name for name in REQUIRED if name not in record]
             raise ValueError(f"missing field(s) {', '.join(missing)}") from None
         if status not in ("ok", "failed"):
             raise ValueError(f"status must be 'ok' or 'failed'; got {status!r}")
