@@ -13,7 +13,7 @@ import numpy as np
 from runfolder import JsonlReader, RequestLine, job_records, stored
 
 from .outputs import LogStats
-from .row_chunks import FloatChunks, RowChunks
+from .row_chunks import FloatChunks, RowChunks, release_freed
 
 __all__ = [
     "JobCount",
@@ -174,12 +174,22 @@ class RequestsReader:
         errors = counts_by_name(kind, tuple(self.kinds))
         retries = int(np.count_nonzero(attempt > 1))
         del attempt, kind, model
-        latency, tokens_in, tokens_out, cost = self.floats.columns()
-        latency = latency[np.isfinite(latency)]
+        # The float columns one at a time (at 1000×, 55 MB each as float64).
+        latency = self.floats.column(0)
+        finite = np.isfinite(latency)
+        if not finite.all():
+            latency = latency[finite]
+        del finite
+        # The same order statistics, interpolated alike: partitioned in place, not copied.
         p50, p95 = (
-            (float(v) for v in np.percentile(latency, [50, 95])) if len(latency) else (None, None)
+            (float(v) for v in np.percentile(latency, [50, 95], overwrite_input=True))
+            if len(latency)
+            else (None, None)
         )
         del latency
+        tokens_in = _total(self.floats.column(1))
+        tokens_out = _total(self.floats.column(2))
+        cost = self.floats.column(3)
         cost_known = cost[np.isfinite(cost)]
         del cost
         log = RequestLog(
@@ -189,8 +199,8 @@ class RequestsReader:
             unreported=unreported,
             errors_by_kind=errors,
             retries=retries,
-            input_tokens=_total(tokens_in),
-            output_tokens=_total(tokens_out),
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
             cost_usd=float(cost_known.sum()) if len(cost_known) else None,
             cost_known=len(cost_known),
             latency_p50_ms=p50,
@@ -202,6 +212,7 @@ class RequestsReader:
             cache_runs=tuple(sorted(self.paid_by)),
         )
         self.jobs = JobCount()
+        release_freed()
         return log
 
 

@@ -15,7 +15,7 @@ from runfolder import JsonlReader, OutputLine, job_records, stored
 from .compact import narrow
 from .interning import Interner
 from .output_fields import REQUIRED, fields_of, line_fields, numbers_of
-from .row_chunks import CHUNK_ROWS, RowChunks
+from .row_chunks import CHUNK_ROWS, RowChunks, release_freed
 
 __all__ = ["LogStats", "Outputs", "OutputsReader", "family_sort_key", "find_output", "load_outputs"]
 
@@ -338,6 +338,7 @@ class OutputsReader:
         job_names = tuple(self.job_ids)  # in id order: a dict keeps insertion order
         jobs = narrow(np.frombuffer(self.jobs, np.int32))
         self.rows, self.job_ids, self.jobs = [], {}, array("i")
+        release_freed()
         return Outputs(
             job_code=jobs,
             job_names=job_names,

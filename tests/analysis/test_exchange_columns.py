@@ -37,7 +37,8 @@ def test_float_columns_come_back_value_for_value(width: int, chunk: int, data: o
     for row in rows:
         store.append(row)
     whole = np.array(rows, np.float64).reshape(-1, width)
-    for i, column in enumerate(store.columns()):
+    for i in range(width):
+        column = store.column(i)
         assert column.dtype == np.float64
         assert np.array_equal(column, whole[:, i], equal_nan=True)
         assert np.array_equal(np.signbit(column), np.signbit(whole[:, i]))
