@@ -113,7 +113,7 @@ class JobCount:
 
 
 _FLOATS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd")
-_INTS = 5  # attempt, status, failed, error kind code, served model code
+_INTS = 4  # attempt, failed, error kind code, served model code (no table reads the status)
 
 
 class RequestsReader:
@@ -156,7 +156,6 @@ class RequestsReader:
         self.ints.append(
             (
                 _int(record.get("attempt")),
-                _int(record.get("status")),
                 error is not None,
                 _code(self.kinds, kind),
                 _code(self.models, record.get("model")),
@@ -165,9 +164,9 @@ class RequestsReader:
 
     def result(self, stats: LogStats) -> RequestLog:
         """The counts, sums and quantiles (the pieces are freed as each is taken)."""
-        attempt, _status, failed_codes, kind, model = self.ints.columns()
+        attempt, failed_codes, kind, model = self.ints.columns()
         failed = failed_codes.astype(bool)
-        del failed_codes, _status
+        del failed_codes
         models = tuple(self.models)
         served = counts_by_name(model, models)
         unreported = int(np.count_nonzero((model < 0) & ~failed))
