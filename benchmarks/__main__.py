@@ -9,7 +9,9 @@ REV`` compares with another revision's server), the affine suite through serve-s
 wire format beside System One (``bench_wires``), resume start-up on a finished
 run, scale at 1x and 100x jobs (wall time and peak RSS, each in a fresh process) with the
 Probabilities section on those two runs, one and two worker processes and a 4-shard run
-merged (``bench_spread``), and the analysis timings. ``--quick`` skips the 100x runs;
+merged (``bench_spread``), issue 29's first-read goals beside main's figures on the same
+100x run (and a 1000x run given with ``--x1000``; ``bench_first_reads``), and the analysis
+timings. ``--quick`` skips the 100x runs;
 ``--peers`` also measures Inspect AI on the same shape of work (installs it into the
 git-ignored ``.peer-venv`` the first time) for the in-process ratio.
 """
@@ -77,12 +79,20 @@ def bench_resume(tmp: Path, name: str = "x1") -> dict[str, Any]:
     }
 
 
+def _run_100x(tmp: Path) -> dict[str, Any]:
+    return child(_RUN.format(params={"repeats": "100"}, folder=str(tmp / "x100"), concurrency=64))
+
+
+def make_100x(tmp: Path) -> Path:
+    """The 100x affine sim run (102,400 jobs) in ``tmp / "x100"``."""
+    _run_100x(tmp)
+    return tmp / "x100"
+
+
 def bench_scale(tmp: Path) -> dict[str, Any]:
     """1x and 100x (102,400 jobs) on the in-process sim: wall time and peak RSS."""
     one = child(_RUN.format(params={}, folder=str(tmp / "s1"), concurrency=64))
-    hundred = child(
-        _RUN.format(params={"repeats": "100"}, folder=str(tmp / "x100"), concurrency=64)
-    )
+    hundred = _run_100x(tmp)
     out = {
         "scale_1x_jobs": one["jobs"],
         "scale_1x_wall_s": round(one["wall_s"], 2),
@@ -105,6 +115,16 @@ def bench_scale(tmp: Path) -> dict[str, Any]:
     # The same runs' logs compressed: bytes per exchange, compact, analyze on zstd frames.
     out.update(importlib.import_module("benchmarks.bench_logs").run(tmp / "s1", tmp / "x100", tmp))
     return out
+
+
+def bench_first_reads(tmp: Path, thousand: Path | None) -> dict[str, Any]:
+    """Issue 29's analysis goals on the scale section's 100x run (and a given 1000x run),
+    beside main's figures: each figure is printed with its goal."""
+    module = importlib.import_module("benchmarks.bench_first_reads")
+    figures: dict[str, Any] = module.run(tmp / "x100", tmp, thousand)
+    for line in module.lines(figures):
+        print(f"  {line}", file=sys.stderr)
+    return figures
 
 
 def bench_http(tmp: Path, quick: bool) -> dict[str, Any]:
@@ -183,6 +203,13 @@ def main() -> None:
     parser.add_argument(
         "--peers", action="store_true", help="also run Inspect AI (its own venv) for the ratio"
     )
+    parser.add_argument(
+        "--x1000",
+        type=Path,
+        metavar="PATH",
+        help="a 1000x run folder for issue 29's 1000x figures (or NUMERICJEV_BENCH_1000X; "
+        "never made here: it takes 38 min); without it that part says it skipped",
+    )
     args = parser.parse_args()
     # Every section but the request cache's measures exchanges actually sent: a served
     # model's answers would otherwise come from the cache on the second pair of a section
@@ -203,6 +230,7 @@ def main() -> None:
         sections.append(("wire formats", lambda: bench_wires(tmp, args.quick)))
         if not args.quick:
             sections.append(("scale 1x/100x", lambda: bench_scale(tmp)))
+            sections.append(("first reads", lambda: bench_first_reads(tmp, args.x1000)))
         sections.append(("workers, shards", lambda: bench_spread(tmp, args.quick, args.peers)))
         sections.append(("request cache", lambda: bench_cache(tmp)))
         sections.append(("analysis", bench_analysis))

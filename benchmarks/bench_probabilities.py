@@ -3,9 +3,10 @@
 Each measurement runs in a fresh interpreter (wall time and peak RSS of that process):
 
 - the section alone: ``load_answers`` (outputs.jsonl, then requests.jsonl, streamed) and
-  ``probability_stats``;
-- a whole ``numericjev analyze`` of the 100× run with and without the section
-  (``--no-probabilities``), 1,000 bootstrap replicates, to show what it adds.
+  ``probability_stats``.
+
+A whole ``numericjev analyze`` of the 100× run with and without the section is measured by
+``bench_first_reads`` (the same figure names, beside main's).
 
 Target: peak RSS well under 1 GB at 100× (requests.jsonl is ~1.6 GB there).
 """
@@ -32,6 +33,7 @@ rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(orjson.dumps({{"wall_s": wall, "peak_rss_mb": rss, "questions": len(log.q_unit)}}).decode())
 """
 
+# A whole ``numericjev analyze`` in a fresh process (``bench_logs`` runs it on compressed logs).
 _ANALYZE = """
 import contextlib, io, resource, time, orjson
 from analysis.cli import main
@@ -49,11 +51,6 @@ def run(one: Path, hundred: Path) -> dict[str, Any]:
     """Time the section on run folders ``one`` (1×) and ``hundred`` (100×)."""
     small = child(_SECTION.format(folder=str(one)))
     large = child(_SECTION.format(folder=str(hundred)))
-    # --no-cache: the logs read each time (bench_reading measures the kept columns).
-    with_section = child(_ANALYZE.format(folder=str(hundred), extra=["--no-cache"]))
-    without = child(
-        _ANALYZE.format(folder=str(hundred), extra=["--no-probabilities", "--no-cache"])
-    )
     return {
         "probabilities_1x_wall_s": round(small["wall_s"], 2),
         "probabilities_1x_peak_rss_mb": round(small["peak_rss_mb"], 1),
@@ -61,8 +58,4 @@ def run(one: Path, hundred: Path) -> dict[str, Any]:
         "probabilities_100x_peak_rss_mb": round(large["peak_rss_mb"], 1),
         "probabilities_100x_questions": large["questions"],
         "probabilities_time_ratio_100x_over_1x": round(large["wall_s"] / small["wall_s"], 1),
-        "analyze_100x_wall_s": round(with_section["wall_s"], 2),
-        "analyze_100x_peak_rss_mb": round(with_section["peak_rss_mb"], 1),
-        "analyze_100x_no_probabilities_wall_s": round(without["wall_s"], 2),
-        "analyze_100x_no_probabilities_peak_rss_mb": round(without["peak_rss_mb"], 1),
     }

@@ -36,7 +36,6 @@ numbers the harness computes from finite inputs or that orjson parsed (which ref
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -46,6 +45,7 @@ import orjson
 
 from runfolder import zlog
 from runfolder.errors import LogFormatError, RecordError
+from runfolder.unwritable import find_unwritable
 
 __all__ = [
     "JsonlAppender",
@@ -60,7 +60,6 @@ __all__ = [
 
 R = TypeVar("R")
 
-_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson writes, and reads back as an integer
 _BLANK = b" \t\r\n"  # first bytes of a line that may be blank
 _SEQ_KEY = b',"seq":'  # how the writer ends a numbered record: ...,"seq":123}
 _SEQ_TAIL = 40  # bytes at the end of a line that can hold it (the key, 20 digits, "}" and space)
@@ -80,45 +79,6 @@ def seq_of(line: bytes) -> int | None:
         return None
     digits = tail[:-1].strip()
     return int(digits) if digits.isdigit() and len(digits) < 20 else None
-
-
-def find_unwritable(value: Any, path: str = "") -> tuple[str, str] | None:
-    """The first field of ``value`` that JSON cannot carry exactly, as (field path, problem).
-
-    Walks the whole value, so it is only called after orjson has refused a record (or for
-    the rare manifest and session records). ``path`` is dotted; list items are ``[i]``.
-    """
-    kind = type(value)
-    if value is None or kind is bool or kind is str:
-        if kind is str:
-            try:
-                value.encode()
-            except UnicodeEncodeError:
-                return path, "a string with a lone surrogate (not valid UTF-8)"
-        return None
-    if isinstance(value, int):
-        if _INT_MIN <= value <= _INT_MAX:
-            return None
-        digits = len(str(abs(value)))
-        shown = str(value) if digits <= 30 else f"an integer of {digits} digits"
-        return path, f"{shown}, beyond the 64-bit range JSON readers keep exactly"
-    if isinstance(value, float):
-        return None if math.isfinite(value) else (path, f"{value}, which JSON cannot hold")
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{path}.{key!r}".lstrip("."), "a key that is not a string"
-            found = find_unwritable(item, f"{path}.{key}" if path else key)
-            if found is not None:
-                return found
-        return None
-    if isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            found = find_unwritable(item, f"{path}[{i}]")
-            if found is not None:
-                return found
-        return None
-    return path, f"a {kind.__name__}, which JSON cannot hold (write decimals as strings)"
 
 
 def dumps_line(record: Mapping[str, Any], where: str = "a record") -> bytes:
@@ -235,13 +195,16 @@ class JsonlReader(Generic[R]):
         path = zlog.stored(self.path)
         if not path.exists():
             return
-        keep = self.keep
+        keep, decode, loads = self.keep, self.decode, orjson.loads
         with path.open("rb") as handle:
             for number, (line, end) in enumerate(self._lines(handle, path != self.path), 1):
                 if line[0] in _BLANK and not line.strip():
                     self.valid_bytes = end
                     continue
-                seq = seq_of(line)
+                # The writer's ending ``,"seq":123}\n`` read in place, any other by seq_of.
+                at = line.rfind(_SEQ_KEY, -_SEQ_TAIL) if line.endswith(b"}\n") else -1
+                digits = line[at + len(_SEQ_KEY) : -2] if at >= 0 else b""
+                seq = int(digits) if digits.isdigit() and len(digits) < 20 else seq_of(line)
                 if seq is not None:
                     if seq > self.seq_last:
                         self.seq_last = seq
@@ -262,7 +225,12 @@ class JsonlReader(Generic[R]):
                     self.valid_bytes = end
                     self.records += 1
                     continue
-                record = self._parse(line, number)
+                try:  # the common case without a call: a JSON object (else _parse refuses)
+                    record: Any = loads(line) if decode is None else None
+                except orjson.JSONDecodeError:
+                    record = None
+                if type(record) is not dict:
+                    record = self._parse(line, number)
                 self.valid_bytes = end
                 self.records += 1
                 if wanted:

@@ -12,27 +12,41 @@ import numpy as np
 
 from runfolder import JsonlReader, RequestLine, job_records, stored
 
-from .compact import narrow
 from .outputs import LogStats
+from .row_chunks import FloatChunks, RowChunks, release_freed
 
-__all__ = ["RequestLog", "RequestsReader", "job_answers", "load_requests"]
+__all__ = [
+    "JobCount",
+    "RequestLog",
+    "RequestsReader",
+    "counts_by_name",
+    "job_answers",
+    "load_requests",
+]
 
 
 @dataclass(frozen=True, eq=False)
 class RequestLog:
-    """Column arrays of requests.jsonl. Unknown numbers are NaN; unknown codes are -1."""
+    """What the tables use of requests.jsonl: whether each exchange failed, and the rest as
+    counts, sums and latency quantiles taken once the log is read (issue 29: at 1000× the
+    per-exchange number columns held 250 MB that no table reads one by one).
 
-    latency_ms: np.ndarray
-    input_tokens: np.ndarray
-    output_tokens: np.ndarray
-    cost_usd: np.ndarray
-    attempt: np.ndarray
-    http_status: np.ndarray
-    failed: np.ndarray  # the attempt carries an error object
-    error_kind: np.ndarray
-    error_kind_names: tuple[str, ...]
-    served_model: np.ndarray
+    Counts by name are (name, count) pairs, most first; sums and quantiles are None when no
+    line carried the number (and NaN-free: only finite numbers are summed).
+    """
+
+    failed: np.ndarray  # per exchange: the attempt carries an error object
+    served_models: tuple[tuple[str, int], ...]  # the model each line reports, with counts
     served_model_names: tuple[str, ...]
+    unreported: int  # answered exchanges that report no model
+    errors_by_kind: tuple[tuple[str, int], ...]
+    retries: int  # attempts after the first (attempt > 1)
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    cost_known: int  # exchanges that carry a cost
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
     n_jobs: int
     stats: LogStats
     cache_hits: int = 0  # exchanges answered from the request cache (``"cache": {"hit": true}``)
@@ -40,7 +54,7 @@ class RequestLog:
     cache_runs: tuple[str, ...] = ()  # the runs that first paid for them
 
     def __len__(self) -> int:
-        return len(self.latency_ms)
+        return len(self.failed)
 
 
 def _number(value: Any) -> float:
@@ -61,21 +75,58 @@ def _int(value: Any) -> int:
     return -1
 
 
+def counts_by_name(codes: np.ndarray, names: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """(name, count) of each code that occurs (-1: none), most first, ties in code order."""
+    tally = np.bincount(codes[codes >= 0], minlength=len(names))
+    found = ((n, int(k)) for n, k in zip(names, tally.tolist(), strict=True) if k)
+    return tuple(sorted(found, key=lambda t: -t[1]))
+
+
+def _total(values: np.ndarray) -> int | None:
+    known = values[np.isfinite(values)]
+    return int(known.sum()) if len(known) else None
+
+
+class JobCount:
+    """How many distinct job ids a log names, exactly, without a string per job: each id is
+    kept as the codes of its head and its last part (``affine/f42/int/provided/reversed`` and
+    ``r38``: a few thousand heads and a thousand last parts at 1000×, against a million ids),
+    once per run of lines of one job."""
+
+    def __init__(self) -> None:
+        self.last: str | None = None
+        self.heads: dict[str, int] = {}  # codes from 1: 0 is "no slash"
+        self.tails: dict[str, int] = {}
+        self.keys = array("q")
+
+    def add(self, job: str) -> None:
+        """Note one line's job id."""
+        if job == self.last:
+            return
+        self.last = job
+        head, slash, tail = job.rpartition("/")
+        code = self.heads.setdefault(head, len(self.heads) + 1) if slash else 0
+        self.keys.append(code << 32 | self.tails.setdefault(tail, len(self.tails)))
+
+    def __len__(self) -> int:
+        return len(np.unique(np.frombuffer(self.keys, np.int64)))
+
+
 _FLOATS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd")
-_INTS = 5  # attempt, status, failed, error kind code, served model code
+_INTS = 4  # attempt, failed, error kind code, served model code (no table reads the status)
 
 
 class RequestsReader:
-    """Builds the columns of a RequestLog while requests.jsonl streams past (``add`` per
-    line): one float64 array per number (kept as they are, no copy) and one int32 stride
-    array for the codes (narrowed at the end), no object per exchange."""
+    """Builds a RequestLog while requests.jsonl streams past (``add`` per line): the numbers
+    and codes of each exchange a chunk at a time in compact pieces (``row_chunks``), turned
+    into counts, sums and quantiles at the end; no object per exchange."""
 
     def __init__(self) -> None:
-        self.floats = {name: array("d") for name in _FLOATS}
-        self.ints = array("i")
+        self.floats = FloatChunks(len(_FLOATS))
+        self.ints = RowChunks(_INTS)
         self.kinds: dict[str, int] = {}
         self.models: dict[str, int] = {}
-        self.jobs: set[str] = set()
+        self.jobs = JobCount()
         self.hits, self.saved = 0, 0.0
         self.paid_by: set[str] = set()
 
@@ -94,50 +145,73 @@ class RequestsReader:
             self.hits += 1
             self.saved += _number(cached.get("saved_usd")) if cached.get("saved_usd") else 0.0
             self.paid_by.add(str(cached.get("from_run")))
-        floats = self.floats
-        floats["latency_ms"].append(_number(record.get("latency_ms")))
-        floats["input_tokens"].append(_number(usage.get("input_tokens")))
-        floats["output_tokens"].append(_number(usage.get("output_tokens")))
-        floats["cost_usd"].append(_number(record.get("cost_usd")))
-        codes = (
-            _int(record.get("attempt")),
-            _int(record.get("status")),
-            error is not None,
-            _code(self.kinds, kind),
-            _code(self.models, record.get("model")),
+        self.floats.append(
+            (
+                _number(record.get("latency_ms")),
+                _number(usage.get("input_tokens")),
+                _number(usage.get("output_tokens")),
+                _number(record.get("cost_usd")),
+            )
         )
-        size = len(self.ints)
-        try:
-            self.ints.extend(codes)
-        except OverflowError:  # an attempt or status past int32: widen once
-            self.ints = array("q", self.ints[:size])  # extend appends item by item
-            self.ints.extend(codes)
+        self.ints.append(
+            (
+                _int(record.get("attempt")),
+                error is not None,
+                _code(self.kinds, kind),
+                _code(self.models, record.get("model")),
+            )
+        )
 
     def result(self, stats: LogStats) -> RequestLog:
-        """The columns as numpy arrays (the float columns are views of the typed arrays,
-        which never grow again)."""
-        ints = np.frombuffer(self.ints, np.dtype(f"i{self.ints.itemsize}")).reshape(-1, _INTS)
-        floats = {name: np.frombuffer(column, np.float64) for name, column in self.floats.items()}
+        """The counts, sums and quantiles (the pieces are freed as each is taken)."""
+        attempt, failed_codes, kind, model = self.ints.columns()
+        failed = failed_codes.astype(bool)
+        del failed_codes
+        models = tuple(self.models)
+        served = counts_by_name(model, models)
+        unreported = int(np.count_nonzero((model < 0) & ~failed))
+        errors = counts_by_name(kind, tuple(self.kinds))
+        retries = int(np.count_nonzero(attempt > 1))
+        del attempt, kind, model
+        # The float columns one at a time (at 1000×, 55 MB each as float64).
+        latency = self.floats.column(0)
+        finite = np.isfinite(latency)
+        if not finite.all():
+            latency = latency[finite]
+        del finite
+        # The same order statistics, interpolated alike: partitioned in place, not copied.
+        p50, p95 = (
+            (float(v) for v in np.percentile(latency, [50, 95], overwrite_input=True))
+            if len(latency)
+            else (None, None)
+        )
+        del latency
+        tokens_in = _total(self.floats.column(1))
+        tokens_out = _total(self.floats.column(2))
+        cost = self.floats.column(3)
+        cost_known = cost[np.isfinite(cost)]
+        del cost
         log = RequestLog(
-            latency_ms=floats["latency_ms"],
-            input_tokens=floats["input_tokens"],
-            output_tokens=floats["output_tokens"],
-            cost_usd=floats["cost_usd"],
-            attempt=narrow(ints[:, 0]),
-            http_status=narrow(ints[:, 1]),
-            failed=ints[:, 2].astype(bool),
-            error_kind=narrow(ints[:, 3]),
-            error_kind_names=tuple(self.kinds),
-            served_model=narrow(ints[:, 4]),
-            served_model_names=tuple(self.models),
+            failed=failed,
+            served_models=served,
+            served_model_names=models,
+            unreported=unreported,
+            errors_by_kind=errors,
+            retries=retries,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cost_usd=float(cost_known.sum()) if len(cost_known) else None,
+            cost_known=len(cost_known),
+            latency_p50_ms=p50,
+            latency_p95_ms=p95,
             n_jobs=len(self.jobs),
             stats=stats,
             cache_hits=self.hits,
             cache_saved_usd=self.saved if math.isfinite(self.saved) else 0.0,
             cache_runs=tuple(sorted(self.paid_by)),
         )
-        del ints
-        self.ints, self.jobs = array("i"), set()
+        self.jobs = JobCount()
+        release_freed()
         return log
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,12 +13,11 @@ from analysis.errors import bad_output_line
 from runfolder import JsonlReader, OutputLine, job_records, stored
 
 from .compact import narrow
-from .exact import output_errors, parse_decimal
 from .interning import Interner
+from .output_fields import REQUIRED, fields_of, line_fields, numbers_of
+from .row_chunks import CHUNK_ROWS, RowChunks, release_freed
 
 __all__ = ["LogStats", "Outputs", "OutputsReader", "family_sort_key", "find_output", "load_outputs"]
-
-_REQUIRED = ("job", "decoder", "status", "condition", "order", "target", "L", "eps", "N")
 
 
 @dataclass(frozen=True)
@@ -133,47 +131,42 @@ def family_sort_key(name: str) -> tuple[int, int, str]:
         return (1, 0, name)
 
 
-_NO_VALUE = (math.nan, math.nan, math.nan, math.nan, math.nan)
-
-
-def _numbers(target: Any, value: Any, lower: Any, eps: Any, n_cells: Any) -> tuple[float, ...]:
-    """(y, ŷ, APE, NAE, index, within5) as floats from the raw JSON fields, computed exactly."""
-    if isinstance(n_cells, bool) or not isinstance(n_cells, int) or n_cells <= 0:
-        raise ValueError(f"N must be a positive whole number; got {n_cells!r}")
-    step = parse_decimal(eps)
-    if step <= 0:
-        raise ValueError(f"eps must be positive; got {eps!r}")
-    y = parse_decimal(target)
-    bottom = parse_decimal(lower)
-    if value is None:
-        return (float(y), *_NO_VALUE)
-    v = parse_decimal(value)
-    return (float(y), float(v), *output_errors(y, v, bottom, step, n_cells))
-
-
 _FLOATS = 6  # y, ŷ, APE, NAE, index, within5
-_INTS = 13  # decoder … family codes, repeat, ok, N, rounds, decreased, number code, flags
+# Per row: decoder … family codes, repeat, rounds, decreased, number code, flags. N and ok
+# are the number code's (its key holds N, and ŷ is null exactly when the output failed).
+_INTS = 11
+_NAMED = ("decoder", "condition", "order", "domain", "case", "family")
 
 
 class OutputsReader:
     """Builds the columns of an Outputs while outputs.jsonl streams past (``add`` per line).
 
-    Rows go straight into one int32 stride array and strings are interned, so that nothing
-    per output stays behind but its codes: a 100× affine run has 614,400 outputs, but only
-    102,400 job names and a few hundred distinct (target, value, L, eps, N), each decoded
-    once and then referred to by its code.
+    Rows go into narrow column pieces a chunk at a time (``RowChunks``: about 15 bytes per
+    output, against 52 in one int32 stride array), and strings are interned, so that
+    nothing per output stays behind but its codes: a 100× affine run has 614,400 outputs,
+    but only 102,400 job names and a few hundred distinct (target, value, L, eps, N), each
+    decoded once and then referred to by its code.
+
+    A line whose fields were all seen before takes the fast path in ``add`` (dictionary
+    look-ups of the raw values); any other goes through ``_row``, which checks and interns
+    it. Both give the same codes: the fast path only finds what ``_row`` stored.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.codes = {name: Interner() for name in ("decoder", "condition", "order", "domain")}
-        self.codes["case"], self.codes["family"] = Interner(), Interner()
-        self.text: dict[str, str] = {}  # job names, one object each
+        self.codes = {name: Interner() for name in _NAMED}
+        # Whole-number raw values (a family written as 42) by value, beside the interned
+        # texts: the fast path finds them without str(). Only exact ints are kept here.
+        self.whole_cases: dict[int, int] = {}
+        self.whole_families: dict[int, int] = {}
+        # The interned texts' dictionaries, in _NAMED order, for the fast path.
+        self.ids = tuple(self.codes[name].ids for name in _NAMED)
         self.number_codes: dict[tuple[Any, ...], int] = {}
         self.numbers = array("d")  # _FLOATS per code
         self.targets: list[str] = []  # per code
         self.values: list[str | None] = []
-        self.ints = array("i")  # _INTS per row (int64 once a value needs it)
+        self.n_cells: list[int] = []  # per code
+        self.ints = RowChunks(_INTS)
         self.jobs = array("i")  # per row, its job id
         # Per decoder code, by job id: the row, or -1. Typed arrays, not a dict keyed by
         # (job, decoder), which would hold a tuple per output (614,400 at 100×).
@@ -182,66 +175,119 @@ class OutputsReader:
         self.duplicates = 0
         self.imported: set[str] = set()
 
-    def _shared(self, value: Any) -> str:
-        text = str(value)
-        return self.text.setdefault(text, text)
-
     def add(self, lineno: int, record: OutputLine) -> None:
         """Read one line; a malformed one is refused with its line number."""
-        try:
-            ints, job = self._row(record)
-        except (ValueError, TypeError) as exc:
-            raise bad_output_line(self.path, lineno, exc) from exc
+        found = self._seen(record)
+        job = record.get("job")
+        if found is None:
+            try:
+                found, job = self._row(record)
+            except (ValueError, TypeError) as exc:
+                raise bad_output_line(self.path, lineno, exc) from exc
         if "imported" in record:
-            self.imported.add(self.codes["decoder"].strings[ints[0]])
-        job_id = self.job_ids.setdefault(job, len(self.job_ids))
-        while len(self.rows) <= ints[0]:
-            self.rows.append(array("i"))
-        rows = self.rows[ints[0]]
-        if len(rows) <= job_id:
-            rows.extend([-1] * (job_id + 1 - len(rows)))
-        at = rows[job_id]
-        if at < 0:
-            rows[job_id] = len(self.jobs)
-            self.jobs.append(job_id)
-            self._extend(ints)
-        else:  # the harness wrote this (job, decoder) twice: keep the last
-            self.duplicates += 1
-            self.jobs[at] = job_id
-            if self.ints.typecode != "q" and any(abs(n) >= 2**31 for n in ints):
-                self.ints = array("q", self.ints)
-            self.ints[at * _INTS : (at + 1) * _INTS] = array(self.ints.typecode, ints)
-
-    def _extend(self, ints: tuple[int, ...]) -> None:
-        size = len(self.ints)
+            self.imported.add(self.codes["decoder"].strings[found[0]])
+        job_id = self.job_ids.get(job)
+        if job_id is None:
+            job_id = self.job_ids[job] = len(self.job_ids)
         try:
-            self.ints.extend(ints)
-        except OverflowError:  # a number past int32 (N of a vast grid): widen once
-            self.ints = array("q", self.ints[:size])  # extend appends item by item
-            self.ints.extend(ints)
+            index = self.rows[found[0]]
+            at = index[job_id]
+        except IndexError:  # a new decoder, or a job past the end of its index
+            index, at = self._grown(found[0], job_id), -1
+        if at >= 0:  # the harness wrote this (job, decoder) twice: keep the last
+            self.duplicates += 1
+            self.ints.put(at, found)
+            return
+        index[job_id] = len(self.jobs)
+        self.jobs.append(job_id)
+        self.ints.append(found)
+
+    def _seen(self, record: OutputLine) -> tuple[int, ...] | None:
+        """The row of a line whose every field ``_row`` has interned already (the same
+        codes it would give), or None: the line then goes through ``_row``."""
+        try:  # one call for the fields every line of today's harness has
+            fields = line_fields(record)
+        except KeyError:  # an older line, or one that lacks a field: as ``get`` finds them
+            fields = fields_of(record)
+        job, status, value, target, lower, eps, n_cells = fields[:7]
+        decoder, condition, order, domain, case, family, repeat, rounds, simulated = fields[7:]
+        if type(job) is not str:  # interned by its text in _row
+            return None
+        if status == "failed":
+            value = None
+        elif value is None:  # refused by _row (unless the status is not "ok" either)
+            return None
+        decoders, conditions, orders, domains, cases, families = self.ids
+        try:
+            number = self.number_codes.get((target, value, lower, eps, n_cells))
+            found = (
+                decoders.get(decoder),
+                conditions.get(condition),
+                orders.get(order),
+                domains.get(domain),
+                self.whole_cases.get(case) if type(case) is int else cases.get(case),
+                self.whole_families.get(family) if type(family) is int else families.get(family),
+            )
+        except TypeError:  # an unhashable field: _row explains
+            return None
+        if number is None or None in found or (status != "ok" and status != "failed"):
+            return None
+        if repeat is None:
+            repeat = 0
+        elif type(repeat) is not int:
+            return None
+        extra = record.get("extra")
+        flag = extra.get("decreased") if type(extra) is dict else None
+        return (  # type: ignore[return-value]  # no None in ``found`` (checked above)
+            *found,
+            repeat,
+            rounds if type(rounds) is int else -1,
+            1 if flag is True else 0 if flag is False else -1,
+            number,
+            (simulated is True) + 2 * (record.get("oracle") is True),
+        )
+
+    def _grown(self, decoder: int, job_id: int) -> array[int]:
+        """The decoder's index of rows by job id, grown a chunk at a time to hold ``job_id``
+        (-1: no row yet)."""
+        while len(self.rows) <= decoder:
+            self.rows.append(array("i"))
+        rows = self.rows[decoder]
+        if len(rows) <= job_id:
+            rows.extend(array("i", [-1]) * max(job_id + 1 - len(rows), CHUNK_ROWS))
+        return rows
+
+    def _code(self, name: str, raw: Any) -> int:
+        """The code of a raw field value by its text, also kept by value when a whole number."""
+        code = self.codes[name].code(str(raw))
+        if type(raw) is int and name in ("case", "family"):
+            (self.whole_cases if name == "case" else self.whole_families)[raw] = code
+        return code
 
     def _number_code(self, key: tuple[Any, ...]) -> int:
         """The code of (target, value, L, eps, N), decoded exactly the first time."""
         try:
             code = self.number_codes.get(key)
         except TypeError:  # unhashable field (a list, an object): let the parser explain
-            _numbers(*key)
+            numbers_of(*key)
             raise
         if code is None:
-            self.numbers.extend(_numbers(*key))
+            self.numbers.extend(numbers_of(*key))
             self.targets.append(str(key[0]))
             self.values.append(None if key[1] is None else str(key[1]))
+            self.n_cells.append(key[4])
             code = self.number_codes[key] = len(self.targets) - 1
         return code
 
     def _row(self, record: OutputLine) -> tuple[tuple[int, ...], str]:
+        """One line checked and interned (the path every value takes the first time)."""
         try:
-            job = self._shared(record["job"])
+            job = str(record["job"])
             decoder, condition, order = record["decoder"], record["condition"], record["order"]
             status, target = record["status"], record["target"]
             key = (target, record.get("value"), record["L"], record["eps"], record["N"])
         except KeyError:
-            missing = [name for name in _REQUIRED if name not in record]
+            missing = [name for name in REQUIRED if name not in record]
             raise ValueError(f"missing field(s) {', '.join(missing)}") from None
         if status not in ("ok", "failed"):
             raise ValueError(f"status must be 'ok' or 'failed'; got {status!r}")
@@ -254,23 +300,21 @@ class OutputsReader:
         # the exact decimal work is done once per distinct raw key (10^5 lines: 2.6 s -> 1.0 s).
         number = self._number_code(key)
         rounds = record.get("rounds")
-        case = str(record.get("case", job))
+        raw_case = record.get("case", record["job"])
+        case = str(raw_case)
         # Threshold decoders record whether the raw CDF answers decreased before projection
         # (paper, "Numerical distributions need a separate validation"); only a JSON boolean
         # counts, anything else reads as "not recorded".
         extra = record.get("extra")
         flag = extra.get("decreased") if isinstance(extra, dict) else None
-        codes = self.codes
         ints = (
-            codes["decoder"].code(str(decoder)),
-            codes["condition"].code(str(condition)),
-            codes["order"].code(str(order)),
-            codes["domain"].code(str(record.get("domain", "all"))),
-            codes["case"].code(case),
-            codes["family"].code(str(record.get("family", case))),
+            self._code("decoder", decoder),
+            self._code("condition", condition),
+            self._code("order", order),
+            self._code("domain", record.get("domain", "all")),
+            self._code("case", raw_case),
+            self._code("family", record.get("family", case)),
             int(record.get("repeat") or 0),
-            ok,
-            key[4],
             rounds if isinstance(rounds, int) and not isinstance(rounds, bool) else -1,
             int(flag) if isinstance(flag, bool) else -1,
             number,
@@ -279,20 +323,22 @@ class OutputsReader:
         return ints, job
 
     def result(self, stats: LogStats) -> Outputs:
-        """The columns as numpy arrays (narrowed copies; the stride array is then freed)."""
-        ints = np.frombuffer(self.ints, np.dtype(f"i{self.ints.itemsize}")).reshape(-1, _INTS)
+        """The columns as numpy arrays (the pieces and the per-row arrays are then freed)."""
+        columns = self.ints.columns()
         numbers = np.frombuffer(self.numbers, np.float64).reshape(-1, _FLOATS).copy()
         codes = self.codes
         # Family codes are re-numbered in sorted order so that bootstrap resamples do not
         # depend on the (shuffled, resumable) order in which jobs were written.
         family_names = sorted(codes["family"].strings, key=family_sort_key)
         rank = {name: i for i, name in enumerate(family_names)}
-        remap = np.array([rank[n] for n in codes["family"].strings] or [0], np.int64)
-        columns = [narrow(ints[:, i]) for i in range(_INTS)]
-        del ints
+        remap = narrow(np.array([rank[n] for n in codes["family"].strings] or [0], np.int64))
+        number = columns[9]
+        failed = np.array([v is None for v in self.values] or [True], bool)
+        n_cells = np.array(self.n_cells or [0], np.int64)
         job_names = tuple(self.job_ids)  # in id order: a dict keeps insertion order
         jobs = narrow(np.frombuffer(self.jobs, np.int32))
-        self.ints, self.rows, self.job_ids, self.jobs = array("i"), [], {}, array("i")
+        self.rows, self.job_ids, self.jobs = [], {}, array("i")
+        release_freed()
         return Outputs(
             job_code=jobs,
             job_names=job_names,
@@ -309,15 +355,15 @@ class OutputsReader:
             family=narrow(remap[columns[5]]),
             family_names=tuple(family_names),
             repeat=columns[6],
-            ok=columns[7].astype(bool),
-            n_cells=columns[8],
-            rounds=columns[9],
-            number=columns[11],
+            ok=~failed[number],
+            n_cells=narrow(n_cells[number]),
+            rounds=columns[7],
+            number=number,
             numbers=numbers,
             target_texts=tuple(self.targets),
             value_texts=tuple(self.values),
-            decreased=columns[10],
-            n_simulated=int(np.count_nonzero(columns[12] & 1)),
+            decreased=columns[8],
+            n_simulated=int(np.count_nonzero(columns[10] & 1)),
             # duplicates: lines the reader skipped as repeats (seq), and keys written twice
             stats=LogStats(
                 stats.present,
@@ -325,7 +371,7 @@ class OutputsReader:
                 stats.torn_last_line,
                 stats.duplicates + self.duplicates,
             ),
-            n_oracle=int(np.count_nonzero(columns[12] & 2)),
+            n_oracle=int(np.count_nonzero(columns[10] & 2)),
             imported=frozenset(self.imported),
         )
 

@@ -106,18 +106,6 @@ def is_simulated(run: Run) -> bool:
     return run.manifest.model.simulated or run.outputs.n_simulated > 0
 
 
-def _counts(codes: np.ndarray, names: tuple[str, ...]) -> list[tuple[str, int]]:
-    tally = np.bincount(codes[codes >= 0], minlength=len(names))
-    return sorted(
-        ((n, int(k)) for n, k in zip(names, tally, strict=True) if k), key=lambda t: -t[1]
-    )
-
-
-def _total(values: np.ndarray) -> int | None:
-    known = values[np.isfinite(values)]
-    return int(known.sum()) if len(known) else None
-
-
 def job_counts(run: Run) -> tuple[int, int, int | None]:
     """Jobs done, failed and pending, counted as ``numericjev status`` counts them.
 
@@ -139,15 +127,9 @@ def job_counts(run: Run) -> tuple[int, int, int | None]:
 def run_facts(run: Run, metrics: Metrics) -> RunFacts:
     """Collect the facts printed under the tables of ``analyze``."""
     req = run.requests
-    served = _counts(req.served_model, req.served_model_names)
-    unreported = int(np.count_nonzero((req.served_model < 0) & ~req.failed))
-    if unreported:
-        served.append(("(not reported)", unreported))
-    latency = req.latency_ms[np.isfinite(req.latency_ms)]
-    p50, p95 = (
-        (float(v) for v in np.percentile(latency, [50, 95])) if len(latency) else (None, None)
-    )
-    cost_known = req.cost_usd[np.isfinite(req.cost_usd)]
+    served = list(req.served_models)
+    if req.unreported:
+        served.append(("(not reported)", req.unreported))
     manifest = run.manifest
     done, failed, pending = job_counts(run)
     return RunFacts(
@@ -164,14 +146,14 @@ def run_facts(run: Run, metrics: Metrics) -> RunFacts:
         served_models=tuple(served),
         requests=len(req),
         jobs_with_requests=req.n_jobs,
-        retries=int(np.count_nonzero(req.attempt > 1)),
-        errors_by_kind=tuple(_counts(req.error_kind, req.error_kind_names)),
-        input_tokens=_total(req.input_tokens),
-        output_tokens=_total(req.output_tokens),
-        cost_usd=float(cost_known.sum()) if len(cost_known) else None,
-        requests_without_cost=len(req) - len(cost_known),
-        latency_p50_ms=p50,
-        latency_p95_ms=p95,
+        retries=req.retries,
+        errors_by_kind=req.errors_by_kind,
+        input_tokens=req.input_tokens,
+        output_tokens=req.output_tokens,
+        cost_usd=req.cost_usd,
+        requests_without_cost=len(req) - req.cost_known,
+        latency_p50_ms=req.latency_p50_ms,
+        latency_p95_ms=req.latency_p95_ms,
         outputs_ok=int(metrics.n_ok.sum()),
         outputs_failed=int(metrics.n_failed.sum()),
         outputs_missing=int(metrics.n_missing.sum()),

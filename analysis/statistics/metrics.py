@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.loading.compact import narrow
 from analysis.loading.outputs import Outputs
 from analysis.loading.run import Design
 
@@ -23,6 +24,7 @@ __all__ = [
     "compute_metrics",
     "family_totals",
     "ordering_pairs",
+    "positions",
 ]
 
 # mape: mean APE (%); nmae: mean 100|ŷ−y|/(U−L); within5: % of outputs with APE <= 5;
@@ -86,6 +88,12 @@ def code_positions(names: tuple[str, ...], order: tuple[str, ...]) -> np.ndarray
     by a code column, it gives one position per output (keys built from several cast first)."""
     where = {name: i for i, name in enumerate(order)}
     return np.array([where.get(n, -1) for n in names] + [-1], dtype=np.int32)[:-1]
+
+
+def positions(names: tuple[str, ...], order: tuple[str, ...], codes: np.ndarray) -> np.ndarray:
+    """Each code's position in ``order`` (-1 where absent), per output, in the narrowest
+    integer type (one byte for decoders, conditions and domains): cast before building keys."""
+    return narrow(code_positions(names, order))[codes]
 
 
 _EMPTY = (np.empty(0, np.int64), np.empty(0, np.int64))
@@ -173,13 +181,17 @@ def family_totals(
     own: paired.py uses both to take means over the units common to two sides.
     """
     families = outputs.family_names if families is None else families
-    rows = np.flatnonzero(outputs.ok) if rows is None else np.asarray(rows, np.int64)
+    # Row numbers in the integer type given (int32 from paired.py: half the bytes).
+    rows = np.flatnonzero(outputs.ok) if rows is None else np.asarray(rows)
+    if not np.issubdtype(rows.dtype, np.integer):
+        rows = rows.astype(np.int64)
     if not np.all(outputs.ok[rows]):
         raise ValueError("family_totals counts ok outputs only")
-    dec_all = code_positions(outputs.decoder_names, design.decoders)[outputs.decoder[rows]]
-    if as_decoder is not None:
+    if as_decoder is None:
+        dec_all = positions(outputs.decoder_names, design.decoders, outputs.decoder[rows])
+    else:
         dec_all = np.asarray(as_decoder, np.int32)
-    fam_all = code_positions(outputs.family_names, families)[outputs.family[rows]]
+    fam_all = positions(outputs.family_names, families, outputs.family[rows])
     n_f, n_d, n_c = len(families), len(design.decoders), len(design.conditions)
     sums = np.zeros((n_f, len(STATISTICS), n_d, n_c))
     counts = np.zeros_like(sums)
@@ -253,10 +265,10 @@ def compute_metrics(outputs: Outputs, design: Design) -> Metrics:
     """All per decoder × condition metrics of one run (means over ok outputs)."""
     totals = family_totals(outputs, design)
     n_d, n_c, n_m = len(design.decoders), len(design.conditions), len(design.domains)
-    dec = code_positions(outputs.decoder_names, design.decoders)[outputs.decoder]
-    cond = code_positions(outputs.condition_names, design.conditions)[outputs.condition]
-    dom = code_positions(outputs.domain_names, design.domains)[outputs.domain]
-    cell = dec * n_c + cond
+    dec = positions(outputs.decoder_names, design.decoders, outputs.decoder)
+    cond = positions(outputs.condition_names, design.conditions, outputs.condition)
+    dom = positions(outputs.domain_names, design.domains, outputs.domain)
+    cell = dec.astype(np.int32) * n_c + cond
     n_ok = np.bincount(cell[outputs.ok], minlength=n_d * n_c).reshape(n_d, n_c)
     n_failed = np.bincount(cell[~outputs.ok], minlength=n_d * n_c).reshape(n_d, n_c)
     n_missing = np.zeros_like(n_ok)
@@ -266,17 +278,23 @@ def compute_metrics(outputs: Outputs, design: Design) -> Metrics:
             if expected is not None:
                 n_missing[d, c] = max(expected - n_ok[d, c] - n_failed[d, c], 0)
 
-    def per_domain(values: np.ndarray) -> np.ndarray:
-        defined = outputs.ok & np.isfinite(values)
-        flat = cell[defined] * n_m + dom[defined]
-        return _ratio(
-            np.bincount(flat, values[defined], n_d * n_c * n_m),
-            np.bincount(flat, None, n_d * n_c * n_m),
-        ).reshape(n_d, n_c, n_m)
-
-    by_domain = np.stack(
-        [per_domain(outputs.ape), per_domain(outputs.nae), per_domain(100.0 * outputs.within5)]
-    )
+    # Per decoder × condition × domain means, a decoder at a time (issue 29): the values
+    # gathered are one decoder's (a million at 1000×), and each cell, one decoder's, adds
+    # the same values in the same order as over all outputs at once.
+    cells = n_c * n_m
+    sums, counts = np.zeros((3, n_d, cells)), np.zeros((3, n_d, cells))
+    for d in range(n_d):
+        rows = np.flatnonzero((dec == d) & outputs.ok)
+        flat = cond[rows].astype(np.int32) * n_m + dom[rows]
+        number = outputs.number[rows]
+        for k, column in enumerate((2, 3, 5)):  # APE, NAE, within5 in ``numbers``
+            values = outputs.numbers[:, column][number]
+            if column == 5:
+                values = 100.0 * values
+            defined = np.isfinite(values)
+            sums[k, d] = np.bincount(flat[defined], values[defined], cells)
+            counts[k, d] = np.bincount(flat[defined], None, cells)
+    by_domain = _ratio(sums, counts).reshape(3, n_d, n_c, n_m)
     rounds_min = np.full(n_d, -1, np.int64)
     rounds_max = np.full(n_d, -1, np.int64)
     known = outputs.ok & (outputs.rounds >= 0)

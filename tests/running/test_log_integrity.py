@@ -169,7 +169,7 @@ def test_a_duplicated_line_is_counted_once_by_resume_status_and_analysis(
     assert f"requests: {honest.requests:,} answered" in out and "4 repeated log lines" in out
     run = load_run(folder)
     assert len(run.requests) == 300 and run.requests.stats.records == 300
-    assert float(run.requests.cost_usd.sum()) == pytest.approx(honest.cost_usd)
+    assert run.requests.cost_usd == pytest.approx(honest.cost_usd)
     assert cli("resume", str(folder), "--no-progress") == 0
     assert final_outputs(folder) == final_outputs(reference)
     # Nothing was asked twice: the distinct answered records are the reference's.
