@@ -101,6 +101,23 @@ class PairScorer:
         if len(self.raw) >= CHUNK:
             self.match()
 
+    def add_many(
+        self,
+        ints: dict[str, np.ndarray],
+        totals: np.ndarray,
+        raw: np.ndarray,
+        widths: np.ndarray,
+    ) -> None:
+        """``add`` for many answers in arrival order: ``ints`` slot, set, choice and true
+        per answer, their raw probabilities flat (``widths`` each)."""
+        for name in _INTS:
+            self.buffer[name].frombytes(np.ascontiguousarray(ints[name], np.int64).tobytes())
+        self.totals.frombytes(np.ascontiguousarray(totals, np.float64).tobytes())
+        self.widths.frombytes(np.ascontiguousarray(widths, np.int64).tobytes())
+        self.raw.frombytes(np.ascontiguousarray(raw, np.float64).tobytes())
+        if len(self.raw) >= CHUNK:
+            self.match()
+
     def match(self) -> None:
         """Move the buffer to the waiting answers; score and drop every matched pair."""
         fresh = {name: np.frombuffer(column, np.int64) for name, column in self.buffer.items()}

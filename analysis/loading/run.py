@@ -217,14 +217,14 @@ def _read_both(
 ) -> tuple[Outputs, RequestLog, AnswerLog | None]:
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
     # The exchange columns need nothing from the outputs: read side by side on 2+ cores.
-    with exchanges_aside(requests_path, run_id) as aside:
+    with exchanges_aside(requests_path, run_id, questions=pairing is not None) as aside:
         if aside is not None:
             found = _read_beside(aside, run_dir, pairing, run_id)
             if found is not None:
                 return found
     # One core, a small log, or a line refused: the serial read (which says why).
     outputs, join, reader = _outputs_joined(outputs_path, run_id, pairing)
-    requests, log = read_exchanges(requests_path, run_id, join)
+    requests, log = read_exchanges(requests_path, run_id, None if join is None else join.reader())
     return _checked(run_dir, outputs, requests, join, log, reader)
 
 
@@ -250,9 +250,10 @@ def _read_beside(
     found = aside.result()
     if found is None:
         return None
-    requests, log = found
-    if join is not None:  # the lines were checked by the worker
-        read_exchanges(run_dir / RUN_LOGS[1], run_id, join, columns=False)
+    requests, log, chunks = found
+    if join is not None:
+        for chunk in chunks or ():
+            join.add(chunk)
     return _checked(run_dir, outputs, requests, join, log, reader)
 
 

@@ -1,0 +1,208 @@
+"""requests.jsonl's interval questions reduced to integers, a line at a time (no paths needed).
+
+The Probabilities join (``answers.AnswersJoin``) needs, per question a line asked, only which
+output and round it belongs to and which answer and question came back. This module does
+the per-line part of the join in as little Python as it can: each ``qmap`` entry
+``decoder/<round>`` becomes a row of ints (request, job, qmap value, answer, question), the
+answers interned by their raw JSON bytes, the questions by their request's question set
+(its raw bytes: a few thousand sets recur) and id, the job names and qmap values by name. It needs nothing from outputs.jsonl, so it runs in the side-by-side worker
+(``side_by_side``) while this process reads the outputs; NumPy does the rest once the paths
+exist. Rows are handed to ``sink`` in chunks that end at a line's end (a request's questions
+are never split), so memory stays bounded on the serial path.
+
+Interning keeps one copy of each distinct answer and question: a few thousand on the
+simulator (its answers repeat), but on a real model nearly every answer's probabilities
+differ, so the interned answers grow with the answered questions (~100 bytes each).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from runfolder import RequestLine
+
+from .request_parts import RequestParts
+
+__all__ = ["ROWS", "AskedChunk", "AskedReader"]
+
+ROWS = 1 << 20  # rows handed on at once (20 MB of ints)
+_COLUMNS = ("line", "job", "target", "answer", "question")
+
+
+@dataclass(frozen=True, eq=False)
+class AskedChunk:
+    """Rows of questions asked, in log order, and the tables their ids point into.
+
+    ``line`` numbers the requests that passed the line checks; ``job`` is a code into
+    ``job_codes`` when those were given (the paths' codes), else an index into ``jobs``;
+    ``target`` indexes ``targets`` (qmap values); ``answer`` indexes ``answers`` (raw JSON
+    bytes, or a decoded value from a line decoded whole), -1 when absent; ``question``
+    indexes ``questions``: (index into ``question_sets``, question id), or (-1, the decoded
+    question) from a line decoded whole. The tables are shared with later chunks and grow.
+    """
+
+    line: np.ndarray
+    job: np.ndarray
+    target: np.ndarray
+    answer: np.ndarray
+    question: np.ndarray
+    jobs: list[str] | None
+    targets: list[str]
+    answers: list[Any]
+    questions: list[tuple[int, Any]]
+    question_sets: list[bytes]
+
+
+class AskedReader:
+    """Takes requests.jsonl lines (``parts`` or ``line``) and hands rows on to ``sink``."""
+
+    def __init__(
+        self,
+        sink: Callable[[AskedChunk], None] | None = None,
+        job_codes: dict[str, int] | None = None,
+        rows: int = ROWS,
+    ) -> None:
+        self.sink, self.rows = sink, rows
+        self.job_codes = job_codes  # given: a job the paths do not know is skipped at once
+        self.job_ids: dict[str, int] = {}
+        self.target_ids: dict[str, int] = {}
+        self.answer_ids: dict[bytes, int] = {}
+        self.set_ids: dict[bytes, int] = {}
+        self.set_questions: list[dict[str, int]] = []  # per set: question id -> row id
+        self.question_sets: list[bytes] = []
+        self.jobs: list[str] = []
+        self.targets: list[str] = []
+        self.answers: list[Any] = []
+        self.questions: list[tuple[int, Any]] = []
+        self.columns = {name: array("i") for name in _COLUMNS}
+        self.lines = 0
+        self.chunks: list[AskedChunk] = []  # without a sink
+
+    def parts(self, record: RequestParts) -> None:
+        """One line decoded as RequestParts (questions and answers as raw bytes)."""
+        qmap = record.qmap
+        if record.error is not None or not isinstance(qmap, dict):
+            return
+        response, request = record.response, record.request
+        if response is None or request is None:
+            return
+        answers, asked = response.answers, bytes(request.questions)
+        if answers is None or asked[:1] != b"{":  # no questions object
+            return
+        job = self._job(record.job)
+        if job < 0:
+            return
+        line, targets, columns = self.lines, self.target_ids, self.columns
+        self.lines += 1
+        seen_a = self.answer_ids
+        known = self.set_ids.get(asked)
+        if known is None:
+            known = self.set_ids[asked] = len(self.question_sets)
+            self.question_sets.append(asked)
+            self.set_questions.append({})
+        seen_q = self.set_questions[known]
+        add_line, add_job, add_target = (columns[n].append for n in ("line", "job", "target"))
+        add_answer, add_question = columns["answer"].append, columns["question"].append
+        for qid, where in qmap.items():
+            if not isinstance(where, str):
+                continue
+            target = targets.get(where)
+            if target is None:
+                target = targets[where] = len(self.targets)
+                self.targets.append(where)
+            answer = answers.get(qid)
+            a = -1
+            if answer is not None:
+                said = bytes(answer)
+                a = seen_a.get(said, -1)
+                if a < 0:
+                    a = seen_a[said] = len(self.answers)
+                    self.answers.append(said)
+            # The set's question ``qid`` (absent from the set: found so when decoded).
+            q = seen_q.get(qid, -1)
+            if q < 0:
+                q = seen_q[qid] = len(self.questions)
+                self.questions.append((known, qid))
+            add_line(line)
+            add_job(job)
+            add_target(target)
+            add_answer(a)
+            add_question(q)
+        if len(columns["line"]) >= self.rows:
+            self.flush()
+
+    def line(self, record: RequestLine) -> None:
+        """One line decoded whole (another shape than the writer's): its answers and
+        questions are kept as decoded, one entry each (such lines are rare)."""
+        qmap, response, request = record.get("qmap"), record.get("response"), record.get("request")
+        if record.get("error") is not None or not isinstance(qmap, dict):
+            return
+        if not isinstance(response, dict) or not isinstance(request, dict):
+            return
+        answers, questions = response.get("answers"), request.get("questions")
+        if not isinstance(answers, dict) or not isinstance(questions, dict):
+            return
+        job = self._job(record.get("job"))
+        if job < 0:
+            return
+        line, columns = self.lines, self.columns
+        self.lines += 1
+        for qid, where in qmap.items():
+            if not isinstance(where, str):
+                continue
+            target = self.target_ids.get(where)
+            if target is None:
+                target = self.target_ids[where] = len(self.targets)
+                self.targets.append(where)
+            a = q = -1
+            if qid in answers:  # ``answers.get`` None and absent both read as no answer
+                a = len(self.answers)
+                self.answers.append(answers[qid])
+            if qid in questions:
+                q = len(self.questions)
+                self.questions.append((-1, questions[qid]))
+            for name, value in zip(_COLUMNS, (line, job, target, a, q), strict=True):
+                columns[name].append(value)
+        if len(columns["line"]) >= self.rows:
+            self.flush()
+
+    def _job(self, name: Any) -> int:
+        key = str(name)
+        if self.job_codes is not None:
+            return self.job_codes.get(key, -1)
+        found = self.job_ids.get(key)
+        if found is None:
+            found = self.job_ids[key] = len(self.jobs)
+            self.jobs.append(key)
+        return found
+
+    def flush(self) -> None:
+        """Hand the rows gathered so far on (to ``sink``, else to ``chunks``)."""
+        columns = self.columns
+        if not len(columns["line"]):
+            return
+        arrays = {name: np.frombuffer(column, np.int32) for name, column in columns.items()}
+        self.columns = {name: array("i") for name in _COLUMNS}
+        chunk = AskedChunk(
+            **arrays,
+            jobs=None if self.job_codes is not None else self.jobs,
+            targets=self.targets,
+            answers=self.answers,
+            questions=self.questions,
+            question_sets=self.question_sets,
+        )
+        if self.sink is None:
+            self.chunks.append(chunk)
+        else:
+            self.sink(chunk)
+
+    def result(self) -> list[AskedChunk]:
+        """Every chunk not yet handed on (all of them without a sink)."""
+        self.flush()
+        chunks, self.chunks = self.chunks, []
+        return chunks
