@@ -28,7 +28,6 @@ from .asked import AskedChunk, AskedReader
 from .compact import narrow
 from .interval_paths import PathTable, read_paths
 from .outcome_table import OutcomeTable
-from .request_parts import RequestParts, decode_parts
 
 __all__ = ["AnswerCounts", "AnswerLog", "AnswersJoin", "load_answers", "order_pair"]
 
@@ -261,11 +260,7 @@ def load_answers(
     requests = folder / "requests.jsonl"
     if stored(requests).is_file():
         reader = join.reader()
-        lines = JsonlReader[RequestLine | RequestParts](requests, decode=decode_parts)
-        for record in lines:
-            if isinstance(record, RequestParts):
-                reader.parts(record)
-            else:
-                reader.line(record)
+        for record in JsonlReader[RequestLine](requests):  # each line decoded whole
+            reader.line(record)
         reader.flush()
     return join.result(stored(requests).is_file())

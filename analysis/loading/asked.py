@@ -18,11 +18,12 @@ differ, so the interned answers grow with the answered questions (~100 bytes eac
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 
 from runfolder import RequestLine
 
@@ -41,9 +42,9 @@ class AskedChunk:
     ``line`` numbers the requests that passed the line checks; ``job`` is a code into
     ``job_codes`` when those were given (the paths' codes), else an index into ``jobs``;
     ``target`` indexes ``targets`` (qmap values); ``answer`` indexes ``answers`` (raw JSON
-    bytes, or a decoded value from a line decoded whole), -1 when absent; ``question``
-    indexes ``questions``: (index into ``question_sets``, question id), or (-1, the decoded
-    question) from a line decoded whole. The tables are shared with later chunks and grow.
+    bytes; -1: absent); ``question`` indexes ``questions``: (index into ``question_sets``,
+    the raw JSON of a request's questions object; question id). The tables are shared with
+    later chunks and only grow.
     """
 
     line: np.ndarray
@@ -53,8 +54,8 @@ class AskedChunk:
     question: np.ndarray
     jobs: list[str] | None
     targets: list[str]
-    answers: list[Any]
-    questions: list[tuple[int, Any]]
+    answers: list[bytes]
+    questions: list[tuple[int, str]]
     question_sets: list[bytes]
 
 
@@ -77,14 +78,14 @@ class AskedReader:
         self.question_sets: list[bytes] = []
         self.jobs: list[str] = []
         self.targets: list[str] = []
-        self.answers: list[Any] = []
-        self.questions: list[tuple[int, Any]] = []
+        self.answers: list[bytes] = []
+        self.questions: list[tuple[int, str]] = []
         self.columns = {name: array("i") for name in _COLUMNS}
         self.lines = 0
         self.chunks: list[AskedChunk] = []  # without a sink
 
     def parts(self, record: RequestParts) -> None:
-        """One line decoded as RequestParts (questions and answers as raw bytes)."""
+        """One line decoded as RequestParts (answers and questions as raw bytes)."""
         qmap = record.qmap
         if record.error is not None or not isinstance(qmap, dict):
             return
@@ -94,7 +95,28 @@ class AskedReader:
         answers, asked = response.answers, bytes(request.questions)
         if answers is None or asked[:1] != b"{":  # no questions object
             return
-        job = self._job(record.job)
+        self._rows(record.job, qmap, answers, asked)
+
+    def line(self, record: RequestLine) -> None:
+        """One line decoded whole (another shape than the writer's): its answers and
+        questions encoded again (orjson gives back the bytes of what it decoded)."""
+        qmap, response, request = record.get("qmap"), record.get("response"), record.get("request")
+        if record.get("error") is not None or not isinstance(qmap, dict):
+            return
+        if not isinstance(response, dict) or not isinstance(request, dict):
+            return
+        answers, questions = response.get("answers"), request.get("questions")
+        if not isinstance(answers, dict) or not isinstance(questions, dict):
+            return
+        said = {qid: orjson.dumps(answer) for qid, answer in answers.items()}
+        self._rows(record.get("job"), qmap, said, orjson.dumps(questions))
+
+    def _rows(
+        self, job_name: Any, qmap: dict[Any, Any], answers: Mapping[str, Any], asked: bytes
+    ) -> None:
+        """A row per ``qmap`` entry of one line that passed the checks (``answers``: raw
+        JSON per question id; ``asked``: the questions object's JSON)."""
+        job = self._job(job_name)
         if job < 0:
             return
         line, targets, columns = self.lines, self.target_ids, self.columns
@@ -133,41 +155,6 @@ class AskedReader:
             add_target(target)
             add_answer(a)
             add_question(q)
-        if len(columns["line"]) >= self.rows:
-            self.flush()
-
-    def line(self, record: RequestLine) -> None:
-        """One line decoded whole (another shape than the writer's): its answers and
-        questions are kept as decoded, one entry each (such lines are rare)."""
-        qmap, response, request = record.get("qmap"), record.get("response"), record.get("request")
-        if record.get("error") is not None or not isinstance(qmap, dict):
-            return
-        if not isinstance(response, dict) or not isinstance(request, dict):
-            return
-        answers, questions = response.get("answers"), request.get("questions")
-        if not isinstance(answers, dict) or not isinstance(questions, dict):
-            return
-        job = self._job(record.get("job"))
-        if job < 0:
-            return
-        line, columns = self.lines, self.columns
-        self.lines += 1
-        for qid, where in qmap.items():
-            if not isinstance(where, str):
-                continue
-            target = self.target_ids.get(where)
-            if target is None:
-                target = self.target_ids[where] = len(self.targets)
-                self.targets.append(where)
-            a = q = -1
-            if qid in answers:  # ``answers.get`` None and absent both read as no answer
-                a = len(self.answers)
-                self.answers.append(answers[qid])
-            if qid in questions:
-                q = len(self.questions)
-                self.questions.append((-1, questions[qid]))
-            for name, value in zip(_COLUMNS, (line, job, target, a, q), strict=True):
-                columns[name].append(value)
         if len(columns["line"]) >= self.rows:
             self.flush()
 

@@ -51,8 +51,8 @@ class OutcomeTable:
         answer: np.ndarray,
         question: np.ndarray,
         step: dict[str, np.ndarray],
-        answers: list[Any],
-        questions: list[tuple[int, Any]],
+        answers: list[bytes],
+        questions: list[tuple[int, str]],
         question_sets: list[bytes],
     ) -> np.ndarray:
         """The outcome id of each row (``step``: the rows' choice, k, truth and form)."""
@@ -78,22 +78,17 @@ class OutcomeTable:
     def _add(
         self,
         key: tuple[int, ...],
-        answers: list[Any],
-        questions: list[tuple[int, Any]],
+        answers: list[bytes],
+        questions: list[tuple[int, str]],
         question_sets: list[bytes],
     ) -> int:
         a, q, choice, k, truth, form = key
-        said = None if a < 0 else _decoded(answers[a])
-        asks = None
-        if q >= 0:
-            at, qid = questions[q]
-            if at < 0:  # from a line decoded whole
-                asks = qid
-            else:
-                found = self.parsed.get(at)
-                if found is None:
-                    found = self.parsed[at] = orjson.loads(question_sets[at])
-                asks = found.get(qid)
+        said = None if a < 0 else orjson.loads(answers[a])
+        at, qid = questions[q]
+        found = self.parsed.get(at)
+        if found is None:
+            found = self.parsed[at] = orjson.loads(question_sets[at])
+        asks = found.get(qid)
         kind, labels, picked, true, total, raw, selected, true_p, entropy, asked = evaluate(
             said, asks, self.choices[choice], k, truth, form
         )
@@ -143,6 +138,3 @@ def _packed(columns: list[np.ndarray]) -> np.ndarray | None:
         packed = packed * size + (column - low)
     return packed
 
-
-def _decoded(value: Any) -> Any:
-    return orjson.loads(value) if isinstance(value, bytes) else value
