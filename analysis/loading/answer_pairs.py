@@ -1,7 +1,7 @@
 """The order pairs of the Probabilities join, matched and scored in NumPy, a chunk at a time.
 
 Each answered question at a shared step (``order_pairs.pair_steps``) leaves its raw
-probabilities in a buffer while requests.jsonl streams past. Every ``CHUNK`` probabilities,
+probabilities in a buffer as the join's chunks of rows arrive (``add_many``). Every ``CHUNK`` probabilities,
 the buffer is put in sorted label order as float32 and added to the answers still waiting
 for their partner; the two orders' answers to one shared question (consecutive arrivals of
 one pair id, as a pending-then-partner reading matches them) are averaged and scored, and
@@ -72,7 +72,7 @@ _INTS = ("slot", "set", "choice", "true")
 
 
 class PairScorer:
-    """Answers at shared steps in, scored order pairs out (``add`` per answer, ``result``)."""
+    """Answers at shared steps in, scored order pairs out (``add_many``, ``result``)."""
 
     def __init__(self, sets: LabelSets) -> None:
         self.sets = sets
@@ -86,21 +86,6 @@ class PairScorer:
         self.found: list[tuple[np.ndarray, ...]] = []
         self.without = 0
 
-    def add(
-        self, slot: int, kind: int, choice: int, true: int, total: float, raw: list[float]
-    ) -> None:
-        """One answer (positions in its labels; ``true`` -1: no option holds y)."""
-        buffer = self.buffer
-        buffer["slot"].append(slot)
-        buffer["set"].append(kind)
-        buffer["choice"].append(choice)
-        buffer["true"].append(true)
-        self.totals.append(total)
-        self.widths.append(len(raw))
-        self.raw.extend(raw)
-        if len(self.raw) >= CHUNK:
-            self.match()
-
     def add_many(
         self,
         ints: dict[str, np.ndarray],
@@ -108,8 +93,9 @@ class PairScorer:
         raw: np.ndarray,
         widths: np.ndarray,
     ) -> None:
-        """``add`` for many answers in arrival order: ``ints`` slot, set, choice and true
-        per answer, their raw probabilities flat (``widths`` each)."""
+        """Answers in arrival order: ``ints`` slot, label set id, choice and true label
+        (positions in its labels; true -1: no option holds y) per answer, and their raw
+        probabilities flat (``widths`` each)."""
         for name in _INTS:
             self.buffer[name].frombytes(np.ascontiguousarray(ints[name], np.int64).tobytes())
         self.totals.frombytes(np.ascontiguousarray(totals, np.float64).tobytes())
