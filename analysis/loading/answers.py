@@ -32,7 +32,6 @@ from .outcome_table import OutcomeTable
 __all__ = ["AnswerCounts", "AnswerLog", "AnswersJoin", "load_answers", "order_pair"]
 
 
-
 class AnswersJoin:
     """Question rows (``asked.AskedChunk``) in, one chunk at a time; the join in NumPy.
 
@@ -97,7 +96,9 @@ class AnswersJoin:
         rows, unit, depth, step, o, kind = (c[fresh] for c in (rows, unit, depth, step, o, kind))
         self.tally["answered"] += len(kind)
         self.tally["without"] += int(np.count_nonzero(kind == WITHOUT))
-        self.tally["unusable"] += int(np.count_nonzero((kind == UNUSABLE) | (kind == UNUSABLE_LABELLED)))
+        self.tally["unusable"] += int(
+            np.count_nonzero((kind == UNUSABLE) | (kind == UNUSABLE_LABELLED))
+        )
         label_set = self._label_sets(self.outcomes.take("labels", o))
         usable = kind == WITH
         rows, unit, depth, step, o = (c[usable] for c in (rows, unit, depth, step, o))

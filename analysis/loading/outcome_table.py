@@ -137,4 +137,3 @@ def _packed(columns: list[np.ndarray]) -> np.ndarray | None:
             return None
         packed = packed * size + (column - low)
     return packed
-
