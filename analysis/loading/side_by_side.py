@@ -43,6 +43,7 @@ __all__ = [
     "exchanges_aside",
     "read_exchanges",
     "read_outputs",
+    "read_paths_checked",
 ]
 
 # Below this size a second process (~0.5 s to start and import) costs more than it saves.
@@ -64,16 +65,39 @@ def read_outputs(outputs_path: Path, run_id: str, *, paths: bool) -> OutputsRead
     outputs = OutputsReader(outputs_path)
     found = PathsReader(outputs_path) if paths else None
     reader = JsonlReader[OutputLine](outputs_path, run=run_id)
+    present = _read_checked(reader, outputs_path, run_id, outputs, found)
+    stats = LogStats(present, reader.records, int(reader.torn), reader.duplicates)
+    return outputs.result(stats), found, reader
+
+
+def read_paths_checked(
+    outputs_path: Path, run_id: str
+) -> tuple[PathsReader, JsonlReader[OutputLine]]:
+    """The outputs pass for the interval paths alone (no outputs' columns), each line
+    checked as by ``read_outputs``, and the reader that counted the records."""
+    found = PathsReader(outputs_path)
+    reader = JsonlReader[OutputLine](outputs_path, run=run_id)
+    _read_checked(reader, outputs_path, run_id, found)
+    return found, reader
+
+
+def _read_checked(
+    reader: JsonlReader[OutputLine],
+    outputs_path: Path,
+    run_id: str,
+    *sinks: OutputsReader | PathsReader | None,
+) -> bool:
+    """Each line of ``outputs_path`` checked as this run's and given to ``sinks``; False
+    when the log is absent."""
     check = LineCheck(outputs_path, run_id, legacy=True)
     present = stored(outputs_path).is_file()
     if present:
+        takers = [sink.add for sink in sinks if sink is not None]
         for lineno, record in reader.numbered():
             check(lineno, record)
-            outputs.add(lineno, record)
-            if found is not None:
-                found.add(lineno, record)
-    stats = LogStats(present, reader.records, int(reader.torn), reader.duplicates)
-    return outputs.result(stats), found, reader
+            for add in takers:
+                add(lineno, record)
+    return present
 
 
 def read_exchanges(
