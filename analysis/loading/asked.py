@@ -32,7 +32,6 @@ from .request_parts import RequestParts
 __all__ = ["ROWS", "AskedChunk", "AskedReader"]
 
 ROWS = 1 << 18  # rows handed on at once: the join's temporaries stay under ~100 MB
-_COLUMNS = ("line", "job", "target", "answer", "question")
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +79,9 @@ class AskedReader:
         self.targets: list[str] = []
         self.answers: list[bytes] = []
         self.questions: list[tuple[int, str]] = []
-        self.columns = {name: array("i") for name in _COLUMNS}
+        self.flat = array("i")  # (target, answer, question) per row
+        self.line_jobs = array("i")  # per line since the last flush: its job
+        self.line_rows = array("i")  # and its rows
         self.lines = 0
         self.chunks: list[AskedChunk] = []  # without a sink
 
@@ -119,27 +120,28 @@ class AskedReader:
         job = self._job(job_name)
         if job < 0:
             return
-        line, targets, columns = self.lines, self.target_ids, self.columns
         self.lines += 1
-        seen_a = self.answer_ids
+        targets, seen_a = self.target_ids, self.answer_ids
         known = self.set_ids.get(asked)
         if known is None:
             known = self.set_ids[asked] = len(self.question_sets)
             self.question_sets.append(asked)
             self.set_questions.append({})
         seen_q = self.set_questions[known]
-        add_line, add_job, add_target = (columns[n].append for n in ("line", "job", "target"))
-        add_answer, add_question = columns["answer"].append, columns["question"].append
+        # (target, answer, question) per row, flat; the line's job and row count once.
+        add = self.flat.extend
+        before = len(self.flat)
         for qid, where in qmap.items():
-            if not isinstance(where, str):
-                continue
             target = targets.get(where)
             if target is None:
+                if not isinstance(where, str):
+                    continue
                 target = targets[where] = len(self.targets)
                 self.targets.append(where)
             answer = answers.get(qid)
-            a = -1
-            if answer is not None:
+            if answer is None:
+                a = -1
+            else:
                 said = bytes(answer)
                 a = seen_a.get(said, -1)
                 if a < 0:
@@ -150,12 +152,10 @@ class AskedReader:
             if q < 0:
                 q = seen_q[qid] = len(self.questions)
                 self.questions.append((known, qid))
-            add_line(line)
-            add_job(job)
-            add_target(target)
-            add_answer(a)
-            add_question(q)
-        if len(columns["line"]) >= self.rows:
+            add((target, a, q))
+        self.line_jobs.append(job)
+        self.line_rows.append((len(self.flat) - before) // 3)
+        if len(self.flat) >= 3 * self.rows:
             self.flush()
 
     def _job(self, name: Any) -> int:
@@ -170,19 +170,25 @@ class AskedReader:
 
     def flush(self) -> None:
         """Hand the rows gathered so far on (to ``sink``, else to ``chunks``)."""
-        columns = self.columns
-        if not len(columns["line"]):
+        if not len(self.flat):
             return
-        arrays = {name: np.frombuffer(column, np.int32) for name, column in columns.items()}
-        self.columns = {name: array("i") for name in _COLUMNS}
+        flat = np.frombuffer(self.flat, np.int32).reshape(-1, 3)
+        counts = np.frombuffer(self.line_rows, np.int32)
+        first = self.lines - len(counts)
         chunk = AskedChunk(
-            **arrays,
+            line=np.repeat(np.arange(first, self.lines, dtype=np.int32), counts),
+            job=np.repeat(np.frombuffer(self.line_jobs, np.int32), counts),
+            target=flat[:, 0].copy(),
+            answer=flat[:, 1].copy(),
+            question=flat[:, 2].copy(),
             jobs=None if self.job_codes is not None else self.jobs,
             targets=self.targets,
             answers=self.answers,
             questions=self.questions,
             question_sets=self.question_sets,
         )
+        del flat, counts
+        self.flat, self.line_jobs, self.line_rows = array("i"), array("i"), array("i")
         if self.sink is None:
             self.chunks.append(chunk)
         else:
