@@ -1,10 +1,11 @@
 """The returned probabilities of every interval question, joined with its output's path.
 
-Second streaming pass behind the Probabilities section: each answered line of
-``requests.jsonl`` is read once and reduced at once to a few numbers per question, so a
-1.5 GB log is never held in memory. The join runs through ``qmap``: question id ->
-``decoder/<round>``, and (job, decoder) -> the unit read from outputs.jsonl
-(``interval_paths.py``); the round picks the step of its trace.
+Behind the Probabilities section: each line of ``requests.jsonl`` is reduced to a few ints
+per question as it streams past (``asked.py``, in the side-by-side worker or in chunks
+here), so a 1.5 GB log is never held in memory; the join then runs in NumPy a chunk at a
+time. It runs through ``qmap``: question id -> ``decoder/<round>``, and (job, decoder) ->
+the unit read from outputs.jsonl (``interval_paths.py``); the round picks the step of its
+trace, and each distinct (answer, question, step) is evaluated once (``outcome_table.py``).
 
 Probabilities are read as the server sent them (Jev rounds them to 2 decimals, so they may
 not sum to 1): a label missing from ``probabilities`` gets 0, a value that is not a number
