@@ -47,7 +47,7 @@ class AnswersJoin:
         self.paths = paths
         self.outcomes = OutcomeTable(paths.names["choice"])
         self.sets = LabelSets()
-        self.pairs = PairScorer(self.sets)  # rows at a shared step
+        self.pairs = PairScorer(self.sets, self.outcomes)  # rows at a shared step
         self.set_of = np.empty(0, np.int64)  # label tuple id -> label set id (-1: not yet)
         # One flag per step: answered already (a repeat is a duplicate).
         self.seen = np.zeros(len(paths.step["choice"]), bool)
@@ -117,13 +117,7 @@ class AnswersJoin:
         found["o"].append(o)
         slot = paths.step["pair"][step]
         shared = slot >= 0
-        if np.any(shared):
-            o = o[shared]
-            ints = {"slot": slot[shared], "set": label_set[shared]}
-            ints["choice"] = self.outcomes.take("picked", o)
-            ints["true"] = self.outcomes.take("true", o)
-            raw, width = self.outcomes.raw_of(o)
-            self.pairs.add_many(ints, total[shared], raw, width)
+        self.pairs.add_many(slot[shared], label_set[shared], o[shared])
 
     def _grow(self, chunk: AskedChunk) -> None:
         """Codes for the qmap values (and job names) the chunk's tables added."""
