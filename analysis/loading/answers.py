@@ -73,7 +73,7 @@ class AnswersJoin:
         jobs = chunk.job if chunk.jobs is None else self.job_code[chunk.job]
         code, depth = self.target_code[chunk.target], self.target_depth[chunk.target]
         rows = np.flatnonzero((code >= 0) & (jobs >= 0))
-        unit = paths.unit_at[jobs[rows] * self.n_decoders + code[rows]]
+        unit = paths.unit_at[jobs[rows].astype(np.int64) * self.n_decoders + code[rows]]
         depth = depth[rows]
         on_path = unit >= 0
         on_path[on_path] = depth[on_path] <= paths.unit["step_count"][unit[on_path]]
