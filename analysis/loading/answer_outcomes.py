@@ -1,10 +1,10 @@
 """What one answer to one interval question comes to, as a plain tuple (no I/O, no state).
 
-``answers.AnswersJoin`` asks this of every answered question on a unit's path. The outcome
-depends only on the answer, the question and the step's trace (choice, option count, true
-option, form), so the join can keep it for answers and questions whose bytes repeat (a
-100× affine run asks 1.4 million questions, of which a few thousand distinct question and
-answer pairs) and pay the per-question Python once per distinct pair.
+``outcome_table.OutcomeTable`` asks this once per distinct (answer, question, step) among
+the answered questions on units' paths. The outcome depends only on the answer, the
+question and the step's trace (choice, option count, true option, form), so the per-question
+Python is paid once per distinct triple (a 100× affine run asks 1.4 million questions, of
+which a few thousand distinct ones on the simulator).
 """
 
 from __future__ import annotations

@@ -1,23 +1,23 @@
-"""The order pairs of the Probabilities join, matched and scored in NumPy, a chunk at a time.
+"""The order pairs of the Probabilities join, matched and scored in NumPy, a batch at a time.
 
-Each answered question at a shared step (``order_pairs.pair_steps``) leaves its raw
-probabilities in a buffer while requests.jsonl streams past. Every ``CHUNK`` probabilities,
-the buffer is put in sorted label order as float32 and added to the answers still waiting
-for their partner; the two orders' answers to one shared question (consecutive arrivals of
-one pair id, as a pending-then-partner reading matches them) are averaged and scored, and
-only the unmatched ones are kept. Pure logic, no I/O.
+Each answered question at a shared step (``order_pairs.pair_steps``) arrives as its slot,
+label set and outcome id, in log order, as the join's chunks of rows come (``add_many``).
+The two orders' answers to one shared question (consecutive arrivals of one pair id, as a
+pending-then-partner reading matches them) are matched, their renormalised probabilities
+put in sorted label order as float32, averaged and scored; an answer whose partner has not
+come yet waits in a table by pair id. Pure logic, no I/O.
 """
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-__all__ = ["CHUNK", "LabelSets", "PairRows", "PairScorer"]
+__all__ = ["CHUNK", "Answers", "LabelSets", "PairRows", "PairScorer"]
 
-CHUNK = 1 << 18  # probabilities (of answers at shared steps) between two matchings: 2 MB
+CHUNK = 1 << 16  # answers matched at once (the temporaries: a few MB)
 
 
 class LabelSets:
@@ -68,131 +68,154 @@ class PairRows:
     without_truth: int  # matched pairs whose options differ or whose truth is unknown
 
 
-_INTS = ("slot", "set", "choice", "true")
+class Answers(Protocol):
+    """Per-outcome columns of the answers (``outcome_table.OutcomeTable``)."""
+
+    def take(self, name: str, ids: np.ndarray) -> np.ndarray:
+        """Column ``name`` (``picked``, ``true``, ``total``) at outcome ``ids``."""
+        ...
+
+    def raw_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The raw probabilities of outcomes ``ids``, flat, and each one's width."""
+        ...
 
 
 class PairScorer:
-    """Answers at shared steps in, scored order pairs out (``add`` per answer, ``result``)."""
+    """Answers at shared steps in, scored order pairs out (``add_many``, ``result``).
 
-    def __init__(self, sets: LabelSets) -> None:
-        self.sets = sets
-        self.buffer = {name: array("q") for name in _INTS}
-        self.totals, self.raw, self.widths = array("d"), array("d"), array("q")
-        # Waiting answers: slot, sorted set id, choice and true label's sorted place, width,
-        # arrival number; and their float32 vectors, flat, in sorted label order.
-        self.waiting = {name: np.empty(0, np.int64) for name in (*_INTS, "width", "arrival")}
-        self.vectors = np.empty(0, np.float32)
-        self.arrived = 0
+    An answer waiting for its partner is held as three small ints in a table indexed by
+    pair id (its outcome, label set and side: 9 bytes a pair), not as its probabilities:
+    the other order's answers may come much later (at 100× up to 325,000 answers waited at
+    once, whose float vectors and scoring temporaries took ~150 MB and grew with the run).
+    """
+
+    def __init__(self, sets: LabelSets, answers: Answers) -> None:
+        self.sets, self.answers = sets, answers
+        self.pending_outcome = np.empty(0, np.int32)  # per pair id; -1: none waiting
+        self.pending_set = np.empty(0, np.int32)
+        self.pending_side = np.empty(0, np.int8)
         self.found: list[tuple[np.ndarray, ...]] = []
         self.without = 0
 
-    def add(
-        self, slot: int, kind: int, choice: int, true: int, total: float, raw: list[float]
-    ) -> None:
-        """One answer (positions in its labels; ``true`` -1: no option holds y)."""
-        buffer = self.buffer
-        buffer["slot"].append(slot)
-        buffer["set"].append(kind)
-        buffer["choice"].append(choice)
-        buffer["true"].append(true)
-        self.totals.append(total)
-        self.widths.append(len(raw))
-        self.raw.extend(raw)
-        if len(self.raw) >= CHUNK:
-            self.match()
+    def add_many(self, slot: np.ndarray, label_set: np.ndarray, outcome: np.ndarray) -> None:
+        """Answers in arrival order: their ``slot`` (2·pair id + side), label set id and
+        outcome id; matched ``CHUNK`` at a time."""
+        for lo in range(0, len(slot), CHUNK):
+            self._match(
+                slot[lo : lo + CHUNK].astype(np.int64),
+                label_set[lo : lo + CHUNK].astype(np.int32),
+                outcome[lo : lo + CHUNK].astype(np.int32),
+            )
 
-    def match(self) -> None:
-        """Move the buffer to the waiting answers; score and drop every matched pair."""
-        fresh = {name: np.frombuffer(column, np.int64) for name, column in self.buffer.items()}
-        width = np.frombuffer(self.widths, np.int64)
-        perm, rank, set_start, _ = self.sets.tables()
-        kind = fresh["set"]
-        owner = np.repeat(np.arange(len(kind)), width)
-        j = np.arange(len(owner)) - np.repeat(np.cumsum(width) - width, width)
-        at = (np.cumsum(width) - width)[owner] + perm[set_start[kind][owner] + j]
-        totals = np.frombuffer(self.totals, np.float64)
-        vectors = (np.frombuffer(self.raw, np.float64)[at] / totals[owner]).astype(np.float32)
-        true = fresh["true"]
-        sorted_true = np.where(true >= 0, rank[set_start[kind] + np.maximum(true, 0)], -1)
-        waiting = self.waiting
-        added = {
-            "slot": fresh["slot"],
-            "set": np.array(self.sets.sorted_of or [0], np.int64)[kind],
-            "choice": rank[set_start[kind] + fresh["choice"]],
-            "true": sorted_true,
-            "width": width.copy(),
-            "arrival": self.arrived + np.arange(len(kind)),
-        }
-        self.arrived += len(kind)
-        rows = {name: np.concatenate([waiting[name], added[name]]) for name in waiting}
-        self.vectors = np.concatenate([self.vectors, vectors])
-        self.buffer = {name: array("q") for name in _INTS}
-        self.totals, self.raw, self.widths = array("d"), array("d"), array("q")
-        self._score(rows)
+    def _grow(self, size: int) -> None:
+        if size > len(self.pending_outcome):
+            size = max(size, 2 * len(self.pending_outcome))
+            grown = np.full(size, -1, np.int32)
+            grown[: len(self.pending_outcome)] = self.pending_outcome
+            self.pending_outcome = grown
+            self.pending_set = np.resize(self.pending_set, size)
+            self.pending_side = np.resize(self.pending_side, size)
 
-    def _score(self, rows: dict[str, np.ndarray]) -> None:
-        pair_id = rows["slot"] >> 1
+    def _match(self, slot: np.ndarray, label_set: np.ndarray, outcome: np.ndarray) -> None:
+        """Arrivals 1 and 2 of a pair id make a pair, then 3 and 4 (a repeat past depth
+        63); an answer left over waits in the table for the next batch."""
+        if not len(slot):
+            return
+        pair_id = slot >> 1
+        self._grow(int(pair_id.max()) + 1)
         order = np.argsort(pair_id, kind="stable")  # rows are in arrival order already
         ids = pair_id[order]
-        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else order[:0]
-        place = np.arange(len(ids)) - np.repeat(starts, np.diff(np.r_[starts, len(ids)]))
-        # Arrivals 1 and 2 of a pair id make a pair, then 3 and 4 (a repeat past depth 63).
-        head = np.flatnonzero((place % 2 == 0) & np.r_[ids[1:] == ids[:-1], False])
-        early, late = order[head], order[head + 1]
-        matched = np.zeros(len(ids), bool)
-        matched[early] = matched[late] = True
-        scored = (rows["set"][early] == rows["set"][late]) & (rows["true"][late] >= 0)
-        self.without += int(len(early) - np.count_nonzero(scored))
-        early, late = early[scored], late[scored]
-        by_arrival = np.argsort(rows["arrival"][late], kind="stable")
-        early, late = early[by_arrival], late[by_arrival]
-        late_first = (rows["slot"][late] & 1) == 0
-        first = np.where(late_first, late, early)
-        second = np.where(late_first, early, late)
-        true = rows["true"][late]
-        width = rows["width"]
-        offset = np.cumsum(width) - width
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        sizes = np.diff(np.r_[starts, len(ids)])
+        waiting = self.pending_outcome[ids] >= 0  # an earlier batch's answer is arrival 1
+        place = np.arange(len(ids)) - np.repeat(starts, sizes) + waiting
+        late = np.flatnonzero(place % 2 == 1)  # sorted positions of the second of a pair
+        from_table = (place[late] == 1) & waiting[late]
+        before = order[np.maximum(late - 1, 0)]
+        late_rows, late_ids = order[late], ids[late]
+        early_set = np.where(from_table, self.pending_set[late_ids], label_set[before])
+        early_side = np.where(from_table, self.pending_side[late_ids], slot[before] & 1)
+        early_outcome = np.where(from_table, self.pending_outcome[late_ids], outcome[before])
+        # What waits now: the last arrival of each pair id whose arrivals are odd in number.
+        ends = starts + sizes - 1
+        odd = (place[ends] % 2) == 0
+        self.pending_outcome[ids[ends]] = np.where(odd, outcome[order[ends]], -1)
+        self.pending_set[ids[ends]] = label_set[order[ends]]
+        self.pending_side[ids[ends]] = slot[order[ends]] & 1
+        by_arrival = np.argsort(late_rows, kind="stable")
+        self._score(
+            late_ids[by_arrival],
+            (label_set[late_rows], outcome[late_rows], slot[late_rows] & 1),
+            (early_set, early_outcome, early_side),
+            by_arrival,
+        )
+
+    def _score(
+        self,
+        pair_id: np.ndarray,
+        late: tuple[np.ndarray, np.ndarray, np.ndarray],
+        early: tuple[np.ndarray, np.ndarray, np.ndarray],
+        by_arrival: np.ndarray,
+    ) -> None:
+        """Score the matched pairs (in the order their second answer arrived)."""
+        (late_set, late_outcome, late_side), (early_set, early_outcome, _) = (
+            tuple(column[by_arrival] for column in side) for side in (late, early)
+        )
+        _, rank, set_start, _ = self.sets.tables()
+        sorted_of = np.array(self.sets.sorted_of or [0], np.int64)
+        true = self.answers.take("true", late_outcome)
+        scored = (sorted_of[early_set] == sorted_of[late_set]) & (true >= 0)
+        self.without += int(len(scored) - np.count_nonzero(scored))
+        late_first = late_side[scored] == 0
+        sides = (late_set[scored], early_set[scored]), (late_outcome[scored], early_outcome[scored])
+        first = [np.where(late_first, here, there) for here, there in sides]  # set, outcome
+        second = [np.where(late_first, there, here) for here, there in sides]
+        true = rank[set_start[late_set[scored]] + true[scored]]  # its place in sorted labels
+
+        def right(label_set: np.ndarray, outcome: np.ndarray) -> np.ndarray:
+            picked = self.answers.take("picked", outcome)
+            return (rank[set_start[label_set] + picked] == true).astype(np.float64)
+
         self.found.append(
             (
-                pair_id[late],
-                (rows["choice"][first] == true).astype(np.float64),
-                (rows["choice"][second] == true).astype(np.float64),
-                _averaged_right(self.vectors, offset, width, first, second, true),
+                pair_id[scored],
+                right(*first),
+                right(*second),
+                _averaged_right(self._vectors(*first), self._vectors(*second), true),
             )
         )
-        keep = ~matched
-        spans = np.repeat(keep, width)
-        self.waiting = {name: column[keep] for name, column in rows.items()}
-        self.vectors = self.vectors[spans]
+
+    def _vectors(self, label_set: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each answer's renormalised probabilities as float32, in sorted label order, flat;
+        and each one's width."""
+        perm, _, set_start, _ = self.sets.tables()
+        raw, width = self.answers.raw_of(outcome)
+        total = self.answers.take("total", outcome)
+        owner = np.repeat(np.arange(len(outcome)), width)
+        j = np.arange(len(owner)) - np.repeat(np.cumsum(width) - width, width)
+        at = (np.cumsum(width) - width)[owner] + perm[set_start[label_set][owner] + j]
+        return (raw[at] / total[owner]).astype(np.float32), width
 
     def result(self) -> PairRows:
         """Every pair scored (answers still waiting for a partner are dropped)."""
-        self.match()
-        self.waiting, self.vectors = {}, np.empty(0, np.float32)
+        self.pending_outcome = np.empty(0, np.int32)
+        parts = self.found or [(np.empty(0, np.int64), *(np.empty(0),) * 3)]
         pair_id, first, second, averaged = (
-            np.concatenate(parts) for parts in zip(*self.found, strict=True)
+            np.concatenate(column) for column in zip(*parts, strict=True)
         )
         self.found = []
         return PairRows(pair_id, first, second, averaged, without_truth=self.without)
 
 
 def _averaged_right(
-    vectors: np.ndarray,
-    offset: np.ndarray,
-    width: np.ndarray,
-    first: np.ndarray,
-    second: np.ndarray,
-    true: np.ndarray,
+    first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray], true: np.ndarray
 ) -> np.ndarray:
-    """1/t when the averaged distribution's t-way top includes the true label, else 0."""
-    if not len(first):
+    """1/t when the averaged distribution's t-way top includes the true label, else 0
+    (``first`` and ``second``: flat float32 vectors of equal widths, per pair)."""
+    (a, size), (b, _) = first, second
+    if not len(size):
         return np.empty(0, np.float64)
-    size = width[first]
-    owner = np.repeat(np.arange(len(first)), size)
-    j = np.arange(len(owner)) - np.repeat(np.cumsum(size) - size, size)
-    a = vectors[offset[first][owner] + j].astype(np.float64)
-    b = vectors[offset[second][owner] + j].astype(np.float64)
-    averaged = (a + b) / 2
+    averaged = (a.astype(np.float64) + b.astype(np.float64)) / 2
     starts = np.cumsum(size) - size
     # float32 noise is ~1e-7; inputs with 2 decimals differ by at least ~0.002 when they do.
     top = np.maximum.reduceat(averaged, starts) - 1e-6

@@ -3,8 +3,10 @@
 A line is ~2.4 KB, most of it questions' criteria and answers that the join needs only
 for interval questions, and fields no table reads (state, confidences, the response's
 copy of the usage). ``decode_parts`` keeps the scalar fields the exchange columns and the
-run-id check read (as plain values, exactly as a dict decode gives them), and each
-question and answer as its raw JSON bytes, decoded later only when a unit asked it.
+run-id check read (as plain values, exactly as a dict decode gives them), each answer as
+its raw JSON bytes, and the request's questions as one raw JSON value (the same few
+question sets recur across requests, so the join knows them by these bytes and decodes
+each set once).
 
 A line whose shape differs from the writer's (``request`` not an object, say) is not
 decoded here (None): the reader then decodes it whole, and every check it was always
@@ -20,8 +22,11 @@ import msgspec
 __all__ = ["RequestParts", "decode_parts"]
 
 
+_NULL = msgspec.Raw(b"null")
+
+
 class _Questions(msgspec.Struct):
-    questions: dict[str, msgspec.Raw] | None = None
+    questions: msgspec.Raw = _NULL  # absent: as null (the join checks for an object)
 
 
 class _Answers(msgspec.Struct):

@@ -29,7 +29,14 @@ from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
 from .outputs import LogStats, Outputs
 from .provenance import HashCheck, recheck
-from .side_by_side import Aside, exchanges_aside, read_exchanges, read_outputs
+from .side_by_side import (
+    SIDE_BY_SIDE_MAX_BYTES,
+    Aside,
+    exchanges_aside,
+    read_exchanges,
+    read_outputs,
+    read_paths_checked,
+)
 
 __all__ = [
     "REFERENCE_DECODER",
@@ -168,13 +175,18 @@ def load_run(
         answers = None  # dropped before the outputs are decoded
     kept = None if must_read else recall(run_dir, "logs", key, _KEPT)
     if kept is None:
-        outputs, requests, answers = _read_logs(run_dir, pairing, manifest.run_id)
+
+        def taken(found: AnswerLog) -> AnswerLog | None:
+            keep(run_dir, "answers", answers_key, found)
+            if digest is None:
+                return found
+            digest(found, manifest)
+            return None  # dropped
+
+        outputs, requests, answers = _read_logs(
+            run_dir, pairing, manifest.run_id, taken, apart=digest is not None
+        )
         keep(run_dir, "logs", key, (outputs, requests))
-        if answers is not None:
-            keep(run_dir, "answers", answers_key, answers)
-            if digest is not None:
-                digest(answers, manifest)
-                answers = None
     else:
         outputs, requests = kept
     return Run(
@@ -202,30 +214,56 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+# What becomes of the answers once read (kept, digested): returns them, or None if dropped.
+_Taken = Callable[[AnswerLog], AnswerLog | None]
+_Read = tuple[Outputs, RequestLog, AnswerLog | None]
+
+
 def _read_logs(
-    run_dir: Path, pairing: tuple[str, str] | None, run_id: str
-) -> tuple[Outputs, RequestLog, AnswerLog | None]:
+    run_dir: Path, pairing: tuple[str, str] | None, run_id: str, taken: _Taken, *, apart: bool
+) -> _Read:
     """One pass over each log: the outputs (and interval paths), then the exchanges (and,
-    with ``pairing``, the answers joined with those paths). A line of another run is
-    refused (``runfolder.LineCheck``), as every reader refuses it."""
+    with ``pairing``, the answers joined with those paths, given to ``taken``). A line of
+    another run is refused (``runfolder.LineCheck``), as every reader refuses it.
+
+    ``apart`` (the answers are digested and dropped): a requests.jsonl too large to read
+    side by side has its answers joined and dropped before the outputs' columns are read,
+    so that the two never share memory (outputs.jsonl is then read twice)."""
     with _collector_paused():
-        return _read_both(run_dir, pairing, run_id)
+        requests_path = stored(run_dir / RUN_LOGS[1])
+        size = requests_path.stat().st_size if requests_path.is_file() else 0
+        if apart and pairing is not None and size > SIDE_BY_SIDE_MAX_BYTES:
+            return _read_apart(run_dir, pairing, run_id, taken)
+        return _read_both(run_dir, pairing, run_id, taken)
 
 
-def _read_both(
-    run_dir: Path, pairing: tuple[str, str] | None, run_id: str
-) -> tuple[Outputs, RequestLog, AnswerLog | None]:
+def _read_apart(run_dir: Path, pairing: tuple[str, str], run_id: str, taken: _Taken) -> _Read:
+    """The interval paths, the exchanges and the answers joined, the answers ``taken``;
+    then the outputs' columns."""
+    outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
+    paths, reader = read_paths_checked(outputs_path, run_id)
+    join = AnswersJoin(paths.table(pairing))
+    del paths
+    requests, log = read_exchanges(requests_path, run_id, join.reader())
+    check_sequence(run_dir, log, reader)
+    answers = taken(join.result(stored(requests_path).is_file()))
+    del join
+    outputs, _, _ = read_outputs(outputs_path, run_id, paths=False)
+    return outputs, requests, answers
+
+
+def _read_both(run_dir: Path, pairing: tuple[str, str] | None, run_id: str, taken: _Taken) -> _Read:
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
     # The exchange columns need nothing from the outputs: read side by side on 2+ cores.
-    with exchanges_aside(requests_path, run_id) as aside:
+    with exchanges_aside(requests_path, run_id, questions=pairing is not None) as aside:
         if aside is not None:
-            found = _read_beside(aside, run_dir, pairing, run_id)
+            found = _read_beside(aside, run_dir, pairing, run_id, taken)
             if found is not None:
                 return found
     # One core, a small log, or a line refused: the serial read (which says why).
     outputs, join, reader = _outputs_joined(outputs_path, run_id, pairing)
-    requests, log = read_exchanges(requests_path, run_id, join)
-    return _checked(run_dir, outputs, requests, join, log, reader)
+    requests, log = read_exchanges(requests_path, run_id, None if join is None else join.reader())
+    return _checked(run_dir, outputs, requests, join, log, reader, taken)
 
 
 def _outputs_joined(
@@ -239,8 +277,8 @@ def _outputs_joined(
 
 
 def _read_beside(
-    aside: Aside, run_dir: Path, pairing: tuple[str, str] | None, run_id: str
-) -> tuple[Outputs, RequestLog, AnswerLog | None] | None:
+    aside: Aside, run_dir: Path, pairing: tuple[str, str] | None, run_id: str, taken: _Taken
+) -> _Read | None:
     """This process's share of a read side by side (``side_by_side``), or None when a line
     was refused on either side."""
     try:
@@ -250,10 +288,11 @@ def _read_beside(
     found = aside.result()
     if found is None:
         return None
-    requests, log = found
-    if join is not None:  # the lines were checked by the worker
-        read_exchanges(run_dir / RUN_LOGS[1], run_id, join, columns=False)
-    return _checked(run_dir, outputs, requests, join, log, reader)
+    requests, log, chunks = found
+    if join is not None:
+        for chunk in chunks or ():
+            join.add(chunk)
+    return _checked(run_dir, outputs, requests, join, log, reader, taken)
 
 
 def _checked(
@@ -263,9 +302,10 @@ def _checked(
     join: AnswersJoin | None,
     log: JsonlReader[Any],
     reader: JsonlReader[Any],
-) -> tuple[Outputs, RequestLog, AnswerLog | None]:
+    taken: _Taken,
+) -> _Read:
     """The logs read, once their record numbers are checked across both files: a log cut in
     the middle is refused as by resume (each reader counts a repeated record once)."""
     check_sequence(run_dir, log, reader)
     present = stored(run_dir / RUN_LOGS[1]).is_file()
-    return outputs, requests, None if join is None else join.result(present)
+    return outputs, requests, None if join is None else taken(join.result(present))

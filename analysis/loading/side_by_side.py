@@ -2,9 +2,10 @@
 
 A first read of a large run is parse-bound and single-threaded. On a machine with two or
 more cores, a second process reads what needs nothing from the other log: requests.jsonl's
-exchange columns and run-id check. This process reads outputs.jsonl meanwhile (the outputs'
-columns and, for the Probabilities section, their interval paths), then requests.jsonl again
-for the answers join, which needs those paths. (The worker reading the outputs' columns too
+exchange columns and run-id check, and for the Probabilities section each interval question
+reduced to ints (``asked``: which output and round, which answer and question). This process
+reads outputs.jsonl meanwhile (the outputs' columns and their interval paths), then joins
+the worker's question rows with those paths in NumPy (``answers.AnswersJoin``). (The worker reading the outputs' columns too
 was tried: it then took 21 s against this process's 10 s at 100×, two processes decoding at
 once each running ~35% slower, and the wall did not improve.)
 
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from runfolder import JsonlReader, LineCheck, OutputLine, RequestLine, RunFolderError, stored
 
-from .answers import AnswersJoin
+from .asked import AskedChunk, AskedReader
 from .exchanges import RequestLog, RequestsReader
 from .interval_paths import PathsReader
 from .outputs import LogStats, Outputs, OutputsReader
@@ -38,9 +39,11 @@ __all__ = [
     "Aside",
     "Exchanges",
     "OutputsRead",
+    "ReadAside",
     "exchanges_aside",
     "read_exchanges",
     "read_outputs",
+    "read_paths_checked",
 ]
 
 # Below this size a second process (~0.5 s to start and import) costs more than it saves.
@@ -50,6 +53,8 @@ SIDE_BY_SIDE_BYTES = 64 << 20
 SIDE_BY_SIDE_MAX_BYTES = 4 << 30
 
 Exchanges = tuple[RequestLog, JsonlReader[RequestLine | RequestParts]]
+# The worker's read: the exchanges, and the question rows when asked (else None).
+ReadAside = tuple[RequestLog, JsonlReader[RequestLine | RequestParts], list[AskedChunk] | None]
 # The outputs' columns, the interval paths (None: not asked) and the reader that counted.
 OutputsRead = tuple[Outputs, PathsReader | None, JsonlReader[OutputLine]]
 
@@ -60,25 +65,48 @@ def read_outputs(outputs_path: Path, run_id: str, *, paths: bool) -> OutputsRead
     outputs = OutputsReader(outputs_path)
     found = PathsReader(outputs_path) if paths else None
     reader = JsonlReader[OutputLine](outputs_path, run=run_id)
-    check = LineCheck(outputs_path, run_id, legacy=True)
-    present = stored(outputs_path).is_file()
-    if present:
-        for lineno, record in reader.numbered():
-            check(lineno, record)
-            outputs.add(lineno, record)
-            if found is not None:
-                found.add(lineno, record)
+    present = _read_checked(reader, outputs_path, run_id, outputs, found)
     stats = LogStats(present, reader.records, int(reader.torn), reader.duplicates)
     return outputs.result(stats), found, reader
 
 
+def read_paths_checked(
+    outputs_path: Path, run_id: str
+) -> tuple[PathsReader, JsonlReader[OutputLine]]:
+    """The outputs pass for the interval paths alone (no outputs' columns), each line
+    checked as by ``read_outputs``, and the reader that counted the records."""
+    found = PathsReader(outputs_path)
+    reader = JsonlReader[OutputLine](outputs_path, run=run_id)
+    _read_checked(reader, outputs_path, run_id, found)
+    return found, reader
+
+
+def _read_checked(
+    reader: JsonlReader[OutputLine],
+    outputs_path: Path,
+    run_id: str,
+    *sinks: OutputsReader | PathsReader | None,
+) -> bool:
+    """Each line of ``outputs_path`` checked as this run's and given to ``sinks``; False
+    when the log is absent."""
+    check = LineCheck(outputs_path, run_id, legacy=True)
+    present = stored(outputs_path).is_file()
+    if present:
+        takers = [sink.add for sink in sinks if sink is not None]
+        for lineno, record in reader.numbered():
+            check(lineno, record)
+            for add in takers:
+                add(lineno, record)
+    return present
+
+
 def read_exchanges(
-    requests_path: Path, run_id: str, join: AnswersJoin | None = None, *, columns: bool = True
+    requests_path: Path, run_id: str, asked: AskedReader | None = None, *, columns: bool = True
 ) -> Exchanges:
     """requests.jsonl's exchange columns, each line checked as this run's (a line of another
     run or not JSON: refused, as by ``load_run``), and the reader that counted its records;
-    with ``join``, the answers joined too. ``columns`` False: the join only (the lines were
-    checked and their columns read by the worker)."""
+    with ``asked``, each line's interval questions go to it too (flushed at the end).
+    ``columns`` False: the questions only."""
     requests = RequestsReader()
     # Lines decoded into the parts read (``request_parts``); one of another shape, whole.
     log = JsonlReader[RequestLine | RequestParts](requests_path, run=run_id, decode=decode_parts)
@@ -91,14 +119,16 @@ def read_exchanges(
                     fields = exchange.fields()
                     check(lineno, fields)
                     requests.add(fields)  # type: ignore[arg-type]
-                if join is not None:
-                    join.parts(exchange)
+                if asked is not None:
+                    asked.parts(exchange)
                 continue
             if columns:
                 check(lineno, exchange)
                 requests.add(exchange)
-            if join is not None:
-                join.line(exchange)
+            if asked is not None:
+                asked.line(exchange)
+    if asked is not None:
+        asked.flush()
     return requests.result(LogStats(present, log.records, int(log.torn), log.duplicates)), log
 
 
@@ -109,13 +139,16 @@ _CHILD = (
 
 
 def _serve() -> None:
-    """The second process: (requests.jsonl, run id) pickled on stdin, ``read_exchanges``'s
-    result pickled on stdout, or None when it refused a line (the caller then reads both logs
-    itself and raises the error, so the message is the one a serial read gives)."""
-    requests_path, run_id = pickle.load(sys.stdin.buffer)
+    """The second process: (requests.jsonl, run id, questions wanted) pickled on stdin,
+    ``read_exchanges``'s result and the question rows pickled on stdout, or None when it
+    refused a line (the caller then reads both logs itself and raises the error, so the
+    message is the one a serial read gives)."""
+    requests_path, run_id, questions = pickle.load(sys.stdin.buffer)
     gc.disable()  # as in ``run._collector_paused``: the lines hold no cycles
+    asked = AskedReader() if questions else None
     try:
-        found: Exchanges | None = read_exchanges(requests_path, run_id)
+        requests, log = read_exchanges(requests_path, run_id, asked)
+        found: ReadAside | None = requests, log, None if asked is None else asked.result()
     except (RunFolderError, ValueError, TypeError):
         found = None
     pickle.dump(found, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
@@ -124,7 +157,7 @@ def _serve() -> None:
 class Aside:
     """The second process reading the exchange columns (``exchanges_aside``)."""
 
-    def __init__(self, requests_path: Path, run_id: str) -> None:
+    def __init__(self, requests_path: Path, run_id: str, questions: bool = False) -> None:
         # A fresh interpreter, not multiprocessing: its spawn and forkserver run the caller's
         # main module again in the child, which a script without a ``__main__`` guard would
         # not survive, and fork copies this process's threads (a progress bar's) badly.
@@ -137,9 +170,9 @@ class Aside:
         assert self.process.stdin is not None
         with self.process.stdin as pipe:
             pickle.dump(sys.path, pipe)
-            pickle.dump((requests_path, run_id), pipe)
+            pickle.dump((requests_path, run_id, questions), pipe)
 
-    def result(self) -> Exchanges | None:
+    def result(self) -> ReadAside | None:
         """What the second process read (it waits for it), or None when it refused a line or
         failed: the caller reads requests.jsonl itself then."""
         assert self.process.stdout is not None
@@ -147,7 +180,7 @@ class Aside:
             output = pipe.read()
         if self.process.wait() != 0:
             return None
-        found: Exchanges | None = pickle.loads(output)
+        found: ReadAside | None = pickle.loads(output)
         return found
 
     def stop(self) -> None:
@@ -166,17 +199,19 @@ def _cores() -> int:
 
 
 @contextmanager
-def exchanges_aside(requests_path: Path, run_id: str) -> Iterator[Aside | None]:
-    """A second process reading requests.jsonl's exchange columns while the block runs, or
-    None on one core, or for a stored log under ``SIDE_BY_SIDE_BYTES`` or over
-    ``SIDE_BY_SIDE_MAX_BYTES``."""
+def exchanges_aside(
+    requests_path: Path, run_id: str, questions: bool = False
+) -> Iterator[Aside | None]:
+    """A second process reading requests.jsonl's exchange columns (and, with ``questions``,
+    its question rows) while the block runs, or None on one core, or for a stored log under
+    ``SIDE_BY_SIDE_BYTES`` or over ``SIDE_BY_SIDE_MAX_BYTES``."""
     log = stored(requests_path)
     size = log.stat().st_size if log.is_file() else 0
     if _cores() < 2 or not SIDE_BY_SIDE_BYTES <= size <= SIDE_BY_SIDE_MAX_BYTES:
         yield None
         return
     try:
-        aside = Aside(requests_path, run_id)
+        aside = Aside(requests_path, run_id, questions)
     except OSError:  # no second interpreter could start (or it died at once): read here
         yield None
         return

@@ -139,8 +139,9 @@ def ece_interval(
 
 
 def _row(log: AnswerLog, rows: np.ndarray, decoder: str, condition: str) -> CalibrationRow:
-    p, right = log.q_selected[rows], log.q_holds[rows] == 1
-    entropy = log.q_entropy[rows]
+    # Read through the outcome ids, only at ``rows``: no column over every question.
+    p, right = log.per_question("selected", rows), log.per_question("holds", rows) == 1
+    entropy = log.per_question("entropy", rows)
     family = log.units["family"][log.q_unit[rows]]
     return CalibrationRow(
         decoder=decoder,
@@ -167,7 +168,7 @@ def calibration_rows(
     Only decoders and conditions with answerable questions get a row; ``mask`` selects units.
     """
     u = log.units
-    q_ok = log.q_holds >= 0
+    q_ok = (log.o_holds >= 0)[log.q_outcome]
     if mask is not None:
         q_ok &= mask[log.q_unit]
     decoder_of = u["decoder"][log.q_unit]

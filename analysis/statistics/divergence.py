@@ -111,7 +111,7 @@ def _group(
     counts = u["step_count"][units]
     total_error = float(error.sum())
     q_depth = log.q_depth[q_rows]
-    answerable = log.q_holds[q_rows] >= 0
+    answerable = log.per_question("holds", q_rows) >= 0
     rows = []
     bound = sharper = 1.0
     for d in range(1, int(counts.max(initial=0)) + 1):
@@ -131,9 +131,9 @@ def _group(
                 error_share=_share(float(error[hit].sum()), total_error),
                 forced_share=_share(float(forced[hit].sum()), float(error[hit].sum())),
                 questions=len(here),
-                mean_selected=_mean(log.q_selected[here]),
-                mean_true=_mean(log.q_true[here]),
-                accuracy=_mean(log.q_holds[here].astype(np.float64)),
+                mean_selected=_mean(log.per_question("selected", here)),
+                mean_true=_mean(log.per_question("true", here)),
+                accuracy=_mean(log.per_question("holds", here).astype(np.float64)),
             )
         )
         bound += w * diverged / n

@@ -47,6 +47,9 @@ class _Log(SimpleNamespace):
     def __len__(self) -> int:
         return len(self.units["decoder"])
 
+    def per_question(self, name: str, rows: np.ndarray) -> np.ndarray:
+        return np.asarray(getattr(self, f"q_{name}"))[rows]
+
 
 def _units(draw: Any) -> dict[str, np.ndarray]:
     n = draw(st.integers(0, 40))

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from probability_logs import LogWriter, tree_path, true_child
 
-from analysis.loading import side_by_side
+from analysis.loading import run, side_by_side
 from analysis.loading.run import Run, load_run
 from analysis.loading.side_by_side import exchanges_aside, read_exchanges
 from runfolder import RunFolderError
@@ -137,3 +137,49 @@ def test_no_worker_for_a_log_outside_the_sizes_it_pays_at(
     monkeypatch.setattr(side_by_side, "SIDE_BY_SIDE_MAX_BYTES", path.stat().st_size)
     with exchanges_aside(path, "run") as pending:
         assert pending is not None
+
+
+def test_a_large_run_read_apart_gives_what_the_serial_read_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over the side-by-side cap, a digested run's answers are joined and dropped before
+    the outputs' columns are read: the same outputs, exchanges and answers."""
+    folder = small_run(tmp_path)
+    serial = load_run(folder, probabilities=True)
+    shutil.rmtree(folder / ".columns", ignore_errors=True)
+    monkeypatch.setattr(run, "SIDE_BY_SIDE_MAX_BYTES", 0)
+    passes: list[str] = []
+    for name in ("read_paths_checked", "read_outputs"):
+        original = getattr(run, name)
+
+        def spy(*args: Any, _name: str = name, _original: Any = original, **kw: Any) -> Any:
+            passes.append(_name)
+            return _original(*args, **kw)
+
+        monkeypatch.setattr(run, name, spy)
+    digested: list[Any] = []
+    apart = load_run(folder, probabilities=True, digest=lambda a, m: digested.append(a))
+    assert passes == ["read_paths_checked", "read_outputs"]  # the paths first, alone
+    assert apart.answers is None and len(digested) == 1
+    assert_equal(serial.answers, digested[0], "answers")
+    for name in ("outputs", "requests"):
+        assert_equal(getattr(serial, name), getattr(apart, name), name)
+
+
+@pytest.mark.parametrize(
+    ("log", "fields"),
+    [("requests.jsonl", {"run": "elsewhere"}), ("outputs.jsonl", {"status": "lost"})],
+)
+def test_a_line_refused_apart_is_refused_as_by_a_serial_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log: str, fields: dict[str, str]
+) -> None:
+    folder = small_run(tmp_path)
+    path = folder / log
+    first = orjson.loads(path.read_bytes().splitlines()[0])
+    path.write_bytes(path.read_bytes() + orjson.dumps(first | fields) + b"\n")
+    with pytest.raises(RunFolderError) as serial:
+        load_run(folder, probabilities=True)
+    monkeypatch.setattr(run, "SIDE_BY_SIDE_MAX_BYTES", 0)
+    with pytest.raises(RunFolderError) as apart:
+        load_run(folder, probabilities=True, digest=lambda a, m: None)
+    assert str(apart.value) == str(serial.value)

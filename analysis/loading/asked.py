@@ -1,0 +1,205 @@
+"""requests.jsonl's interval questions reduced to integers, a line at a time (no paths needed).
+
+The Probabilities join (``answers.AnswersJoin``) needs, per question a line asked, only which
+output and round it belongs to and which answer and question came back. This module does
+the per-line part of the join in as little Python as it can: each ``qmap`` entry
+``decoder/<round>`` becomes a row of ints (request, job, qmap value, answer, question), the
+answers interned by their raw JSON bytes, the questions by their request's question set
+(its raw bytes: a few thousand sets recur) and id, the job names and qmap values by name. It needs nothing from outputs.jsonl, so it runs in the side-by-side worker
+(``side_by_side``) while this process reads the outputs; NumPy does the rest once the paths
+exist. Rows are handed to ``sink`` in chunks that end at a line's end (a request's questions
+are never split), so memory stays bounded on the serial path.
+
+Interning keeps one copy of each distinct answer and question until the read ends: a few
+thousand on the simulator (its answers repeat), but on a real model nearly every answer's
+probabilities differ, so the interned answers grow with the answered questions (~100 bytes
+each, plus ~90 bytes per distinct outcome in ``outcome_table``): about 2.5 GB for the 13.7
+million questions of a 1000× run, where the simulator's take a few MB. Not measured on a
+real model here. Bounding it means forgetting the answers after each chunk on the serial
+path (ids offset, outcomes re-keyed), which is not done.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import orjson
+
+from runfolder import RequestLine
+
+from .request_parts import RequestParts
+
+__all__ = ["ROWS", "AskedChunk", "AskedReader"]
+
+ROWS = 1 << 18  # rows handed on at once: the join's temporaries stay under ~100 MB
+
+
+@dataclass(frozen=True, eq=False)
+class AskedChunk:
+    """Rows of questions asked, in log order, and the tables their ids point into.
+
+    ``line`` numbers the requests that passed the line checks; ``job`` is a code into
+    ``job_codes`` when those were given (the paths' codes), else an index into ``jobs``;
+    ``target`` indexes ``targets`` (qmap values); ``answer`` indexes ``answers`` (raw JSON
+    bytes; -1: absent); ``question`` indexes ``questions``: (index into ``question_sets``,
+    the raw JSON of a request's questions object; question id). The tables are shared with
+    later chunks and only grow.
+    """
+
+    line: np.ndarray
+    job: np.ndarray
+    target: np.ndarray
+    answer: np.ndarray
+    question: np.ndarray
+    jobs: list[str] | None
+    targets: list[str]
+    answers: list[bytes]
+    questions: list[tuple[int, str]]
+    question_sets: list[bytes]
+
+
+class AskedReader:
+    """Takes requests.jsonl lines (``parts`` or ``line``) and hands rows on to ``sink``."""
+
+    def __init__(
+        self,
+        sink: Callable[[AskedChunk], None] | None = None,
+        job_codes: dict[str, int] | None = None,
+        rows: int = ROWS,
+    ) -> None:
+        self.sink, self.rows = sink, rows
+        self.job_codes = job_codes  # given: a job the paths do not know is skipped at once
+        self.job_ids: dict[str, int] = {}
+        self.target_ids: dict[str, int] = {}
+        self.answer_ids: dict[bytes, int] = {}
+        self.set_ids: dict[bytes, int] = {}
+        self.set_questions: list[dict[str, int]] = []  # per set: question id -> row id
+        self.question_sets: list[bytes] = []
+        self.jobs: list[str] = []
+        self.targets: list[str] = []
+        self.answers: list[bytes] = []
+        self.questions: list[tuple[int, str]] = []
+        self.flat = array("i")  # (target, answer, question) per row
+        self.line_jobs = array("i")  # per line since the last flush: its job
+        self.line_rows = array("i")  # and its rows
+        self.lines = 0
+        self.chunks: list[AskedChunk] = []  # without a sink
+
+    def parts(self, record: RequestParts) -> None:
+        """One line decoded as RequestParts (answers and questions as raw bytes)."""
+        qmap = record.qmap
+        if record.error is not None or not isinstance(qmap, dict):
+            return
+        response, request = record.response, record.request
+        if response is None or request is None:
+            return
+        answers, asked = response.answers, bytes(request.questions)
+        if answers is None or asked[:1] != b"{":  # no questions object
+            return
+        self._rows(record.job, qmap, answers, asked)
+
+    def line(self, record: RequestLine) -> None:
+        """One line decoded whole (another shape than the writer's): its answers and
+        questions encoded again (orjson gives back the bytes of what it decoded)."""
+        qmap, response, request = record.get("qmap"), record.get("response"), record.get("request")
+        if record.get("error") is not None or not isinstance(qmap, dict):
+            return
+        if not isinstance(response, dict) or not isinstance(request, dict):
+            return
+        answers, questions = response.get("answers"), request.get("questions")
+        if not isinstance(answers, dict) or not isinstance(questions, dict):
+            return
+        said = {qid: orjson.dumps(answer) for qid, answer in answers.items()}
+        self._rows(record.get("job"), qmap, said, orjson.dumps(questions))
+
+    def _rows(
+        self, job_name: Any, qmap: dict[Any, Any], answers: Mapping[str, Any], asked: bytes
+    ) -> None:
+        """A row per ``qmap`` entry of one line that passed the checks (``answers``: raw
+        JSON per question id; ``asked``: the questions object's JSON)."""
+        job = self._job(job_name)
+        if job < 0:
+            return
+        self.lines += 1
+        targets, seen_a = self.target_ids, self.answer_ids
+        known = self.set_ids.get(asked)
+        if known is None:
+            known = self.set_ids[asked] = len(self.question_sets)
+            self.question_sets.append(asked)
+            self.set_questions.append({})
+        seen_q = self.set_questions[known]
+        # (target, answer, question) per row, flat; the line's job and row count once.
+        add = self.flat.extend
+        before = len(self.flat)
+        for qid, where in qmap.items():
+            target = targets.get(where)
+            if target is None:
+                if not isinstance(where, str):
+                    continue
+                target = targets[where] = len(self.targets)
+                self.targets.append(where)
+            answer = answers.get(qid)
+            if answer is None:
+                a = -1
+            else:
+                said = bytes(answer)
+                a = seen_a.get(said, -1)
+                if a < 0:
+                    a = seen_a[said] = len(self.answers)
+                    self.answers.append(said)
+            # The set's question ``qid`` (absent from the set: found so when decoded).
+            q = seen_q.get(qid, -1)
+            if q < 0:
+                q = seen_q[qid] = len(self.questions)
+                self.questions.append((known, qid))
+            add((target, a, q))
+        self.line_jobs.append(job)
+        self.line_rows.append((len(self.flat) - before) // 3)
+        if len(self.flat) >= 3 * self.rows:
+            self.flush()
+
+    def _job(self, name: Any) -> int:
+        key = str(name)
+        if self.job_codes is not None:
+            return self.job_codes.get(key, -1)
+        found = self.job_ids.get(key)
+        if found is None:
+            found = self.job_ids[key] = len(self.jobs)
+            self.jobs.append(key)
+        return found
+
+    def flush(self) -> None:
+        """Hand the rows gathered so far on (to ``sink``, else to ``chunks``)."""
+        if not len(self.flat):
+            return
+        flat = np.frombuffer(self.flat, np.int32).reshape(-1, 3)
+        counts = np.frombuffer(self.line_rows, np.int32)
+        first = self.lines - len(counts)
+        chunk = AskedChunk(
+            line=np.repeat(np.arange(first, self.lines, dtype=np.int32), counts),
+            job=np.repeat(np.frombuffer(self.line_jobs, np.int32), counts),
+            target=flat[:, 0].copy(),
+            answer=flat[:, 1].copy(),
+            question=flat[:, 2].copy(),
+            jobs=None if self.job_codes is not None else self.jobs,
+            targets=self.targets,
+            answers=self.answers,
+            questions=self.questions,
+            question_sets=self.question_sets,
+        )
+        del flat, counts
+        self.flat, self.line_jobs, self.line_rows = array("i"), array("i"), array("i")
+        if self.sink is None:
+            self.chunks.append(chunk)
+        else:
+            self.sink(chunk)
+
+    def result(self) -> list[AskedChunk]:
+        """Every chunk not yet handed on (all of them without a sink)."""
+        self.flush()
+        chunks, self.chunks = self.chunks, []
+        return chunks
