@@ -9,7 +9,9 @@ the pick holds y, entropy, options) is a column over the distinct outcomes.
 
 On the simulator a 100× affine run has 6,191 distinct outcomes for 1.4 million questions;
 on a real model the probabilities differ from answer to answer, so the outcomes grow with
-the questions answered (~60 bytes each here, plus the interned answer's bytes).
+the questions answered: 88 bytes of columns each, plus the raw probabilities. Only the
+keys of answers kept for the whole read (``asked.ANSWERS_KEPT``) are remembered in
+``ids``; an outcome of a chunk's own answer gets its row and no key.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 import orjson
 
 from .answer_outcomes import WITH, evaluate
+from .asked import AskedChunk
 
 __all__ = ["OutcomeTable"]
 
@@ -51,11 +54,11 @@ class OutcomeTable:
         answer: np.ndarray,
         question: np.ndarray,
         step: dict[str, np.ndarray],
-        answers: list[bytes],
-        questions: list[tuple[int, str]],
-        question_sets: list[bytes],
+        chunk: AskedChunk,
     ) -> np.ndarray:
-        """The outcome id of each row (``step``: the rows' choice, k, truth and form)."""
+        """The outcome id of each row (``step``: the rows' choice, k, truth and form;
+        ``chunk``: the rows' tables). An outcome of one of the chunk's own answers is not
+        remembered: its answer id never recurs."""
         parts = [answer, question, step["choice"], step["k"], step["truth"], step["form"]]
         if not len(answer):
             return np.empty(0, np.int32)
@@ -70,24 +73,20 @@ class OutcomeTable:
         for j, key in enumerate(map(tuple, rows.tolist())):
             at = self.ids.get(key)
             if at is None:
-                at = self.ids[key] = self._add(key, answers, questions, question_sets)
+                at = self._add(key, chunk)
+                if key[0] < chunk.fresh_from:
+                    self.ids[key] = at
             found[j] = at
         self.parsed.clear()
         return found[inverse.reshape(-1)]
 
-    def _add(
-        self,
-        key: tuple[int, ...],
-        answers: list[bytes],
-        questions: list[tuple[int, str]],
-        question_sets: list[bytes],
-    ) -> int:
+    def _add(self, key: tuple[int, ...], chunk: AskedChunk) -> int:
         a, q, choice, k, truth, form = key
-        said = None if a < 0 else orjson.loads(answers[a])
-        at, qid = questions[q]
+        said = None if a < 0 else orjson.loads(chunk.answer_bytes(a))
+        at, qid = chunk.questions[q]
         found = self.parsed.get(at)
         if found is None:
-            found = self.parsed[at] = orjson.loads(question_sets[at])
+            found = self.parsed[at] = orjson.loads(chunk.question_sets[at])
         asks = found.get(qid)
         kind, labels, picked, true, total, raw, selected, true_p, entropy, asked = evaluate(
             said, asks, self.choices[choice], k, truth, form
