@@ -17,7 +17,7 @@ so past that many an answer not kept gets an id of its chunk's own (ids only gro
 outcome key of ``outcome_table`` is ever met again for another answer), and its bytes are
 dropped once the chunk is handed on: the answers held stay under ``ANSWERS_KEPT`` plus one
 chunk's (~100 bytes each). What still grows with the questions is one row per distinct
-outcome in ``outcome_table`` (88 bytes, plus the raw probabilities) beside each question's
+outcome in ``outcome_table`` (61 bytes, plus 8 per raw probability) beside each question's
 ids. Without a sink (the side-by-side worker) no chunk can be dropped, so the reader gives
 up the rows once the answers pass the cap (``over``) and the caller joins them serially.
 """
@@ -51,8 +51,9 @@ class AskedChunk:
     ``job_codes`` when those were given (the paths' codes), else an index into ``jobs``;
     ``target`` indexes ``targets`` (qmap values); ``answer`` is an answer id (-1: absent):
     below ``fresh_from`` it indexes ``answers`` (raw JSON bytes, kept for the whole read),
-    from there on ``fresh`` (this chunk's own answers, ids never used again); ``question`` indexes ``questions``: (index into ``question_sets``,
-    the raw JSON of a request's questions object; question id). The tables are shared with
+    from there on ``fresh`` (this chunk's own answers, ids never used again); ``question``
+    indexes ``questions``: (index into ``question_sets``, the raw JSON of a request's
+    questions object; question id). The tables are shared with
     later chunks and only grow.
     """
 

@@ -9,7 +9,7 @@ the pick holds y, entropy, options) is a column over the distinct outcomes.
 
 On the simulator a 100× affine run has 6,191 distinct outcomes for 1.4 million questions;
 on a real model the probabilities differ from answer to answer, so the outcomes grow with
-the questions answered: 88 bytes of columns each, plus the raw probabilities. Only the
+the questions answered: 61 bytes of columns each, plus the raw probabilities. Only the
 keys of answers kept for the whole read (``asked.ANSWERS_KEPT``) are remembered in
 ``ids``; an outcome of a chunk's own answer gets its row and no key.
 """
@@ -28,7 +28,17 @@ from .asked import AskedChunk
 __all__ = ["OutcomeTable"]
 
 _FLOATS = ("total", "selected", "true_p", "entropy")
-_INTS = ("kind", "labels", "key", "picked", "true", "raw_start", "width")
+# Each int column's array type: on a real model there is a row per answered question, so
+# they are kept narrow (29 bytes a row, not 56); an overflow raises, it never wraps.
+_INTS = {
+    "kind": "b",
+    "labels": "i",
+    "key": "i",
+    "picked": "i",
+    "true": "i",
+    "raw_start": "q",
+    "width": "i",
+}
 
 
 class OutcomeTable:
@@ -37,7 +47,7 @@ class OutcomeTable:
     def __init__(self, choices: tuple[str, ...]) -> None:
         self.choices = choices
         self.ids: dict[tuple[int, ...], int] = {}
-        self.ints = {name: array("q") for name in _INTS}
+        self.ints = {name: array(code) for name, code in _INTS.items()}
         self.floats = {name: array("d") for name in _FLOATS}
         self.raw = array("d")  # every WITH outcome's raw probabilities, flat
         # Label tuples and asked keys (the first-of-identical-questions rule) as ids.
@@ -112,7 +122,8 @@ class OutcomeTable:
         """Column ``name`` at outcome ``ids`` (a copy: the columns keep growing)."""
         if name in self.floats:
             return np.frombuffer(self.floats[name], np.float64)[ids]
-        return np.frombuffer(self.ints[name], np.int64)[ids]
+        column = self.ints[name]
+        return np.frombuffer(column, np.dtype(column.typecode))[ids].astype(np.int64)
 
     def raw_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The raw probabilities of WITH outcomes ``ids``, flat, and each one's width."""
