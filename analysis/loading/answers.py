@@ -80,9 +80,6 @@ class AnswersJoin:
         rows, unit, depth = rows[on_path], unit[on_path], depth[on_path]
         step = paths.unit["step_start"][unit] + depth - 1
         asked = {name: paths.step[name][step] for name in ("choice", "k", "truth", "form")}
-        # Only an answer at a step both orders shared is scored as a pair, from its raw
-        # probabilities: the outcome table keeps those for such outcomes alone.
-        asked["paired"] = (paths.step["pair"][step] >= 0).astype(np.int64)
         o = self.outcomes.ids_of(chunk.answer[rows], chunk.question[rows], asked, chunk)
         kind = self.outcomes.take("kind", o)
         used = kind != MISMATCH

@@ -2,9 +2,8 @@
 
 An outcome (``answer_outcomes.evaluate``) depends only on the answer, the question and
 the step's trace (choice, option count, true option, form). The join gives each distinct
-(answer id, question id, choice, k, truth, form, step shared by both orders) of a chunk of
-rows an outcome id with ``np.unique`` and evaluates only the ones not met before (only a
-shared step's outcome keeps its raw probabilities); the question rows then keep an
+(answer id, question id, choice, k, truth, form) of a chunk of rows an outcome id with
+``np.unique`` and evaluates only the ones not met before; the question rows then keep an
 outcome id, and what a table reads per question (selected and true probability, whether
 the pick holds y, entropy, options) is a column over the distinct outcomes.
 
@@ -70,8 +69,7 @@ class OutcomeTable:
         """The outcome id of each row (``step``: the rows' choice, k, truth and form;
         ``chunk``: the rows' tables). An outcome of one of the chunk's own answers is not
         remembered: its answer id never recurs."""
-        names = ("choice", "k", "truth", "form", "paired")
-        parts = [answer, question, *(step[name] for name in names)]
+        parts = [answer, question, step["choice"], step["k"], step["truth"], step["form"]]
         if not len(answer):
             return np.empty(0, np.int32)
         columns = [np.asarray(p, np.int64) for p in parts]
@@ -93,7 +91,7 @@ class OutcomeTable:
         return found[inverse.reshape(-1)]
 
     def _add(self, key: tuple[int, ...], chunk: AskedChunk) -> int:
-        a, q, choice, k, truth, form, paired = key
+        a, q, choice, k, truth, form = key
         said = None if a < 0 else orjson.loads(chunk.answer_bytes(a))
         at, qid = chunk.questions[q]
         found = self.parsed.get(at)
@@ -110,13 +108,12 @@ class OutcomeTable:
                 self.labels.append(labels)
         key_id = -1 if asked is None else self.key_ids.setdefault(asked, len(self.key_ids))
         width = len(raw) if kind == WITH and raw is not None else 0
-        kept = bool(width and paired)  # raw probabilities: 8 bytes each, read for pairs only
-        ints = (kind, label_id, key_id, picked, true, len(self.raw) if kept else -1, width)
+        ints = (kind, label_id, key_id, picked, true, len(self.raw), width)
         for name, value in zip(_INTS, ints, strict=True):
             self.ints[name].append(value)
         for name, x in zip(_FLOATS, (total, selected, true_p, entropy), strict=True):
             self.floats[name].append(x)
-        if kept:
+        if width:
             assert raw is not None
             self.raw.extend(raw)
         return len(self) - 1
@@ -129,8 +126,7 @@ class OutcomeTable:
         return np.frombuffer(column, np.dtype(column.typecode))[ids].astype(np.int64)
 
     def raw_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The raw probabilities of WITH outcomes ``ids`` (at paired steps: only theirs are
-        kept), flat, and each one's width."""
+        """The raw probabilities of WITH outcomes ``ids``, flat, and each one's width."""
         width = self.take("width", ids)
         start = self.take("raw_start", ids)
         owner = np.repeat(np.arange(len(ids)), width)
