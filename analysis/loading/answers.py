@@ -80,14 +80,7 @@ class AnswersJoin:
         rows, unit, depth = rows[on_path], unit[on_path], depth[on_path]
         step = paths.unit["step_start"][unit] + depth - 1
         asked = {name: paths.step[name][step] for name in ("choice", "k", "truth", "form")}
-        o = self.outcomes.ids_of(
-            chunk.answer[rows],
-            chunk.question[rows],
-            asked,
-            chunk.answers,
-            chunk.questions,
-            chunk.question_sets,
-        )
+        o = self.outcomes.ids_of(chunk.answer[rows], chunk.question[rows], asked, chunk)
         kind = self.outcomes.take("kind", o)
         used = kind != MISMATCH
         self.tally["mismatch"] += len(kind) - int(np.count_nonzero(used))

@@ -10,13 +10,18 @@ answers interned by their raw JSON bytes, the questions by their request's quest
 exist. Rows are handed to ``sink`` in chunks that end at a line's end (a request's questions
 are never split), so memory stays bounded on the serial path.
 
-Interning keeps one copy of each distinct answer and question until the read ends: a few
-thousand on the simulator (its answers repeat), but on a real model nearly every answer's
-probabilities differ, so the interned answers grow with the answered questions (~100 bytes
-each, plus ~90 bytes per distinct outcome in ``outcome_table``): about 2.5 GB for the 13.7
-million questions of a 1000× run, where the simulator's take a few MB. Not measured on a
-real model here. Bounding it means forgetting the answers after each chunk on the serial
-path (ids offset, outcomes re-keyed), which is not done.
+Interning keeps one copy of each distinct question, and of the first ``ANSWERS_KEPT``
+distinct answers, until the read ends: on the simulator that is every answer (a few
+thousand: its answers repeat). On a real model nearly every answer's probabilities differ,
+so past that many an answer not kept gets an id of its chunk's own (ids only grow, so no
+outcome key of ``outcome_table`` is ever met again for another answer), and its bytes are
+dropped once the chunk is handed on: the answers held stay under ``ANSWERS_KEPT`` plus one
+chunk's (~100 bytes each). What still grows with the questions is one row per distinct
+outcome in ``outcome_table`` (61 bytes, plus 8 per raw probability) beside each question's
+ids: measured on the simulator's 100× log with every answer's probabilities made distinct,
+the serial join's peak grew ~130 bytes per answer (~560 before the cap), so ~1.8 GB for
+the 13.7 million questions of a 1000× run (not measured on a real model). Without a sink (the side-by-side worker) no chunk can be dropped, so the reader gives
+up the rows once the answers pass the cap (``over``) and the caller joins them serially.
 """
 
 from __future__ import annotations
@@ -33,9 +38,11 @@ from runfolder import RequestLine
 
 from .request_parts import RequestParts
 
-__all__ = ["ROWS", "AskedChunk", "AskedReader"]
+__all__ = ["ANSWERS_KEPT", "ROWS", "AskedChunk", "AskedReader"]
 
 ROWS = 1 << 18  # rows handed on at once: the join's temporaries stay under ~100 MB
+# Distinct answers kept for the whole read (the old outcome cache kept 50,000 outcomes).
+ANSWERS_KEPT = 100_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,9 +51,11 @@ class AskedChunk:
 
     ``line`` numbers the requests that passed the line checks; ``job`` is a code into
     ``job_codes`` when those were given (the paths' codes), else an index into ``jobs``;
-    ``target`` indexes ``targets`` (qmap values); ``answer`` indexes ``answers`` (raw JSON
-    bytes; -1: absent); ``question`` indexes ``questions``: (index into ``question_sets``,
-    the raw JSON of a request's questions object; question id). The tables are shared with
+    ``target`` indexes ``targets`` (qmap values); ``answer`` is an answer id (-1: absent):
+    below ``fresh_from`` it indexes ``answers`` (raw JSON bytes, kept for the whole read),
+    from there on ``fresh`` (this chunk's own answers, ids never used again); ``question``
+    indexes ``questions``: (index into ``question_sets``, the raw JSON of a request's
+    questions object; question id). The tables are shared with
     later chunks and only grow.
     """
 
@@ -60,6 +69,12 @@ class AskedChunk:
     answers: list[bytes]
     questions: list[tuple[int, str]]
     question_sets: list[bytes]
+    fresh: list[bytes]
+    fresh_from: int
+
+    def answer_bytes(self, a: int) -> bytes:
+        """The raw JSON of answer id ``a`` (>= 0)."""
+        return self.answers[a] if a < self.fresh_from else self.fresh[a - self.fresh_from]
 
 
 class AskedReader:
@@ -70,8 +85,11 @@ class AskedReader:
         sink: Callable[[AskedChunk], None] | None = None,
         job_codes: dict[str, int] | None = None,
         rows: int = ROWS,
+        kept: int | None = None,
     ) -> None:
         self.sink, self.rows = sink, rows
+        self.kept = ANSWERS_KEPT if kept is None else kept  # read at call time: patchable
+        self.over = False  # without a sink: more distinct answers than ``kept``, rows given up
         self.job_codes = job_codes  # given: a job the paths do not know is skipped at once
         self.job_ids: dict[str, int] = {}
         self.target_ids: dict[str, int] = {}
@@ -82,6 +100,10 @@ class AskedReader:
         self.jobs: list[str] = []
         self.targets: list[str] = []
         self.answers: list[bytes] = []
+        # Past ``kept``: the current chunk's answers, ids from ``fresh_from`` on.
+        self.fresh_ids: dict[bytes, int] = {}
+        self.fresh: list[bytes] = []
+        self.fresh_from = self.kept
         self.questions: list[tuple[int, str]] = []
         self.flat = array("i")  # (target, answer, question) per row
         self.line_jobs = array("i")  # per line since the last flush: its job
@@ -122,7 +144,7 @@ class AskedReader:
         """A row per ``qmap`` entry of one line that passed the checks (``answers``: raw
         JSON per question id; ``asked``: the questions object's JSON)."""
         job = self._job(job_name)
-        if job < 0:
+        if job < 0 or self.over:
             return
         self.lines += 1
         targets, seen_a = self.target_ids, self.answer_ids
@@ -149,8 +171,7 @@ class AskedReader:
                 said = bytes(answer)
                 a = seen_a.get(said, -1)
                 if a < 0:
-                    a = seen_a[said] = len(self.answers)
-                    self.answers.append(said)
+                    a = self._answer(said)
             # The set's question ``qid`` (absent from the set: found so when decoded).
             q = seen_q.get(qid, -1)
             if q < 0:
@@ -161,6 +182,22 @@ class AskedReader:
         self.line_rows.append((len(self.flat) - before) // 3)
         if len(self.flat) >= 3 * self.rows:
             self.flush()
+
+    def _answer(self, said: bytes) -> int:
+        """The id of an answer not among the kept ones: kept while there is room, else the
+        current chunk's own (no room and no sink: the rows are given up, ``over``)."""
+        if len(self.answers) < self.kept:
+            a = self.answer_ids[said] = len(self.answers)
+            self.answers.append(said)
+            return a
+        if self.sink is None:
+            self.over = True
+            self.chunks = []
+            return -1
+        a = self.fresh_ids.setdefault(said, self.fresh_from + len(self.fresh))
+        if a == self.fresh_from + len(self.fresh):
+            self.fresh.append(said)
+        return a
 
     def _job(self, name: Any) -> int:
         key = str(name)
@@ -174,6 +211,8 @@ class AskedReader:
 
     def flush(self) -> None:
         """Hand the rows gathered so far on (to ``sink``, else to ``chunks``)."""
+        if self.over:  # given up: nothing is handed on
+            self.flat, self.line_jobs, self.line_rows = array("i"), array("i"), array("i")
         if not len(self.flat):
             return
         flat = np.frombuffer(self.flat, np.int32).reshape(-1, 3)
@@ -190,16 +229,21 @@ class AskedReader:
             answers=self.answers,
             questions=self.questions,
             question_sets=self.question_sets,
+            fresh=self.fresh,
+            fresh_from=self.fresh_from,
         )
         del flat, counts
         self.flat, self.line_jobs, self.line_rows = array("i"), array("i"), array("i")
+        # The chunk's own answers are forgotten once it is handed on; their ids never recur.
+        self.fresh_from += len(self.fresh)
+        self.fresh_ids, self.fresh = {}, []
         if self.sink is None:
             self.chunks.append(chunk)
         else:
             self.sink(chunk)
 
     def result(self) -> list[AskedChunk]:
-        """Every chunk not yet handed on (all of them without a sink)."""
+        """Every chunk not yet handed on (all of them without a sink; none once ``over``)."""
         self.flush()
         chunks, self.chunks = self.chunks, []
         return chunks

@@ -9,7 +9,9 @@ the pick holds y, entropy, options) is a column over the distinct outcomes.
 
 On the simulator a 100× affine run has 6,191 distinct outcomes for 1.4 million questions;
 on a real model the probabilities differ from answer to answer, so the outcomes grow with
-the questions answered (~60 bytes each here, plus the interned answer's bytes).
+the questions answered: 61 bytes of columns each, plus the raw probabilities. Only the
+keys of answers kept for the whole read (``asked.ANSWERS_KEPT``) are remembered in
+``ids``; an outcome of a chunk's own answer gets its row and no key.
 """
 
 from __future__ import annotations
@@ -21,11 +23,22 @@ import numpy as np
 import orjson
 
 from .answer_outcomes import WITH, evaluate
+from .asked import AskedChunk
 
 __all__ = ["OutcomeTable"]
 
 _FLOATS = ("total", "selected", "true_p", "entropy")
-_INTS = ("kind", "labels", "key", "picked", "true", "raw_start", "width")
+# Each int column's array type: on a real model there is a row per answered question, so
+# they are kept narrow (29 bytes a row, not 56); an overflow raises, it never wraps.
+_INTS = {
+    "kind": "b",
+    "labels": "i",
+    "key": "i",
+    "picked": "i",
+    "true": "i",
+    "raw_start": "q",
+    "width": "i",
+}
 
 
 class OutcomeTable:
@@ -34,7 +47,7 @@ class OutcomeTable:
     def __init__(self, choices: tuple[str, ...]) -> None:
         self.choices = choices
         self.ids: dict[tuple[int, ...], int] = {}
-        self.ints = {name: array("q") for name in _INTS}
+        self.ints = {name: array(code) for name, code in _INTS.items()}
         self.floats = {name: array("d") for name in _FLOATS}
         self.raw = array("d")  # every WITH outcome's raw probabilities, flat
         # Label tuples and asked keys (the first-of-identical-questions rule) as ids.
@@ -51,11 +64,11 @@ class OutcomeTable:
         answer: np.ndarray,
         question: np.ndarray,
         step: dict[str, np.ndarray],
-        answers: list[bytes],
-        questions: list[tuple[int, str]],
-        question_sets: list[bytes],
+        chunk: AskedChunk,
     ) -> np.ndarray:
-        """The outcome id of each row (``step``: the rows' choice, k, truth and form)."""
+        """The outcome id of each row (``step``: the rows' choice, k, truth and form;
+        ``chunk``: the rows' tables). An outcome of one of the chunk's own answers is not
+        remembered: its answer id never recurs."""
         parts = [answer, question, step["choice"], step["k"], step["truth"], step["form"]]
         if not len(answer):
             return np.empty(0, np.int32)
@@ -70,24 +83,20 @@ class OutcomeTable:
         for j, key in enumerate(map(tuple, rows.tolist())):
             at = self.ids.get(key)
             if at is None:
-                at = self.ids[key] = self._add(key, answers, questions, question_sets)
+                at = self._add(key, chunk)
+                if key[0] < chunk.fresh_from:
+                    self.ids[key] = at
             found[j] = at
         self.parsed.clear()
         return found[inverse.reshape(-1)]
 
-    def _add(
-        self,
-        key: tuple[int, ...],
-        answers: list[bytes],
-        questions: list[tuple[int, str]],
-        question_sets: list[bytes],
-    ) -> int:
+    def _add(self, key: tuple[int, ...], chunk: AskedChunk) -> int:
         a, q, choice, k, truth, form = key
-        said = None if a < 0 else orjson.loads(answers[a])
-        at, qid = questions[q]
+        said = None if a < 0 else orjson.loads(chunk.answer_bytes(a))
+        at, qid = chunk.questions[q]
         found = self.parsed.get(at)
         if found is None:
-            found = self.parsed[at] = orjson.loads(question_sets[at])
+            found = self.parsed[at] = orjson.loads(chunk.question_sets[at])
         asks = found.get(qid)
         kind, labels, picked, true, total, raw, selected, true_p, entropy, asked = evaluate(
             said, asks, self.choices[choice], k, truth, form
@@ -113,7 +122,8 @@ class OutcomeTable:
         """Column ``name`` at outcome ``ids`` (a copy: the columns keep growing)."""
         if name in self.floats:
             return np.frombuffer(self.floats[name], np.float64)[ids]
-        return np.frombuffer(self.ints[name], np.int64)[ids]
+        column = self.ints[name]
+        return np.frombuffer(column, np.dtype(column.typecode))[ids].astype(np.int64)
 
     def raw_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The raw probabilities of WITH outcomes ``ids``, flat, and each one's width."""

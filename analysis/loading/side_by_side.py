@@ -27,6 +27,7 @@ from pathlib import Path
 
 from runfolder import JsonlReader, LineCheck, OutputLine, RequestLine, RunFolderError, stored
 
+from . import asked as asked_rows
 from .asked import AskedChunk, AskedReader
 from .exchanges import RequestLog, RequestsReader
 from .interval_paths import PathsReader
@@ -139,16 +140,19 @@ _CHILD = (
 
 
 def _serve() -> None:
-    """The second process: (requests.jsonl, run id, questions wanted) pickled on stdin,
-    ``read_exchanges``'s result and the question rows pickled on stdout, or None when it
-    refused a line (the caller then reads both logs itself and raises the error, so the
+    """The second process: (requests.jsonl, run id, questions wanted, answers kept) pickled
+    on stdin, ``read_exchanges``'s result and the question rows (None: given up) pickled on
+    stdout, or None when it refused a line (the caller then reads both logs itself and raises the error, so the
     message is the one a serial read gives)."""
-    requests_path, run_id, questions = pickle.load(sys.stdin.buffer)
+    requests_path, run_id, questions, kept = pickle.load(sys.stdin.buffer)
     gc.disable()  # as in ``run._collector_paused``: the lines hold no cycles
-    asked = AskedReader() if questions else None
+    asked = AskedReader(kept=kept) if questions else None
     try:
         requests, log = read_exchanges(requests_path, run_id, asked)
-        found: ReadAside | None = requests, log, None if asked is None else asked.result()
+        # Past ``asked.ANSWERS_KEPT`` distinct answers (a real model's) the rows are given
+        # up (None): the caller joins them serially, with its memory bounded.
+        rows = None if asked is None or asked.over else asked.result()
+        found: ReadAside | None = requests, log, rows
     except (RunFolderError, ValueError, TypeError):
         found = None
     pickle.dump(found, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
@@ -170,7 +174,8 @@ class Aside:
         assert self.process.stdin is not None
         with self.process.stdin as pipe:
             pickle.dump(sys.path, pipe)
-            pickle.dump((requests_path, run_id, questions), pipe)
+            # The cap as this process sees it (``asked.ANSWERS_KEPT``, patchable in a test).
+            pickle.dump((requests_path, run_id, questions, asked_rows.ANSWERS_KEPT), pipe)
 
     def result(self) -> ReadAside | None:
         """What the second process read (it waits for it), or None when it refused a line or
