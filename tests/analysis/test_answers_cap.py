@@ -123,3 +123,30 @@ def test_a_worker_under_the_cap_ships_its_rows(
         assert pending is not None
         found: Any = pending.result()
     assert found is not None and found[2]
+
+
+def test_answers_kept_from_lines_decoded_whole_hold_only_their_bytes() -> None:
+    """A line decoded whole has its answers encoded again (orjson.dumps, which allocates
+    ~4 kB per result): the kept ones must not hold those buffers (they took 0.5 GB for
+    100,000 answers)."""
+    import tracemalloc
+
+    reader = AskedReader(lambda chunk: None, kept=10_000)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(2_000):
+            p = round(0.5 + n * 1e-6, 6)
+            reader.line(
+                {
+                    "job": f"j{n}",
+                    "qmap": {"q": "tree2/1"},
+                    "request": {"questions": {"q": {"criteria": {"0": "a", "1": "b"}}}},
+                    "response": {"answers": {"q": {"choice": "0", "probabilities": {"0": p}}}},
+                }
+            )
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(reader.answers) == 2_000
+    assert held < 2_000 * 1_000  # ~4 kB per answer before the copy
