@@ -169,7 +169,12 @@ def prepare_viewer(run_dir: Path) -> PackedRounds:
     from .html import pack_viewer
 
     suite = load_manifest(run_dir).suite  # not a run folder: refused before any reading
-    return pack_viewer(load_rounds(run_dir), suite)
+    rounds = load_rounds(run_dir)
+    packed = pack_viewer(rounds, suite)
+    del rounds
+    # The columns' pages back to the system before the run is read, not kept mapped under it.
+    _release_freed_memory()
+    return packed
 
 
 def write_report_page(
