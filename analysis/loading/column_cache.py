@@ -48,6 +48,8 @@ else:
 import runfolder
 from runfolder import stored
 
+from .row_chunks import release_freed
+
 __all__ = [
     "CACHE_DIR",
     "CACHE_ENV",
@@ -292,6 +294,8 @@ def keep(run_dir: Path, name: str, key: dict[str, Any] | None, value: Any) -> Pa
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
         return None
+    finally:
+        release_freed()  # the compressed copies' pages, before the caller's next step
     return path
 
 

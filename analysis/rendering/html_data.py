@@ -42,7 +42,7 @@ def _np(column: array, dtype: str) -> np.ndarray:
     return np.frombuffer(column, dtype=column.typecode).astype(dtype, copy=False)
 
 
-_CHUNK = 1 << 16  # questions per slice when probabilities are reordered (bounds memory)
+_CHUNK = 1 << 14  # questions per slice when probabilities are reordered (bounds memory)
 _COUNT = 1 << 20  # questions per slice when they are counted per output
 _SORT_PARTS = 16  # the questions are sorted in about this many ranges of outputs
 
@@ -73,9 +73,10 @@ class _Layout:
 
     def __init__(self, r: JobRounds) -> None:
         q_output = _np(r.q_output, "uint32")
-        # int32 sizes, indexed by the uint32 spec ids as they are: 2.3 million questions at
-        # 100×, where each int64 copy was 18 MB more at the viewer's peak.
-        spec_sizes = np.array([len(s.labels) for s in r.specs] or [0], np.int32)
+        # One byte a question where every spec has under 256 options, indexed by the uint32
+        # spec ids as they are: 2.3 million questions at 100×, 18 MB a copy as int64.
+        labels = [len(s.labels) for s in r.specs] or [0]
+        spec_sizes = np.array(labels, np.uint8 if max(labels) < 256 else np.int32)
         sizes = spec_sizes[_np(r.q_spec, "uint32")]
         self.n_probabilities = int(sizes.sum(dtype=np.int64))
         # Each question's first probability, in log order, summed in place: the int64
@@ -95,16 +96,19 @@ class _Layout:
             found = np.bincount(part, weights=weights, minlength=r.n_outputs)[: r.n_outputs]
             per_output += found.astype(np.int64)
         # Questions sorted by output: output k's first is the count of those before it.
-        self.q_start = np.concatenate([[0], np.cumsum(counts)])
-        self.p_start = np.concatenate([[0], np.cumsum(per_output)])[:-1]
-        self.order = _sorted_order(q_output, _np(r.q_round, "uint16"), self.q_start)
+        q_start = np.concatenate([[0], np.cumsum(counts)])
+        # As the page's columns hold them (uint32), not as int64.
+        self.q_start = q_start.astype(np.uint32)
+        self.p_start = np.concatenate([[0], np.cumsum(per_output)])[:-1].astype(np.uint32)
+        del counts, per_output
+        self.order = _sorted_order(q_output, _np(r.q_round, "uint16"), q_start)
         self.probabilities = np.frombuffer(r.probabilities, dtype=np.uint16)
 
     def probability_chunks(self) -> Iterator[np.ndarray]:
         """The (already quantised) probabilities in sorted question order, a slice at a time."""
         for first in range(0, len(self.order), _CHUNK):
             questions = self.order[first : first + _CHUNK]
-            sizes = self.sizes[questions]
+            sizes = self.sizes[questions].astype(np.int64)
             shift = self.starts[questions] - (np.cumsum(sizes) - sizes)
             gather = np.repeat(shift, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
             yield self.probabilities[gather]
@@ -138,9 +142,9 @@ def _column(r: JobRounds, lay: _Layout, name: str) -> np.ndarray:
     """One packed column, made when it is compressed (all at once cost ~150 MB at 100×)."""
     dtype, table = _PACKED[name]
     if name == "out_q_start":
-        return lay.q_start.astype(np.uint32)
+        return lay.q_start
     if name == "out_p_start":
-        return lay.p_start.astype(np.uint32)
+        return lay.p_start
     column = _np(getattr(r, name), dtype)
     return column[lay.order] if table == "q" else column
 

@@ -193,8 +193,13 @@ def write_report_page(
     if viewer is None:
         _release_freed_memory()
     rounds = viewer or load_rounds(report.summary.manifest.run_dir)
-    index = out_dir / "index.html"
-    index.write_text(run_page(report.summary, report.figures, rounds), encoding="utf-8")
+    index, partial = out_dir / "index.html", out_dir / ".index.html.partial"
+    try:  # written as it is made, then renamed: never half a page under the real name
+        with partial.open("w", encoding="utf-8") as out:
+            out.writelines(run_page(report.summary, report.figures, rounds))
+        partial.replace(index)
+    finally:
+        partial.unlink(missing_ok=True)
     return index
 
 
