@@ -47,14 +47,15 @@ _COUNT = 1 << 20  # questions per slice when they are counted per output
 _SORT_PARTS = 16  # the questions are sorted in about this many ranges of outputs
 
 
-def _sorted_order(q_output: np.ndarray, q_round: np.ndarray, q_start: np.ndarray) -> np.ndarray:
+def _sorted_order(
+    q_output: np.ndarray, q_round: np.ndarray, q_start: np.ndarray, step: int
+) -> np.ndarray:
     """The questions' indices sorted by (output, round), log order within (what
-    ``np.lexsort((q_round, q_output))`` gives), sorted a range of outputs at a time into
-    one int32 array: lexsort's whole int64 result and its buffers were ~36 MB at 100×.
+    ``np.lexsort((q_round, q_output))`` gives), sorted ``step`` questions or so at a time
+    into one int32 array: lexsort's whole int64 result and its buffers were ~36 MB at 100×.
     ``q_start``: each output's first question in that order, and the count at the end."""
     n, n_outputs = len(q_output), len(q_start) - 1
     order = np.empty(n, np.int32 if n <= np.iinfo(np.int32).max else np.int64)
-    step = max(n // _SORT_PARTS, _CHUNK)
     low = 0
     while low < n_outputs:
         # The outputs from ``low`` whose questions number at most ``step`` (one at least).
@@ -101,7 +102,8 @@ class _Layout:
         self.q_start = q_start.astype(np.uint32)
         self.p_start = np.concatenate([[0], np.cumsum(per_output)])[:-1].astype(np.uint32)
         del counts, per_output
-        self.order = _sorted_order(q_output, _np(r.q_round, "uint16"), q_start)
+        step = max(len(q_output) // _SORT_PARTS, _CHUNK)
+        self.order = _sorted_order(q_output, _np(r.q_round, "uint16"), q_start, step)
         self.probabilities = np.frombuffer(r.probabilities, dtype=np.uint16)
 
     def probability_chunks(self) -> Iterator[np.ndarray]:
