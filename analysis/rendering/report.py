@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import gc
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from analysis.loading.manifest import load_manifest
 from analysis.loading.names import tree_branching
 from analysis.loading.outputs import find_output
 from analysis.loading.paths import DecisionPath, decision_path
+from analysis.loading.row_chunks import release_freed
 from analysis.loading.run import REFERENCE_DOMAIN, Run
 from analysis.statistics.summary import Analysis
 
@@ -150,15 +150,11 @@ def write_report_files(a: Analysis, path: DecisionPath | None, out_dir: Path) ->
 
 
 def _release_freed_memory() -> None:
-    """Hand the heap the dropped run leaves behind back to the system (glibc's
-    ``malloc_trim``; elsewhere nothing): glibc keeps freed pages mapped, and at 100× the
-    viewer's columns would otherwise come on top of the analysis' ~200 MB, not in its place."""
+    """Hand the heap the dropped run leaves behind back to the system (``malloc_trim``):
+    glibc keeps freed pages mapped, and at 100× the viewer's columns would otherwise come
+    on top of the analysis' ~200 MB, not in its place."""
     gc.collect()
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return
-    trim(0)
+    release_freed()
 
 
 def prepare_viewer(run_dir: Path) -> PackedRounds:
