@@ -26,6 +26,7 @@ from .column_cache import RUN_LOGS, cache_key, cached
 from .exact import output_errors, parse_decimal
 from .interning import Interner, as_text
 from .job_rounds import COLUMNS, NONE, JobRounds, QuestionSpec, quantised
+from .row_chunks import release_freed
 from .targets import TargetRule, option_holding
 
 __all__ = ["NONE", "Interner", "JobRounds", "QuestionSpec", "load_rounds"]
@@ -44,7 +45,10 @@ class _Reader:
         self.decoder_names: list[str] = []
         self.enums: dict[str, Interner] = {k: Interner() for k in ("domain", "cond", "order")}
         self.jobs: dict[str, int] = {}
-        self.outputs: dict[int, int] = {}  # job index * 256 + decoder code -> output row
+        # Per decoder code, the output row of each job index (-1: none yet). A dict keyed by
+        # (job, decoder) held ~55 MB of entries and int objects at 100× (614,400 outputs),
+        # left behind in fragments when freed; these are 4 bytes per job and decoder.
+        self.rows: list[array[int]] = []
         self.rules: dict[tuple[int, int], TargetRule] = {}  # (decoder, numbers id) -> rule
         self.targets: dict[tuple[int, int, str, int], str | None] = {}
         self.steps: dict[int, Any] = {}  # trace-step string id -> parsed step
@@ -111,6 +115,7 @@ class _Reader:
                 raise ValueError("more than 256 decoders")
             code = self.decoders[decoder] = len(self.decoder_names)
             self.decoder_names.append(decoder)
+            self.rows.append(array("i"))
         ok = record.get("status") == "ok"
         trace = record.get("trace")
         steps = trace if isinstance(trace, list) else []
@@ -138,10 +143,12 @@ class _Reader:
         }
         for step in steps[:65535]:
             c["trace_step"].append(s(as_text(step)))
-        key = job * 256 + code
-        row = self.outputs.get(key)
-        if row is None:
-            row = self.outputs[key] = len(c["out_job"])
+        rows = self.rows[code]
+        if len(rows) <= job:
+            rows.extend([-1] * (job + 1 - len(rows)))
+        row = rows[job]
+        if row < 0:
+            row = rows[job] = len(c["out_job"])
             for name, value in values.items():
                 c[name].append(value)
             self.out_numbers.append(nid)
@@ -236,9 +243,10 @@ class _Reader:
         for qid, meaning in qmap.items():
             decoder, _, step = str(meaning).partition("/")
             code = self.decoders.get(decoder)
-            row = None if code is None else self.outputs.get(job * 256 + code)
+            rows = None if code is None else self.rows[code]
+            row = rows[job] if rows is not None and job < len(rows) else -1
             question = questions.get(qid)
-            if code is None or row is None or not isinstance(question, dict):
+            if code is None or row < 0 or not isinstance(question, dict):
                 continue
             spec = self._spec(question)
             labels, positions = self.specs[spec].labels, self.spec_pos[spec]
@@ -299,8 +307,7 @@ def _read_rounds(run_dir: Path) -> JobRounds:
         for record in JsonlReader[dict[str, Any]](requests):
             reader.request(record)
     reader.flush()
-    c = reader.cols
-    return JobRounds(
+    rounds = JobRounds(
         strings=reader.s.strings,
         decoders=list(reader.decoders),
         domains=reader.enums["domain"].strings,
@@ -309,5 +316,10 @@ def _read_rounds(run_dir: Path) -> JobRounds:
         specs=reader.specs,
         failed_attempts=reader.failed,
         requests_present=stored(requests).is_file(),
-        **c,
+        **reader.cols,
     )
+    # The reader's dictionaries and caches go now: their pages back to the system, so that
+    # what comes next (keeping, packing) is not laid on top of them.
+    del reader
+    release_freed()
+    return rounds

@@ -9,7 +9,8 @@ label or an expression from a log is always shown as text, never run as markup.
 Page builders::
 
     render_page(title, runs, sections, warnings) -> str         # N runs, any sections
-    run_page(run_summary(analysis), figures, rounds) -> str      # numericjev report
+    page_parts(title, runs, sections, warnings) -> Iterator[str] # the same, piece by piece
+    run_page(run_summary(analysis), figures, rounds) -> Iterator[str]  # numericjev report
     diff_page(diff, run_a, run_b, rounds_a, rounds_b) -> str     # numericjev diff --html
 
 ``compare`` (issue 9) calls :func:`render_page` with one :class:`PageRun` per model × suite
@@ -20,7 +21,7 @@ ids, so the viewer shows one column per run for a chosen job.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -56,6 +57,7 @@ __all__ = [
     "RunSummary",
     "diff_page",
     "pack_viewer",
+    "page_parts",
     "render_page",
     "run_page",
     "run_summary",
@@ -171,6 +173,19 @@ def render_page(
     With several runs the provenance table has one column per run and highlights every
     row where they differ, and the viewer shows the chosen job of each run side by side.
     """
+    return "".join(page_parts(title, runs, sections, warnings, subtitle))
+
+
+def page_parts(
+    title: str,
+    runs: Sequence[PageRun],
+    sections: Sequence[PageSection],
+    warnings: Sequence[str] = (),
+    subtitle: str = "",
+) -> Iterator[str]:
+    """:func:`render_page`'s text piece by piece, to be written as it is made: a 100× run's
+    page (15 MB, nearly all of it the viewer's block) is then never held whole, nor beside
+    its encoded bytes."""
     viewer = [run for run in runs if run.rounds is not None]
     meta = {
         "runs": [
@@ -187,7 +202,7 @@ def render_page(
         "labels": _labels(viewer),
     }
     template = _environment().get_template("page.html.j2")
-    return template.render(
+    return template.generate(
         title=title,
         subtitle=subtitle,
         warnings=list(warnings),
@@ -225,9 +240,10 @@ def run_summary(a: Analysis) -> RunSummary:
 
 def run_page(
     s: RunSummary, figures: Sequence[FigureFile], rounds: JobRounds | PackedRounds | None
-) -> str:
-    """The page of one analysed run (``numericjev report``): the main table and its figure
-    first, then the other tables and figures, the worst cases, provenance and the jobs."""
+) -> Iterator[str]:
+    """The page of one analysed run (``numericjev report``), piece by piece (``page_parts``):
+    the main table and its figure first, then the other tables and figures, the worst
+    cases, provenance and the jobs."""
     f = s.facts
     main = [fig for fig in figures if fig.svg.stem == MAIN_FIGURE][:1] or list(figures[:1])
     sections = [
@@ -240,7 +256,7 @@ def run_page(
         worst = rounds.worst if isinstance(rounds, PackedRounds) else worst_cases(rounds, f.suite)
         groups = tuple((label, (table,)) for label, table in worst)
         sections.append(PageSection("Worst cases", "worst", groups=groups))
-    return render_page(
+    return page_parts(
         f"NumericJev report — run {f.run_id}",
         [PageRun(f.run_id, f, s.manifest, rounds)],
         sections,

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import orjson
 
-from analysis.loading.compact import narrow
 from analysis.loading.job_rounds import PROBABILITY_SCALE
 from analysis.loading.rounds import JobRounds
 
@@ -43,7 +42,31 @@ def _np(column: array, dtype: str) -> np.ndarray:
     return np.frombuffer(column, dtype=column.typecode).astype(dtype, copy=False)
 
 
-_CHUNK = 1 << 16  # questions per slice when probabilities are reordered (bounds memory)
+_CHUNK = 1 << 14  # questions per slice when probabilities are reordered (bounds memory)
+_COUNT = 1 << 20  # questions per slice when they are counted per output
+_SORT_PARTS = 16  # the questions are sorted in about this many ranges of outputs
+
+
+def _sorted_order(
+    q_output: np.ndarray, q_round: np.ndarray, q_start: np.ndarray, step: int
+) -> np.ndarray:
+    """The questions' indices sorted by (output, round), log order within (what
+    ``np.lexsort((q_round, q_output))`` gives), sorted ``step`` questions or so at a time
+    into one int32 array: lexsort's whole int64 result and its buffers were ~36 MB at 100×.
+    ``q_start``: each output's first question in that order, and the count at the end."""
+    n, n_outputs = len(q_output), len(q_start) - 1
+    order = np.empty(n, np.int32 if n <= np.iinfo(np.int32).max else np.int64)
+    low = 0
+    while low < n_outputs:
+        # The outputs from ``low`` whose questions number at most ``step`` (one at least).
+        high = int(np.searchsorted(q_start, q_start[low] + step, side="right")) - 1
+        high = min(max(high, low + 1), n_outputs)
+        found = np.flatnonzero((q_output >= low) & (q_output < high))  # in log order
+        # lexsort is stable: questions of one output and round keep their log order.
+        found = found[np.lexsort((q_round[found], q_output[found]))]
+        order[q_start[low] : q_start[high]] = found
+        low = high
+    return order
 
 
 class _Layout:
@@ -51,25 +74,43 @@ class _Layout:
 
     def __init__(self, r: JobRounds) -> None:
         q_output = _np(r.q_output, "uint32")
-        # lexsort is stable: questions of one output and round keep their log order.
-        self.order = narrow(np.lexsort((_np(r.q_round, "uint16"), q_output)))
-        # int32 sizes, indexed by the uint32 spec ids as they are: 2.3 million questions at
-        # 100×, where each int64 copy was 18 MB more at the viewer's peak.
-        spec_sizes = np.array([len(s.labels) for s in r.specs] or [0], np.int32)
+        # One byte a question where every spec has under 256 options, indexed by the uint32
+        # spec ids as they are: 2.3 million questions at 100×, 18 MB a copy as int64.
+        labels = [len(s.labels) for s in r.specs] or [0]
+        spec_sizes = np.array(labels, np.uint8 if max(labels) < 256 else np.int32)
         sizes = spec_sizes[_np(r.q_spec, "uint32")]
-        self.starts = narrow(np.concatenate([[0], np.cumsum(sizes)])[:-1])  # log order
+        self.n_probabilities = int(sizes.sum(dtype=np.int64))
+        # Each question's first probability, in log order, summed in place: the int64
+        # cumulative sums and their concatenation were ~36 MB at once at 100×.
+        wide = self.n_probabilities > np.iinfo(np.int32).max
+        self.starts = np.zeros(len(sizes), np.int64 if wide else np.int32)
+        np.cumsum(sizes[:-1], dtype=self.starts.dtype, out=self.starts[1:])
         self.sizes = sizes
-        self.q_start = np.searchsorted(q_output[self.order], np.arange(r.n_outputs + 1))
-        per_output = np.bincount(q_output, weights=sizes, minlength=r.n_outputs)[: r.n_outputs]
-        self.p_start = np.concatenate([[0], np.cumsum(per_output)])[:-1]
-        self.n_probabilities = int(sizes.sum())
+        # Per output, its questions and probabilities, counted a slice of questions at a
+        # time (bincount casts the whole column to int64 and the weights to float64).
+        counts = np.zeros(r.n_outputs, np.int64)
+        per_output = np.zeros(r.n_outputs, np.int64)
+        for first in range(0, len(q_output), _COUNT):
+            part = q_output[first : first + _COUNT]
+            counts += np.bincount(part, minlength=r.n_outputs)[: r.n_outputs]
+            weights = sizes[first : first + _COUNT]
+            found = np.bincount(part, weights=weights, minlength=r.n_outputs)[: r.n_outputs]
+            per_output += found.astype(np.int64)
+        # Questions sorted by output: output k's first is the count of those before it.
+        q_start = np.concatenate([[0], np.cumsum(counts)])
+        # As the page's columns hold them (uint32), not as int64.
+        self.q_start = q_start.astype(np.uint32)
+        self.p_start = np.concatenate([[0], np.cumsum(per_output)])[:-1].astype(np.uint32)
+        del counts, per_output
+        step = max(len(q_output) // _SORT_PARTS, _CHUNK)
+        self.order = _sorted_order(q_output, _np(r.q_round, "uint16"), q_start, step)
         self.probabilities = np.frombuffer(r.probabilities, dtype=np.uint16)
 
     def probability_chunks(self) -> Iterator[np.ndarray]:
         """The (already quantised) probabilities in sorted question order, a slice at a time."""
         for first in range(0, len(self.order), _CHUNK):
             questions = self.order[first : first + _CHUNK]
-            sizes = self.sizes[questions]
+            sizes = self.sizes[questions].astype(np.int64)
             shift = self.starts[questions] - (np.cumsum(sizes) - sizes)
             gather = np.repeat(shift, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
             yield self.probabilities[gather]
@@ -103,9 +144,9 @@ def _column(r: JobRounds, lay: _Layout, name: str) -> np.ndarray:
     """One packed column, made when it is compressed (all at once cost ~150 MB at 100×)."""
     dtype, table = _PACKED[name]
     if name == "out_q_start":
-        return lay.q_start.astype(np.uint32)
+        return lay.q_start
     if name == "out_p_start":
-        return lay.p_start.astype(np.uint32)
+        return lay.p_start
     column = _np(getattr(r, name), dtype)
     return column[lay.order] if table == "q" else column
 
@@ -152,6 +193,7 @@ def pack_rounds(r: JobRounds, level: int = 6) -> str:
     # gzip container (wbits 31): what DecompressionStream('gzip') reads.
     packer = zlib.compressobj(level, zlib.DEFLATED, 31)
     chunks = [packer.compress(b"NJV1" + struct.pack("<I", len(header)) + header + b"\0" * pad)]
+    del header
     for name in _PACKED:
         column = _column(r, lay, name)
         # Compressed from the array's own buffer: no bytes copies of 2.4 million questions.

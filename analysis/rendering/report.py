@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import gc
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from analysis.loading.manifest import load_manifest
 from analysis.loading.names import tree_branching
 from analysis.loading.outputs import find_output
 from analysis.loading.paths import DecisionPath, decision_path
+from analysis.loading.row_chunks import release_freed
 from analysis.loading.run import REFERENCE_DOMAIN, Run
 from analysis.statistics.summary import Analysis
 
@@ -150,15 +150,11 @@ def write_report_files(a: Analysis, path: DecisionPath | None, out_dir: Path) ->
 
 
 def _release_freed_memory() -> None:
-    """Hand the heap the dropped run leaves behind back to the system (glibc's
-    ``malloc_trim``; elsewhere nothing): glibc keeps freed pages mapped, and at 100× the
-    viewer's columns would otherwise come on top of the analysis' ~200 MB, not in its place."""
+    """Hand the heap the dropped run leaves behind back to the system (``malloc_trim``):
+    glibc keeps freed pages mapped, and at 100× the viewer's columns would otherwise come
+    on top of the analysis' ~200 MB, not in its place."""
     gc.collect()
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return
-    trim(0)
+    release_freed()
 
 
 def prepare_viewer(run_dir: Path) -> PackedRounds:
@@ -169,7 +165,12 @@ def prepare_viewer(run_dir: Path) -> PackedRounds:
     from .html import pack_viewer
 
     suite = load_manifest(run_dir).suite  # not a run folder: refused before any reading
-    return pack_viewer(load_rounds(run_dir), suite)
+    rounds = load_rounds(run_dir)
+    packed = pack_viewer(rounds, suite)
+    del rounds
+    # The columns' pages back to the system before the run is read, not kept mapped under it.
+    _release_freed_memory()
+    return packed
 
 
 def write_report_page(
@@ -188,8 +189,13 @@ def write_report_page(
     if viewer is None:
         _release_freed_memory()
     rounds = viewer or load_rounds(report.summary.manifest.run_dir)
-    index = out_dir / "index.html"
-    index.write_text(run_page(report.summary, report.figures, rounds), encoding="utf-8")
+    index, partial = out_dir / "index.html", out_dir / ".index.html.partial"
+    try:  # written as it is made, then renamed: never half a page under the real name
+        with partial.open("w", encoding="utf-8") as out:
+            out.writelines(run_page(report.summary, report.figures, rounds))
+        partial.replace(index)
+    finally:
+        partial.unlink(missing_ok=True)
     return index
 
 

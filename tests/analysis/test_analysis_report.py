@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -99,6 +100,28 @@ def test_report_bad_job_writes_nothing(runs: RunFactory, capsys: pytest.CaptureF
     assert not (run / "report").exists()
     assert main(["report", str(run), "--decoder", "direct"]) == 2
     assert not Path(run / "report").exists()
+
+
+def test_a_page_that_fails_midway_leaves_the_earlier_one(
+    runs: RunFactory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """The page is written as it is made (a 100× run's is 15 MB): a write that fails part
+    way (a full disk) leaves the index.html of the report before, and no partial file."""
+    run = runs.affine(families=range(1))
+    out_dir = run / "report"
+    assert main(["report", str(run), "--bootstrap", "0"]) == 0
+    before = (out_dir / "index.html").read_bytes()
+    assert before.startswith(b"<!DOCTYPE html>") and b'class="rounds"' in before
+
+    def failing(*args: object) -> Iterator[str]:
+        yield "<!doctype html>"
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("analysis.rendering.html.run_page", failing)
+    assert main(["report", str(run), "--bootstrap", "0"]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert (out_dir / "index.html").read_bytes() == before
+    assert not [p.name for p in out_dir.iterdir() if p.name.startswith(".")]
 
 
 @given(st.integers(0, 99), st.integers(2, 12), st.sampled_from(["int", "x0.01", "minus50"]))

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from analysis.loading.rounds import load_rounds
 from analysis.loading.targets import option_holding, target_label
 from analysis.rendering.html import _json_block
-from analysis.rendering.html_data import PROBABILITY_SCALE, pack_rounds
+from analysis.rendering.html_data import PROBABILITY_SCALE, _sorted_order, pack_rounds
 from tests.browser import chromium, open_page
 from tests.runhelpers import SMALL, cli, records
 
@@ -48,6 +48,25 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # provided=0: the sim reads a provided result without question noise (see below).
     assert cli("run", *SMALL, "--sim", "provided=0", "--run", str(run), "--no-progress") == 0
     return run
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 20), st.integers(0, 3)), max_size=300),
+    st.integers(1, 50),
+)
+def test_questions_sorted_a_range_at_a_time_as_lexsort_sorts_them(
+    questions: list[tuple[int, int]], step: int
+) -> None:
+    """The viewer's question order, found a range of outputs at a time to bound memory, is
+    lexsort's: by output, then round, log order within (an output with more questions than
+    ``step`` is one range)."""
+    q_output = np.array([q for q, _ in questions], np.uint32)
+    q_round = np.array([r for _, r in questions], np.uint16)
+    n_outputs = int(q_output.max()) + 1 if questions else 0
+    counts = np.bincount(q_output, minlength=n_outputs)
+    q_start = np.concatenate([[0], np.cumsum(counts)])
+    found = _sorted_order(q_output, q_round, q_start, step)
+    assert found.tolist() == np.lexsort((q_round, q_output)).tolist()
 
 
 def test_every_answered_question_decodes_as_logged(folder: Path) -> None:
