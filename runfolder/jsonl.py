@@ -195,46 +195,60 @@ class JsonlReader(Generic[R]):
         path = zlog.stored(self.path)
         if not path.exists():
             return
-        keep, decode, loads = self.keep, self.decode, orjson.loads
-        with path.open("rb") as handle:
-            for number, (line, end) in enumerate(self._lines(handle, path != self.path), 1):
-                if line[0] in _BLANK and not line.strip():
-                    self.valid_bytes = end
-                    continue
-                # The writer's ending ``,"seq":123}\n`` read in place, any other by seq_of.
-                at = line.rfind(_SEQ_KEY, -_SEQ_TAIL) if line.endswith(b"}\n") else -1
-                digits = line[at + len(_SEQ_KEY) : -2] if at >= 0 else b""
-                seq = int(digits) if digits.isdigit() and len(digits) < 20 else seq_of(line)
-                if seq is not None:
-                    if seq > self.seq_last:
-                        self.seq_last = seq
-                        self.seq_count += 1
-                        self.seq_sum += seq
-                        self.seq_squares += seq * seq
-                    elif self._run_key is None or self._run_key in line:
-                        # A record read already: count it once.
-                        if not (line.startswith(b"{") and line.rstrip(_BLANK).endswith(b"}")):
-                            self._parse(line, number)  # still refuse what is not a record
-                        self.valid_bytes = end
-                        self.duplicates += 1
+        keep, decode, loads, run_key = self.keep, self.decode, orjson.loads, self._run_key
+        # The per-line counts in locals (a first read's hot loop), in the reader once the
+        # loop ends or is left: no caller reads them before.
+        last, count, total, squares = self.seq_last, self.seq_count, self.seq_sum, self.seq_squares
+        records, valid = self.records, self.valid_bytes
+        try:
+            with path.open("rb") as handle:
+                for number, (line, end) in enumerate(self._lines(handle, path != self.path), 1):
+                    if line[0] in _BLANK and not line.strip():
+                        valid = end
                         continue
-                    # else another run's line under a lower number: yielded, for the caller
-                    # to refuse by name (never counted as this run's repeat)
-                wanted = keep is None or keep(line)
-                if not wanted and line.startswith(b"{") and line.endswith(b"}\n"):
-                    self.valid_bytes = end
-                    self.records += 1
-                    continue
-                try:  # the common case without a call: a JSON object (else _parse refuses)
-                    record: Any = loads(line) if decode is None else None
-                except orjson.JSONDecodeError:
-                    record = None
-                if type(record) is not dict:
-                    record = self._parse(line, number)
-                self.valid_bytes = end
-                self.records += 1
-                if wanted:
-                    yield number, record
+                    # The writer's ending ``,"seq":123}\n`` read in place, any other by seq_of.
+                    at = line.rfind(_SEQ_KEY, -_SEQ_TAIL) if line.endswith(b"}\n") else -1
+                    digits = line[at + len(_SEQ_KEY) : -2] if at >= 0 else b""
+                    seq = int(digits) if digits.isdigit() and len(digits) < 20 else seq_of(line)
+                    if seq is not None:
+                        if seq > last:
+                            last = seq
+                            count += 1
+                            total += seq
+                            squares += seq * seq
+                        elif run_key is None or run_key in line:
+                            # A record read already: count it once.
+                            if not (line.startswith(b"{") and line.rstrip(_BLANK).endswith(b"}")):
+                                self._parse(line, number)  # still refuse what is not a record
+                            valid = end
+                            self.duplicates += 1
+                            continue
+                        # else another run's line under a lower number: yielded, for the
+                        # caller to refuse by name (never counted as this run's repeat)
+                    wanted = keep is None or keep(line)
+                    if not wanted and line.startswith(b"{") and line.endswith(b"}\n"):
+                        valid = end
+                        records += 1
+                        continue
+                    # The common case without a call (else _parse decodes or refuses it).
+                    if decode is None:
+                        try:
+                            record: Any = loads(line)
+                        except orjson.JSONDecodeError:
+                            record = None
+                        if type(record) is not dict:
+                            record = self._parse(line, number)
+                    else:
+                        record = decode(line)
+                        if record is None:
+                            record = self._parse(line, number)
+                    valid = end
+                    records += 1
+                    if wanted:
+                        yield number, record
+        finally:
+            self.seq_last, self.seq_count, self.seq_sum = last, count, total
+            self.seq_squares, self.records, self.valid_bytes = squares, records, valid
 
     def _parse(self, line: bytes, number: int) -> R:
         if self.decode is not None:
