@@ -152,6 +152,7 @@ class JsonlReader(Generic[R]):
         self.seq_count = 0
         self.seq_sum = 0
         self.seq_squares = 0
+        self._frame_end = 0  # a compressed log's: see _lines
 
     @property
     def torn(self) -> bool:
@@ -162,10 +163,11 @@ class JsonlReader(Generic[R]):
         for _, record in self.numbered():
             yield record
 
-    def _lines(self, handle: BinaryIO, packed: bool) -> Iterator[tuple[bytes, int]]:
-        """Every whole line with where the data it belongs to ends in the file (for a
-        compressed log: the end of its frame once its frame's last line is read, else the
-        end of the frame before); sets ``torn_bytes``."""
+    def _lines(self, handle: BinaryIO, packed: bool) -> Iterator[bytes]:
+        """Every whole line; sets ``torn_bytes``. For a compressed log, ``_frame_end`` is
+        set before each line to where the data it belongs to ends in the file (the end of
+        its frame once its frame's last line is read, else the end of the frame before);
+        ``numbered`` counts a plain file's positions itself."""
         if packed:
             end = 0
             frames = zlog.frames(handle, str(self.path))
@@ -177,18 +179,18 @@ class JsonlReader(Generic[R]):
                     return
                 # Split on newlines only, as reading a plain file does (not on a bare \r).
                 lines = [part + b"\n" for part in text.split(b"\n")[:-1]]
+                self._frame_end = end
                 for line in lines[:-1]:
-                    yield line, end
+                    yield line
                 if lines:
-                    yield lines[-1], frame_end
+                    self._frame_end = frame_end
+                    yield lines[-1]
                 end = frame_end
-        end = 0
         for line in handle:
             if not line.endswith(b"\n"):
                 self.torn_bytes = len(line)  # only the last line can lack its newline
                 return
-            end += len(line)
-            yield line, end
+            yield line
 
     def numbered(self) -> Iterator[tuple[int, R]]:
         """Yield (line number, record) for every record (1-based, as an editor counts)."""
@@ -202,7 +204,16 @@ class JsonlReader(Generic[R]):
         records, valid = self.records, self.valid_bytes
         try:
             with path.open("rb") as handle:
-                for number, (line, end) in enumerate(self._lines(handle, path != self.path), 1):
+                packed, end = path != self.path, 0
+                # A plain file's lines read here, not through _lines (a generator per line).
+                for number, line in enumerate(self._lines(handle, True) if packed else handle, 1):
+                    if packed:
+                        end = self._frame_end
+                    elif line[-1] == 10:  # b"\n"
+                        end += len(line)
+                    else:
+                        self.torn_bytes = len(line)  # only the last line can lack its newline
+                        return
                     if line[0] in _BLANK and not line.strip():
                         valid = end
                         continue
@@ -277,8 +288,7 @@ def whole_lines(path: Path) -> Iterator[bytes]:
     stored = zlog.stored(path)
     if stored.exists():
         with stored.open("rb") as handle:
-            for line, _ in reader._lines(handle, stored != path):
-                yield line
+            yield from reader._lines(handle, stored != path)
 
 
 def valid_end(path: Path) -> int:

@@ -86,18 +86,23 @@ def _read_checked(
     reader: JsonlReader[OutputLine],
     outputs_path: Path,
     run_id: str,
-    *sinks: OutputsReader | PathsReader | None,
+    sink: OutputsReader | PathsReader,
+    also: PathsReader | None = None,
 ) -> bool:
-    """Each line of ``outputs_path`` checked as this run's and given to ``sinks``; False
-    when the log is absent."""
+    """Each line of ``outputs_path`` checked as this run's and given to ``sink`` (and
+    ``also``); False when the log is absent."""
     check = LineCheck(outputs_path, run_id, legacy=True)
     present = stored(outputs_path).is_file()
     if present:
-        takers = [sink.add for sink in sinks if sink is not None]
+        add, also_add = sink.add, None if also is None else also.add
         for lineno, record in reader.numbered():
-            check(lineno, record)
-            for add in takers:
-                add(lineno, record)
+            # LineCheck passes this run's line when no unstamped one came before: that case
+            # without a call (a first read's hot loop).
+            if record.get("run") != run_id or check.unstamped is not None:
+                check(lineno, record)
+            add(lineno, record)
+            if also_add is not None:
+                also_add(lineno, record)
     return present
 
 
