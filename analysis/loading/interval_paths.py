@@ -219,7 +219,8 @@ class PathsReader:
             store.latest.append(array("i"))
         latest = store.latest[decoder_code]
         if len(latest) <= job_code:  # grown a chunk at a time (past the last job: absent)
-            latest.extend(_ABSENT * max(job_code + 1 - len(latest), len(_ABSENT)))
+            gap = job_code + 1 - len(latest)
+            latest.extend(_ABSENT if gap <= len(_ABSENT) else array("i", [LINE_ABSENT]) * gap)
         if record.get("status") != "ok":
             latest[job_code] = LINE_FAILED
             return
