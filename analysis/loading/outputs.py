@@ -174,6 +174,7 @@ class OutputsReader:
         self.rows: list[array[int]] = []
         self.duplicates = 0
         self.imported: set[str] = set()
+        self.last: tuple[int, ...] = ()  # the row ``add`` made of the last line
 
     def add(self, lineno: int, record: OutputLine) -> None:
         """Read one line; a malformed one is refused with its line number."""
@@ -186,6 +187,17 @@ class OutputsReader:
                 raise bad_output_line(self.path, lineno, exc) from exc
         if "imported" in record:
             self.imported.add(self.codes["decoder"].strings[found[0]])
+        self.last = found
+        self._place(found, job)
+
+    def repeated(self, job: str, repeat: int, last: tuple[int, ...]) -> None:
+        """A line whose fields but its job, repeat and ``seq`` equal those of a line read
+        before (``last``: its row), taken without parsing (``repeated_lines``): the row
+        ``add`` would have made of it."""
+        self._place((*last[:6], repeat, *last[7:]), job)
+
+    def _place(self, found: tuple[int, ...], job: Any) -> None:
+        """The row of (``job``, its decoder), or over the earlier row of that pair."""
         job_id = self.job_ids.get(job)
         if job_id is None:
             job_id = self.job_ids[job] = len(self.job_ids)

@@ -32,6 +32,7 @@ from .asked import AskedChunk, AskedReader
 from .exchanges import RequestLog, RequestsReader
 from .interval_paths import PathsReader
 from .outputs import LogStats, Outputs, OutputsReader
+from .repeated_lines import RepeatedLines
 from .request_parts import RequestParts, decode_parts
 
 __all__ = [
@@ -95,6 +96,11 @@ def _read_checked(
     present = stored(outputs_path).is_file()
     if present:
         add, also_add = sink.add, None if also is None else also.add
+        # Lines that repeat one read before but for their job, repeat and seq are given to
+        # the readers unparsed (``repeated_lines``); the others are parsed, checked and read.
+        outputs = sink if isinstance(sink, OutputsReader) else None
+        repeated = RepeatedLines(check, outputs, also if outputs is not None else sink)
+        reader.keep, learn = repeated.keep, repeated.learn
         for lineno, record in reader.numbered():
             # LineCheck passes this run's line when no unstamped one came before: that case
             # without a call (a first read's hot loop).
@@ -103,6 +109,7 @@ def _read_checked(
             add(lineno, record)
             if also_add is not None:
                 also_add(lineno, record)
+            learn(record)
     return present
 
 
