@@ -266,10 +266,12 @@ class PathsReader:
             job_code = self.codes["job"].code(job)
         decoder_code, condition_code, outcome = last
         if outcome.__class__ is tuple:
-            outcome = (*outcome[:3], repeat, outcome[4])  # type: ignore[index]
+            outcome = (*outcome[:3], repeat, outcome[4])
         self._place(job_code, decoder_code, condition_code, outcome)
 
-    def _place(self, job_code: int, decoder_code: int, condition_code: int, outcome: _Outcome) -> None:
+    def _place(
+        self, job_code: int, decoder_code: int, condition_code: int, outcome: _Outcome
+    ) -> None:
         """The line's outcome as the latest of its (job, decoder): failed, not interval
         choices, or a unit row (its names' codes, repeat and path)."""
         store = self.store
@@ -280,7 +282,7 @@ class PathsReader:
             gap = job_code + 1 - len(latest)
             latest.extend(_ABSENT if gap <= len(_ABSENT) else array("i", [LINE_ABSENT]) * gap)
         if outcome.__class__ is int:
-            latest[job_code] = outcome  # type: ignore[assignment]
+            latest[job_code] = outcome
             return
         units = store.units
         latest[job_code] = len(units) // _ROW

@@ -98,8 +98,10 @@ def _read_checked(
         add, also_add = sink.add, None if also is None else also.add
         # Lines that repeat one read before but for their job, repeat and seq are given to
         # the readers unparsed (``repeated_lines``); the others are parsed, checked and read.
-        outputs = sink if isinstance(sink, OutputsReader) else None
-        repeated = RepeatedLines(check, outputs, also if outputs is not None else sink)
+        if isinstance(sink, OutputsReader):
+            repeated = RepeatedLines(check, sink, also)
+        else:
+            repeated = RepeatedLines(check, None, sink)
         reader.keep, learn = repeated.keep, repeated.learn
         for lineno, record in reader.numbered():
             # LineCheck passes this run's line when no unstamped one came before: that case

@@ -30,7 +30,9 @@ def _bases() -> list[dict[str, Any]]:
     log = LogWriter(n_cells=100)
     for decoder, k in (("tree2", 2), ("tree10", 10)):
         for order in ORDERS:
-            log.tree_output("j", decoder, Decimal(42), tree_path(100, k, true_child(42)), order=order)
+            log.tree_output(
+                "j", decoder, Decimal(42), tree_path(100, k, true_child(42)), order=order
+            )
     direct = dict(log.outputs[0], decoder="direct", value="41")
     direct["trace"] = [{"round": 1, "choice": "41", "value": "41"}]
     failed = dict(log.outputs[1], status="failed", value=None)
@@ -67,7 +69,11 @@ def _line(base: int, job: str, repeat: int, variant: str, seq: int) -> bytes:
     elif variant == "repeat big":
         record["repeat"] = 10**18 + repeat
     elif variant == "nested repeat":
-        record = {"job": job, "extra": {"repeat": 99}, **{k: v for k, v in record.items() if k != "job"}}
+        record = {
+            "job": job,
+            "extra": {"repeat": 99},
+            **{k: v for k, v in record.items() if k != "job"},
+        }
     elif variant == "no case":
         del record["case"], record["family"]
     elif variant == "no family":
