@@ -112,6 +112,7 @@ def _read_checked(
             if also_add is not None:
                 also_add(lineno, record)
             learn(record)
+        reader.keep = None  # the reader is kept (check_sequence): the lines learned are not
     return present
 
 
