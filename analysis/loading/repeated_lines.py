@@ -16,8 +16,8 @@ checks), whose parsed job and repeat were those read from its bytes and that nam
 and family (the defaults of both are the job). Such a line parses to the same record but
 for the job, repeat and ``seq`` (every other byte is equal, and neither repeated key
 appears elsewhere in it), so the readers' rows are the ones they would make of it. A real
-model's lines rarely repeat: past ``LEARNED`` distinct lines with fewer repeats than that,
-the cache is dropped and each line is parsed as before.
+model's lines rarely repeat: once a few thousand lines are learned with few repeats met,
+the cache is dropped and each line is parsed as before (at most ``LEARNED`` are kept).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from .outputs import OutputsReader
 
 __all__ = ["LEARNED", "RepeatedLines"]
 
-LEARNED = 50_000  # distinct lines kept at most (~600 bytes each)
+LEARNED = 20_000  # distinct lines kept at most (~600 bytes each at 100x)
+_CHECKED = 5_000  # every so many lines learned: dropped if a quarter as many repeats were met
 
 _JOB = b'{"job":"'  # the writer's first field
 _REPEAT = b',"repeat":'
@@ -117,9 +118,11 @@ class RepeatedLines:
             or any(name in part for name in _TAKEN for part in key)
         ):
             return
-        if len(self.lines) >= LEARNED:
-            if self.repeats < LEARNED:  # lines that rarely repeat: parse them all
-                self.lines, self.on = {}, False
+        learned = len(self.lines)
+        if learned % _CHECKED == 0 and self.repeats * 4 < learned:
+            self.lines, self.on = {}, False  # lines that rarely repeat: parse them all
+            return
+        if learned >= LEARNED:
             return
         paths = self.paths
         self.lines[key] = (

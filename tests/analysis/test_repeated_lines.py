@@ -165,3 +165,20 @@ def test_a_repeat_that_is_not_json_is_refused(tmp_path: Path, old: bytes, new: b
     path.write_bytes(_line(0, "a/r5", 5, "plain", 1) + second.replace(old, new))
     with pytest.raises(LogFormatError, match="line 2"):
         read_outputs(path, "r", paths=True)
+
+
+def test_lines_that_rarely_repeat_are_all_parsed(tmp_path: Path, monkeypatch: Any) -> None:
+    """Distinct lines first (a real model's): the cache is dropped at the first check, and
+    the repeats that follow are parsed too, with the same result."""
+    monkeypatch.setattr(repeated_lines, "_CHECKED", 4)
+    taken: list[bool] = []
+    keep = repeated_lines.RepeatedLines.keep
+    monkeypatch.setattr(
+        repeated_lines.RepeatedLines,
+        "keep",
+        lambda self, line: taken.append(keep(self, line)) or taken[-1],
+    )
+    rows = [(i, f"d{i}", i, "plain") for i in range(len(BASES))]
+    rows += [(b, job + "x", rep + 1, v) for b, job, rep, v in rows]
+    _same_as_parsed(tmp_path, rows)
+    assert all(taken)  # every line parsed
