@@ -152,6 +152,7 @@ class JsonlReader(Generic[R]):
         self.seq_count = 0
         self.seq_sum = 0
         self.seq_squares = 0
+        self._frame_end = 0  # a compressed log's: see _lines
 
     @property
     def torn(self) -> bool:
@@ -162,10 +163,11 @@ class JsonlReader(Generic[R]):
         for _, record in self.numbered():
             yield record
 
-    def _lines(self, handle: BinaryIO, packed: bool) -> Iterator[tuple[bytes, int]]:
-        """Every whole line with where the data it belongs to ends in the file (for a
-        compressed log: the end of its frame once its frame's last line is read, else the
-        end of the frame before); sets ``torn_bytes``."""
+    def _lines(self, handle: BinaryIO, packed: bool) -> Iterator[bytes]:
+        """Every whole line; sets ``torn_bytes``. For a compressed log, ``_frame_end`` is
+        set before each line to where the data it belongs to ends in the file (the end of
+        its frame once its frame's last line is read, else the end of the frame before);
+        ``numbered`` counts a plain file's positions itself."""
         if packed:
             end = 0
             frames = zlog.frames(handle, str(self.path))
@@ -177,64 +179,87 @@ class JsonlReader(Generic[R]):
                     return
                 # Split on newlines only, as reading a plain file does (not on a bare \r).
                 lines = [part + b"\n" for part in text.split(b"\n")[:-1]]
+                self._frame_end = end
                 for line in lines[:-1]:
-                    yield line, end
+                    yield line
                 if lines:
-                    yield lines[-1], frame_end
+                    self._frame_end = frame_end
+                    yield lines[-1]
                 end = frame_end
-        end = 0
         for line in handle:
             if not line.endswith(b"\n"):
                 self.torn_bytes = len(line)  # only the last line can lack its newline
                 return
-            end += len(line)
-            yield line, end
+            yield line
 
     def numbered(self) -> Iterator[tuple[int, R]]:
         """Yield (line number, record) for every record (1-based, as an editor counts)."""
         path = zlog.stored(self.path)
         if not path.exists():
             return
-        keep, decode, loads = self.keep, self.decode, orjson.loads
-        with path.open("rb") as handle:
-            for number, (line, end) in enumerate(self._lines(handle, path != self.path), 1):
-                if line[0] in _BLANK and not line.strip():
-                    self.valid_bytes = end
-                    continue
-                # The writer's ending ``,"seq":123}\n`` read in place, any other by seq_of.
-                at = line.rfind(_SEQ_KEY, -_SEQ_TAIL) if line.endswith(b"}\n") else -1
-                digits = line[at + len(_SEQ_KEY) : -2] if at >= 0 else b""
-                seq = int(digits) if digits.isdigit() and len(digits) < 20 else seq_of(line)
-                if seq is not None:
-                    if seq > self.seq_last:
-                        self.seq_last = seq
-                        self.seq_count += 1
-                        self.seq_sum += seq
-                        self.seq_squares += seq * seq
-                    elif self._run_key is None or self._run_key in line:
-                        # A record read already: count it once.
-                        if not (line.startswith(b"{") and line.rstrip(_BLANK).endswith(b"}")):
-                            self._parse(line, number)  # still refuse what is not a record
-                        self.valid_bytes = end
-                        self.duplicates += 1
+        keep, decode, loads, run_key = self.keep, self.decode, orjson.loads, self._run_key
+        # The per-line counts in locals (a first read's hot loop), in the reader once the
+        # loop ends or is left: no caller reads them before.
+        last, count, total, squares = self.seq_last, self.seq_count, self.seq_sum, self.seq_squares
+        records, valid = self.records, self.valid_bytes
+        try:
+            with path.open("rb") as handle:
+                packed, end = path != self.path, 0
+                # A plain file's lines read here, not through _lines (a generator per line).
+                for number, line in enumerate(self._lines(handle, True) if packed else handle, 1):
+                    if packed:
+                        end = self._frame_end
+                    elif line[-1] == 10:  # b"\n"
+                        end += len(line)
+                    else:
+                        self.torn_bytes = len(line)  # only the last line can lack its newline
+                        return
+                    if line[0] in _BLANK and not line.strip():
+                        valid = end
                         continue
-                    # else another run's line under a lower number: yielded, for the caller
-                    # to refuse by name (never counted as this run's repeat)
-                wanted = keep is None or keep(line)
-                if not wanted and line.startswith(b"{") and line.endswith(b"}\n"):
-                    self.valid_bytes = end
-                    self.records += 1
-                    continue
-                try:  # the common case without a call: a JSON object (else _parse refuses)
-                    record: Any = loads(line) if decode is None else None
-                except orjson.JSONDecodeError:
-                    record = None
-                if type(record) is not dict:
-                    record = self._parse(line, number)
-                self.valid_bytes = end
-                self.records += 1
-                if wanted:
-                    yield number, record
+                    # The writer's ending ``,"seq":123}\n`` read in place, any other by seq_of.
+                    at = line.rfind(_SEQ_KEY, -_SEQ_TAIL) if line.endswith(b"}\n") else -1
+                    digits = line[at + len(_SEQ_KEY) : -2] if at >= 0 else b""
+                    seq = int(digits) if digits.isdigit() and len(digits) < 20 else seq_of(line)
+                    if seq is not None:
+                        if seq > last:
+                            last = seq
+                            count += 1
+                            total += seq
+                            squares += seq * seq
+                        elif run_key is None or run_key in line:
+                            # A record read already: count it once.
+                            if not (line.startswith(b"{") and line.rstrip(_BLANK).endswith(b"}")):
+                                self._parse(line, number)  # still refuse what is not a record
+                            valid = end
+                            self.duplicates += 1
+                            continue
+                        # else another run's line under a lower number: yielded, for the
+                        # caller to refuse by name (never counted as this run's repeat)
+                    wanted = keep is None or keep(line)
+                    if not wanted and line.startswith(b"{") and line.endswith(b"}\n"):
+                        valid = end
+                        records += 1
+                        continue
+                    # The common case without a call (else _parse decodes or refuses it).
+                    if decode is None:
+                        try:
+                            record: Any = loads(line)
+                        except orjson.JSONDecodeError:
+                            record = None
+                        if type(record) is not dict:
+                            record = self._parse(line, number)
+                    else:
+                        record = decode(line)
+                        if record is None:
+                            record = self._parse(line, number)
+                    valid = end
+                    records += 1
+                    if wanted:
+                        yield number, record
+        finally:
+            self.seq_last, self.seq_count, self.seq_sum = last, count, total
+            self.seq_squares, self.records, self.valid_bytes = squares, records, valid
 
     def _parse(self, line: bytes, number: int) -> R:
         if self.decode is not None:
@@ -263,8 +288,7 @@ def whole_lines(path: Path) -> Iterator[bytes]:
     stored = zlog.stored(path)
     if stored.exists():
         with stored.open("rb") as handle:
-            for line, _ in reader._lines(handle, stored != path):
-                yield line
+            yield from reader._lines(handle, stored != path)
 
 
 def valid_end(path: Path) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 from runfolder import JsonlReader, RequestLine, job_records, stored
 
 from .outputs import LogStats
+from .request_parts import RequestParts
 from .row_chunks import FloatChunks, RowChunks, release_freed
 
 __all__ = [
@@ -159,6 +160,42 @@ class RequestsReader:
                 error is not None,
                 _code(self.kinds, kind),
                 _code(self.models, record.get("model")),
+            )
+        )
+
+    def add_parts(self, parts: RequestParts) -> None:
+        """``add`` for a line decoded as RequestParts: the common line (usage an object, no
+        error, no cache hit) read from the parts' attributes without a dict or a call per
+        field (each value as ``_number``, ``_int`` and ``_code`` take it); any other line
+        through ``add`` as its dict."""
+        usage = parts.usage
+        if parts.error is not None or parts.cache is not None or type(usage) is not dict:
+            self.add(parts.fields())  # type: ignore[arg-type]
+            return
+        job = parts.job
+        if job.__class__ is not str or job != self.jobs.last:
+            self.jobs.add(job if job.__class__ is str else str(job))
+        latency, cost = parts.latency_ms, parts.cost_usd
+        tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
+        # float(v) of a JSON int or float is what _number gives; any other type goes to it.
+        self.floats.append(
+            (
+                latency if latency.__class__ is float else _number(latency),
+                float(tokens_in) if tokens_in.__class__ is int else _number(tokens_in),
+                float(tokens_out) if tokens_out.__class__ is int else _number(tokens_out),
+                cost if cost.__class__ is float else _number(cost),
+            )
+        )
+        attempt, model = parts.attempt, parts.model
+        models = self.models
+        self.ints.append(
+            (
+                attempt if attempt.__class__ is int else _int(attempt),
+                False,
+                -1,  # no error: no kind
+                models.setdefault(model, len(models))
+                if model.__class__ is str
+                else _code(models, model),
             )
         )
 

@@ -140,6 +140,8 @@ class PathsReader:
         self.cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self.derived: dict[tuple[Any, ...], int] = {}  # exact trace, target, value -> path
         self.pack = struct.Struct(f"={_ROW}i").pack  # a unit's row as store.units' items
+        self.last: _Last | None = None  # what ``record`` made of the last line
+        self.generation = 0  # how often ``derived`` was cleared (its path ids then renewed)
 
     def grid(self, record: OutputLine) -> GridIndex:
         n_cells = record["N"]
@@ -183,6 +185,7 @@ class PathsReader:
                 found = _NOT_INTERVALS
             if len(self.derived) >= 50_000:  # entries; a few hundred bytes each
                 self.derived.clear()  # (a path derived again is kept again: harmless)
+                self.generation += 1
             self.derived[key] = found
         return found
 
@@ -197,7 +200,7 @@ class PathsReader:
         """One output: a unit, and its path when new, when its trace reads as interval choices."""
         # The hot path (0.6 million lines at 100×) inlines what a call per field would cost:
         # names looked up in the interners' dicts, the path cache, the row packed in one go.
-        jobs, decoders, conditions, orders, cases, families = self.ids
+        jobs, decoders, conditions, _, _, _ = self.ids
         raw: Any = record["job"]
         job = raw if raw.__class__ is str else str(raw)
         decoder, condition = record["decoder"], record["condition"]
@@ -214,32 +217,34 @@ class PathsReader:
         except KeyError:
             decoder_code = self.codes["decoder"].code(decoder)
             condition_code = self.codes["condition"].code(condition)
-        store = self.store
-        while len(store.latest) <= decoder_code:
-            store.latest.append(array("i"))
-        latest = store.latest[decoder_code]
-        if len(latest) <= job_code:
-            latest.extend([LINE_ABSENT] * (job_code + 1 - len(latest)))
         if record.get("status") != "ok":
-            latest[job_code] = LINE_FAILED
-            return
-        key = (
-            record["L"],
-            record["eps"],
-            record["N"],
-            record["target"],
-            record["value"],
-            orjson.dumps(record.get("trace")),
-        )
-        path = self.derived.get(key)
-        if path is None:
-            path = self.path_of(record, key)
-        if path == _NOT_INTERVALS:
-            latest[job_code] = LINE_OTHER
-            return
+            outcome: _Outcome = LINE_FAILED
+        else:
+            key = (
+                record["L"],
+                record["eps"],
+                record["N"],
+                record["target"],
+                record["value"],
+                orjson.dumps(record.get("trace")),
+            )
+            path = self.derived.get(key)
+            if path is None:
+                path = self.path_of(record, key)
+            outcome = LINE_OTHER if path == _NOT_INTERVALS else self._unit(record, raw, path)
+        self.last = (decoder_code, condition_code, outcome)
+        self._place(job_code, decoder_code, condition_code, outcome)
+
+    def _unit(self, record: OutputLine, raw: Any, path: int) -> _Outcome:
+        """The codes of an interval unit's names, its repeat and its path."""
+        _, _, _, orders, cases, families = self.ids
+        # Names as the tables show them: a string as is, any other value as ``str`` writes
+        # it (inline: a call per name cost ~0.3 s at 100x).
         case: Any = record.get("case", raw)
-        order, family = _text(record["order"]), _text(record.get("family", case))
-        case = _text(case)
+        order, family = record["order"], record.get("family", case)
+        order = order if order.__class__ is str else str(order)
+        family = family if family.__class__ is str else str(family)
+        case = case if case.__class__ is str else str(case)
         try:
             codes = (orders[order], cases[case], families[family])
         except KeyError:
@@ -249,9 +254,39 @@ class PathsReader:
                 names["case"].code(case),
                 names["family"].code(family),
             )
+        return (*codes, int(record.get("repeat") or 0), path)
+
+    def repeated(self, job: str, repeat: int, last: _Last) -> None:
+        """A line whose fields but its job, repeat and ``seq`` equal those of a line read
+        before (``last``: what ``record`` kept of that line), taken without parsing
+        (``repeated_lines``): the unit ``record`` would have made of it."""
+        try:
+            job_code = self.ids[0][job]
+        except KeyError:
+            job_code = self.codes["job"].code(job)
+        decoder_code, condition_code, outcome = last
+        if outcome.__class__ is tuple:
+            outcome = (*outcome[:3], repeat, outcome[4])
+        self._place(job_code, decoder_code, condition_code, outcome)
+
+    def _place(
+        self, job_code: int, decoder_code: int, condition_code: int, outcome: _Outcome
+    ) -> None:
+        """The line's outcome as the latest of its (job, decoder): failed, not interval
+        choices, or a unit row (its names' codes, repeat and path)."""
+        store = self.store
+        while len(store.latest) <= decoder_code:
+            store.latest.append(array("i"))
+        latest = store.latest[decoder_code]
+        if len(latest) <= job_code:  # grown a chunk at a time (past the last job: absent)
+            gap = job_code + 1 - len(latest)
+            latest.extend(_ABSENT if gap <= len(_ABSENT) else array("i", [LINE_ABSENT]) * gap)
+        if outcome.__class__ is int:
+            latest[job_code] = outcome
+            return
         units = store.units
         latest[job_code] = len(units) // _ROW
-        row = (job_code, decoder_code, condition_code, *codes, int(record.get("repeat") or 0), path)
+        row = (job_code, decoder_code, condition_code, *outcome)  # type: ignore[misc]
         try:  # (pack refuses the whole row, so a row is never half appended)
             units.frombytes(self.pack(*row))
         except struct.error:  # a value beyond int32: the rows widen to int64
@@ -273,11 +308,10 @@ class PathsReader:
 
 
 _ROW = 8  # path_table.IDENTITY and the path
-
-
-def _text(value: Any) -> str:
-    """A name as the tables show it: a string as is, any other value as ``str`` writes it."""
-    return value if value.__class__ is str else str(value)
+# What a line came to: LINE_FAILED, LINE_OTHER, or a unit's (order, case, family, repeat, path).
+_Outcome = int | tuple[int, ...]
+_Last = tuple[int, int, _Outcome]  # (decoder code, condition code, outcome)
+_ABSENT = array("i", [LINE_ABSENT]) * 4096  # a decoder's jobs without a line yet
 
 
 def read_paths(path: Path, orders: tuple[str, str] = ("ascending", "reversed")) -> PathTable:

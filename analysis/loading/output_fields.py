@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import operator
+from pathlib import Path
 from typing import Any
 
-from runfolder import OutputLine
+from runfolder import OutputLine, job_records
 
 from .exact import output_errors, parse_decimal
 
-__all__ = ["KEYS", "REQUIRED", "fields_of", "line_fields", "numbers_of"]
+__all__ = ["KEYS", "REQUIRED", "fields_of", "find_output", "line_fields", "numbers_of"]
 
 REQUIRED = ("job", "decoder", "status", "condition", "order", "target", "L", "eps", "N")
 
@@ -46,3 +47,16 @@ def fields_of(record: OutputLine) -> tuple[Any, ...]:
     case = get("case", job)
     found = tuple(get(key) for key in KEYS[:10])
     return (*found, get("domain", "all"), case, get("family", case), *map(get, KEYS[13:]))
+
+
+def find_output(path: Path, job: str, decoder: str) -> dict[str, Any] | None:
+    """Return the last outputs.jsonl record for (job, decoder), trace included, or None.
+
+    Parses only the lines that mention the job (``job_records``): one output of a 100× run
+    costs a scan, not 614,400 parses.
+    """
+    found = None
+    for record in job_records(path, job):
+        if record.get("decoder") == decoder:
+            found = record
+    return found

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 
 from analysis.errors import bad_output_line
-from runfolder import JsonlReader, OutputLine, job_records, stored
+from runfolder import JsonlReader, OutputLine, stored
 
 from .compact import narrow
 from .interning import Interner
-from .output_fields import REQUIRED, fields_of, line_fields, numbers_of
+from .output_fields import REQUIRED, fields_of, find_output, line_fields, numbers_of
 from .row_chunks import CHUNK_ROWS, RowChunks, release_freed
 
 __all__ = ["LogStats", "Outputs", "OutputsReader", "family_sort_key", "find_output", "load_outputs"]
@@ -174,6 +174,7 @@ class OutputsReader:
         self.rows: list[array[int]] = []
         self.duplicates = 0
         self.imported: set[str] = set()
+        self.last: tuple[int, ...] = ()  # the row ``add`` made of the last line
 
     def add(self, lineno: int, record: OutputLine) -> None:
         """Read one line; a malformed one is refused with its line number."""
@@ -186,6 +187,16 @@ class OutputsReader:
                 raise bad_output_line(self.path, lineno, exc) from exc
         if "imported" in record:
             self.imported.add(self.codes["decoder"].strings[found[0]])
+        self.last = found
+        self._place(found, job)
+
+    def repeated(self, job: str, repeat: int, last: tuple[int, ...]) -> None:
+        """``add`` of a line equal to one read before (its row ``last``) but for its job,
+        repeat and ``seq``, taken unparsed (``repeated_lines``)."""
+        self._place((*last[:6], repeat, *last[7:]), job)
+
+    def _place(self, found: tuple[int, ...], job: Any) -> None:
+        """The row of (``job``, its decoder), or over the earlier row of that pair."""
         job_id = self.job_ids.get(job)
         if job_id is None:
             job_id = self.job_ids[job] = len(self.job_ids)
@@ -384,16 +395,3 @@ def load_outputs(path: Path) -> Outputs:
         for lineno, record in reader.numbered():
             outputs.add(lineno, record)
     return outputs.result(LogStats(stored(path).is_file(), reader.records, int(reader.torn)))
-
-
-def find_output(path: Path, job: str, decoder: str) -> dict[str, Any] | None:
-    """Return the last outputs.jsonl record for (job, decoder), trace included, or None.
-
-    Parses only the lines that mention the job (``job_records``): one output of a 100× run
-    costs a scan, not 614,400 parses.
-    """
-    found = None
-    for record in job_records(path, job):
-        if record.get("decoder") == decoder:
-            found = record
-    return found

@@ -32,6 +32,7 @@ from .asked import AskedChunk, AskedReader
 from .exchanges import RequestLog, RequestsReader
 from .interval_paths import PathsReader
 from .outputs import LogStats, Outputs, OutputsReader
+from .repeated_lines import RepeatedLines
 from .request_parts import RequestParts, decode_parts
 
 __all__ = [
@@ -86,18 +87,32 @@ def _read_checked(
     reader: JsonlReader[OutputLine],
     outputs_path: Path,
     run_id: str,
-    *sinks: OutputsReader | PathsReader | None,
+    sink: OutputsReader | PathsReader,
+    also: PathsReader | None = None,
 ) -> bool:
-    """Each line of ``outputs_path`` checked as this run's and given to ``sinks``; False
-    when the log is absent."""
+    """Each line of ``outputs_path`` checked as this run's and given to ``sink`` (and
+    ``also``); False when the log is absent."""
     check = LineCheck(outputs_path, run_id, legacy=True)
     present = stored(outputs_path).is_file()
     if present:
-        takers = [sink.add for sink in sinks if sink is not None]
+        add, also_add = sink.add, None if also is None else also.add
+        # Lines that repeat one read before but for their job, repeat and seq are given to
+        # the readers unparsed (``repeated_lines``); the others are parsed, checked and read.
+        if isinstance(sink, OutputsReader):
+            repeated = RepeatedLines(check, sink, also)
+        else:
+            repeated = RepeatedLines(check, None, sink)
+        reader.keep, learn = repeated.keep, repeated.learn
         for lineno, record in reader.numbered():
-            check(lineno, record)
-            for add in takers:
-                add(lineno, record)
+            # LineCheck passes this run's line when no unstamped one came before: that case
+            # without a call (a first read's hot loop).
+            if record.get("run") != run_id or check.unstamped is not None:
+                check(lineno, record)
+            add(lineno, record)
+            if also_add is not None:
+                also_add(lineno, record)
+            learn(record)
+        reader.keep = None  # the reader is kept (check_sequence): the lines learned are not
     return present
 
 
@@ -117,9 +132,11 @@ def read_exchanges(
         for lineno, exchange in log.numbered():
             if isinstance(exchange, RequestParts):
                 if columns:
-                    fields = exchange.fields()
-                    check(lineno, fields)
-                    requests.add(fields)  # type: ignore[arg-type]
+                    # LineCheck passes this run's line when no unstamped one came before:
+                    # that case without building the line's dict for it.
+                    if exchange.run != run_id or check.unstamped is not None:
+                        check(lineno, exchange.fields())
+                    requests.add_parts(exchange)
                 if asked is not None:
                     asked.parts(exchange)
                 continue
