@@ -28,6 +28,7 @@ from .answer_outcomes import MISMATCH, UNUSABLE, UNUSABLE_LABELLED, WITH, WITHOU
 from .answer_pairs import LabelSets, PairScorer
 from .asked import AskedChunk, AskedReader
 from .compact import narrow, narrow_type
+from .interning import Codes, CompactNames
 from .interval_paths import PathTable, read_paths
 from .outcome_table import OutcomeTable
 from .row_chunks import joined, release_freed
@@ -66,7 +67,10 @@ class AnswersJoin:
 
     def reader(self) -> AskedReader:
         """A reader of requests.jsonl lines that hands its rows straight to this join."""
-        return AskedReader(self.add, job_codes=self.paths.codes["job"])
+        jobs = self.paths.codes["job"]
+        if isinstance(jobs, CompactNames):  # looked up a chunk at a time
+            return AskedReader(self.add, resolve=jobs.codes_of)
+        return AskedReader(self.add, job_codes=jobs)
 
     def add(self, chunk: AskedChunk) -> None:
         """Join one chunk of question rows (in log order, whole requests)."""
@@ -122,8 +126,11 @@ class AnswersJoin:
             self.target_code = np.r_[self.target_code, [c for c, _ in found]].astype(np.int64)
             self.target_depth = np.r_[self.target_depth, [d for _, d in found]].astype(np.int64)
         if chunk.jobs is not None and len(chunk.jobs) > len(self.job_code):
-            codes = self.paths.codes["job"]
-            more = [codes.get(name, -1) for name in chunk.jobs[len(self.job_code) :]]
+            codes, names = self.paths.codes["job"], chunk.jobs[len(self.job_code) :]
+            if isinstance(codes, CompactNames):
+                more = codes.codes_of(names).tolist()
+            else:
+                more = [_code(codes, name) for name in names]
             self.job_code = np.r_[self.job_code, more].astype(np.int64)
 
     def _target(self, where: str) -> tuple[int, int]:
@@ -248,6 +255,11 @@ class AnswersJoin:
             pair_averaged_ties=pairs.averaged_ties,
             counts=counts,
         )
+
+
+def _code(codes: Codes, name: str) -> int:
+    found = codes.get(name, -1)
+    return -1 if found is None else found
 
 
 def _emptied(pieces: list[np.ndarray]) -> Iterator[np.ndarray]:

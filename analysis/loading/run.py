@@ -23,12 +23,13 @@ from runfolder import (
 )
 
 from .answers import AnswerCounts, AnswerLog, AnswersJoin, order_pair
-from .column_cache import RUN_LOGS, cache_key, keep, recall
+from .column_cache import RUN_LOGS, cache_enabled, cache_key, keep, recall
 from .exchanges import RequestLog
 from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
 from .outputs import LogStats, Outputs
 from .provenance import HashCheck, recheck
+from .row_chunks import release_freed
 from .side_by_side import (
     SIDE_BY_SIDE_MAX_BYTES,
     Aside,
@@ -177,6 +178,8 @@ def load_run(
     if kept is None:
 
         def taken(found: AnswerLog) -> AnswerLog | None:
+            if cache_enabled() or digest is None:  # kept, or handed back: names as strings
+                found.names["job"] = tuple(found.names["job"])
             keep(run_dir, "answers", answers_key, found)
             if digest is None:
                 return found
@@ -244,10 +247,12 @@ def _read_apart(run_dir: Path, pairing: tuple[str, str], run_id: str, taken: _Ta
     paths, reader = read_paths_checked(outputs_path, run_id)
     join = AnswersJoin(paths.table(pairing))
     del paths
+    release_freed()  # what the paths pass freed (its lines, the job names' dictionary)
     requests, log = read_exchanges(requests_path, run_id, join.reader())
     check_sequence(run_dir, log, reader)
     answers = taken(join.result(stored(requests_path).is_file()))
     del join
+    release_freed()  # the join's and the statistics' heap, before the outputs' columns
     outputs, _, _ = read_outputs(outputs_path, run_id, paths=False)
     return outputs, requests, answers
 
