@@ -11,6 +11,7 @@ outcome columns (27 bytes each) then grow with the questions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,7 +69,7 @@ class AnswerLog:
     """
 
     units: dict[str, np.ndarray]
-    names: dict[str, tuple[str, ...]]
+    names: dict[str, Sequence[str]]  # tuples (the job names may be CompactNames)
     pair_first: np.ndarray
     pair_second: np.ndarray
     pair_depth: np.ndarray

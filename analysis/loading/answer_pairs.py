@@ -211,7 +211,8 @@ class PairScorer:
         del parts
         # One column at a time, each piece freed once copied (``row_chunks.joined``).
         pair_id, first, second, averaged = (
-            joined(pieces, np.result_type(*pieces) if pieces else np.int8) for pieces in columns
+            joined(pieces, np.result_type(*pieces) if pieces else np.dtype(np.int8))
+            for pieces in columns
         )
         return PairRows(pair_id, first, second, averaged, without_truth=self.without)
 

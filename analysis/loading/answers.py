@@ -28,7 +28,7 @@ from .answer_outcomes import MISMATCH, UNUSABLE, UNUSABLE_LABELLED, WITH, WITHOU
 from .answer_pairs import LabelSets, PairScorer
 from .asked import AskedChunk, AskedReader
 from .compact import narrow, narrow_type
-from .interning import Codes, CompactNames
+from .interning import NameCodes
 from .interval_paths import PathTable, read_paths
 from .outcome_table import OutcomeTable
 from .row_chunks import joined, release_freed
@@ -68,8 +68,8 @@ class AnswersJoin:
     def reader(self) -> AskedReader:
         """A reader of requests.jsonl lines that hands its rows straight to this join."""
         jobs = self.paths.codes["job"]
-        if isinstance(jobs, CompactNames):  # looked up a chunk at a time
-            return AskedReader(self.add, resolve=jobs.codes_of)
+        if isinstance(jobs, NameCodes):  # looked up a chunk at a time
+            return AskedReader(self.add, resolve=jobs.names.codes_of)
         return AskedReader(self.add, job_codes=jobs)
 
     def add(self, chunk: AskedChunk) -> None:
@@ -127,10 +127,10 @@ class AnswersJoin:
             self.target_depth = np.r_[self.target_depth, [d for _, d in found]].astype(np.int64)
         if chunk.jobs is not None and len(chunk.jobs) > len(self.job_code):
             codes, names = self.paths.codes["job"], chunk.jobs[len(self.job_code) :]
-            if isinstance(codes, CompactNames):
-                more = codes.codes_of(names).tolist()
+            if isinstance(codes, NameCodes):
+                more = codes.names.codes_of(names).tolist()
             else:
-                more = [_code(codes, name) for name in names]
+                more = [codes.get(name, -1) for name in names]
             self.job_code = np.r_[self.job_code, more].astype(np.int64)
 
     def _target(self, where: str) -> tuple[int, int]:
@@ -216,11 +216,11 @@ class AnswersJoin:
         found["o"] = [renumber[piece] for piece in _emptied(found["o"])]
         # One column at a time, each piece freed once copied, the heap handed back after
         # each: never every piece beside its whole copy.
-        types = {"unit": np.int32, "depth": np.int16, "first": bool, "o": smallest}
+        empty = {"unit": np.int32, "depth": np.int16, "first": np.bool_, "o": smallest}
         columns = {}
         for name, pieces in found.items():
-            dtype = np.result_type(*pieces) if name == "depth" and pieces else types[name]
-            columns[name] = joined(pieces, np.dtype(dtype))
+            dtype = np.result_type(*pieces) if pieces else np.dtype(empty[name])
+            columns[name] = joined(pieces, dtype)
             release_freed()
         take = self.outcomes.take
         true, picked = take("true", used), take("picked", used)
@@ -255,11 +255,6 @@ class AnswersJoin:
             pair_averaged_ties=pairs.averaged_ties,
             counts=counts,
         )
-
-
-def _code(codes: Codes, name: str) -> int:
-    found = codes.get(name, -1)
-    return -1 if found is None else found
 
 
 def _emptied(pieces: list[np.ndarray]) -> Iterator[np.ndarray]:

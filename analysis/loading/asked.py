@@ -36,7 +36,6 @@ import orjson
 
 from runfolder import RequestLine
 
-from .interning import Codes
 from .request_parts import RequestParts
 
 __all__ = ["ANSWERS_KEPT", "ROWS", "AskedChunk", "AskedReader"]
@@ -85,7 +84,7 @@ class AskedReader:
     def __init__(
         self,
         sink: Callable[[AskedChunk], None] | None = None,
-        job_codes: Codes | None = None,
+        job_codes: Mapping[str, int] | None = None,
         rows: int = ROWS,
         kept: int | None = None,
         resolve: Callable[[list[str]], np.ndarray] | None = None,
@@ -210,8 +209,7 @@ class AskedReader:
     def _job(self, name: Any) -> int:
         key = str(name)
         if self.job_codes is not None:
-            found = self.job_codes.get(key, -1)
-            return -1 if found is None else found
+            return self.job_codes.get(key, -1)
         found = self.job_ids.get(key)
         if found is None:
             found = self.job_ids[key] = len(self.jobs)

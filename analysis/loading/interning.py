@@ -3,13 +3,13 @@ question text, criteria label or trace step once, however many jobs share it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol, overload
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 import orjson
 
-__all__ = ["Codes", "CompactNames", "Interner", "as_text"]
+__all__ = ["CompactNames", "Interner", "NameCodes", "as_text"]
 
 _BLOCK = 1 << 16  # names encoded at once
 
@@ -35,19 +35,11 @@ def as_text(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
-class Codes(Protocol):
-    """Names to codes: a dict, or ``CompactNames``."""
-
-    def get(self, name: str, default: int | None = None, /) -> int | None:
-        """The code of ``name``, or ``default``."""
-        ...
-
-
 class CompactNames(Sequence[str]):
     """Strings in code order held as one UTF-8 buffer, not a ``str`` object each, and found
     by their hashes: the million job names of a 1000× run were 178 MiB as Python strings
-    and their dictionary, ~64 MB here. ``get`` and ``codes_of`` look names up (a code, or
-    none); a hash met twice is told apart by the names themselves."""
+    and their dictionary, ~64 MB here. ``codes_of`` looks names up a list at a time
+    (``NameCodes``: one at a time); a hash met twice is told apart by the names themselves."""
 
     def __init__(self, strings: list[str]) -> None:
         parts, sizes = [], np.empty(len(strings), np.int64)
@@ -79,11 +71,6 @@ class CompactNames(Sequence[str]):
         start, end = int(self.offsets[index]), int(self.offsets[index + 1])
         return self.data[start:end].decode("utf-8", "surrogatepass")
 
-    def get(self, name: str, default: int | None = None, /) -> int | None:
-        """The code of ``name``, or ``default`` when it is not one of the names."""
-        found = int(self.codes_of([name])[0])
-        return default if found < 0 else found
-
     def codes_of(self, names: list[str]) -> np.ndarray:
         """The code of each of ``names`` (int64), -1 where it is not one of the names."""
         wanted = np.fromiter(map(hash, names), np.int64, len(names))
@@ -108,3 +95,22 @@ class CompactNames(Sequence[str]):
                     break
                 j += 1
         return codes
+
+
+class NameCodes(Mapping[str, int]):
+    """``CompactNames`` as a mapping from each name to its code."""
+
+    def __init__(self, names: CompactNames) -> None:
+        self.names = names
+
+    def __getitem__(self, name: str) -> int:
+        found = int(self.names.codes_of([name])[0])
+        if found < 0:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)

@@ -11,13 +11,13 @@ pairing compares stay with the distinct paths). No I/O.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .compact import extended, narrow, narrow_type, stride_view
-from .interning import Codes, CompactNames, Interner
+from .interning import CompactNames, Interner, NameCodes
 from .order_pairs import Questions, pair_steps
 
 __all__ = [
@@ -75,7 +75,7 @@ class PathTable:
     step: dict[str, np.ndarray]
     names: dict[str, Sequence[str]]  # tuples, but "job": CompactNames
     cuts: dict[int, tuple[int, ...]]  # step -> the bounds of a CUTS step's options
-    codes: dict[str, Codes]  # "job" (CompactNames), "decoder": name -> code
+    codes: dict[str, Mapping[str, int]]  # "job" (NameCodes), "decoder": name -> code
     unit_at: np.ndarray  # job code · len(decoders) + decoder code -> unit, or -1
     pair_first: np.ndarray
     pair_second: np.ndarray
@@ -189,7 +189,7 @@ def build_table(
         step=step,
         names=names,
         cuts=_unit_cuts(path, unit["step_start"], questions),
-        codes={"job": jobs, "decoder": interners["decoder"].ids},
+        codes={"job": NameCodes(jobs), "decoder": interners["decoder"].ids},
         unit_at=unit_at,
         pair_first=first,
         pair_second=second,
