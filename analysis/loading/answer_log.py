@@ -1,7 +1,7 @@
 """What the Probabilities join keeps: the units, the question rows and the order pairs.
 
 Per answered question with probabilities the log keeps four small ints (unit, depth,
-first-in-request flag, outcome id: 11 bytes); what a table reads per question (selected
+first-in-request flag, outcome id: 8 bytes on the simulator, 13.7 million questions at 1000×); what a table reads per question (selected
 and true probability, whether the pick holds y, entropy, options) is a column over the
 distinct outcomes (``outcome_table``), read through the outcome ids (``AnswerLog.per_question``)
 so that no float column over every question is ever built. On the simulator the outcomes

@@ -93,13 +93,16 @@ class PairScorer:
     once, whose float vectors and scoring temporaries took ~150 MB and grew with the run).
     """
 
-    def __init__(self, sets: LabelSets, answers: Answers) -> None:
+    def __init__(self, sets: LabelSets, answers: Answers, pairs: int = 0) -> None:
         self.sets, self.answers = sets, answers
         self.pending_outcome = np.empty(0, np.int32)  # per pair id; -1: none waiting
         self.pending_set = np.empty(0, np.int32)
         self.pending_side = np.empty(0, np.int8)
         self.found: list[tuple[np.ndarray, ...]] = []
         self.without = 0
+        # Sized once when the pair ids are known (6.5 million at 1000×): grown by doubling,
+        # the old table and one twice its size were held at once.
+        self._grow(pairs)
 
     def add_many(self, slot: np.ndarray, label_set: np.ndarray, outcome: np.ndarray) -> None:
         """Answers in arrival order: their ``slot`` (2·pair id + side), label set id and

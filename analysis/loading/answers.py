@@ -50,7 +50,8 @@ class AnswersJoin:
         self.paths = paths
         self.outcomes = OutcomeTable(paths.names["choice"])
         self.sets = LabelSets()
-        self.pairs = PairScorer(self.sets, self.outcomes)  # rows at a shared step
+        # Rows at a shared step; pair ids are below the shared steps' count.
+        self.pairs = PairScorer(self.sets, self.outcomes, len(paths.pair_first))
         self.set_of = np.empty(0, np.int64)  # label tuple id -> label set id (-1: not yet)
         # One flag per step: answered already (a repeat is a duplicate).
         self.seen = np.zeros(len(paths.step["choice"]), bool)

@@ -232,7 +232,7 @@ def _read_logs(
 
     ``apart`` (the answers are digested and dropped): a requests.jsonl too large to read
     side by side has its answers joined and dropped before the outputs' columns are read,
-    so that the two never share memory (outputs.jsonl is then read twice)."""
+    so that the two never share memory (each log is then read twice: ``_read_apart``)."""
     with _collector_paused():
         requests_path = stored(run_dir / RUN_LOGS[1])
         size = requests_path.stat().st_size if requests_path.is_file() else 0
@@ -245,7 +245,7 @@ def _read_apart(run_dir: Path, pairing: tuple[str, str], run_id: str, taken: _Ta
     """The exchange columns, then the interval paths and the answers joined with them, the
     answers ``taken``; then the outputs' columns. requests.jsonl is read twice: its exchange
     columns (~320 MB at their peak at 1000×) are gathered by a second process while this
-    one reads the interval paths (serially first on one core), never beside the join."""
+    one reads the interval paths (here, after them, on one core), never beside the join."""
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
     aside = _columns_aside(requests_path, run_id)
     try:
