@@ -71,6 +71,16 @@ class CompactNames(Sequence[str]):
         start, end = int(self.offsets[index]), int(self.offsets[index + 1])
         return self.data[start:end].decode("utf-8", "surrogatepass")
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to the same names in the same order (another CompactNames, a tuple, a list)."""
+        if isinstance(other, CompactNames):
+            return self.data == other.data and np.array_equal(self.offsets, other.offsets)
+        if isinstance(other, tuple | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable arrays, equal to tuples)
+
     def codes_of(self, names: list[str]) -> np.ndarray:
         """The code of each of ``names`` (int64), -1 where it is not one of the names."""
         wanted = np.fromiter(map(hash, names), np.int64, len(names))

@@ -179,10 +179,13 @@ def load_run(
     if kept is None:
 
         def taken(found: AnswerLog) -> AnswerLog | None:
-            if cache_enabled() or digest is None:  # kept, or handed back: names as strings
-                found.names["job"] = tuple(found.names["job"])
-            keep(run_dir, "answers", answers_key, found)
-            if digest is None:
+            jobs = found.names["job"]  # compact (``CompactNames``) as the join leaves them
+            if cache_enabled():  # kept as strings, then compact again for the digest
+                found.names["job"] = tuple(jobs)
+                keep(run_dir, "answers", answers_key, found)
+                found.names["job"] = jobs
+            if digest is None:  # handed back: the job names as strings
+                found.names["job"] = tuple(jobs)
                 return found
             digest(found, manifest)
             return None  # dropped

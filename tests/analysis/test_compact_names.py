@@ -13,6 +13,8 @@ from analysis.loading.interning import CompactNames, NameCodes
 def test_names_and_codes_are_the_interners(names: list[str], others: list[str]) -> None:
     compact = CompactNames(names)
     assert list(compact) == names and len(compact) == len(names)
+    assert compact == tuple(names) == compact and compact == CompactNames(names)
+    assert compact != (*names, "x")
     asked = names + others
     want = [names.index(n) if n in names else -1 for n in asked]
     assert compact.codes_of(asked).tolist() == want
