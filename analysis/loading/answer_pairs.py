@@ -15,6 +15,9 @@ from typing import Protocol
 
 import numpy as np
 
+from .compact import narrow
+from .row_chunks import joined
+
 __all__ = ["CHUNK", "Answers", "LabelSets", "PairRows", "PairScorer"]
 
 CHUNK = 1 << 16  # answers matched at once (the temporaries: a few MB)
@@ -58,13 +61,14 @@ class LabelSets:
 
 @dataclass(frozen=True)
 class PairRows:
-    """The scored pairs: pair id, and whether the first order's, the second order's and the
-    averaged distribution's pick is the true label (1/t for a t-way tie that includes it)."""
+    """The scored pairs: pair id, whether the first order's and the second order's pick is
+    the true label (1, 0), and t when the averaged distribution's t-way top includes it
+    (else 0: it counts 1/t)."""
 
     pair_id: np.ndarray
     first_right: np.ndarray
     second_right: np.ndarray
-    averaged_right: np.ndarray
+    averaged_ties: np.ndarray
     without_truth: int  # matched pairs whose options differ or whose truth is unknown
 
 
@@ -89,13 +93,16 @@ class PairScorer:
     once, whose float vectors and scoring temporaries took ~150 MB and grew with the run).
     """
 
-    def __init__(self, sets: LabelSets, answers: Answers) -> None:
+    def __init__(self, sets: LabelSets, answers: Answers, pairs: int = 0) -> None:
         self.sets, self.answers = sets, answers
         self.pending_outcome = np.empty(0, np.int32)  # per pair id; -1: none waiting
         self.pending_set = np.empty(0, np.int32)
         self.pending_side = np.empty(0, np.int8)
         self.found: list[tuple[np.ndarray, ...]] = []
         self.without = 0
+        # Sized once when the pair ids are known (6.5 million at 1000×): grown by doubling,
+        # the old table and one twice its size were held at once.
+        self._grow(pairs)
 
     def add_many(self, slot: np.ndarray, label_set: np.ndarray, outcome: np.ndarray) -> None:
         """Answers in arrival order: their ``slot`` (2·pair id + side), label set id and
@@ -174,14 +181,15 @@ class PairScorer:
 
         def right(label_set: np.ndarray, outcome: np.ndarray) -> np.ndarray:
             picked = self.answers.take("picked", outcome)
-            return (rank[set_start[label_set] + picked] == true).astype(np.float64)
+            return (rank[set_start[label_set] + picked] == true).astype(np.int8)
 
+        # Small ints, not floats: the pairs are held until the read ends (6 million at 1000×).
         self.found.append(
             (
-                pair_id[scored],
+                narrow(pair_id[scored]),
                 right(*first),
                 right(*second),
-                _averaged_right(self._vectors(*first), self._vectors(*second), true),
+                narrow(_averaged_ties(self._vectors(*first), self._vectors(*second), true)),
             )
         )
 
@@ -199,26 +207,31 @@ class PairScorer:
     def result(self) -> PairRows:
         """Every pair scored (answers still waiting for a partner are dropped)."""
         self.pending_outcome = np.empty(0, np.int32)
-        parts = self.found or [(np.empty(0, np.int64), *(np.empty(0),) * 3)]
+        self.pending_set = np.empty(0, np.int32)
+        self.pending_side = np.empty(0, np.int8)
+        parts, self.found = self.found, []
+        columns = [list(column) for column in zip(*parts, strict=True)] or [[], [], [], []]
+        del parts
+        # One column at a time, each piece freed once copied (``row_chunks.joined``).
         pair_id, first, second, averaged = (
-            np.concatenate(column) for column in zip(*parts, strict=True)
+            joined(pieces, np.result_type(*pieces) if pieces else np.dtype(np.int8))
+            for pieces in columns
         )
-        self.found = []
         return PairRows(pair_id, first, second, averaged, without_truth=self.without)
 
 
-def _averaged_right(
+def _averaged_ties(
     first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray], true: np.ndarray
 ) -> np.ndarray:
-    """1/t when the averaged distribution's t-way top includes the true label, else 0
+    """t when the averaged distribution's t-way top includes the true label, else 0
     (``first`` and ``second``: flat float32 vectors of equal widths, per pair)."""
     (a, size), (b, _) = first, second
     if not len(size):
-        return np.empty(0, np.float64)
+        return np.empty(0, np.int64)
     averaged = (a.astype(np.float64) + b.astype(np.float64)) / 2
     starts = np.cumsum(size) - size
     # float32 noise is ~1e-7; inputs with 2 decimals differ by at least ~0.002 when they do.
     top = np.maximum.reduceat(averaged, starts) - 1e-6
     picks = averaged >= np.repeat(top, size)
     count = np.add.reduceat(picks.astype(np.int64), starts)
-    return np.where(picks[starts + true], 1.0 / count, 0.0)
+    return np.where(picks[starts + true], count, 0)

@@ -16,6 +16,7 @@ An answer whose label is not the one its trace recorded is not used (and counted
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +27,11 @@ from .answer_log import AnswerCounts, AnswerLog
 from .answer_outcomes import MISMATCH, UNUSABLE, UNUSABLE_LABELLED, WITH, WITHOUT
 from .answer_pairs import LabelSets, PairScorer
 from .asked import AskedChunk, AskedReader
-from .compact import narrow
+from .compact import narrow, narrow_type
+from .interning import NameCodes
 from .interval_paths import PathTable, read_paths
 from .outcome_table import OutcomeTable
+from .row_chunks import joined, release_freed
 
 __all__ = ["AnswerCounts", "AnswerLog", "AnswersJoin", "load_answers", "order_pair"]
 
@@ -47,7 +50,8 @@ class AnswersJoin:
         self.paths = paths
         self.outcomes = OutcomeTable(paths.names["choice"])
         self.sets = LabelSets()
-        self.pairs = PairScorer(self.sets, self.outcomes)  # rows at a shared step
+        # Rows at a shared step; pair ids are below the shared steps' count.
+        self.pairs = PairScorer(self.sets, self.outcomes, len(paths.pair_first))
         self.set_of = np.empty(0, np.int64)  # label tuple id -> label set id (-1: not yet)
         # One flag per step: answered already (a repeat is a duplicate).
         self.seen = np.zeros(len(paths.step["choice"]), bool)
@@ -64,7 +68,10 @@ class AnswersJoin:
 
     def reader(self) -> AskedReader:
         """A reader of requests.jsonl lines that hands its rows straight to this join."""
-        return AskedReader(self.add, job_codes=self.paths.codes["job"])
+        jobs = self.paths.codes["job"]
+        if isinstance(jobs, NameCodes):  # looked up a chunk at a time
+            return AskedReader(self.add, resolve=jobs.names.codes_of)
+        return AskedReader(self.add, job_codes=jobs)
 
     def add(self, chunk: AskedChunk) -> None:
         """Join one chunk of question rows (in log order, whole requests)."""
@@ -105,9 +112,9 @@ class AnswersJoin:
         self.tally["off"] += int(np.count_nonzero(np.abs(total - 1.0) > 0.01 + 1e-9))
         found = self.found
         found["unit"].append(unit.astype(np.int32))
-        found["depth"].append(depth.astype(np.int16))
+        found["depth"].append(narrow(depth))
         found["first"].append(_first_of(chunk.line[rows], self.outcomes.take("key", o)))
-        found["o"].append(o)
+        found["o"].append(narrow(o))
         slot = paths.step["pair"][step]
         shared = slot >= 0
         self.pairs.add_many(slot[shared], label_set[shared], o[shared])
@@ -120,8 +127,11 @@ class AnswersJoin:
             self.target_code = np.r_[self.target_code, [c for c, _ in found]].astype(np.int64)
             self.target_depth = np.r_[self.target_depth, [d for _, d in found]].astype(np.int64)
         if chunk.jobs is not None and len(chunk.jobs) > len(self.job_code):
-            codes = self.paths.codes["job"]
-            more = [codes.get(name, -1) for name in chunk.jobs[len(self.job_code) :]]
+            codes, names = self.paths.codes["job"], chunk.jobs[len(self.job_code) :]
+            if isinstance(codes, NameCodes):
+                more = codes.names.codes_of(names).tolist()
+            else:
+                more = [codes.get(name, -1) for name in names]
             self.job_code = np.r_[self.job_code, more].astype(np.int64)
 
     def _target(self, where: str) -> tuple[int, int]:
@@ -164,7 +174,7 @@ class AnswersJoin:
         return found
 
     def result(self, requests_present: bool) -> AnswerLog:
-        """The columns as numpy arrays."""
+        """The columns as numpy arrays. Once: the join is spent (its paths dropped)."""
         t = self.tally
         pairs = self.pairs.result()
         counts = AnswerCounts(
@@ -181,50 +191,87 @@ class AnswersJoin:
             raw_sum_max=self.raw_max if t["with"] else math.nan,
         )
 
+        # The join is spent: what the log does not keep (the steps, the job codes, the
+        # outcome table's keys) is dropped before its columns are joined.
         paths = self.paths
-        found = {name: _joined(parts) for name, parts in self.found.items()}
-        self.found = {name: [] for name in self.found}
+        del self.paths
+        unit, names = paths.unit, paths.names
+        pair_first, pair_second, pair_depth = paths.pair_first, paths.pair_second, paths.pair_depth
+        outputs_read, not_intervals = paths.outputs_read, paths.not_intervals
+        paths.step.clear()
+        paths.codes.clear()
+        del paths
+        self.seen = np.zeros(0, bool)
+        found, self.found = self.found, {name: [] for name in self.found}
         # Only the outcomes questions kept, renumbered: per question an outcome id, per
         # outcome the columns the tables read.
         # (A table over the outcome ids, not np.unique: its sort of 13.7 million ids at
         # 1000x took ~200 MB of temporaries.)
-        kept = np.bincount(found["o"], minlength=len(self.outcomes)) > 0
+        kept = np.zeros(len(self.outcomes), bool)
+        for piece in found["o"]:
+            kept[piece] = True
         used = np.flatnonzero(kept)
-        renumber = np.cumsum(kept, dtype=np.int64) - 1
-        smallest = narrow(np.array([0, max(len(used) - 1, 0)])).dtype  # as narrow(outcome)
-        outcome = renumber.astype(smallest)[found["o"]]
+        smallest = narrow_type(0, max(len(used) - 1, 0))  # as narrow(outcome)
+        renumber = (np.cumsum(kept, dtype=np.int64) - 1).astype(smallest)
+        del kept
+        found["o"] = [renumber[piece] for piece in _emptied(found["o"])]
+        # One column at a time, each piece freed once copied, the heap handed back after
+        # each: never every piece beside its whole copy.
+        empty = {"unit": np.int32, "depth": np.int16, "first": np.bool_, "o": smallest}
+        columns = {}
+        for name, pieces in found.items():
+            dtype = np.result_type(*pieces) if pieces else np.dtype(empty[name])
+            columns[name] = joined(pieces, dtype)
+            release_freed()
         take = self.outcomes.take
         true, picked = take("true", used), take("picked", used)
+        outcome_columns = {
+            "o_options": take("width", used).astype(np.int16),
+            "o_selected": take("selected", used),
+            "o_true": take("true_p", used),
+            "o_holds": np.where(true < 0, -1, true == picked).astype(np.int8),
+            "o_entropy": take("entropy", used),
+        }
+        self.outcomes = OutcomeTable(())
+        self.pairs = PairScorer(self.sets, self.outcomes)
         # Unit columns in their smallest integer types (codes, depths, counts: 409,600 units
         # at 100×); the statistics cast before building keys from them.
-        units = {k: narrow(v) if v.dtype.kind == "i" else v for k, v in paths.unit.items()}
+        units = {name: _narrowed(unit.pop(name)) for name in list(unit)}
         return AnswerLog(
             units=units,
-            names=paths.names,
-            pair_first=narrow(paths.pair_first),
-            pair_second=narrow(paths.pair_second),
-            pair_depth=narrow(paths.pair_depth),
-            outputs_read=paths.outputs_read,
-            not_intervals=paths.not_intervals,
-            q_unit=found["unit"].astype(np.int32, copy=False),
-            q_depth=found["depth"].astype(np.int16, copy=False),
-            q_first=found["first"].astype(bool, copy=False),
-            q_outcome=outcome,
-            o_options=take("width", used).astype(np.int16),
-            o_selected=take("selected", used),
-            o_true=take("true_p", used),
-            o_holds=np.where(true < 0, -1, true == picked).astype(np.int8),
-            o_entropy=take("entropy", used),
-            pair_id=narrow(pairs.pair_id),
+            names=names,
+            pair_first=_narrowed(pair_first),
+            pair_second=_narrowed(pair_second),
+            pair_depth=_narrowed(pair_depth),
+            outputs_read=outputs_read,
+            not_intervals=not_intervals,
+            q_unit=columns["unit"],
+            q_depth=columns["depth"],
+            q_first=columns["first"],
+            q_outcome=columns["o"],
+            **outcome_columns,
+            pair_id=pairs.pair_id,
             pair_first_right=pairs.first_right,
             pair_second_right=pairs.second_right,
-            pair_averaged_right=pairs.averaged_right,
+            pair_averaged_ties=pairs.averaged_ties,
             counts=counts,
         )
 
 
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.empty(0, np.int64)
+def _emptied(pieces: list[np.ndarray]) -> Iterator[np.ndarray]:
+    """``pieces`` in order, each dropped from the list as it is handed out."""
+    pieces.reverse()
+    while pieces:
+        yield pieces.pop()
+
+
+def _narrowed(column: np.ndarray) -> np.ndarray:
+    """An integer ``column`` in its smallest type (itself when it has it already)."""
+    if column.dtype.kind != "i":
+        return column
+    if not len(column):
+        return column.astype(np.int8)
+    return column.astype(narrow_type(int(column.min()), int(column.max())), copy=False)
 
 
 def _first_of(line: np.ndarray, key: np.ndarray) -> np.ndarray:

@@ -50,7 +50,8 @@ class AskedChunk:
     """Rows of questions asked, in log order, and the tables their ids point into.
 
     ``line`` numbers the requests that passed the line checks; ``job`` is a code into
-    ``job_codes`` when those were given (the paths' codes), else an index into ``jobs``;
+    ``job_codes`` when those (or ``resolve``) were given (the paths' codes; -1: none), else
+    an index into ``jobs``;
     ``target`` indexes ``targets`` (qmap values); ``answer`` is an answer id (-1: absent):
     below ``fresh_from`` it indexes ``answers`` (raw JSON bytes, kept for the whole read),
     from there on ``fresh`` (this chunk's own answers, ids never used again); ``question``
@@ -83,14 +84,18 @@ class AskedReader:
     def __init__(
         self,
         sink: Callable[[AskedChunk], None] | None = None,
-        job_codes: dict[str, int] | None = None,
+        job_codes: Mapping[str, int] | None = None,
         rows: int = ROWS,
         kept: int | None = None,
+        resolve: Callable[[list[str]], np.ndarray] | None = None,
     ) -> None:
         self.sink, self.rows = sink, rows
         self.kept = ANSWERS_KEPT if kept is None else kept  # read at call time: patchable
         self.over = False  # without a sink: more distinct answers than ``kept``, rows given up
         self.job_codes = job_codes  # given: a job the paths do not know is skipped at once
+        # Given: a chunk's job names are numbered within the chunk and coded all at once
+        # when it is handed on (-1: not the paths'), so no name outlives its chunk.
+        self.resolve = resolve
         self.job_ids: dict[str, int] = {}
         self.target_ids: dict[str, int] = {}
         self.answer_ids: dict[bytes, int] = {}
@@ -220,13 +225,17 @@ class AskedReader:
         flat = np.frombuffer(self.flat, np.int32).reshape(-1, 3)
         counts = np.frombuffer(self.line_rows, np.int32)
         first = self.lines - len(counts)
+        jobs = np.frombuffer(self.line_jobs, np.int32)
+        if self.resolve is not None:
+            jobs = self.resolve(self.jobs).astype(np.int32)[jobs]
+            self.job_ids, self.jobs = {}, []
         chunk = AskedChunk(
             line=np.repeat(np.arange(first, self.lines, dtype=np.int32), counts),
-            job=np.repeat(np.frombuffer(self.line_jobs, np.int32), counts),
+            job=np.repeat(jobs, counts),
             target=flat[:, 0].copy(),
             answer=flat[:, 1].copy(),
             question=flat[:, 2].copy(),
-            jobs=None if self.job_codes is not None else self.jobs,
+            jobs=None if self.job_codes is not None or self.resolve is not None else self.jobs,
             targets=self.targets,
             answers=self.answers,
             questions=self.questions,
@@ -234,7 +243,7 @@ class AskedReader:
             fresh=self.fresh,
             fresh_from=self.fresh_from,
         )
-        del flat, counts
+        del flat, counts, jobs
         self.flat, self.line_jobs, self.line_rows = array("i"), array("i"), array("i")
         # The chunk's own answers are forgotten once it is handed on; their ids never recur.
         self.fresh_from += len(self.fresh)

@@ -13,6 +13,7 @@ shared steps, and each int64 temporary over all of them at once costs 50 MB or m
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +66,7 @@ def group_key(columns: list[np.ndarray], room: int = 1) -> np.ndarray:
 
 
 def pair_units(
-    unit: dict[str, np.ndarray], order_names: tuple[str, ...], orders: tuple[str, str]
+    unit: dict[str, np.ndarray], order_names: Sequence[str], orders: tuple[str, str]
 ) -> tuple[np.ndarray, np.ndarray]:
     """(first-order unit, second-order unit) of every (case, condition, repeat, decoder)
     both ``orders`` reached, in that key's order; of two units of one order and key, the
@@ -97,7 +98,7 @@ def pair_steps(
     unit: dict[str, np.ndarray],
     path: np.ndarray,
     questions: Questions,
-    order_names: tuple[str, ...],
+    order_names: Sequence[str],
     orders: tuple[str, str],
     pair: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ keys of answers kept for the whole read (``asked.ANSWERS_KEPT``) are remembered 
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ _INTS = {
 class OutcomeTable:
     """Outcome ids for rows of (answer, question, step); per-outcome columns (``column``)."""
 
-    def __init__(self, choices: tuple[str, ...]) -> None:
+    def __init__(self, choices: Sequence[str]) -> None:
         self.choices = choices
         self.ids: dict[tuple[int, ...], int] = {}
         self.ints = {name: array(code) for name, code in _INTS.items()}

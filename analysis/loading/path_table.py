@@ -11,12 +11,13 @@ pairing compares stay with the distinct paths). No I/O.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .compact import extended, narrow, narrow_type, stride_view
-from .interning import Interner
+from .interning import CompactNames, Interner, NameCodes
 from .order_pairs import Questions, pair_steps
 
 __all__ = [
@@ -72,9 +73,9 @@ class PathTable:
 
     unit: dict[str, np.ndarray]
     step: dict[str, np.ndarray]
-    names: dict[str, tuple[str, ...]]
+    names: dict[str, Sequence[str]]  # tuples, but "job": CompactNames
     cuts: dict[int, tuple[int, ...]]  # step -> the bounds of a CUTS step's options
-    codes: dict[str, dict[str, int]]  # "job", "decoder": name -> code
+    codes: dict[str, Mapping[str, int]]  # "job" (NameCodes), "decoder": name -> code
     unit_at: np.ndarray  # job code · len(decoders) + decoder code -> unit, or -1
     pair_first: np.ndarray
     pair_second: np.ndarray
@@ -131,7 +132,11 @@ def build_table(
     """The PathTable of what ``store`` read, the last line per (job, decoder) winning, and
     the steps both ``orders`` shared paired. Empties ``store``'s per-unit arrays, freeing
     each as soon as its columns are made (the table is at its largest at the end)."""
-    names = {name: tuple(codes.strings) for name, codes in interners.items()}
+    names: dict[str, Sequence[str]] = {
+        name: tuple(codes.strings) for name, codes in interners.items() if name != "job"
+    }
+    # The job names compact (a million at 1000×): their strings go with the reader's interner.
+    jobs = names["job"] = CompactNames(interners["job"].strings if "job" in interners else [])
     latest = [np.frombuffer(column, np.int32) for column in store.latest]
     store.latest = []
     outputs_read = sum(int(np.count_nonzero((c >= 0) | (c == LINE_OTHER))) for c in latest)
@@ -184,8 +189,7 @@ def build_table(
         step=step,
         names=names,
         cuts=_unit_cuts(path, unit["step_start"], questions),
-        # The interners' own dicts, not copies: a million jobs at 1000×.
-        codes={name: interners[name].ids for name in ("job", "decoder")},
+        codes={"job": NameCodes(jobs), "decoder": interners["decoder"].ids},
         unit_at=unit_at,
         pair_first=first,
         pair_second=second,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,12 +24,13 @@ from runfolder import (
 )
 
 from .answers import AnswerCounts, AnswerLog, AnswersJoin, order_pair
-from .column_cache import RUN_LOGS, cache_key, keep, recall
+from .column_cache import RUN_LOGS, cache_enabled, cache_key, keep, recall
 from .exchanges import RequestLog
 from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
 from .outputs import LogStats, Outputs
 from .provenance import HashCheck, recheck
+from .row_chunks import release_freed
 from .side_by_side import (
     SIDE_BY_SIDE_MAX_BYTES,
     Aside,
@@ -177,8 +179,13 @@ def load_run(
     if kept is None:
 
         def taken(found: AnswerLog) -> AnswerLog | None:
-            keep(run_dir, "answers", answers_key, found)
-            if digest is None:
+            jobs = found.names["job"]  # compact (``CompactNames``) as the join leaves them
+            if cache_enabled():  # kept as strings, then compact again for the digest
+                found.names["job"] = tuple(jobs)
+                keep(run_dir, "answers", answers_key, found)
+                found.names["job"] = jobs
+            if digest is None:  # handed back: the job names as strings
+                found.names["job"] = tuple(jobs)
                 return found
             digest(found, manifest)
             return None  # dropped
@@ -228,7 +235,7 @@ def _read_logs(
 
     ``apart`` (the answers are digested and dropped): a requests.jsonl too large to read
     side by side has its answers joined and dropped before the outputs' columns are read,
-    so that the two never share memory (outputs.jsonl is then read twice)."""
+    so that the two never share memory (each log is then read twice: ``_read_apart``)."""
     with _collector_paused():
         requests_path = stored(run_dir / RUN_LOGS[1])
         size = requests_path.stat().st_size if requests_path.is_file() else 0
@@ -238,18 +245,44 @@ def _read_logs(
 
 
 def _read_apart(run_dir: Path, pairing: tuple[str, str], run_id: str, taken: _Taken) -> _Read:
-    """The interval paths, the exchanges and the answers joined, the answers ``taken``;
-    then the outputs' columns."""
+    """The exchange columns, then the interval paths and the answers joined with them, the
+    answers ``taken``; then the outputs' columns. requests.jsonl is read twice: its exchange
+    columns (~320 MB at their peak at 1000×) are gathered by a second process while this
+    one reads the interval paths (here, after them, on one core), never beside the join."""
     outputs_path, requests_path = run_dir / RUN_LOGS[0], run_dir / RUN_LOGS[1]
-    paths, reader = read_paths_checked(outputs_path, run_id)
+    aside = _columns_aside(requests_path, run_id)
+    try:
+        paths, reader = read_paths_checked(outputs_path, run_id)
+    except BaseException:
+        if aside is not None:
+            aside.stop()  # a bad outputs line (or ^C): its work is not needed
+        raise
+    # Refused a line, or no second process: read here (a refusal says why).
+    found = None if aside is None else aside.result()
+    requests, log = read_exchanges(requests_path, run_id) if found is None else found[:2]
     join = AnswersJoin(paths.table(pairing))
     del paths
-    requests, log = read_exchanges(requests_path, run_id, join.reader())
+    release_freed()  # what the passes freed (their lines, the job names' dictionary)
+    # The questions only: every line was checked, and counted, by the columns' pass.
+    read_exchanges(requests_path, run_id, join.reader(), columns=False)
     check_sequence(run_dir, log, reader)
     answers = taken(join.result(stored(requests_path).is_file()))
     del join
+    release_freed()  # the join's and the statistics' heap, before the outputs' columns
     outputs, _, _ = read_outputs(outputs_path, run_id, paths=False)
     return outputs, requests, answers
+
+
+def _columns_aside(requests_path: Path, run_id: str) -> Aside | None:
+    """A second process reading requests.jsonl's exchange columns, or None on one core."""
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux; elsewhere every core
+    cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    if not stored(requests_path).is_file() or cores < 2:
+        return None
+    try:
+        return Aside(requests_path, run_id)
+    except OSError:  # no second interpreter could start: read here
+        return None
 
 
 def _read_both(run_dir: Path, pairing: tuple[str, str] | None, run_id: str, taken: _Taken) -> _Read:

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.loading.answer_log import BLOCK, gathered
 from analysis.loading.answers import AnswerLog
+from analysis.loading.compact import narrow_type
 
 from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, MIN_FAMILIES, resample_weights
 
@@ -51,14 +53,51 @@ class Reliability:
     ece: float  # NaN without questions
 
 
+def _bin_of(p: np.ndarray, bins: int) -> np.ndarray:
+    """Each ``p``'s reliability bin (equal widths, the last closed), a block at a time."""
+    index = np.empty(len(p), np.int8 if bins <= 127 else np.int64)
+    for at in range(0, len(p), BLOCK):
+        part = p[at : at + BLOCK]
+        # 1e-9: a renormalised 0.3 may come out one ulp below; the inputs have 2 decimals.
+        index[at : at + BLOCK] = np.clip(np.floor(part * bins + 1e-9).astype(np.int64), 0, bins - 1)
+    return index
+
+
+def _sums(
+    cell: np.ndarray, p: np.ndarray, right: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per ``cell`` (0..size-1): the rows, the sum of ``p`` and the rows ``right``, a block
+    at a time. ``p`` is summed row by row in order into each cell, as ``np.bincount`` with
+    weights sums it, so the sums are bit for bit the same; the counts are exact."""
+    sum_p = np.zeros(size)
+    for at in range(0, len(cell), BLOCK):
+        np.add.at(sum_p, cell[at : at + BLOCK].astype(np.intp), p[at : at + BLOCK])
+    return _counts(cell, size), sum_p, _counts(cell[right.astype(bool, copy=False)], size)
+
+
+def _counts(values: np.ndarray, size: int) -> np.ndarray:
+    """``np.bincount(values, minlength=size)`` a block at a time (no int64 copy of all)."""
+    count = np.zeros(size, np.int64)
+    for at in range(0, len(values), BLOCK):
+        found = np.bincount(values[at : at + BLOCK].astype(np.intp), minlength=size)
+        if len(found) > len(count):
+            found[: len(count)] += count
+            count = found
+        else:
+            count[: len(found)] += found
+    return count
+
+
 def reliability(p: np.ndarray, right: np.ndarray, bins: int = N_BINS) -> Reliability:
     """Bin ``p`` (in [0, 1]) into ``bins`` equal widths, the last closed, against ``right``."""
-    # 1e-9: a renormalised 0.3 may come out one ulp below; the inputs have 2 decimals.
-    index = np.clip(np.floor(p * bins + 1e-9).astype(np.int64), 0, bins - 1)
-    count = np.bincount(index, minlength=bins)
+    return _reliability(_sums(_bin_of(p, bins), p, right, bins), bins)
+
+
+def _reliability(sums: tuple[np.ndarray, np.ndarray, np.ndarray], bins: int) -> Reliability:
+    count, sum_p, n_right = sums
     with np.errstate(invalid="ignore", divide="ignore"):
-        confidence = np.bincount(index, p, bins) / count
-        accuracy = np.bincount(index, right.astype(np.float64), bins) / count
+        confidence = sum_p / count
+        accuracy = n_right.astype(np.float64) / count
     n = int(count.sum())
     gaps = np.abs(np.nan_to_num(accuracy - confidence))
     ece = float((count * gaps).sum() / n) if n else float("nan")
@@ -76,12 +115,23 @@ def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
     """P(score of a positive > score of a negative) + ½·P(equal), from average ranks."""
     if not len(positive) or not len(negative):
         return float("nan")
-    scores = np.concatenate([positive, negative])
-    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
-    ends = np.cumsum(counts)
-    ranks = (ends - (counts - 1) / 2.0)[inverse]  # 1-based average ranks
-    n_pos, n_neg = len(positive), len(negative)
-    u_stat = ranks[:n_pos].sum() - n_pos * (n_pos + 1) / 2.0
+    values, inverse = np.unique(np.concatenate([positive, negative]), return_inverse=True)
+    inverse = inverse.reshape(-1)
+    n_pos = len(positive)
+    pos = np.bincount(inverse[:n_pos], minlength=len(values))
+    return _auroc(pos, np.bincount(inverse[n_pos:], minlength=len(values)))
+
+
+def _auroc(pos: np.ndarray, neg: np.ndarray) -> float:
+    """``auroc`` from the positives and negatives at each distinct score, in ascending
+    order. The rank sum is taken in integers (twice the 1-based average ranks): the same
+    value a float sum of the ranks gives while it is exact (below 2**52)."""
+    n_pos, n_neg = int(pos.sum()), int(neg.sum())
+    if not n_pos or not n_neg:
+        return float("nan")
+    counts = pos.astype(np.int64) + neg
+    twice_rank = 2 * np.cumsum(counts) - (counts - 1)
+    u_stat = int(np.dot(pos.astype(np.int64), twice_rank)) / 2 - n_pos * (n_pos + 1) / 2.0
     return float(u_stat / (n_pos * n_neg))
 
 
@@ -121,39 +171,78 @@ def ece_interval(
     """95% percentile interval of ECE over ``n_boot`` resamples of the families (``family``:
     a code per question); NaN with fewer than MIN_FAMILIES families."""
     codes, dense = np.unique(family, return_inverse=True)
-    n_f = len(codes)
+    return _ece_interval(dense.reshape(-1), len(codes), _bin_of(p, bins), p, right, n_boot, seed)
+
+
+def _ece_interval(
+    dense: np.ndarray,
+    n_f: int,
+    index: np.ndarray,
+    p: np.ndarray,
+    right: np.ndarray,
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    bins: int = N_BINS,
+) -> tuple[float, float]:
+    """``ece_interval`` from each row's family (0..n_f-1) and bin."""
     if n_f < MIN_FAMILIES or not len(p):
         return float("nan"), float("nan")
-    index = np.clip(np.floor(p * bins + 1e-9).astype(np.int64), 0, bins - 1)
-    cell = dense * bins + index
-    size = n_f * bins
-    count = np.bincount(cell, minlength=size).reshape(n_f, bins).astype(np.float64)
-    sum_p = np.bincount(cell, p, size).reshape(n_f, bins)
-    sum_right = np.bincount(cell, right.astype(np.float64), size).reshape(n_f, bins)
+    cell = dense.astype(narrow_type(0, n_f * bins))
+    cell *= bins
+    cell += index
+    count, sum_p, n_right = _sums(cell, p, right, n_f * bins)
+    del cell
+    count_f = count.reshape(n_f, bins).astype(np.float64)
+    sum_p, sum_right = sum_p.reshape(n_f, bins), n_right.reshape(n_f, bins).astype(np.float64)
     w = resample_weights(n_f, n_boot, seed).astype(np.float64)
-    n_b, p_b, r_b = w @ count, w @ sum_p, w @ sum_right  # (B, bins)
+    n_b, p_b, r_b = w @ count_f, w @ sum_p, w @ sum_right  # (B, bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         ece = np.nansum(np.abs(r_b - p_b), axis=1) / n_b.sum(axis=1)
     lo, hi = np.percentile(ece, [2.5, 97.5])
     return float(lo), float(hi)
 
 
-def _row(log: AnswerLog, rows: np.ndarray, decoder: str, condition: str) -> CalibrationRow:
-    # Read through the outcome ids, only at ``rows``: no column over every question.
-    p, right = log.per_question("selected", rows), log.per_question("holds", rows) == 1
-    entropy = log.per_question("entropy", rows)
-    family = log.units["family"][log.q_unit[rows]]
+def _row(log: AnswerLog, chosen: np.ndarray, decoder: str, condition: str) -> CalibrationRow:
+    """The row of the questions ``chosen`` (a mask). Read through the outcome ids: per
+    question only its outcome, family and the float column a mean needs, never a column of
+    every question, and the AUROC from counts per outcome."""
+    outcome = log.q_outcome[chosen]
+    family = gathered(log.units["family"], log.q_unit[chosen])  # codes: 0, 1, ...
+    p = gathered(log.o_selected, outcome)
+    right = gathered(log.o_holds == 1, outcome)
+    index = gathered(_bin_of(log.o_selected, N_BINS), outcome)
+    n_wrong = int(len(right) - np.count_nonzero(right))
+    # Families numbered in sorted order, as np.unique numbers them.
+    present = np.flatnonzero(_counts(family, 0))
+    dense = np.zeros(len(present) and int(present[-1]) + 1, narrow_type(0, len(present)))
+    dense[present] = np.arange(len(present))
+    family_rank = gathered(dense, family)
+    del family
+    sums = _sums(index, p, right, N_BINS)
+    interval = _ece_interval(family_rank, len(present), index, p, right)
+    del family_rank, index
+    mean_selected = _mean(p)
+    del p
+    # The AUROC from how many wrong and right questions each outcome (one entropy) has.
+    n_o = len(log.o_selected)
+    wrong_at, right_at = _counts(outcome[~right], n_o), _counts(outcome[right], n_o)
+    met = np.flatnonzero(wrong_at + right_at)
+    values, which = np.unique(log.o_entropy[met], return_inverse=True)
+    by_value = [
+        np.bincount(which.reshape(-1), at[met], len(values)).astype(np.int64)
+        for at in (wrong_at, right_at)
+    ]
     return CalibrationRow(
         decoder=decoder,
         condition=condition,
-        reliability=reliability(p, right),
-        mean_selected=_mean(p),
-        accuracy=_mean(right.astype(np.float64)),
-        entropy_right=_mean(entropy[right]),
-        entropy_wrong=_mean(entropy[~right]),
-        n_wrong=int((~right).sum()),
-        auroc=auroc(entropy[~right], entropy[right]),
-        ece_interval=ece_interval(p, right, family),
+        reliability=_reliability(sums, N_BINS),
+        mean_selected=mean_selected,
+        accuracy=(len(right) - n_wrong) / len(right) if len(right) else float("nan"),
+        entropy_right=_mean(gathered(log.o_entropy, outcome[right])),
+        entropy_wrong=_mean(gathered(log.o_entropy, outcome[~right])),
+        n_wrong=n_wrong,
+        auroc=_auroc(*by_value),
+        ece_interval=interval,
     )
 
 
@@ -168,11 +257,12 @@ def calibration_rows(
     Only decoders and conditions with answerable questions get a row; ``mask`` selects units.
     """
     u = log.units
-    q_ok = (log.o_holds >= 0)[log.q_outcome]
+    # Per question, a block at a time (13.7 million questions at 1000×).
+    q_ok = gathered(log.o_holds >= 0, log.q_outcome)
     if mask is not None:
-        q_ok &= mask[log.q_unit]
-    decoder_of = u["decoder"][log.q_unit]
-    condition_of = u["condition"][log.q_unit]
+        q_ok &= gathered(mask, log.q_unit)
+    decoder_of = gathered(u["decoder"], log.q_unit)
+    condition_of = gathered(u["condition"], log.q_unit)
     names = log.names
     present_d = [names["decoder"][d] for d in np.unique(decoder_of[q_ok])]
     present_c = [names["condition"][c] for c in np.unique(condition_of[q_ok])]
@@ -185,11 +275,12 @@ def calibration_rows(
     for condition in cond_order:
         in_condition = q_ok & (condition_of == names["condition"].index(condition))
         for decoder in dec_order:
-            chosen = np.flatnonzero(in_condition & (decoder_of == names["decoder"].index(decoder)))
-            if len(chosen):
+            chosen = in_condition & (decoder_of == names["decoder"].index(decoder))
+            if chosen.any():
                 rows.append(_row(log, chosen, decoder, condition))
+            del chosen
         # Each distinct question once: tree, tree_mean and tree_median ask the same ones.
-        pooled.append(_row(log, np.flatnonzero(in_condition & log.q_first), "all", condition))
+        pooled.append(_row(log, in_condition & log.q_first, "all", condition))
     rank = {d: i for i, d in enumerate(dec_order)}
     rows.sort(key=lambda r: (rank[r.decoder], cond_order.index(r.condition)))
     return tuple(rows), tuple(pooled)

@@ -14,11 +14,11 @@ includes the true option) is set against each order's own selected label.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.loading.answer_log import gathered
 from analysis.loading.answers import AnswerCounts, AnswerLog
 from analysis.loading.interval_paths import INELIGIBLE, LEFT_OUT
 
@@ -77,19 +77,21 @@ def order_rows(
     mask: np.ndarray | None = None,
 ) -> tuple[OrderRow, ...]:
     """Per decoder × condition: accuracy of each order alone and of the averaged answers."""
-    first_unit = log.pair_first[log.pair_id]
-    second_unit = log.pair_second[log.pair_id]
+    # Per pair, a block at a time (6 million pairs at 1000×): its units and their cell.
+    first_unit = gathered(log.pair_first, log.pair_id)
+    second_unit = gathered(log.pair_second, log.pair_id)
     keep = np.ones(len(log.pair_id), bool)
     if mask is not None:
-        keep = mask[first_unit] & mask[second_unit]
+        keep = gathered(mask, first_unit) & gathered(mask, second_unit)
     u, names = log.units, log.names
-    decoder_of = u["decoder"][first_unit]
-    condition_of = u["condition"][first_unit]
+    decoder_of = gathered(u["decoder"], first_unit)
+    condition_of = gathered(u["condition"], first_unit)
     rows = []
     ranked_d = [d for d in decoders if d in names["decoder"]]
     ranked_d += [d for d in names["decoder"] if d not in decoders]
     ranked_c = [c for c in conditions if c in names["condition"]]
     ranked_c += [c for c in names["condition"] if c not in conditions]
+    n_units = len(log)
     for decoder in ranked_d:
         for condition in ranked_c:
             rows_here = np.flatnonzero(
@@ -99,33 +101,31 @@ def order_rows(
             )
             if not len(rows_here):
                 continue
-            cases = {
-                (int(a), int(b))
-                for a, b in zip(first_unit[rows_here], second_unit[rows_here], strict=True)
-            }
+            # Distinct (first, second) unit pairs, counted as one int each (not a set of tuples).
+            cases = first_unit[rows_here].astype(np.int64) * n_units
+            cases += second_unit[rows_here]
             rows.append(
                 OrderRow(
                     decoder=decoder,
                     condition=condition,
                     n=len(rows_here),
-                    n_cases=len(cases),
+                    n_cases=len(np.unique(cases)),
                     first=float(log.pair_first_right[rows_here].mean()),
                     second=float(log.pair_second_right[rows_here].mean()),
-                    averaged=float(log.pair_averaged_right[rows_here].mean()),
+                    averaged=float(log.pair_averaged_at(rows_here).mean()),
                 )
             )
     return tuple(rows)
 
 
 def _left_out(log: AnswerLog, keep: np.ndarray) -> tuple[tuple[str, str, int], ...]:
-    tally: Counter[tuple[str, str]] = Counter()
     names = log.names["decoder"]
-    for d, code in zip(
-        log.units["decoder"][keep].tolist(), log.units["ineligible"][keep].tolist(), strict=True
-    ):
-        if code in LEFT_OUT:  # not nested, or the target outside the range
-            tally[(names[d], INELIGIBLE[code])] += 1
-    return tuple((d, reason, n) for (d, reason), n in sorted(tally.items()))
+    decoder, code = log.units["decoder"][keep], log.units["ineligible"][keep]
+    found = []
+    for reason in sorted(LEFT_OUT):  # not nested, or the target outside the range
+        times = np.bincount(decoder[code == reason].astype(np.int64), minlength=len(names))
+        found += [(names[d], INELIGIBLE[reason], int(t)) for d, t in enumerate(times.tolist()) if t]
+    return tuple(sorted(found))
 
 
 def probability_stats(
