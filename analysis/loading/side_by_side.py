@@ -9,21 +9,31 @@ the worker's question rows with those paths in NumPy (``answers.AnswersJoin``). 
 was tried: it then took 21 s against this process's 10 s at 100×, two processes decoding at
 once each running ~35% slower, and the wall did not improve.)
 
-The worker gives back what it read and the readers that counted the records (for
+The worker sends each chunk of question rows as soon as it has it (a thread here takes them
+off the pipe, so the worker never waits), and this process joins them once its outputs pass
+ends, while the worker still reads: at 100× this process used to wait ~4-7 s for the worker,
+then join every chunk (~1.3 s). Each chunk carries only what its tables (``asked.AskedChunk``)
+gained since the one before; this process grows its own copies, as the serial read's grow.
+
+The worker ends with what it read and the readers that counted the records (for
 ``runfolder.check_sequence``), or nothing when it refused a line; a line refused on either
 side sends the read back to the serial path, which refuses it with the message it always gave.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import pickle
+import queue
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 from runfolder import JsonlReader, LineCheck, OutputLine, RequestLine, RunFolderError, stored
 
@@ -36,6 +46,7 @@ from .repeated_lines import RepeatedLines
 from .request_parts import RequestParts, decode_parts
 
 __all__ = [
+    "ROWS_SENT",
     "SIDE_BY_SIDE_BYTES",
     "SIDE_BY_SIDE_MAX_BYTES",
     "Aside",
@@ -156,23 +167,89 @@ _CHILD = (
 )
 
 
+# Rows per chunk the worker sends: a quarter of ``asked.ROWS``, as each is joined while the
+# worker still holds its columns (the join's temporaries grow with the chunk).
+ROWS_SENT = asked_rows.ROWS // 4
+# The tables an AskedChunk shares with the chunks after it (lists that only grow).
+_TABLES = ("jobs", "targets", "answers", "questions", "question_sets")
+
+
 def _serve() -> None:
-    """The second process: (requests.jsonl, run id, questions wanted, answers kept) pickled
-    on stdin, ``read_exchanges``'s result and the question rows (None: given up) pickled on
-    stdout, or None when it refused a line (the caller then reads both logs itself and raises the error, so the
-    message is the one a serial read gives)."""
-    requests_path, run_id, questions, kept = pickle.load(sys.stdin.buffer)
+    """The second process: (requests.jsonl, run id, questions wanted, answers kept, rows per
+    chunk) pickled
+    on stdin; on stdout, framed (``_send``), each chunk of question rows as it is made
+    (``_Sender``), then ``("end", (RequestLog, reader, rows given up)))``, or
+    ``("end", None)`` when it refused a line (the caller then reads both logs itself and
+    raises the error, so the message is the one a serial read gives)."""
+    requests_path, run_id, questions, kept, rows = pickle.load(sys.stdin.buffer)
     gc.disable()  # as in ``run._collector_paused``: the lines hold no cycles
-    asked = AskedReader(kept=kept) if questions else None
+    out = sys.stdout.buffer
+    # Past ``asked.ANSWERS_KEPT`` distinct answers (a real model's) the rows are given up:
+    # the caller joins them serially, with its memory bounded.
+    asked = AskedReader(_Sender(out), rows=rows, kept=kept, give_up=True) if questions else None
     try:
         requests, log = read_exchanges(requests_path, run_id, asked)
-        # Past ``asked.ANSWERS_KEPT`` distinct answers (a real model's) the rows are given
-        # up (None): the caller joins them serially, with its memory bounded.
-        rows = None if asked is None or asked.over else asked.result()
-        found: ReadAside | None = requests, log, rows
+        found: tuple[RequestLog, JsonlReader[Any], bool] | None = (
+            requests,
+            log,
+            asked is not None and asked.over,
+        )
     except (RunFolderError, ValueError, TypeError):
         found = None
-    pickle.dump(found, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    _send(out, ("end", found))
+
+
+def _send(out: IO[bytes], message: tuple[str, Any]) -> None:
+    """One message on the pipe: its pickle's length (8 bytes), then the pickle."""
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(len(body).to_bytes(8, "little") + body)
+    out.flush()
+
+
+class _Sender:
+    """The worker's sink for question rows: each chunk sent with only what its tables gained
+    since the chunk before (the whole tables, pickled with every chunk, grow with the log)."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.sent = dict.fromkeys(_TABLES, 0)
+
+    def __call__(self, chunk: AskedChunk) -> None:
+        gained: dict[str, Any] = {}
+        for name in _TABLES:
+            table = getattr(chunk, name)
+            if table is not None:
+                gained[name], self.sent[name] = table[self.sent[name] :], len(table)
+        _send(self.out, ("rows", dataclasses.replace(chunk, **gained)))
+
+
+class _Receiver:
+    """This process's side of ``_Sender``: each chunk given tables grown as the worker's."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, list[Any]] = {name: [] for name in _TABLES}
+
+    def __call__(self, gained: AskedChunk) -> AskedChunk:
+        whole: dict[str, Any] = {}
+        for name, table in self.tables.items():
+            part = getattr(gained, name)
+            if part is not None:
+                table.extend(part)
+                whole[name] = table
+        return dataclasses.replace(gained, **whole)
+
+
+def _drain(pipe: IO[bytes], frames: queue.SimpleQueue[bytes | None]) -> None:
+    """Take the worker's messages off ``pipe`` as they come (a thread: the read waits with
+    the GIL released), so that the worker never waits for this process; None at the end."""
+    try:
+        while len(head := pipe.read(8)) == 8:
+            body = pipe.read(int.from_bytes(head, "little"))
+            if len(body) < int.from_bytes(head, "little"):
+                break  # the worker died mid-message
+            frames.put(body)
+    finally:
+        frames.put(None)
 
 
 class Aside:
@@ -191,24 +268,54 @@ class Aside:
         assert self.process.stdin is not None
         with self.process.stdin as pipe:
             pickle.dump(sys.path, pipe)
-            # The cap as this process sees it (``asked.ANSWERS_KEPT``, patchable in a test).
-            pickle.dump((requests_path, run_id, questions, asked_rows.ANSWERS_KEPT), pipe)
+            # The cap and chunk size as this process sees them (patchable in a test).
+            pickle.dump(
+                (requests_path, run_id, questions, asked_rows.ANSWERS_KEPT, ROWS_SENT), pipe
+            )
+        self.questions = questions
+        self.frames: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.receiver = _Receiver()
+        self.ended = False
+        self.end: tuple[RequestLog, JsonlReader[Any], bool] | None = None
+        assert self.process.stdout is not None
+        self.reading = threading.Thread(
+            target=_drain, args=(self.process.stdout, self.frames), daemon=True
+        )
+        self.reading.start()
+
+    def rows(self) -> Iterator[AskedChunk]:
+        """The chunks of question rows not yet taken, in log order, each as the worker sends
+        it (it waits for them); none once the worker has ended."""
+        while not self.ended:
+            body = self.frames.get()
+            if body is None:  # the worker died without its last message
+                self.ended = True
+                return
+            kind, value = pickle.loads(body)
+            if kind == "end":
+                self.ended, self.end = True, value
+                return
+            yield self.receiver(value)
 
     def result(self) -> ReadAside | None:
-        """What the second process read (it waits for it), or None when it refused a line or
-        failed: the caller reads requests.jsonl itself then."""
+        """What the second process read (it waits for it), the chunks ``rows`` did not give
+        (None: no questions asked, or given up), or None when it refused a line or failed:
+        the caller reads requests.jsonl itself then."""
+        chunks = list(self.rows())
+        self.process.wait()
+        self.reading.join()
         assert self.process.stdout is not None
-        with self.process.stdout as pipe:
-            output = pipe.read()
-        if self.process.wait() != 0:
+        self.process.stdout.close()
+        if self.process.returncode != 0 or self.end is None:
             return None
-        found: ReadAside | None = pickle.loads(output)
-        return found
+        requests, log, over = self.end
+        return requests, log, None if over or not self.questions else chunks
 
     def stop(self) -> None:
         """Stop the second process (its result is not needed)."""
         self.process.kill()
         self.process.wait()
+        self.reading.join()  # the pipe is at its end once the process is gone
         if self.process.stdout is not None:
             self.process.stdout.close()
 
