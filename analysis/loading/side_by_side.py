@@ -9,11 +9,11 @@ the worker's question rows with those paths in NumPy (``answers.AnswersJoin``). 
 was tried: it then took 21 s against this process's 10 s at 100×, two processes decoding at
 once each running ~35% slower, and the wall did not improve.)
 
-The worker sends each chunk of question rows as soon as it has it (a thread here takes them
-off the pipe, so the worker never waits), and this process joins them once its outputs pass
-ends, while the worker still reads: at 100× this process used to wait ~4-7 s for the worker,
-then join every chunk (~1.3 s). Each chunk carries only what its tables (``asked.AskedChunk``)
-gained since the one before; this process grows its own copies, as the serial read's grow.
+The worker writes each chunk of question rows to a spool file as soon as it has it (so it
+never waits for this process), and this process joins them once its outputs pass ends, while
+the worker still reads: at 100× this process used to wait ~4-7 s for the worker, then join
+every chunk (~1.3 s). Each chunk carries only what its tables (``asked.AskedChunk``) gained
+since the one before; this process grows its own copies, as the serial read's grow.
 
 The worker ends with what it read and the readers that counted the records (for
 ``runfolder.check_sequence``), or nothing when it refused a line; a line refused on either
@@ -26,10 +26,9 @@ import dataclasses
 import gc
 import os
 import pickle
-import queue
 import subprocess
 import sys
-import threading
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -182,17 +181,18 @@ _TABLES = ("jobs", "targets", "answers", "questions", "question_sets")
 
 def _serve() -> None:
     """The second process: (requests.jsonl, run id, questions wanted, answers kept, rows per
-    chunk) pickled
-    on stdin; on stdout, framed (``_send``), each chunk of question rows as it is made
-    (``_Sender``), then ``("end", (RequestLog, reader, rows given up)))``, or
-    ``("end", None)`` when it refused a line (the caller then reads both logs itself and
-    raises the error, so the message is the one a serial read gives)."""
-    requests_path, run_id, questions, kept, rows = pickle.load(sys.stdin.buffer)
+    chunk, the spool's file descriptor) pickled on stdin; on stdout, pickled one after
+    another, ``("rows", size)`` for each chunk of question rows as it is written to the spool
+    (``_Sender``), then ``("end", (RequestLog, reader, rows given up))``, or ``("end", None)``
+    when it refused a line (the caller then reads both logs itself and raises the error, so
+    the message is the one a serial read gives)."""
+    requests_path, run_id, questions, kept, rows, spool = pickle.load(sys.stdin.buffer)
     gc.disable()  # as in ``run._collector_paused``: the lines hold no cycles
     out = sys.stdout.buffer
     # Past ``asked.ANSWERS_KEPT`` distinct answers (a real model's) the rows are given up:
     # the caller joins them serially, with its memory bounded.
-    asked = AskedReader(_Sender(out), rows=rows, kept=kept, give_up=True) if questions else None
+    sender = _Sender(out, spool)
+    asked = AskedReader(sender, rows=rows, kept=kept, give_up=True) if questions else None
     try:
         requests, log = read_exchanges(requests_path, run_id, asked)
         found: tuple[RequestLog, JsonlReader[Any], bool] | None = (
@@ -202,22 +202,18 @@ def _serve() -> None:
         )
     except (RunFolderError, ValueError, TypeError):
         found = None
-    _send(out, ("end", found))
-
-
-def _send(out: IO[bytes], message: tuple[str, Any]) -> None:
-    """One message on the pipe: its pickle's length (8 bytes), then the pickle."""
-    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    out.write(len(body).to_bytes(8, "little") + body)
+    pickle.dump(("end", found), out, protocol=pickle.HIGHEST_PROTOCOL)
     out.flush()
 
 
 class _Sender:
-    """The worker's sink for question rows: each chunk sent with only what its tables gained
-    since the chunk before (the whole tables, pickled with every chunk, grow with the log)."""
+    """The worker's sink for question rows: each chunk pickled into the spool, a file (a pipe
+    would hold the worker up until this process, busy with the outputs, takes it; measured:
+    ~5 s at 100x), with only what its tables gained since the chunk before (the whole
+    tables, pickled with every chunk, grow with the log); its size told on stdout."""
 
-    def __init__(self, out: IO[bytes]) -> None:
-        self.out = out
+    def __init__(self, out: IO[bytes], spool: int) -> None:
+        self.out, self.spool = out, spool
         self.sent = dict.fromkeys(_TABLES, 0)
 
     def __call__(self, chunk: AskedChunk) -> None:
@@ -226,16 +222,30 @@ class _Sender:
             table = getattr(chunk, name)
             if table is not None:
                 gained[name], self.sent[name] = table[self.sent[name] :], len(table)
-        _send(self.out, ("rows", dataclasses.replace(chunk, **gained)))
+        body = pickle.dumps(dataclasses.replace(chunk, **gained), pickle.HIGHEST_PROTOCOL)
+        with open(self.spool, "wb", closefd=False) as spool:
+            spool.write(body)
+        pickle.dump(("rows", len(body)), self.out)
+        self.out.flush()
 
 
 class _Receiver:
-    """This process's side of ``_Sender``: each chunk given tables grown as the worker's."""
+    """This process's side of ``_Sender``: each chunk read back from the spool, given tables
+    grown as the worker's."""
 
-    def __init__(self) -> None:
+    def __init__(self, spool: int) -> None:
+        self.spool, self.offset = spool, 0
         self.tables: dict[str, list[Any]] = {name: [] for name in _TABLES}
 
-    def __call__(self, gained: AskedChunk) -> AskedChunk:
+    def __call__(self, size: int) -> AskedChunk:
+        body = bytearray()
+        while len(body) < size:  # a regular file's pread is whole, but is not promised to be
+            part = os.pread(self.spool, size - len(body), self.offset + len(body))
+            if not part:
+                raise EOFError("the worker's spool ended early")
+            body += part
+        self.offset += size
+        gained: AskedChunk = pickle.loads(body)
         whole: dict[str, Any] = {}
         for name, table in self.tables.items():
             part = getattr(gained, name)
@@ -245,59 +255,49 @@ class _Receiver:
         return dataclasses.replace(gained, **whole)
 
 
-def _drain(pipe: IO[bytes], frames: queue.SimpleQueue[bytes | None]) -> None:
-    """Take the worker's messages off ``pipe`` as they come (a thread: the read waits with
-    the GIL released), so that the worker never waits for this process; None at the end."""
-    try:
-        while len(head := pipe.read(8)) == 8:
-            body = pipe.read(int.from_bytes(head, "little"))
-            if len(body) < int.from_bytes(head, "little"):
-                break  # the worker died mid-message
-            frames.put(body)
-    finally:
-        frames.put(None)
-
-
 class Aside:
     """The second process reading the exchange columns (``exchanges_aside``)."""
 
     def __init__(self, requests_path: Path, run_id: str, questions: bool = False) -> None:
+        # The worker's question rows, read back as they come (``_Sender``); gone once closed.
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by result or stop)
         # A fresh interpreter, not multiprocessing: its spawn and forkserver run the caller's
         # main module again in the child, which a script without a ``__main__`` guard would
         # not survive, and fork copies this process's threads (a progress bar's) badly.
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _CHILD],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _CHILD],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(self.spool.fileno(),),
+            )
+        except BaseException:
+            self.spool.close()
+            raise
         assert self.process.stdin is not None
         with self.process.stdin as pipe:
             pickle.dump(sys.path, pipe)
             # The cap and chunk size as this process sees them (patchable in a test).
+            kept = asked_rows.ANSWERS_KEPT
             pickle.dump(
-                (requests_path, run_id, questions, asked_rows.ANSWERS_KEPT, ROWS_SENT), pipe
+                (requests_path, run_id, questions, kept, ROWS_SENT, self.spool.fileno()), pipe
             )
         self.questions = questions
-        self.frames: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self.receiver = _Receiver()
+        self.receiver = _Receiver(self.spool.fileno())
         self.ended = False
         self.end: tuple[RequestLog, JsonlReader[Any], bool] | None = None
-        assert self.process.stdout is not None
-        self.reading = threading.Thread(
-            target=_drain, args=(self.process.stdout, self.frames), daemon=True
-        )
-        self.reading.start()
 
     def rows(self) -> Iterator[AskedChunk]:
         """The chunks of question rows not yet taken, in log order, each as the worker sends
         it (it waits for them); none once the worker has ended."""
+        assert self.process.stdout is not None
         while not self.ended:
-            body = self.frames.get()
-            if body is None:  # the worker died without its last message
+            try:
+                kind, value = pickle.load(self.process.stdout)
+            except (EOFError, pickle.UnpicklingError):  # the worker died before its end
                 self.ended = True
                 return
-            kind, value = pickle.loads(body)
             if kind == "end":
                 self.ended, self.end = True, value
                 return
@@ -308,10 +308,7 @@ class Aside:
         (None: no questions asked, or given up), or None when it refused a line or failed:
         the caller reads requests.jsonl itself then."""
         chunks = list(self.rows())
-        self.process.wait()
-        self.reading.join()
-        assert self.process.stdout is not None
-        self.process.stdout.close()
+        self._close()
         if self.process.returncode != 0 or self.end is None:
             return None
         requests, log, over = self.end
@@ -320,10 +317,13 @@ class Aside:
     def stop(self) -> None:
         """Stop the second process (its result is not needed)."""
         self.process.kill()
+        self._close()
+
+    def _close(self) -> None:
         self.process.wait()
-        self.reading.join()  # the pipe is at its end once the process is gone
         if self.process.stdout is not None:
             self.process.stdout.close()
+        self.spool.close()
 
 
 def _cores() -> int:
