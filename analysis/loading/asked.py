@@ -20,8 +20,10 @@ chunk's (~100 bytes each). What still grows with the questions is one row per di
 outcome in ``outcome_table`` (61 bytes, plus 8 per raw probability) beside each question's
 ids: measured on the simulator's 100× log with every answer's probabilities made distinct,
 the serial join's peak grew ~130 bytes per answer (~560 before the cap), so ~1.8 GB for
-the 13.7 million questions of a 1000× run (not measured on a real model). Without a sink (the side-by-side worker) no chunk can be dropped, so the reader gives
-up the rows once the answers pass the cap (``over``) and the caller joins them serially.
+the 13.7 million questions of a 1000× run (not measured on a real model). Without a sink, or with
+``give_up`` (the side-by-side worker: its chunks wait in the other process while that one reads
+the outputs, so none could be dropped), the reader gives up the rows once the answers pass the
+cap (``over``) and the caller joins them serially.
 """
 
 from __future__ import annotations
@@ -88,10 +90,12 @@ class AskedReader:
         rows: int = ROWS,
         kept: int | None = None,
         resolve: Callable[[list[str]], np.ndarray] | None = None,
+        give_up: bool = False,
     ) -> None:
         self.sink, self.rows = sink, rows
+        self.give_up = give_up or sink is None  # past ``kept``: no fresh ids, ``over``
         self.kept = ANSWERS_KEPT if kept is None else kept  # read at call time: patchable
-        self.over = False  # without a sink: more distinct answers than ``kept``, rows given up
+        self.over = False  # ``give_up``: more distinct answers than ``kept``, rows given up
         self.job_codes = job_codes  # given: a job the paths do not know is skipped at once
         # Given: a chunk's job names are numbered within the chunk and coded all at once
         # when it is handed on (-1: not the paths'), so no name outlives its chunk.
@@ -191,13 +195,13 @@ class AskedReader:
 
     def _answer(self, said: bytes) -> int:
         """The id of an answer not among the kept ones: kept while there is room, else the
-        current chunk's own (no room and no sink: the rows are given up, ``over``)."""
+        current chunk's own (no room and ``give_up``: the rows are given up, ``over``)."""
         said = _exact(said)
         if len(self.answers) < self.kept:
             a = self.answer_ids[said] = len(self.answers)
             self.answers.append(said)
             return a
-        if self.sink is None:
+        if self.give_up:
             self.over = True
             self.chunks = []
             return -1

@@ -318,15 +318,20 @@ def _read_beside(
         outputs, join, reader = _outputs_joined(run_dir / RUN_LOGS[0], run_id, pairing)
     except RunFolderError:
         return None
+    if join is not None:
+        # The pass's freed heap handed back: the join grows while the worker still holds
+        # its columns, and the tree's peak is there.
+        release_freed()
+        # Joined as the worker sends them: here while it still reads, not all after it.
+        for chunk in aside.rows():
+            join.add(chunk)
     found = aside.result()
     if found is None:
         return None
     requests, log, chunks = found
     if join is not None and chunks is None:  # too many distinct answers to ship: join here
+        join = AnswersJoin(join.paths)  # afresh: the rows joined before it gave up are dropped
         read_exchanges(run_dir / RUN_LOGS[1], run_id, join.reader(), columns=False)
-    elif join is not None:
-        for chunk in chunks or ():
-            join.add(chunk)
     return _checked(run_dir, outputs, requests, join, log, reader, taken)
 
 

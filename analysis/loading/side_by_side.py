@@ -9,21 +9,30 @@ the worker's question rows with those paths in NumPy (``answers.AnswersJoin``). 
 was tried: it then took 21 s against this process's 10 s at 100×, two processes decoding at
 once each running ~35% slower, and the wall did not improve.)
 
-The worker gives back what it read and the readers that counted the records (for
+The worker writes each chunk of question rows to a spool file as soon as it has it (so it
+never waits for this process), and this process joins them once its outputs pass ends, while
+the worker still reads: at 100× this process used to wait ~4-7 s for the worker, then join
+every chunk (~1.3 s). Each chunk carries only what its tables (``asked.AskedChunk``) gained
+since the one before; this process grows its own copies, as the serial read's grow.
+
+The worker ends with what it read and the readers that counted the records (for
 ``runfolder.check_sequence``), or nothing when it refused a line; a line refused on either
 side sends the read back to the serial path, which refuses it with the message it always gave.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import pickle
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 from runfolder import JsonlReader, LineCheck, OutputLine, RequestLine, RunFolderError, stored
 
@@ -36,6 +45,7 @@ from .repeated_lines import RepeatedLines
 from .request_parts import RequestParts, decode_parts
 
 __all__ = [
+    "ROWS_SENT",
     "SIDE_BY_SIDE_BYTES",
     "SIDE_BY_SIDE_MAX_BYTES",
     "Aside",
@@ -150,67 +160,170 @@ def read_exchanges(
     return requests.result(LogStats(present, log.records, int(log.torn), log.duplicates)), log
 
 
+# The worker imports the ``analysis`` package without running its ``__init__``, which brings
+# in the statistics and rendering (scipy among them) it never uses: at 100x that was ~0.45 s
+# of the worker's start, and ~23 MB of its memory, while it is the one this process waits for.
 _CHILD = (
-    "import pickle, sys; sys.path[:] = pickle.load(sys.stdin.buffer); "
+    "import importlib.util, pickle, sys, types; sys.path[:] = pickle.load(sys.stdin.buffer); "
+    "package = types.ModuleType('analysis'); "
+    "package.__path__ = list(importlib.util.find_spec('analysis').submodule_search_locations); "
+    "sys.modules['analysis'] = package; "
     "from analysis.loading.side_by_side import _serve; _serve()"
 )
 
 
+# Rows per chunk the worker sends: a quarter of ``asked.ROWS``, as each is joined while the
+# worker still holds its columns (the join's temporaries grow with the chunk).
+ROWS_SENT = asked_rows.ROWS // 4
+# The tables an AskedChunk shares with the chunks after it (lists that only grow).
+_TABLES = ("jobs", "targets", "answers", "questions", "question_sets")
+
+
 def _serve() -> None:
-    """The second process: (requests.jsonl, run id, questions wanted, answers kept) pickled
-    on stdin, ``read_exchanges``'s result and the question rows (None: given up) pickled on
-    stdout, or None when it refused a line (the caller then reads both logs itself and raises the error, so the
-    message is the one a serial read gives)."""
-    requests_path, run_id, questions, kept = pickle.load(sys.stdin.buffer)
+    """The second process: (requests.jsonl, run id, questions wanted, answers kept, rows per
+    chunk, the spool's file descriptor) pickled on stdin; on stdout, pickled one after
+    another, ``("rows", size)`` for each chunk of question rows as it is written to the spool
+    (``_Sender``), then ``("end", (RequestLog, reader, rows given up))``, or ``("end", None)``
+    when it refused a line (the caller then reads both logs itself and raises the error, so
+    the message is the one a serial read gives)."""
+    requests_path, run_id, questions, kept, rows, spool = pickle.load(sys.stdin.buffer)
     gc.disable()  # as in ``run._collector_paused``: the lines hold no cycles
-    asked = AskedReader(kept=kept) if questions else None
+    out = sys.stdout.buffer
+    # Past ``asked.ANSWERS_KEPT`` distinct answers (a real model's) the rows are given up:
+    # the caller joins them serially, with its memory bounded.
+    sender = _Sender(out, spool)
+    asked = AskedReader(sender, rows=rows, kept=kept, give_up=True) if questions else None
     try:
         requests, log = read_exchanges(requests_path, run_id, asked)
-        # Past ``asked.ANSWERS_KEPT`` distinct answers (a real model's) the rows are given
-        # up (None): the caller joins them serially, with its memory bounded.
-        rows = None if asked is None or asked.over else asked.result()
-        found: ReadAside | None = requests, log, rows
+        found: tuple[RequestLog, JsonlReader[Any], bool] | None = (
+            requests,
+            log,
+            asked is not None and asked.over,
+        )
     except (RunFolderError, ValueError, TypeError):
         found = None
-    pickle.dump(found, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickle.dump(("end", found), out, protocol=pickle.HIGHEST_PROTOCOL)
+    out.flush()
+
+
+class _Sender:
+    """The worker's sink for question rows: each chunk pickled into the spool, a file (a pipe
+    would hold the worker up until this process, busy with the outputs, takes it; measured:
+    ~5 s at 100x), with only what its tables gained since the chunk before (the whole
+    tables, pickled with every chunk, grow with the log); its size told on stdout."""
+
+    def __init__(self, out: IO[bytes], spool: int) -> None:
+        self.out, self.spool = out, spool
+        self.sent = dict.fromkeys(_TABLES, 0)
+
+    def __call__(self, chunk: AskedChunk) -> None:
+        gained: dict[str, Any] = {}
+        for name in _TABLES:
+            table = getattr(chunk, name)
+            if table is not None:
+                gained[name], self.sent[name] = table[self.sent[name] :], len(table)
+        body = pickle.dumps(dataclasses.replace(chunk, **gained), pickle.HIGHEST_PROTOCOL)
+        with open(self.spool, "wb", closefd=False) as spool:
+            spool.write(body)
+        pickle.dump(("rows", len(body)), self.out)
+        self.out.flush()
+
+
+class _Receiver:
+    """This process's side of ``_Sender``: each chunk read back from the spool, given tables
+    grown as the worker's."""
+
+    def __init__(self, spool: int) -> None:
+        self.spool, self.offset = spool, 0
+        self.tables: dict[str, list[Any]] = {name: [] for name in _TABLES}
+
+    def __call__(self, size: int) -> AskedChunk:
+        body = bytearray()
+        while len(body) < size:  # a regular file's pread is whole, but is not promised to be
+            part = os.pread(self.spool, size - len(body), self.offset + len(body))
+            if not part:
+                raise EOFError("the worker's spool ended early")
+            body += part
+        self.offset += size
+        gained: AskedChunk = pickle.loads(body)
+        whole: dict[str, Any] = {}
+        for name, table in self.tables.items():
+            part = getattr(gained, name)
+            if part is not None:
+                table.extend(part)
+                whole[name] = table
+        return dataclasses.replace(gained, **whole)
 
 
 class Aside:
     """The second process reading the exchange columns (``exchanges_aside``)."""
 
     def __init__(self, requests_path: Path, run_id: str, questions: bool = False) -> None:
+        # The worker's question rows, read back as they come (``_Sender``); gone once closed.
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by result or stop)
         # A fresh interpreter, not multiprocessing: its spawn and forkserver run the caller's
         # main module again in the child, which a script without a ``__main__`` guard would
         # not survive, and fork copies this process's threads (a progress bar's) badly.
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _CHILD],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _CHILD],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(self.spool.fileno(),),
+            )
+        except BaseException:
+            self.spool.close()
+            raise
         assert self.process.stdin is not None
         with self.process.stdin as pipe:
             pickle.dump(sys.path, pipe)
-            # The cap as this process sees it (``asked.ANSWERS_KEPT``, patchable in a test).
-            pickle.dump((requests_path, run_id, questions, asked_rows.ANSWERS_KEPT), pipe)
+            # The cap and chunk size as this process sees them (patchable in a test).
+            kept = asked_rows.ANSWERS_KEPT
+            pickle.dump(
+                (requests_path, run_id, questions, kept, ROWS_SENT, self.spool.fileno()), pipe
+            )
+        self.questions = questions
+        self.receiver = _Receiver(self.spool.fileno())
+        self.ended = False
+        self.end: tuple[RequestLog, JsonlReader[Any], bool] | None = None
+
+    def rows(self) -> Iterator[AskedChunk]:
+        """The chunks of question rows not yet taken, in log order, each as the worker sends
+        it (it waits for them); none once the worker has ended."""
+        assert self.process.stdout is not None
+        while not self.ended:
+            try:
+                kind, value = pickle.load(self.process.stdout)
+            except (EOFError, pickle.UnpicklingError):  # the worker died before its end
+                self.ended = True
+                return
+            if kind == "end":
+                self.ended, self.end = True, value
+                return
+            yield self.receiver(value)
 
     def result(self) -> ReadAside | None:
-        """What the second process read (it waits for it), or None when it refused a line or
-        failed: the caller reads requests.jsonl itself then."""
-        assert self.process.stdout is not None
-        with self.process.stdout as pipe:
-            output = pipe.read()
-        if self.process.wait() != 0:
+        """What the second process read (it waits for it), the chunks ``rows`` did not give
+        (None: no questions asked, or given up), or None when it refused a line or failed:
+        the caller reads requests.jsonl itself then."""
+        chunks = list(self.rows())
+        self._close()
+        if self.process.returncode != 0 or self.end is None:
             return None
-        found: ReadAside | None = pickle.loads(output)
-        return found
+        requests, log, over = self.end
+        return requests, log, None if over or not self.questions else chunks
 
     def stop(self) -> None:
         """Stop the second process (its result is not needed)."""
         self.process.kill()
+        self._close()
+
+    def _close(self) -> None:
         self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+        self.spool.close()
 
 
 def _cores() -> int:
