@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from .side_by_side import (
     read_exchanges,
     read_outputs,
     read_paths_checked,
+    start_aside,
 )
 
 __all__ = [
@@ -275,14 +275,7 @@ def _read_apart(run_dir: Path, pairing: tuple[str, str], run_id: str, taken: _Ta
 
 def _columns_aside(requests_path: Path, run_id: str) -> Aside | None:
     """A second process reading requests.jsonl's exchange columns, or None on one core."""
-    affinity = getattr(os, "sched_getaffinity", None)  # Linux; elsewhere every core
-    cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
-    if not stored(requests_path).is_file() or cores < 2:
-        return None
-    try:
-        return Aside(requests_path, run_id)
-    except OSError:  # no second interpreter could start: read here
-        return None
+    return start_aside(requests_path, run_id) if stored(requests_path).is_file() else None
 
 
 def _read_both(run_dir: Path, pairing: tuple[str, str] | None, run_id: str, taken: _Taken) -> _Read:

@@ -56,6 +56,7 @@ __all__ = [
     "read_exchanges",
     "read_outputs",
     "read_paths_checked",
+    "start_aside",
 ]
 
 # Below this size a second process (~0.5 s to start and import) costs more than it saves.
@@ -333,6 +334,17 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def start_aside(requests_path: Path, run_id: str, questions: bool = False) -> Aside | None:
+    """A second process reading requests.jsonl (``Aside``), or None on one core or when no
+    second interpreter could start (the caller then reads here)."""
+    if _cores() < 2:
+        return None
+    try:
+        return Aside(requests_path, run_id, questions)
+    except OSError:  # no second interpreter could start (or it died at once)
+        return None
+
+
 @contextmanager
 def exchanges_aside(
     requests_path: Path, run_id: str, questions: bool = False
@@ -342,12 +354,10 @@ def exchanges_aside(
     ``SIDE_BY_SIDE_BYTES`` or over ``SIDE_BY_SIDE_MAX_BYTES``."""
     log = stored(requests_path)
     size = log.stat().st_size if log.is_file() else 0
-    if _cores() < 2 or not SIDE_BY_SIDE_BYTES <= size <= SIDE_BY_SIDE_MAX_BYTES:
-        yield None
-        return
-    try:
-        aside = Aside(requests_path, run_id, questions)
-    except OSError:  # no second interpreter could start (or it died at once): read here
+    aside = None
+    if SIDE_BY_SIDE_BYTES <= size <= SIDE_BY_SIDE_MAX_BYTES:
+        aside = start_aside(requests_path, run_id, questions)
+    if aside is None:
         yield None
         return
     try:
