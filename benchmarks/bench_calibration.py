@@ -57,6 +57,15 @@ from analysis.statistics.skew_tests import (
     mammen_weights,
     wild_mammen_p,
 )
+from benchmarks.calibration_nulls import (
+    erratic_factors,
+    erratic_values,
+    other_runs,
+    out_of_range_shares,
+    spread_values,
+    steady_values,
+    upper_bound,
+)
 
 ARMS = {
     "default": {},
@@ -71,10 +80,11 @@ TESTS = (
     "percentile", "bca", "signflip", "cluster_t", "wild_t",
     "boot_t_sym", "boot_t_eq", "hall_t", "mammen_sym", "mammen_eq", "boot_t_max",
 )  # fmt: skip
-SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20")
+SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20", "steady", "erratic")
 CHOSEN = "cluster_t"  # the verdict test (analysis.statistics.family_test's default)
 WITH_INTERVAL = (CHOSEN, "boot_t_max")  # the tests whose family-wise interval is printed
 SPREAD = 3.0  # the spread null's factor (--spread)
+STEADY = 9  # the steady null's k (--steady): B's spread 1/3 of A's, the ratio of spread x3
 
 
 def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
@@ -182,11 +192,12 @@ def binomial_ci(k: int, n: int) -> tuple[float, float]:
 
 def draw(
     pools: dict[str, dict[str, np.ndarray]], scenario: str, metric: int, n_fam: int,
-    rng: np.random.Generator, spread: float = SPREAD,
+    rng: np.random.Generator, spread: float = SPREAD, steady: int = STEADY,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """One comparison's (F, K) difference sums and counts under ``scenario``."""
     base = pools["heavy" if scenario == "aa-heavy" else "default"]
-    other_arm = {"aa": "default", "aa-heavy": "heavy", "spread": "default"}.get(scenario, scenario)
+    nulls = {"aa": "default", "aa-heavy": "heavy"}  # the rest of the nulls use default runs
+    other_arm = nulls.get(scenario, "default" if scenario not in ARMS else scenario)
     other = pools[other_arm]
     i = int(rng.integers(len(base["sums"])))
     j = int(rng.integers(len(other["sums"])))
@@ -198,7 +209,13 @@ def draw(
     n = base["counts"][i][fams, metric].reshape(n_fam, -1)
     if scenario == "spread":
         mean = other["sums"][:, fams, metric].reshape(len(other["sums"]), n_fam, -1).mean(0)
-        b = mean + spread * (b - mean)
+        b = spread_values(b, mean, spread)
+    elif scenario == "steady":  # k other runs (j aside): none of them A's
+        runs = other_runs(rng, len(other["sums"]), i, steady)
+        b = steady_values(other["sums"][runs][:, fams, metric].reshape(steady, n_fam, -1))
+    elif scenario == "erratic":
+        upper = upper_bound(metric, other["counts"][j][fams, metric].reshape(n_fam, -1))
+        b = erratic_values(b, upper, erratic_factors(rng, b.shape))
     return b - a, n
 
 
@@ -210,6 +227,7 @@ def study(
     spread: float = SPREAD,
     tests: tuple[str, ...] = TESTS,
     families: tuple[int, ...] = FAMILIES,
+    steady: int = STEADY,
 ) -> dict[str, Any]:
     """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
     rng = np.random.default_rng(20260923)
@@ -227,7 +245,7 @@ def study(
                 # Power rows need fewer comparisons than the rates near alpha do.
                 reps = replicates // 2 if scenario.startswith("conf") else replicates
                 for _ in range(reps):
-                    d, n = draw(pools, scenario, m, n_fam, rng, spread)
+                    d, n = draw(pools, scenario, m, n_fam, rng, spread, steady)
                     truth = np.sign(
                         pools[scenario]["sums"][:, :, m].reshape(-1, d.shape[1]).sum(0)
                         / pools[scenario]["counts"][:, :, m].reshape(-1, d.shape[1]).sum(0)
@@ -253,7 +271,9 @@ def study(
                         seq_used += used
                         if truth is not None:
                             seq_hits += int(right == truth[focus])
-                name = f"spread x{spread:g}" if scenario == "spread" else scenario
+                name = {"spread": f"spread x{spread:g}", "steady": f"steady k={steady}"}.get(
+                    scenario, scenario
+                )
                 row: dict[str, Any] = {"scenario": name, "metric": metric, "families": n_fam}
                 if truth is None:
                     for test in tests:
@@ -337,6 +357,37 @@ def tables(result: dict[str, Any]) -> str:
             + ("" if used is None else f"{100 * used:.0f}%")
             + " |"
         )
+    if result.get("out_of_range"):
+        lines += ["", out_of_range_table(result["out_of_range"]).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Saved results as one: rows of the same null, metric and family count joined (their
+    tests side by side, as runs of other ``--tests`` on the same draws give)."""
+    merged: dict[str, Any] = {"calibration": [], "power": [], "out_of_range": {}}
+    for kind in ("calibration", "power"):
+        rows: dict[tuple[str, str, int], dict[str, Any]] = {}
+        for result in results:
+            for row in result[kind]:
+                rows.setdefault((row["scenario"], row["metric"], row["families"]), {}).update(row)
+        merged[kind] = list(rows.values())
+    for result in results:
+        merged["out_of_range"].update(result.get("out_of_range", {}))
+    return merged
+
+
+def out_of_range_table(shares: dict[str, list[float]]) -> str:
+    """Each null's share of B's family values no model could have, per metric (%)."""
+    lines = [
+        "Share of side B's family values out of range (below 0; within-5% above 100% per "
+        "output), over every default run x family x cell (%):",
+        "",
+        "| null | " + " | ".join(METRICS) + " |",
+        "|" + " --- |" * (len(METRICS) + 1),
+    ]
+    for null, row in shares.items():
+        lines.append(f"| {null} | " + " | ".join(f"{100 * x:.1f}" for x in row) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -356,19 +407,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--spread", type=float, default=SPREAD, help="the spread null's factor")
     parser.add_argument(
+        "--steady", type=int, default=STEADY, help="the steady null's k: B the mean of k runs"
+    )
+    parser.add_argument(
         "--tables", type=Path, nargs="+", help="print the tables of saved JSON results, no study"
     )
     args = parser.parse_args(argv)
     if args.tables:
-        merged: dict[str, Any] = {"calibration": [], "power": []}
-        for path in args.tables:
-            saved = orjson.loads(path.read_bytes().splitlines()[-1])
-            merged["calibration"] += saved["calibration"]
-            merged["power"] += saved["power"]
-        print(tables(merged), end="")
+        print(tables(merge([orjson.loads(p.read_bytes().splitlines()[-1]) for p in args.tables])),
+              end="")  # fmt: skip
         return 0
     t0 = time.perf_counter()
     scenarios = tuple(args.scenarios.split(","))
+    unknown = set(scenarios) - set(SCENARIOS)
+    if unknown:
+        parser.error(f"unknown --scenarios {','.join(sorted(unknown))}: choose from {','.join(SCENARIOS)}")
     wanted = {"default", "heavy", *(s for s in scenarios if s in ARMS)}
     pools = {
         arm: make_pool(arm, args.runs if arm in ("default", "heavy") else args.runs * 3 // 5,
@@ -377,7 +430,14 @@ def main(argv: list[str] | None = None) -> int:
     }  # fmt: skip
     tests = tuple(args.tests.split(","))
     families = tuple(int(f) for f in args.families.split(","))
-    result = study(pools, args.replicates, args.looks, scenarios, args.spread, tests, families)
+    spreads = tuple(sorted({1.5, SPREAD, args.spread}))
+    default = pools["default"]
+    shares = out_of_range_shares(default["sums"], default["counts"], spreads, args.steady)
+    print(out_of_range_table(shares), file=sys.stderr)
+    result = study(
+        pools, args.replicates, args.looks, scenarios, args.spread, tests, families, args.steady
+    )
+    result["out_of_range"] = shares
     result["seconds"] = time.perf_counter() - t0
     result["replicates"] = args.replicates
     print(tables(result), file=sys.stderr)
