@@ -13,13 +13,19 @@ tails), and ``spread``: equal means, different spreads, built by construction: s
 per-family sums are moved to ``m_f + 3 (b_f - m_f)``, with ``m_f`` the pool's mean of family
 f, so that B's mean is the pool's (as A's) and its spread three times A's (``--spread``
 sets the factor; over every ordered pair of the pool's runs the transformed difference
-averages exactly 0, and a leave-pair-out ``m_f`` moves the rates by under a point). Power: a
+averages exactly 0, and a leave-pair-out ``m_f`` moves the rates by under a point; but on
+these skewed metrics about half of B's values fall below 0, or above 100% within 5%, where
+no model can be: the table ``out_of_range`` prints). Two equal-mean nulls whose every value
+a model could have (``benchmarks.calibration_nulls``): ``steady``, B the mean of k other
+default runs (``--steady``, 9: B's spread 1/3 of A's, the ratio of spread x3), and
+``erratic``, B one run whose every family value is moved to its nearer bound or twice as far
+from it, with probability 1/2 each (the same mean, more spread). Power: a
 default run against a ``confusion`` run, the share of comparisons calling the focus cell
 (tree10 x arithmetic) in the true direction after Holm. ``--looks`` also measures the
 sequential rule (alpha spent over looks at 1/4, 1/2, 3/4 and all of the families) with
 the chosen test; ``--tests`` restricts the candidates (``--tests cluster_t --looks``
 re-measures the rule alone in a few minutes); ``--tables A.json B.json`` prints the tables
-of saved results.
+of saved results (rows of the same null, metric and family count joined).
 
 Candidates: the percentile bootstrap p, BCa, a plain sign-flip test, the cluster-robust t
 (``cluster_t``), the Rademacher wild bootstrap-t (``wild_t``), and from
@@ -421,7 +427,11 @@ def main(argv: list[str] | None = None) -> int:
     scenarios = tuple(args.scenarios.split(","))
     unknown = set(scenarios) - set(SCENARIOS)
     if unknown:
-        parser.error(f"unknown --scenarios {','.join(sorted(unknown))}: choose from {','.join(SCENARIOS)}")
+        parser.error(
+            f"unknown --scenarios {','.join(sorted(unknown))}: choose from {','.join(SCENARIOS)}"
+        )
+    if not 1 <= args.steady < args.runs:
+        parser.error(f"--steady {args.steady}: B averages k of the other runs, 1 <= k < --runs")
     wanted = {"default", "heavy", *(s for s in scenarios if s in ARMS)}
     pools = {
         arm: make_pool(arm, args.runs if arm in ("default", "heavy") else args.runs * 3 // 5,

@@ -82,7 +82,9 @@ def out_of_range_shares(
         ]
     shares[f"steady k={k}"] = [
         out_of_range(
-            np.array([steady_values(sums[other_runs(rng, n_runs, i, k), :, m]) for i in range(n_runs)]),
+            np.array(
+                [steady_values(sums[other_runs(rng, n_runs, i, k), :, m]) for i in range(n_runs)]
+            ),
             upper_bound(m, counts[:, :, m]),
         )
         for m in range(n_metrics)
