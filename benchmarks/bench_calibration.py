@@ -45,7 +45,10 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +93,8 @@ SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20", "steady", "erratic"
 CHOSEN = "cluster_t"  # the verdict test (analysis.statistics.family_test's default)
 WITH_INTERVAL = (CHOSEN, "boot_t_max")  # the tests whose family-wise interval is printed
 SPREAD = 3.0  # the spread null's factor (--spread)
+# The sequential rule's p (--sequential-method): its rows' key suffix and column title.
+SEQUENTIAL_KEYS = {"t": "", "bootstrap_t": "_boot_t_max"}
 STEADY = 9  # the steady null's k (--steady): B's spread 1/3 of A's, the ratio of spread x3
 
 
@@ -234,10 +239,12 @@ def study(
     tests: tuple[str, ...] = TESTS,
     families: tuple[int, ...] = FAMILIES,
     steady: int = STEADY,
+    sequential_method: str = "t",
 ) -> dict[str, Any]:
     """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
     rng = np.random.default_rng(20260923)
     out: dict[str, Any] = {"calibration": [], "power": [], "sequential": []}
+    key = SEQUENTIAL_KEYS[sequential_method]
     focus = 3 * 2 + 0  # tree10 (direct, tree2, tree4, tree10, digits, bits) x arithmetic
     for scenario in scenarios:
         for m, metric in enumerate(METRICS):
@@ -272,7 +279,8 @@ def study(
                                 adjusted[focus] < ALPHA and np.sign(delta[focus]) == truth[focus]
                             )
                     if looks:
-                        called, right, used = sequential_once(d, n, seed + 99, focus)
+                        with rule_reads(sequential_method):
+                            called, right, used = sequential_once(d, n, seed + 99, focus)
                         seq_fw += called
                         seq_used += used
                         if truth is not None:
@@ -290,19 +298,36 @@ def study(
                             "holm_ci": binomial_ci(fw[test], reps),
                         }
                     if looks:
-                        row["sequential_holm"] = seq_fw / reps
-                        row["sequential_holm_ci"] = binomial_ci(seq_fw, reps)
-                        row["sequential_families_used"] = seq_used / reps
+                        row[f"sequential_holm{key}"] = seq_fw / reps
+                        row[f"sequential_holm{key}_ci"] = binomial_ci(seq_fw, reps)
+                        row[f"sequential_families_used{key}"] = seq_used / reps
                     out["calibration"].append(row)
                 else:
                     for test in tests:
                         row[test] = hits[test] / reps
                     if looks:
-                        row["sequential"] = seq_hits / reps
-                        row["sequential_families_used"] = seq_used / reps
+                        row[f"sequential{key}"] = seq_hits / reps
+                        row[f"sequential_families_used{key}"] = seq_used / reps
                     out["power"].append(row)
                 print(orjson.dumps(row).decode(), file=sys.stderr, flush=True)
     return out
+
+
+@contextmanager
+def rule_reads(method: str) -> Iterator[None]:
+    """The sequential rule with ``method``'s p inside (its intervals and futility stay the
+    default's). ``sequential_replay`` takes the default method, and reads
+    ``family_test.family_p_values`` at each call: the study swaps it for the rule's run, so
+    the rule of a candidate default is measured before anyone switches the default."""
+    from analysis.statistics import family_test
+
+    original = family_test.family_p_values
+    if method != family_test.DEFAULT_METHOD:
+        family_test.family_p_values = partial(original, method=method)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        family_test.family_p_values = original  # type: ignore[assignment]
 
 
 def sequential_once(
@@ -319,13 +344,22 @@ def tables(result: dict[str, Any]) -> str:
     """The study's JSON as the Markdown tables of docs/comparing.md (the tests it has)."""
     rows = result["calibration"] + result["power"]
     shown = [t for t in TESTS if any(t in row for row in rows)]
+    # The sequential rule's columns: one per p measured inside it (cluster_t's first).
+    rules = [
+        (key, "" if not key else f", {key.lstrip('_')}")
+        for key in SEQUENTIAL_KEYS.values()
+        if any(f"sequential_holm{key}" in row or f"sequential{key}" in row for row in rows)
+    ]
     lines = [
         "Share called, per cell / family-wise after Holm (%), with the 95% Clopper-Pearson "
         f"interval of the family-wise share of {' and '.join(WITH_INTERVAL)} (the first the "
         "verdict test):",
         "",
-        "| null | metric | F | " + " | ".join(shown) + " | sequential (Holm) |",
-        "|" + " --- |" * (len(shown) + 4),
+        "| null | metric | F | "
+        + " | ".join(shown)
+        + "".join(f" | sequential{title} (Holm)" for _, title in rules)
+        + " |",
+        "|" + " --- |" * (len(shown) + 3 + len(rules)),
     ]
     for row in result["calibration"]:
         cells = []
@@ -336,31 +370,39 @@ def tables(result: dict[str, Any]) -> str:
                 lo, hi = r["holm_ci"]
                 text += f" [{100 * lo:.1f}, {100 * hi:.1f}]"
             cells.append(text)
-        seq = row.get("sequential_holm")
-        seq_text = "" if seq is None else f"{100 * seq:.1f}"
+        for key, _ in rules:
+            seq = row.get(f"sequential_holm{key}")
+            ci = row.get(f"sequential_holm{key}_ci")
+            cells.append(
+                "" if seq is None else f"{100 * seq:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+            )
         lines.append(
             f"| {row['scenario']} | {row['metric']} | {row['families']} | "
             + " | ".join(cells)
-            + f" | {seq_text} |"
+            + " |"
         )
     lines += [
         "",
         "Power: share of comparisons calling the focus cell (tree10 x arithmetic) in the "
         "true direction after Holm (%):",
         "",
-        "| alternative | metric | F | " + " | ".join(shown) + " | sequential | families asked |",
-        "|" + " --- |" * (len(shown) + 5),
+        "| alternative | metric | F | "
+        + " | ".join(shown)
+        + "".join(f" | sequential{title} | families asked" for _, title in rules)
+        + " |",
+        "|" + " --- |" * (len(shown) + 3 + 2 * len(rules)),
     ]
     for row in result["power"]:
-        used = row.get("sequential_families_used")
-        seq = row.get("sequential")
+        cells = ["" if t not in row else f"{100 * row[t]:.0f}" for t in shown]
+        for key, _ in rules:
+            seq, used = row.get(f"sequential{key}"), row.get(f"sequential_families_used{key}")
+            cells += [
+                "" if seq is None else f"{100 * seq:.0f}",
+                "" if used is None else f"{100 * used:.0f}%",
+            ]
         lines.append(
             f"| {row['scenario']} | {row['metric']} | {row['families']} | "
-            + " | ".join("" if t not in row else f"{100 * row[t]:.0f}" for t in shown)
-            + " | "
-            + ("" if seq is None else f"{100 * seq:.0f}")
-            + " | "
-            + ("" if used is None else f"{100 * used:.0f}%")
+            + " | ".join(cells)
             + " |"
         )
     if result.get("out_of_range"):
@@ -406,6 +448,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=40, help="sim runs per null arm (default 40)")
     parser.add_argument("--replicates", type=int, default=400)
     parser.add_argument("--looks", action="store_true", help="also the sequential rule")
+    parser.add_argument(
+        "--sequential-method",
+        choices=sorted(SEQUENTIAL_KEYS),
+        default="t",
+        help="the p inside the sequential rule (default t, cluster_t; bootstrap_t is boot_t_max)",
+    )
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="which rows")
     parser.add_argument("--tests", default=",".join(TESTS), help="which candidates")
     parser.add_argument(
@@ -445,8 +493,9 @@ def main(argv: list[str] | None = None) -> int:
     shares = out_of_range_shares(default["sums"], default["counts"], spreads, args.steady)
     print(out_of_range_table(shares), file=sys.stderr)
     result = study(
-        pools, args.replicates, args.looks, scenarios, args.spread, tests, families, args.steady
-    )
+        pools, args.replicates, args.looks, scenarios, args.spread, tests, families, args.steady,
+        args.sequential_method,
+    )  # fmt: skip
     result["out_of_range"] = shares
     result["seconds"] = time.perf_counter() - t0
     result["replicates"] = args.replicates
