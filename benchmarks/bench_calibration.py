@@ -221,7 +221,7 @@ def draw(
     if scenario == "spread":
         mean = other["sums"][:, fams, metric].reshape(len(other["sums"]), n_fam, -1).mean(0)
         b = spread_values(b, mean, spread)
-    elif scenario == "steady":  # k other runs (j aside): none of them A's
+    elif scenario == "steady":  # k other runs, none of them A's (the j above unused)
         runs = other_runs(rng, len(other["sums"]), i, steady)
         b = steady_values(other["sums"][runs][:, fams, metric].reshape(steady, n_fam, -1))
     elif scenario == "erratic":
@@ -373,9 +373,8 @@ def tables(result: dict[str, Any]) -> str:
         for key, _ in rules:
             seq = row.get(f"sequential_holm{key}")
             ci = row.get(f"sequential_holm{key}_ci")
-            cells.append(
-                "" if seq is None else f"{100 * seq:.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
-            )
+            text = "" if seq is None else f"{100 * seq:.1f}"
+            cells.append(text if ci is None else f"{text} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]")
         lines.append(
             f"| {row['scenario']} | {row['metric']} | {row['families']} | "
             + " | ".join(cells)

@@ -103,3 +103,31 @@ def test_only_the_old_spread_null_leaves_the_range() -> None:
     assert all(share > 0.05 for share in shares["spread x3"])
     assert shares["steady k=9"] == [0.0, 0.0, 0.0] and shares["erratic"] == [0.0, 0.0, 0.0]
     assert upper_bound(0, counts) is None
+
+
+def test_saved_results_of_other_tests_on_the_same_draws_join_into_one_row() -> None:
+    from benchmarks.bench_calibration import merge, tables
+
+    row = {"scenario": "erratic", "metric": "mape", "families": 8}
+    share = {"cell": 0.05, "cell_ci": (0.04, 0.06), "holm": 0.04, "holm_ci": (0.02, 0.06)}
+    seq = {"sequential_holm_boot_t_max": 0.02, "sequential_holm_boot_t_max_ci": (0.01, 0.04)}
+    merged = merge(
+        [
+            {"calibration": [{**row, "cluster_t": share}], "power": []},
+            {"calibration": [{**row, "boot_t_max": share, **seq}], "power": []},
+        ]
+    )
+    assert len(merged["calibration"]) == 1
+    table = tables(merged)
+    assert "| cluster_t | boot_t_max | sequential, boot_t_max (Holm) |" in table
+    assert "| 2.0 [1.0, 4.0] |" in table
+
+
+def test_the_rule_reads_the_candidates_p_only_while_asked() -> None:
+    from analysis.statistics import family_test
+    from benchmarks.bench_calibration import rule_reads
+
+    original = family_test.family_p_values
+    with rule_reads("bootstrap_t"):
+        assert family_test.family_p_values is not original
+    assert family_test.family_p_values is original
