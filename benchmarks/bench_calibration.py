@@ -13,13 +13,19 @@ tails), and ``spread``: equal means, different spreads, built by construction: s
 per-family sums are moved to ``m_f + 3 (b_f - m_f)``, with ``m_f`` the pool's mean of family
 f, so that B's mean is the pool's (as A's) and its spread three times A's (``--spread``
 sets the factor; over every ordered pair of the pool's runs the transformed difference
-averages exactly 0, and a leave-pair-out ``m_f`` moves the rates by under a point). Power: a
+averages exactly 0, and a leave-pair-out ``m_f`` moves the rates by under a point; but on
+these skewed metrics about half of B's values fall below 0, or above 100% within 5%, where
+no model can be: the table ``out_of_range`` prints). Two equal-mean nulls whose every value
+a model could have (``benchmarks.calibration_nulls``): ``steady``, B the mean of k other
+default runs (``--steady``, 9: B's spread 1/3 of A's, the ratio of spread x3), and
+``erratic``, B one run whose every family value is moved to its nearer bound or twice as far
+from it, with probability 1/2 each (the same mean, more spread). Power: a
 default run against a ``confusion`` run, the share of comparisons calling the focus cell
 (tree10 x arithmetic) in the true direction after Holm. ``--looks`` also measures the
 sequential rule (alpha spent over looks at 1/4, 1/2, 3/4 and all of the families) with
 the chosen test; ``--tests`` restricts the candidates (``--tests cluster_t --looks``
 re-measures the rule alone in a few minutes); ``--tables A.json B.json`` prints the tables
-of saved results.
+of saved results (rows of the same null, metric and family count joined).
 
 Candidates: the percentile bootstrap p, BCa, a plain sign-flip test, the cluster-robust t
 (``cluster_t``), the Rademacher wild bootstrap-t (``wild_t``), and from
@@ -39,7 +45,10 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +66,15 @@ from analysis.statistics.skew_tests import (
     mammen_weights,
     wild_mammen_p,
 )
+from benchmarks.calibration_nulls import (
+    erratic_factors,
+    erratic_values,
+    other_runs,
+    out_of_range_shares,
+    spread_values,
+    steady_values,
+    upper_bound,
+)
 
 ARMS = {
     "default": {},
@@ -71,10 +89,13 @@ TESTS = (
     "percentile", "bca", "signflip", "cluster_t", "wild_t",
     "boot_t_sym", "boot_t_eq", "hall_t", "mammen_sym", "mammen_eq", "boot_t_max",
 )  # fmt: skip
-SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20")
+SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20", "steady", "erratic")
 CHOSEN = "cluster_t"  # the verdict test (analysis.statistics.family_test's default)
 WITH_INTERVAL = (CHOSEN, "boot_t_max")  # the tests whose family-wise interval is printed
 SPREAD = 3.0  # the spread null's factor (--spread)
+# The sequential rule's p (--sequential-method): its rows' key suffix and column title.
+SEQUENTIAL_KEYS = {"t": "", "bootstrap_t": "_boot_t_max"}
+STEADY = 9  # the steady null's k (--steady): B's spread 1/3 of A's, the ratio of spread x3
 
 
 def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
@@ -182,11 +203,12 @@ def binomial_ci(k: int, n: int) -> tuple[float, float]:
 
 def draw(
     pools: dict[str, dict[str, np.ndarray]], scenario: str, metric: int, n_fam: int,
-    rng: np.random.Generator, spread: float = SPREAD,
+    rng: np.random.Generator, spread: float = SPREAD, steady: int = STEADY,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """One comparison's (F, K) difference sums and counts under ``scenario``."""
     base = pools["heavy" if scenario == "aa-heavy" else "default"]
-    other_arm = {"aa": "default", "aa-heavy": "heavy", "spread": "default"}.get(scenario, scenario)
+    nulls = {"aa": "default", "aa-heavy": "heavy"}  # the rest of the nulls use default runs
+    other_arm = nulls.get(scenario, "default" if scenario not in ARMS else scenario)
     other = pools[other_arm]
     i = int(rng.integers(len(base["sums"])))
     j = int(rng.integers(len(other["sums"])))
@@ -198,7 +220,13 @@ def draw(
     n = base["counts"][i][fams, metric].reshape(n_fam, -1)
     if scenario == "spread":
         mean = other["sums"][:, fams, metric].reshape(len(other["sums"]), n_fam, -1).mean(0)
-        b = mean + spread * (b - mean)
+        b = spread_values(b, mean, spread)
+    elif scenario == "steady":  # k other runs, none of them A's (the j above unused)
+        runs = other_runs(rng, len(other["sums"]), i, steady)
+        b = steady_values(other["sums"][runs][:, fams, metric].reshape(steady, n_fam, -1))
+    elif scenario == "erratic":
+        upper = upper_bound(metric, other["counts"][j][fams, metric].reshape(n_fam, -1))
+        b = erratic_values(b, upper, erratic_factors(rng, b.shape))
     return b - a, n
 
 
@@ -210,10 +238,13 @@ def study(
     spread: float = SPREAD,
     tests: tuple[str, ...] = TESTS,
     families: tuple[int, ...] = FAMILIES,
+    steady: int = STEADY,
+    sequential_method: str = "t",
 ) -> dict[str, Any]:
     """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
     rng = np.random.default_rng(20260923)
     out: dict[str, Any] = {"calibration": [], "power": [], "sequential": []}
+    key = SEQUENTIAL_KEYS[sequential_method]
     focus = 3 * 2 + 0  # tree10 (direct, tree2, tree4, tree10, digits, bits) x arithmetic
     for scenario in scenarios:
         for m, metric in enumerate(METRICS):
@@ -227,7 +258,7 @@ def study(
                 # Power rows need fewer comparisons than the rates near alpha do.
                 reps = replicates // 2 if scenario.startswith("conf") else replicates
                 for _ in range(reps):
-                    d, n = draw(pools, scenario, m, n_fam, rng, spread)
+                    d, n = draw(pools, scenario, m, n_fam, rng, spread, steady)
                     truth = np.sign(
                         pools[scenario]["sums"][:, :, m].reshape(-1, d.shape[1]).sum(0)
                         / pools[scenario]["counts"][:, :, m].reshape(-1, d.shape[1]).sum(0)
@@ -248,12 +279,15 @@ def study(
                                 adjusted[focus] < ALPHA and np.sign(delta[focus]) == truth[focus]
                             )
                     if looks:
-                        called, right, used = sequential_once(d, n, seed + 99, focus)
+                        with rule_reads(sequential_method):
+                            called, right, used = sequential_once(d, n, seed + 99, focus)
                         seq_fw += called
                         seq_used += used
                         if truth is not None:
                             seq_hits += int(right == truth[focus])
-                name = f"spread x{spread:g}" if scenario == "spread" else scenario
+                name = {"spread": f"spread x{spread:g}", "steady": f"steady k={steady}"}.get(
+                    scenario, scenario
+                )
                 row: dict[str, Any] = {"scenario": name, "metric": metric, "families": n_fam}
                 if truth is None:
                     for test in tests:
@@ -264,19 +298,36 @@ def study(
                             "holm_ci": binomial_ci(fw[test], reps),
                         }
                     if looks:
-                        row["sequential_holm"] = seq_fw / reps
-                        row["sequential_holm_ci"] = binomial_ci(seq_fw, reps)
-                        row["sequential_families_used"] = seq_used / reps
+                        row[f"sequential_holm{key}"] = seq_fw / reps
+                        row[f"sequential_holm{key}_ci"] = binomial_ci(seq_fw, reps)
+                        row[f"sequential_families_used{key}"] = seq_used / reps
                     out["calibration"].append(row)
                 else:
                     for test in tests:
                         row[test] = hits[test] / reps
                     if looks:
-                        row["sequential"] = seq_hits / reps
-                        row["sequential_families_used"] = seq_used / reps
+                        row[f"sequential{key}"] = seq_hits / reps
+                        row[f"sequential_families_used{key}"] = seq_used / reps
                     out["power"].append(row)
                 print(orjson.dumps(row).decode(), file=sys.stderr, flush=True)
     return out
+
+
+@contextmanager
+def rule_reads(method: str) -> Iterator[None]:
+    """The sequential rule with ``method``'s p inside (its intervals and futility stay the
+    default's). ``sequential_replay`` takes the default method, and reads
+    ``family_test.family_p_values`` at each call: the study swaps it for the rule's run, so
+    the rule of a candidate default is measured before anyone switches the default."""
+    from analysis.statistics import family_test
+
+    original = family_test.family_p_values
+    if method != family_test.DEFAULT_METHOD:
+        family_test.family_p_values = partial(original, method=method)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        family_test.family_p_values = original  # type: ignore[assignment]
 
 
 def sequential_once(
@@ -293,13 +344,22 @@ def tables(result: dict[str, Any]) -> str:
     """The study's JSON as the Markdown tables of docs/comparing.md (the tests it has)."""
     rows = result["calibration"] + result["power"]
     shown = [t for t in TESTS if any(t in row for row in rows)]
+    # The sequential rule's columns: one per p measured inside it (cluster_t's first).
+    rules = [
+        (key, "" if not key else f", {key.lstrip('_')}")
+        for key in SEQUENTIAL_KEYS.values()
+        if any(f"sequential_holm{key}" in row or f"sequential{key}" in row for row in rows)
+    ]
     lines = [
         "Share called, per cell / family-wise after Holm (%), with the 95% Clopper-Pearson "
         f"interval of the family-wise share of {' and '.join(WITH_INTERVAL)} (the first the "
         "verdict test):",
         "",
-        "| null | metric | F | " + " | ".join(shown) + " | sequential (Holm) |",
-        "|" + " --- |" * (len(shown) + 4),
+        "| null | metric | F | "
+        + " | ".join(shown)
+        + "".join(f" | sequential{title} (Holm)" for _, title in rules)
+        + " |",
+        "|" + " --- |" * (len(shown) + 3 + len(rules)),
     ]
     for row in result["calibration"]:
         cells = []
@@ -310,33 +370,71 @@ def tables(result: dict[str, Any]) -> str:
                 lo, hi = r["holm_ci"]
                 text += f" [{100 * lo:.1f}, {100 * hi:.1f}]"
             cells.append(text)
-        seq = row.get("sequential_holm")
-        seq_text = "" if seq is None else f"{100 * seq:.1f}"
+        for key, _ in rules:
+            seq = row.get(f"sequential_holm{key}")
+            ci = row.get(f"sequential_holm{key}_ci")
+            text = "" if seq is None else f"{100 * seq:.1f}"
+            cells.append(text if ci is None else f"{text} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]")
         lines.append(
             f"| {row['scenario']} | {row['metric']} | {row['families']} | "
             + " | ".join(cells)
-            + f" | {seq_text} |"
+            + " |"
         )
     lines += [
         "",
         "Power: share of comparisons calling the focus cell (tree10 x arithmetic) in the "
         "true direction after Holm (%):",
         "",
-        "| alternative | metric | F | " + " | ".join(shown) + " | sequential | families asked |",
-        "|" + " --- |" * (len(shown) + 5),
+        "| alternative | metric | F | "
+        + " | ".join(shown)
+        + "".join(f" | sequential{title} | families asked" for _, title in rules)
+        + " |",
+        "|" + " --- |" * (len(shown) + 3 + 2 * len(rules)),
     ]
     for row in result["power"]:
-        used = row.get("sequential_families_used")
-        seq = row.get("sequential")
+        cells = ["" if t not in row else f"{100 * row[t]:.0f}" for t in shown]
+        for key, _ in rules:
+            seq, used = row.get(f"sequential{key}"), row.get(f"sequential_families_used{key}")
+            cells += [
+                "" if seq is None else f"{100 * seq:.0f}",
+                "" if used is None else f"{100 * used:.0f}%",
+            ]
         lines.append(
             f"| {row['scenario']} | {row['metric']} | {row['families']} | "
-            + " | ".join("" if t not in row else f"{100 * row[t]:.0f}" for t in shown)
-            + " | "
-            + ("" if seq is None else f"{100 * seq:.0f}")
-            + " | "
-            + ("" if used is None else f"{100 * used:.0f}%")
+            + " | ".join(cells)
             + " |"
         )
+    if result.get("out_of_range"):
+        lines += ["", out_of_range_table(result["out_of_range"]).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Saved results as one: rows of the same null, metric and family count joined (their
+    tests side by side, as runs of other ``--tests`` on the same draws give)."""
+    merged: dict[str, Any] = {"calibration": [], "power": [], "out_of_range": {}}
+    for kind in ("calibration", "power"):
+        rows: dict[tuple[str, str, int], dict[str, Any]] = {}
+        for result in results:
+            for row in result[kind]:
+                rows.setdefault((row["scenario"], row["metric"], row["families"]), {}).update(row)
+        merged[kind] = list(rows.values())
+    for result in results:
+        merged["out_of_range"].update(result.get("out_of_range", {}))
+    return merged
+
+
+def out_of_range_table(shares: dict[str, list[float]]) -> str:
+    """Each null's share of B's family values no model could have, per metric (%)."""
+    lines = [
+        "Share of side B's family values out of range (below 0; within-5% above 100% per "
+        "output), over every default run x family x cell (%):",
+        "",
+        "| null | " + " | ".join(METRICS) + " |",
+        "|" + " --- |" * (len(METRICS) + 1),
+    ]
+    for null, row in shares.items():
+        lines.append(f"| {null} | " + " | ".join(f"{100 * x:.1f}" for x in row) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -349,6 +447,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=40, help="sim runs per null arm (default 40)")
     parser.add_argument("--replicates", type=int, default=400)
     parser.add_argument("--looks", action="store_true", help="also the sequential rule")
+    parser.add_argument(
+        "--sequential-method",
+        choices=sorted(SEQUENTIAL_KEYS),
+        default="t",
+        help="the p inside the sequential rule (default t, cluster_t; bootstrap_t is boot_t_max)",
+    )
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="which rows")
     parser.add_argument("--tests", default=",".join(TESTS), help="which candidates")
     parser.add_argument(
@@ -356,19 +460,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--spread", type=float, default=SPREAD, help="the spread null's factor")
     parser.add_argument(
+        "--steady", type=int, default=STEADY, help="the steady null's k: B the mean of k runs"
+    )
+    parser.add_argument(
         "--tables", type=Path, nargs="+", help="print the tables of saved JSON results, no study"
     )
     args = parser.parse_args(argv)
     if args.tables:
-        merged: dict[str, Any] = {"calibration": [], "power": []}
-        for path in args.tables:
-            saved = orjson.loads(path.read_bytes().splitlines()[-1])
-            merged["calibration"] += saved["calibration"]
-            merged["power"] += saved["power"]
-        print(tables(merged), end="")
+        print(tables(merge([orjson.loads(p.read_bytes().splitlines()[-1]) for p in args.tables])),
+              end="")  # fmt: skip
         return 0
     t0 = time.perf_counter()
     scenarios = tuple(args.scenarios.split(","))
+    unknown = set(scenarios) - set(SCENARIOS)
+    if unknown:
+        parser.error(
+            f"unknown --scenarios {','.join(sorted(unknown))}: choose from {','.join(SCENARIOS)}"
+        )
+    if not 1 <= args.steady < args.runs:
+        parser.error(f"--steady {args.steady}: B averages k of the other runs, 1 <= k < --runs")
     wanted = {"default", "heavy", *(s for s in scenarios if s in ARMS)}
     pools = {
         arm: make_pool(arm, args.runs if arm in ("default", "heavy") else args.runs * 3 // 5,
@@ -377,7 +487,15 @@ def main(argv: list[str] | None = None) -> int:
     }  # fmt: skip
     tests = tuple(args.tests.split(","))
     families = tuple(int(f) for f in args.families.split(","))
-    result = study(pools, args.replicates, args.looks, scenarios, args.spread, tests, families)
+    spreads = tuple(sorted({1.5, SPREAD, args.spread}))
+    default = pools["default"]
+    shares = out_of_range_shares(default["sums"], default["counts"], spreads, args.steady)
+    print(out_of_range_table(shares), file=sys.stderr)
+    result = study(
+        pools, args.replicates, args.looks, scenarios, args.spread, tests, families, args.steady,
+        args.sequential_method,
+    )  # fmt: skip
+    result["out_of_range"] = shares
     result["seconds"] = time.perf_counter() - t0
     result["replicates"] = args.replicates
     print(tables(result), file=sys.stderr)
