@@ -48,7 +48,7 @@ ROWS = 1 << 18  # rows handed on at once: the join's temporaries stay under ~100
 ANSWERS_KEPT = 100_000
 # A qmap's rows but for their answers: the question ids asked (string targets only), and
 # each one's target and question id (``AskedReader._plan``).
-_Plan = tuple[tuple[str, ...], array, array]
+_Plan: TypeAlias = "tuple[tuple[str, ...], array[int], array[int]]"
 
 
 @dataclass(frozen=True, eq=False)
@@ -266,9 +266,9 @@ class AskedReader:
         chunk = AskedChunk(
             line=np.repeat(np.arange(first, self.lines, dtype=np.int32), counts),
             job=np.repeat(jobs, counts),
-            target=np.array(self.target_col, np.int32),
-            answer=np.array(self.answer_col, np.int32),
-            question=np.array(self.question_col, np.int32),
+            target=np.frombuffer(self.target_col, np.int32).copy(),
+            answer=np.frombuffer(self.answer_col, np.int32).copy(),
+            question=np.frombuffer(self.question_col, np.int32).copy(),
             jobs=None if self.job_codes is not None or self.resolve is not None else self.jobs,
             targets=self.targets,
             answers=self.answers,

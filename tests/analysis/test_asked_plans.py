@@ -127,7 +127,12 @@ def test_the_planned_rows_equal_the_row_by_row_reading(
                 reader.parts(parts)
         reader.flush()
         found = [
-            list(zip(*(c.tolist() for c in (k.line, k.job, k.target, k.answer, k.question))))
+            list(
+                zip(
+                    *(c.tolist() for c in (k.line, k.job, k.target, k.answer, k.question)),
+                    strict=True,
+                )
+            )
             for k in chunks
         ]
         assert found == expected.chunks
