@@ -5,7 +5,10 @@ output and round it belongs to and which answer and question came back. This mod
 the per-line part of the join in as little Python as it can: each ``qmap`` entry
 ``decoder/<round>`` becomes a row of ints (request, job, qmap value, answer, question), the
 answers interned by their raw JSON bytes, the questions by their request's question set
-(its raw bytes: a few thousand sets recur) and id, the job names and qmap values by name. It needs nothing from outputs.jsonl, so it runs in the side-by-side worker
+(its raw bytes, known by a digest: a few thousand sets recur) and id, the job names and qmap
+values by name. A qmap's targets and question ids depend only on the question set and the
+qmap's bytes, so they are worked out once per such pair (a plan) and each line looks up only
+its answers. It needs nothing from outputs.jsonl, so it runs in the side-by-side worker
 (``side_by_side``) while this process reads the outputs; NumPy does the rest once the paths
 exist. Rows are handed to ``sink`` in chunks that end at a line's end (a request's questions
 are never split), so memory stays bounded on the serial path.
