@@ -128,10 +128,12 @@ class AskedReader:
         self.fresh: list[bytes] = []
         self.fresh_from = self.kept
         self.questions: list[tuple[int, str]] = []
-        # Per row since the last flush: its target, answer and question.
-        self.target_col, self.answer_col, self.question_col = array("i"), array("i"), array("i")
-        self.line_jobs = array("i")  # per line since the last flush: its job
-        self.line_rows = array("i")  # and its rows
+        # Per row since the last flush: its target and question (copied from the plans), and
+        # its answer (a list: an array's append parses each int, a list's only links it).
+        self.target_col, self.question_col = array("i"), array("i")
+        self.answer_col: list[int] = []
+        self.line_jobs: list[int] = []  # per line since the last flush: its job
+        self.line_rows: list[int] = []  # and its rows
         self.lines = 0
         self.chunks: list[AskedChunk] = []  # without a sink
 
@@ -276,9 +278,9 @@ class AskedReader:
             self._restart()
         if not len(self.answer_col):
             return
-        counts = np.frombuffer(self.line_rows, np.int32)
+        counts = np.array(self.line_rows, np.int32)
         first = self.lines - len(counts)
-        jobs = np.frombuffer(self.line_jobs, np.int32)
+        jobs = np.array(self.line_jobs, np.int32)
         if self.resolve is not None:
             jobs = self.resolve(self.jobs).astype(np.int32)[jobs]
             self.job_ids, self.jobs = {}, []
@@ -286,7 +288,7 @@ class AskedReader:
             line=np.repeat(np.arange(first, self.lines, dtype=np.int32), counts),
             job=np.repeat(jobs, counts),
             target=np.frombuffer(self.target_col, np.int32).copy(),
-            answer=np.frombuffer(self.answer_col, np.int32).copy(),
+            answer=np.array(self.answer_col, np.int32),
             question=np.frombuffer(self.question_col, np.int32).copy(),
             jobs=None if self.job_codes is not None or self.resolve is not None else self.jobs,
             targets=self.targets,
@@ -308,8 +310,8 @@ class AskedReader:
 
     def _restart(self) -> None:
         """No rows gathered: the columns start again."""
-        self.target_col, self.answer_col, self.question_col = array("i"), array("i"), array("i")
-        self.line_jobs, self.line_rows = array("i"), array("i")
+        self.target_col, self.question_col = array("i"), array("i")
+        self.answer_col, self.line_jobs, self.line_rows = [], [], []
 
     def result(self) -> list[AskedChunk]:
         """Every chunk not yet handed on (all of them without a sink; none once ``over``)."""
