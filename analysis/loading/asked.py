@@ -5,7 +5,10 @@ output and round it belongs to and which answer and question came back. This mod
 the per-line part of the join in as little Python as it can: each ``qmap`` entry
 ``decoder/<round>`` becomes a row of ints (request, job, qmap value, answer, question), the
 answers interned by their raw JSON bytes, the questions by their request's question set
-(its raw bytes: a few thousand sets recur) and id, the job names and qmap values by name. It needs nothing from outputs.jsonl, so it runs in the side-by-side worker
+(its raw bytes, known by a digest: a few thousand sets recur) and id, the job names and qmap
+values by name. A qmap's targets and question ids depend only on the question set and the
+qmap's bytes, so they are worked out once per such pair (a plan) and each line looks up only
+its answers. It needs nothing from outputs.jsonl, so it runs in the side-by-side worker
 (``side_by_side``) while this process reads the outputs; NumPy does the rest once the paths
 exist. Rows are handed to ``sink`` in chunks that end at a line's end (a request's questions
 are never split), so memory stays bounded on the serial path.
@@ -31,10 +34,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
+import msgspec
 import numpy as np
 import orjson
+import xxhash
 
 from runfolder import RequestLine
 
@@ -45,6 +50,9 @@ __all__ = ["ANSWERS_KEPT", "ROWS", "AskedChunk", "AskedReader"]
 ROWS = 1 << 18  # rows handed on at once: the join's temporaries stay under ~100 MB
 # Distinct answers kept for the whole read (the old outcome cache kept 50,000 outcomes).
 ANSWERS_KEPT = 100_000
+# A qmap's rows but for their answers: the question ids asked (string targets only), and
+# each one's target and question id (``AskedReader._plan``).
+_Plan: TypeAlias = "tuple[tuple[str, ...], array[int], array[int]]"
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,8 +111,14 @@ class AskedReader:
         self.job_ids: dict[str, int] = {}
         self.target_ids: dict[str, int] = {}
         self.answer_ids: dict[bytes, int] = {}
-        self.set_ids: dict[bytes, int] = {}
+        self.set_ids: dict[int, int] = {}  # question set digest -> set id (``_set``)
+        self.set_collided: dict[bytes, int] = {}  # sets whose digest an earlier set has
         self.set_questions: list[dict[str, int]] = []  # per set: question id -> row id
+        # Per set: qmap's raw JSON -> its rows but for their answers (``_plan``). What a
+        # qmap asks depends on the protocol and the grid, not on the model's answers, so the
+        # few thousand (set, qmap) pairs recur on a real model too: per row only the answer
+        # is looked up (at 100x, 2.3 million rows from ~N plans).
+        self.set_plans: list[dict[bytes, _Plan]] = []
         self.question_sets: list[bytes] = []
         self.jobs: list[str] = []
         self.targets: list[str] = []
@@ -114,16 +128,19 @@ class AskedReader:
         self.fresh: list[bytes] = []
         self.fresh_from = self.kept
         self.questions: list[tuple[int, str]] = []
-        self.flat = array("i")  # (target, answer, question) per row
-        self.line_jobs = array("i")  # per line since the last flush: its job
-        self.line_rows = array("i")  # and its rows
+        # Per row since the last flush: its target and question (copied from the plans), and
+        # its answer (a list: an array's append parses each int, a list's only links it).
+        self.target_col, self.question_col = array("i"), array("i")
+        self.answer_col: list[int] = []
+        self.line_jobs: list[int] = []  # per line since the last flush: its job
+        self.line_rows: list[int] = []  # and its rows
         self.lines = 0
         self.chunks: list[AskedChunk] = []  # without a sink
 
     def parts(self, record: RequestParts) -> None:
-        """One line decoded as RequestParts (answers and questions as raw bytes)."""
-        qmap = record.qmap
-        if record.error is not None or not isinstance(qmap, dict):
+        """One line decoded as RequestParts (qmap, answers and questions as raw bytes)."""
+        qmap = bytes(record.qmap)
+        if record.error is not None or qmap[:1] != b"{":  # qmap not an object
             return
         response, request = record.response, record.request
         if response is None or request is None:
@@ -131,7 +148,15 @@ class AskedReader:
         answers, asked = response.answers, bytes(request.questions)
         if answers is None or asked[:1] != b"{":  # no questions object
             return
-        self._rows(record.job, qmap, answers, asked)
+        job = self._job(record.job)
+        if job < 0 or self.over:
+            return
+        known = self._set(asked)
+        plans = self.set_plans[known]
+        plan = plans.get(qmap)
+        if plan is None:  # decoded as a dict decode of the line gives it
+            plan = plans[qmap] = self._plan(known, msgspec.json.decode(qmap))
+        self._rows(job, plan, answers)
 
     def line(self, record: RequestLine) -> None:
         """One line decoded whole (another shape than the writer's): its answers and
@@ -144,29 +169,45 @@ class AskedReader:
         answers, questions = response.get("answers"), request.get("questions")
         if not isinstance(answers, dict) or not isinstance(questions, dict):
             return
-        said = {qid: orjson.dumps(answer) for qid, answer in answers.items()}
-        self._rows(record.get("job"), qmap, said, orjson.dumps(questions))
-
-    def _rows(
-        self, job_name: Any, qmap: dict[Any, Any], answers: Mapping[str, Any], asked: bytes
-    ) -> None:
-        """A row per ``qmap`` entry of one line that passed the checks (``answers``: raw
-        JSON per question id; ``asked``: the questions object's JSON)."""
-        job = self._job(job_name)
+        job = self._job(record.get("job"))
         if job < 0 or self.over:
             return
-        self.lines += 1
-        targets, seen_a = self.target_ids, self.answer_ids
-        known = self.set_ids.get(asked)
-        if known is None:
-            asked = _exact(asked)
-            known = self.set_ids[asked] = len(self.question_sets)
-            self.question_sets.append(asked)
-            self.set_questions.append({})
-        seen_q = self.set_questions[known]
-        # (target, answer, question) per row, flat; the line's job and row count once.
-        add = self.flat.extend
-        before = len(self.flat)
+        said = {qid: orjson.dumps(answer) for qid, answer in answers.items()}
+        # Lines of this shape are rare (or a test's): their plan is built and not kept.
+        self._rows(job, self._plan(self._set(orjson.dumps(questions)), qmap), said)
+
+    def _set(self, asked: bytes) -> int:
+        """The id of the question set whose JSON is ``asked`` (registered when new).
+
+        Known by a 64-bit digest of its bytes, checked against them: a set is ~1.4 kB, and
+        Python's own hash of it was a fifth of the rows' cost (callgrind, 100x sim log);
+        xxh3 reads it ~6x faster. Sets whose digests collide are told apart by their bytes.
+        """
+        digest = _digest(asked)
+        known = self.set_ids.get(digest)
+        if known is not None and self.question_sets[known] == asked:
+            return known
+        if known is not None:  # another set has this digest
+            known = self.set_collided.get(asked)
+            if known is not None:
+                return known
+        asked = _exact(asked)
+        if digest in self.set_ids:
+            self.set_collided[asked] = len(self.question_sets)
+        else:
+            self.set_ids[digest] = len(self.question_sets)
+        self.question_sets.append(asked)
+        self.set_questions.append({})
+        self.set_plans.append({})
+        return len(self.question_sets) - 1
+
+    def _plan(self, known: int, qmap: dict[Any, Any]) -> _Plan:
+        """The rows of a ``qmap`` over question set ``known`` but for their answers: the
+        question ids with a string target, and each one's target and question id (tables
+        grown in row order, as a row-by-row reading grows them)."""
+        targets, seen_q = self.target_ids, self.set_questions[known]
+        qids: list[str] = []
+        rows = array("i")  # (target, question) per row
         for qid, where in qmap.items():
             target = targets.get(where)
             if target is None:
@@ -174,23 +215,34 @@ class AskedReader:
                     continue
                 target = targets[where] = len(self.targets)
                 self.targets.append(where)
-            answer = answers.get(qid)
-            if answer is None:
-                a = -1
-            else:
-                said = bytes(answer)
-                a = seen_a.get(said, -1)
-                if a < 0:
-                    a = self._answer(said)
             # The set's question ``qid`` (absent from the set: found so when decoded).
             q = seen_q.get(qid, -1)
             if q < 0:
                 q = seen_q[qid] = len(self.questions)
                 self.questions.append((known, qid))
-            add((target, a, q))
+            qids.append(qid)
+            rows.extend((target, q))
+        return tuple(qids), rows[0::2], rows[1::2]
+
+    def _rows(self, job: int, plan: _Plan, answers: Mapping[str, Any]) -> None:
+        """A row per question of ``plan`` for one line that passed the checks (``answers``:
+        raw JSON per question id): only its answers are looked up here."""
+        self.lines += 1
+        qids, targets, questions = plan
+        seen_a, found = self.answer_ids, self.answer_col
+        for qid in qids:
+            answer = answers.get(qid)
+            if answer is None:
+                found.append(-1)
+                continue
+            said = bytes(answer)
+            a = seen_a.get(said, -1)
+            found.append(a if a >= 0 else self._answer(said))
+        self.target_col.extend(targets)
+        self.question_col.extend(questions)
         self.line_jobs.append(job)
-        self.line_rows.append((len(self.flat) - before) // 3)
-        if len(self.flat) >= 3 * self.rows:
+        self.line_rows.append(len(qids))
+        if len(found) >= self.rows:
             self.flush()
 
     def _answer(self, said: bytes) -> int:
@@ -223,22 +275,21 @@ class AskedReader:
     def flush(self) -> None:
         """Hand the rows gathered so far on (to ``sink``, else to ``chunks``)."""
         if self.over:  # given up: nothing is handed on
-            self.flat, self.line_jobs, self.line_rows = array("i"), array("i"), array("i")
-        if not len(self.flat):
+            self._restart()
+        if not len(self.answer_col):
             return
-        flat = np.frombuffer(self.flat, np.int32).reshape(-1, 3)
-        counts = np.frombuffer(self.line_rows, np.int32)
+        counts = np.array(self.line_rows, np.int32)
         first = self.lines - len(counts)
-        jobs = np.frombuffer(self.line_jobs, np.int32)
+        jobs = np.array(self.line_jobs, np.int32)
         if self.resolve is not None:
             jobs = self.resolve(self.jobs).astype(np.int32)[jobs]
             self.job_ids, self.jobs = {}, []
         chunk = AskedChunk(
             line=np.repeat(np.arange(first, self.lines, dtype=np.int32), counts),
             job=np.repeat(jobs, counts),
-            target=flat[:, 0].copy(),
-            answer=flat[:, 1].copy(),
-            question=flat[:, 2].copy(),
+            target=np.frombuffer(self.target_col, np.int32).copy(),
+            answer=np.array(self.answer_col, np.int32),
+            question=np.frombuffer(self.question_col, np.int32).copy(),
             jobs=None if self.job_codes is not None or self.resolve is not None else self.jobs,
             targets=self.targets,
             answers=self.answers,
@@ -247,8 +298,8 @@ class AskedReader:
             fresh=self.fresh,
             fresh_from=self.fresh_from,
         )
-        del flat, counts, jobs
-        self.flat, self.line_jobs, self.line_rows = array("i"), array("i"), array("i")
+        del counts, jobs
+        self._restart()
         # The chunk's own answers are forgotten once it is handed on; their ids never recur.
         self.fresh_from += len(self.fresh)
         self.fresh_ids, self.fresh = {}, []
@@ -257,11 +308,19 @@ class AskedReader:
         else:
             self.sink(chunk)
 
+    def _restart(self) -> None:
+        """No rows gathered: the columns start again."""
+        self.target_col, self.question_col = array("i"), array("i")
+        self.answer_col, self.line_jobs, self.line_rows = [], [], []
+
     def result(self) -> list[AskedChunk]:
         """Every chunk not yet handed on (all of them without a sink; none once ``over``)."""
         self.flush()
         chunks, self.chunks = self.chunks, []
         return chunks
+
+
+_digest = xxhash.xxh3_64_intdigest  # a module name: a test makes every digest collide
 
 
 def _exact(raw: bytes) -> bytes:

@@ -40,7 +40,7 @@ class RequestParts(msgspec.Struct):
     job: Any = None
     run: Any = None
     seq: Any = msgspec.UNSET
-    qmap: Any = None
+    qmap: msgspec.Raw = _NULL  # raw: the join keeps a plan per distinct qmap (``asked``)
     request: _Questions | None = None
     response: _Answers | None = None
     error: Any = None
