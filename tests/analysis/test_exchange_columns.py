@@ -98,7 +98,11 @@ _RECORD = st.fixed_dictionaries(
     optional={
         "latency_ms": st.floats(0, 1e4) | st.integers(0, 10**6) | st.none(),
         "usage": st.fixed_dictionaries(
-            {}, optional={"input_tokens": st.integers(0, 10**12), "output_tokens": st.integers(-(2**63), 2**63 - 1)}
+            {},
+            optional={
+                "input_tokens": st.integers(0, 10**12),
+                "output_tokens": st.integers(-(2**63), 2**63 - 1),
+            },
         )
         | st.none(),
         "cost_usd": st.floats(0, 1) | st.none(),
