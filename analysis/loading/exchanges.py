@@ -115,7 +115,7 @@ class JobCount:
 
 _FLOATS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd")
 _INTS = 4  # attempt, failed, error kind code, served model code (no table reads the status)
-# Rows gathered in lists before they go to the chunks (``RequestsReader.staged``): a divisor
+# Rows gathered in lists before they go to the chunks (``RequestsReader.unstage``): a divisor
 # of ``CHUNK_ROWS``, so the chunks' pieces end where row-by-row appends ended them.
 STAGED_ROWS = 1 << 10
 
