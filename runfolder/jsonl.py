@@ -62,6 +62,7 @@ R = TypeVar("R")
 
 _BLANK = b" \t\r\n"  # first bytes of a line that may be blank
 _SEQ_KEY = b',"seq":'  # how the writer ends a numbered record: ...,"seq":123}
+_SEQ_KEY_LEN = len(_SEQ_KEY)
 _SEQ_TAIL = 40  # bytes at the end of a line that can hold it (the key, 20 digits, "}" and space)
 
 
@@ -218,8 +219,10 @@ class JsonlReader(Generic[R]):
                         valid = end
                         continue
                     # The writer's ending ``,"seq":123}\n`` read in place, any other by seq_of.
-                    at = line.rfind(_SEQ_KEY, -_SEQ_TAIL) if line.endswith(b"}\n") else -1
-                    digits = line[at + len(_SEQ_KEY) : -2] if at >= 0 else b""
+                    # (Every line here ends with its newline and holds more than it: line[-2]
+                    # is the byte before the newline, as endswith(b"}\n") would test.)
+                    at = line.rfind(_SEQ_KEY, -_SEQ_TAIL) if line[-2] == 125 else -1  # b"}"
+                    digits = line[at + _SEQ_KEY_LEN : -2] if at >= 0 else b""
                     seq = int(digits) if digits.isdigit() and len(digits) < 20 else seq_of(line)
                     if seq is not None:
                         if seq > last:

@@ -115,6 +115,9 @@ class JobCount:
 
 _FLOATS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd")
 _INTS = 4  # attempt, failed, error kind code, served model code (no table reads the status)
+# Rows gathered in lists before they go to the chunks (``RequestsReader.unstage``): a divisor
+# of ``CHUNK_ROWS``, so the chunks' pieces end where row-by-row appends ended them.
+STAGED_ROWS = 1 << 10
 
 
 class RequestsReader:
@@ -125,6 +128,11 @@ class RequestsReader:
     def __init__(self) -> None:
         self.floats = FloatChunks(len(_FLOATS))
         self.ints = RowChunks(_INTS)
+        # The last rows, end to end, until ``STAGED_ROWS`` of them go to the chunks at once:
+        # a list's extend by a tuple is a copy of pointers, an array's a call per item.
+        self.staged_floats: list[float] = []
+        self.staged_ints: list[int] = []
+        self.staged_limit = STAGED_ROWS * _INTS
         self.kinds: dict[str, int] = {}
         self.models: dict[str, int] = {}
         self.jobs = JobCount()
@@ -146,7 +154,7 @@ class RequestsReader:
             self.hits += 1
             self.saved += _number(cached.get("saved_usd")) if cached.get("saved_usd") else 0.0
             self.paid_by.add(str(cached.get("from_run")))
-        self.floats.append(
+        self.staged_floats.extend(
             (
                 _number(record.get("latency_ms")),
                 _number(usage.get("input_tokens")),
@@ -154,7 +162,8 @@ class RequestsReader:
                 _number(record.get("cost_usd")),
             )
         )
-        self.ints.append(
+        staged = self.staged_ints
+        staged.extend(
             (
                 _int(record.get("attempt")),
                 error is not None,
@@ -162,6 +171,8 @@ class RequestsReader:
                 _code(self.models, record.get("model")),
             )
         )
+        if len(staged) >= self.staged_limit:
+            self.unstage()
 
     def add_parts(self, parts: RequestParts) -> None:
         """``add`` for a line decoded as RequestParts: the common line (usage an object, no
@@ -178,7 +189,7 @@ class RequestsReader:
         latency, cost = parts.latency_ms, parts.cost_usd
         tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
         # float(v) of a JSON int or float is what _number gives; any other type goes to it.
-        self.floats.append(
+        self.staged_floats.extend(
             (
                 latency if latency.__class__ is float else _number(latency),
                 float(tokens_in) if tokens_in.__class__ is int else _number(tokens_in),
@@ -187,8 +198,8 @@ class RequestsReader:
             )
         )
         attempt, model = parts.attempt, parts.model
-        models = self.models
-        self.ints.append(
+        models, staged = self.models, self.staged_ints
+        staged.extend(
             (
                 attempt if attempt.__class__ is int else _int(attempt),
                 False,
@@ -198,9 +209,19 @@ class RequestsReader:
                 else _code(models, model),
             )
         )
+        if len(staged) >= self.staged_limit:
+            self.unstage()
+
+    def unstage(self) -> None:
+        """The staged rows into the chunks, in the order they were read."""
+        self.floats.extend(self.staged_floats)
+        self.ints.extend(self.staged_ints)
+        self.staged_floats.clear()
+        self.staged_ints.clear()
 
     def result(self, stats: LogStats) -> RequestLog:
         """The counts, sums and quantiles (the pieces are freed as each is taken)."""
+        self.unstage()
         attempt, failed_codes, kind, model = self.ints.columns()
         failed = failed_codes.astype(bool)
         del failed_codes

@@ -81,6 +81,19 @@ class RowChunks:
         if len(self.stride) >= self.limit:
             self._flush()
 
+    def extend(self, flat: list[int]) -> None:
+        """Add ``len(flat) // width`` rows given end to end (``width`` integers each): one
+        ``array.fromlist`` for many rows, where ``append``'s ``array.extend`` of a tuple
+        goes through an iterator and resizes the array once per item."""
+        while True:
+            try:
+                self.stride.fromlist(flat)  # all or nothing: a value past the type adds none
+                break
+            except OverflowError:
+                self._widen()
+        if len(self.stride) >= self.limit:
+            self._flush()
+
     def put(self, at: int, row: tuple[int, ...]) -> None:
         """Replace row ``at`` (a log that wrote the same key twice keeps the last)."""
         if at < self.base:  # already in a piece: put over it when the columns are built
@@ -154,6 +167,12 @@ class FloatChunks:
     def append(self, row: tuple[float, ...]) -> None:
         """Add one row of ``width`` floats."""
         self.stride.extend(row)
+        if len(self.stride) >= self.limit:
+            self._flush()
+
+    def extend(self, flat: list[float]) -> None:
+        """Add ``len(flat) // width`` rows given end to end (as ``RowChunks.extend``)."""
+        self.stride.fromlist(flat)
         if len(self.stride) >= self.limit:
             self._flush()
 

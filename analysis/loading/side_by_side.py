@@ -140,16 +140,19 @@ def read_exchanges(
     check = LineCheck(requests_path, run_id, legacy=True)
     present = stored(requests_path).is_file()
     if present:
+        # The methods a line calls, bound once (a first read's hot loop: 682,200 lines at 100x).
+        add = requests.add_parts if columns else None
+        ask = None if asked is None else asked.parts
         for lineno, exchange in log.numbered():
             if isinstance(exchange, RequestParts):
-                if columns:
+                if add is not None:
                     # LineCheck passes this run's line when no unstamped one came before:
                     # that case without building the line's dict for it.
                     if exchange.run != run_id or check.unstamped is not None:
                         check(lineno, exchange.fields())
-                    requests.add_parts(exchange)
-                if asked is not None:
-                    asked.parts(exchange)
+                    add(exchange)
+                if ask is not None:
+                    ask(exchange)
                 continue
             if columns:
                 check(lineno, exchange)
