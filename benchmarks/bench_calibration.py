@@ -45,10 +45,7 @@ import argparse
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +53,7 @@ import numpy as np
 import orjson
 
 from analysis.statistics.bootstrap import ratio_replicates, resample_weights
-from analysis.statistics.family_test import paired_family_test
+from analysis.statistics.family_test import Method, paired_family_test
 from analysis.statistics.multiple import bootstrap_p_values, holm
 from analysis.statistics.sequential import sequential_replay
 from analysis.statistics.skew_tests import (
@@ -239,7 +236,7 @@ def study(
     tests: tuple[str, ...] = TESTS,
     families: tuple[int, ...] = FAMILIES,
     steady: int = STEADY,
-    sequential_method: str = "t",
+    sequential_method: Method = "t",
 ) -> dict[str, Any]:
     """Every scenario x metric x family count x test: shares called (cell, Holm), power."""
     rng = np.random.default_rng(20260923)
@@ -279,8 +276,9 @@ def study(
                                 adjusted[focus] < ALPHA and np.sign(delta[focus]) == truth[focus]
                             )
                     if looks:
-                        with rule_reads(sequential_method):
-                            called, right, used = sequential_once(d, n, seed + 99, focus)
+                        called, right, used = sequential_once(
+                            d, n, seed + 99, focus, sequential_method
+                        )
                         seq_fw += called
                         seq_used += used
                         if truth is not None:
@@ -313,29 +311,13 @@ def study(
     return out
 
 
-@contextmanager
-def rule_reads(method: str) -> Iterator[None]:
-    """The sequential rule with ``method``'s p inside (its intervals and futility stay the
-    default's). ``sequential_replay`` takes the default method, and reads
-    ``family_test.family_p_values`` at each call: the study swaps it for the rule's run, so
-    the rule of a candidate default is measured before anyone switches the default."""
-    from analysis.statistics import family_test
-
-    original = family_test.family_p_values
-    if method != family_test.DEFAULT_METHOD:
-        family_test.family_p_values = partial(original, method=method)  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        family_test.family_p_values = original  # type: ignore[assignment]
-
-
 def sequential_once(
-    d: np.ndarray, n: np.ndarray, seed: int, focus: int
+    d: np.ndarray, n: np.ndarray, seed: int, focus: int, method: Method = "t"
 ) -> tuple[int, float, float]:
-    """The sequential rule over 4 looks: (any cell called, the focus cell's sign, the share
-    of the families asked before every cell had stopped)."""
-    path = sequential_replay(d, n, n_looks=4, alpha=ALPHA, n_flips=999, seed=seed)
+    """The sequential rule over 4 looks with ``method``'s p inside (its intervals and
+    futility stay the t's): (any cell called, the focus cell's sign, the share of the
+    families asked before every cell had stopped)."""
+    path = sequential_replay(d, n, n_looks=4, alpha=ALPHA, n_flips=999, seed=seed, method=method)
     called = path.reason == "decided"
     return int(called.any()), float(path.sign[focus]), path.families_used / d.shape[0]
 

@@ -21,10 +21,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from runfolder import MIN_LOOK, look_sizes
+
+if TYPE_CHECKING:
+    from .family_test import Method
 
 __all__ = [
     "MIN_LOOK",
@@ -99,6 +103,7 @@ def sequential_replay(
     margin: float = 0.0,
     upto: int | None = None,
     sizes: tuple[int, ...] | None = None,
+    method: Method | None = None,
 ) -> SequentialPath:
     """The sequential rule on (F, K) family sums taken in their given order (shuffle them
     first, seeded): at each look every cell is tested at the look's spent level, Holm over
@@ -109,8 +114,11 @@ def sequential_replay(
     on), or when ``margin`` > 0 and its 95% interval lies inside (-margin, margin). Futility
     never calls a cell, so it cannot raise the false-positive rate. ``upto``: only the
     looks taken so far (a comparison still asking); cells not stopped by then are "open".
-    ``sizes``: the families asked by each look, increasing to F (default: ``look_sizes``)."""
-    from .family_test import family_p_values, paired_family_test
+    ``sizes``: the families asked by each look, increasing to F (default: ``look_sizes``).
+    ``method``: the p-values' test (default: the verdict test's, ``family_test.DEFAULT_METHOD``;
+    the calibration study measures a candidate's rule with it; intervals and futility stay
+    the t's)."""
+    from .family_test import DEFAULT_METHOD, family_p_values, paired_family_test
     from .multiple import holm
 
     f, k = diff_sums.shape
@@ -140,7 +148,9 @@ def sequential_replay(
         # after a cell stopped never changes a decision. A cell whose two sides agree on
         # every unit asked while it was open (each family's difference exactly 0) cannot
         # reach any level, whatever the test: Tarone's (1990) rule leaves it out of m.
-        p = np.where(open_, family_p_values(d, n, 0.0, n_flips, seed), frozen_p)
+        p = np.where(
+            open_, family_p_values(d, n, 0.0, n_flips, seed, method or DEFAULT_METHOD), frozen_p
+        )
         live = np.where(open_, testable_cells(d), frozen_live)
         called = np.zeros(k, bool)
         called[live] = holm(p[live]) < level

@@ -123,11 +123,18 @@ def test_saved_results_of_other_tests_on_the_same_draws_join_into_one_row() -> N
     assert "| 2.0 [1.0, 4.0] |" in table
 
 
-def test_the_rule_reads_the_candidates_p_only_while_asked() -> None:
-    from analysis.statistics import family_test
-    from benchmarks.bench_calibration import rule_reads
+def test_the_rule_with_a_candidates_p_is_that_candidates_rule() -> None:
+    """``sequential_replay(method=...)`` puts the candidate's p inside the rule: "t" is the
+    default's path; the bootstrap-t, whose p cannot go below 1/(B+1), decides a clear
+    difference a look later (the study's boot_t_max column measures that rule)."""
+    from analysis.statistics.sequential import sequential_replay
 
-    original = family_test.family_p_values
-    with rule_reads("bootstrap_t"):
-        assert family_test.family_p_values is not original
-    assert family_test.family_p_values is original
+    d = np.random.default_rng(5).normal(2.0, 1.0, (24, 3)) * 8
+    n = np.full((24, 3), 8.0)
+    default = sequential_replay(d, n, n_flips=199, seed=1)
+    same = sequential_replay(d, n, n_flips=199, seed=1, method="t")
+    assert np.array_equal(same.stopped_at, default.stopped_at)
+    other = sequential_replay(d, n, n_flips=199, seed=1, method="bootstrap_t")
+    assert (other.reason == "decided").all() and (default.reason == "decided").all()
+    assert (other.stopped_at > default.stopped_at).all()
+    assert other.families_used > default.families_used
