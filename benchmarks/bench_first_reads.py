@@ -6,7 +6,8 @@ each a first read (nothing kept yet), and its peak RSS is the whole process tree
 command's own and that of the second process that reads requests.jsonl beside it
 (``side_by_side``), sampled every 20 ms and never below either process's own peak.
 
-- ``analyze`` at 100× with the Probabilities section (goal: under 15 s) and without it;
+- ``analyze`` at 100× with the Probabilities section (goal: under 15 s, judged on the median
+  of ``--repeats`` first reads, main's and this tree's alternated) and without it;
 - ``report`` at 100× (goal: under 300 MB; the run's columns kept by the ``analyze`` before);
 - ``analyze`` at 1000× with and without the Probabilities section (goal: under 1 GB) when
   a 1000× folder is given (``--x1000 PATH`` or ``NUMERICJEV_BENCH_1000X``): it takes 38 min
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -33,9 +35,12 @@ import orjson
 
 from benchmarks.processes import child, extract
 
-__all__ = ["GOALS", "MAIN", "X1000_ENV", "hard_link_copy", "run"]
+__all__ = ["GOALS", "MAIN", "WALL_REPEATS", "X1000_ENV", "hard_link_copy", "run"]
 
 MAIN = "4ed3a13"  # main when issue 29's first-read work was split in three
+# First-read walls of the 100x analyze per tree, main's and this one's alternated: the goal
+# is judged on their median (a lone run's wall swung 10.7-16.4 s in one quiet afternoon).
+WALL_REPEATS = 3
 X1000_ENV = "NUMERICJEV_BENCH_1000X"
 # (figure, goal, unit): what each measurement must stay under.
 GOALS = {
@@ -117,7 +122,30 @@ def _both(
     return out
 
 
-def run(hundred: Path, tmp: Path, thousand: Path | None = None) -> dict[str, Any]:
+def _walls(
+    folder: Path, tmp: Path, main_tree: Path, argv: list[str], repeats: int
+) -> dict[str, Any]:
+    """``argv``'s first-read wall, main's tree and this one's alternated ``repeats`` times
+    (each on a fresh copy): each tree's median, judged against the goal, and every run."""
+    walls: dict[str, list[float]] = {"_main": [], "": []}
+    for _ in range(repeats):
+        for tree, suffix in ((main_tree, "_main"), (None, "")):
+            copy = tmp / f"wall{suffix}"
+            shutil.rmtree(copy, ignore_errors=True)
+            hard_link_copy(folder, copy)
+            found = _measure([a.replace("{run}", str(copy)) for a in argv], tree)
+            walls[suffix].append(found["wall_s"])
+            shutil.rmtree(copy, ignore_errors=True)
+    out: dict[str, Any] = {}
+    for suffix, runs in walls.items():
+        out[f"analyze_100x_wall_s{suffix}"] = round(statistics.median(runs), 2)
+        out[f"analyze_100x_wall_s_runs{suffix}"] = runs
+    return out
+
+
+def run(
+    hundred: Path, tmp: Path, thousand: Path | None = None, repeats: int = WALL_REPEATS
+) -> dict[str, Any]:
     """The goals' figures on the 100× run ``hundred`` (and the 1000× run ``thousand``)."""
     main_tree = extract(MAIN, tmp / "main", ("runfolder", "analysis"))
     analyze = ["analyze", "{run}", "--bootstrap", "1000"]
@@ -131,6 +159,8 @@ def run(hundred: Path, tmp: Path, thousand: Path | None = None) -> dict[str, Any
             "report_100x": ["report", "{run}", "--bootstrap", "1000", "--out", "{tmp}/report"],
         },
     )
+    # The wall goal is judged on a median: one run's wall on a shared VM drifts by a third.
+    out.update(_walls(hundred, tmp, main_tree, analyze, repeats))
     thousand = thousand or (Path(os.environ[X1000_ENV]) if os.environ.get(X1000_ENV) else None)
     if thousand is None:
         out["analyze_1000x_skipped"] = (
@@ -163,9 +193,11 @@ def lines(figures: dict[str, Any]) -> list[str]:
     """This tree's figures, each beside main's and its goal (met or not)."""
     shown = []
     for key, value in figures.items():
-        if key.endswith(("_main", "_over_main")):
+        if key.endswith(("_main", "_over_main", "_runs")):
             continue
         line = f"{key}: {value}"
+        if f"{key}_runs" in figures:  # a median: its runs, this tree's and main's
+            line += f" (median of {figures[f'{key}_runs']}; main's {figures[f'{key}_runs_main']})"
         if f"{key}_main" in figures:
             line += f" (main {figures[f'{key}_main']}, x{figures.get(f'{key}_over_main')})"
         if key in GOALS:
@@ -182,7 +214,15 @@ def main() -> None:
         "--x100", type=Path, help="a 100x affine sim run folder (default: make one)"
     )
     parser.add_argument("--x1000", type=Path, help=f"a 1000x run folder (or {X1000_ENV})")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=WALL_REPEATS,
+        help=f"first-read walls of the 100x analyze per tree, alternated (default {WALL_REPEATS})",
+    )
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats must be 1 or more, not {args.repeats}")
     with tempfile.TemporaryDirectory(prefix="nj-bench-first-") as name:
         tmp = Path(name)
         hundred = args.x100
@@ -190,7 +230,7 @@ def main() -> None:
             from benchmarks.__main__ import make_100x
 
             hundred = make_100x(tmp)
-        figures = run(hundred, tmp, args.x1000)
+        figures = run(hundred, tmp, args.x1000, args.repeats)
     for line in lines(figures):
         print(line, file=sys.stderr)
     print(orjson.dumps(figures).decode())
