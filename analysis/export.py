@@ -24,14 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from runfolder import (
-    JsonlReader,
-    RequestLine,
-    check_logs,
-    check_sequence,
-    seal_findings,
-    stamped,
-)
+from runfolder import JsonlReader, RequestLine, scan_logs, verify
 
 from .errors import AnalysisError
 from .loading.manifest import load_manifest
@@ -261,7 +254,7 @@ def export_run(folder: Path, out_dir: Path, fmt: str = "parquet") -> dict[str, t
         raise AnalysisError(f"{folder} holds no run (no manifest.json); pass a run folder")
     # Before anything is written: a line of another run, or a cut log, is refused by every
     # reader (runfolder.integrity), and the tables below stream the logs unchecked.
-    check_sequence(folder, *check_logs(folder, load_manifest(folder).run_id, legacy=True))
+    scan_logs(folder, load_manifest(folder).run_id, legacy=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = {name: _Table(out_dir / f"{name}.{fmt}", fmt, list(COLUMNS[name])) for name in COLUMNS}
     for row, rows in _exchange_rows(folder / "requests.jsonl"):
@@ -296,8 +289,7 @@ def add_export_parser(sub: Any, epilog: str) -> None:
 def export_command(folder: Path, out: str | None, fmt: str) -> int:
     """``numericjev export``: write the tables and say where, with their row counts."""
     written = export_run(folder, Path(out) if out else folder / "export", fmt)
-    raw = load_manifest(folder).raw
-    for finding in seal_findings(folder, raw, logs_stamped=stamped(folder)):
+    for finding in verify(folder, load_manifest(folder).raw):
         print(f"numericjev export: warning: {finding.message}", file=sys.stderr)
     for name, (path, rows) in written.items():
         print(f"{name}: {rows:,} rows -> {path}")

@@ -26,12 +26,13 @@ from runfolder.comparison import (
 from runfolder.errors import ForeignLineError, LogFormatError, RecordError, RunFolderError
 from runfolder.finding import LATEST, RUNS_ROOT, entries, resolve_run, started, unique_folder
 from runfolder.hashing import SOURCE_PACKAGES, case_digest, source_digest
-from runfolder.integrity import Finding, LineCheck, check_logs, seal_findings, stamped
+from runfolder.integrity import Finding, LineCheck, check_logs, new_run_id, verify
 from runfolder.jsonl import (
     JsonlAppender,
     JsonlReader,
     dumps_line,
     find_unwritable,
+    refuse_link,
     seq_of,
     valid_end,
     whole_lines,
@@ -156,22 +157,23 @@ __all__ = [
     "look_sizes",
     "manifest_digest",
     "mark_of",
+    "new_run_id",
     "read_cases",
     "read_manifest_object",
     "read_sessions",
     "read_totals",
+    "refuse_link",
     "resolve_run",
     "run_row",
     "scan_logs",
-    "seal_findings",
     "seq_of",
     "source_digest",
-    "stamped",
     "started",
     "stored",
     "totals_current",
     "unique_folder",
     "valid_end",
+    "verify",
     "whole_lines",
     "write_cases",
     "write_comparison",

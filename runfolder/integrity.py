@@ -9,13 +9,17 @@ Every command that reads a run folder (``analyze``, ``report``, ``diff``, ``expo
   file, the line and the run it belongs to), before the record numbers are checked: a
   foreign line whose ``seq`` does not fit is named as foreign, not as a cut log;
 - the record numbers (``runfolder.sequence``), once both logs are read;
-- the manifest's seal (``seal_findings``): the manifest as the last session accepted it,
-  recorded in ``sessions.jsonl``. The seal lives in a file that can be deleted, so a run
-  whose logs were written by a session (their lines are stamped) but that has no
-  ``sessions.jsonl`` is itself a finding, as are session lines of another run and a manifest
-  edited since its seal. Findings are warnings where the manifest only labels a result
+- the manifest's seal (``verify``): the manifest as the last session accepted it,
+  recorded in ``sessions.jsonl``. The seal lives in a file that can be deleted or emptied,
+  so a run whose logs were written by a session (their lines are stamped) but whose
+  ``sessions.jsonl`` is missing or holds no seal is itself a finding, as are session lines
+  of another run and a manifest edited since its seal. Findings are warnings where the manifest only labels a result
   (analysis banners, ``status``), refusals under ``--strict``, and refusals by ``resume``
   (which would run under the manifest) unless ``--allow-mismatch``.
+
+The run id is made when the run is created (``new_run_id``: the folder's name and a random
+part), so two runs whose folders share a name do not share it. Runs made before that carry
+their folder's name as their id, and read as before: the id is the manifest's.
 
 Folders written before lines were stamped (no ``run`` and no ``seq`` on any line) are read
 as before by analysis (``legacy=True``); the harness never resumes them.
@@ -27,15 +31,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import orjson
 
 from runfolder.errors import ForeignLineError
 from runfolder.jsonl import JsonlReader, whole_lines
 from runfolder.layout import MANIFEST, OUTPUTS, REQUESTS, SESSIONS
+from runfolder.manifest import read_manifest_object
 from runfolder.seal import edited_fields, manifest_digest
 
-__all__ = ["Finding", "LineCheck", "check_logs", "seal_findings", "stamped"]
+__all__ = ["Finding", "LineCheck", "check_logs", "new_run_id", "verify"]
+
+
+def new_run_id(name: str) -> str:
+    """A new run's id: its folder's ``name`` (for people) and 64 random bits (for the check)."""
+    return f"{name}-{uuid4().hex[:16]}"
 
 
 class LineCheck:
@@ -101,7 +112,7 @@ def check_logs(folder: Path, run_id: str, *, legacy: bool = False) -> tuple[Json
     return tuple(readers)
 
 
-def stamped(folder: Path) -> bool:
+def _stamped(folder: Path) -> bool:
     """Whether the run's logs were written by a session (their first record carries a run id).
 
     Only the first record of each log is read: the other lines are checked by the readers.
@@ -118,31 +129,16 @@ class Finding:
     """Something the seal check found: ``kind`` is a stable key, ``message`` one line naming
     the file (and line) and the cause."""
 
-    kind: str  # sessions_missing | session_foreign | manifest_edited
+    kind: str  # sessions_missing | sessions_unsealed | session_foreign | manifest_edited
     message: str
 
 
-def seal_findings(
-    folder: Path, raw: Mapping[str, Any], *, logs_stamped: bool
-) -> tuple[Finding, ...]:
-    """What is wrong with the seal of ``folder``'s manifest (``raw``, as on disk).
-
-    ``logs_stamped``: the logs were written by a session (``stamped``), so the folder must
-    have a ``sessions.jsonl``; a run made before it, or whose first session has not yet
-    written a record, has nothing to seal.
-    """
+def verify(folder: Path, raw: Mapping[str, Any] | None = None) -> tuple[Finding, ...]:
+    """What is wrong with the seal of ``folder``'s manifest (``raw``, as on disk: read when
+    not given). A run whose logs no session wrote (made before seals, or not yet begun) has
+    nothing to seal."""
+    raw = read_manifest_object(folder) if raw is None else raw
     path = folder / SESSIONS
-    if not path.exists():
-        if not logs_stamped:
-            return ()
-        return (
-            Finding(
-                "sessions_missing",
-                f"{path} is missing, though the logs were written by a session: it holds the "
-                f"seal of {MANIFEST}, so an edit of the manifest can no longer be detected; "
-                "restore it from a copy",
-            ),
-        )
     run_id = str(raw.get("run_id"))
     found: list[Finding] = []
     seal: tuple[int, Mapping[str, Any]] | None = None
@@ -160,7 +156,17 @@ def seal_findings(
             record.get("manifest_fields"), dict
         ):
             seal = (lineno, record)
-    if seal is not None and manifest_digest(raw) != seal[1]["manifest_sha256"]:
+    if seal is None and _stamped(folder):  # a missing file reads as empty
+        missing = not path.exists()
+        found.append(
+            Finding(
+                "sessions_missing" if missing else "sessions_unsealed",
+                f"{path} {'is missing' if missing else 'holds no seal'}, though the logs were "
+                f"written by a session: it holds the seal of {MANIFEST}, so an edit of the "
+                "manifest can no longer be detected; restore it from a copy",
+            )
+        )
+    elif seal is not None and manifest_digest(raw) != seal[1]["manifest_sha256"]:
         edits = edited_fields(raw, seal[1]["manifest_fields"]) or ["its content changed"]
         found.append(
             Finding(

@@ -44,7 +44,7 @@ from typing import Any, BinaryIO, Generic, TypeVar
 import orjson
 
 from runfolder import zlog
-from runfolder.errors import LogFormatError, RecordError
+from runfolder.errors import LogFormatError, RecordError, RunFolderError
 from runfolder.unwritable import find_unwritable
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "JsonlReader",
     "dumps_line",
     "find_unwritable",
+    "refuse_link",
     "require_writable",
     "seq_of",
     "valid_end",
@@ -294,6 +295,15 @@ def whole_lines(path: Path) -> Iterator[bytes]:
             yield from reader._lines(handle, stored != path)
 
 
+def refuse_link(path: Path) -> None:
+    """Refuse a log that is a symbolic link: a run's records belong in its own folder."""
+    if path.is_symlink():
+        raise RunFolderError(
+            f"{path} is a symbolic link: a run's log must be a file of its own folder; "
+            "replace the link with a copy of the file it points to"
+        )
+
+
 def valid_end(path: Path) -> int:
     """Where the last whole record of ``path`` ends (0 for a missing file)."""
     reader: JsonlReader[dict[str, Any]] = JsonlReader(path, keep=lambda _line: False)
@@ -334,7 +344,9 @@ class JsonlAppender:
         self._name = path.name
         self._pending = bytearray()  # compressed logs: lines gathered for the next frame
         buffering = self.BUFFER_BYTES if buffered and not self._packed else -1
-        self._handle: BinaryIO = self.path.open("ab", buffering=buffering)
+        refuse_link(self.path)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW  # a link made since too
+        self._handle: BinaryIO = os.fdopen(os.open(self.path, flags, 0o666), "ab", buffering)
         if self._handle.tell() != end:
             self._handle.truncate(end)
             self._handle.seek(end)

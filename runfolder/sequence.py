@@ -118,16 +118,16 @@ class LogScan:
     torn: tuple[str, ...]  # logs that end in a torn line
 
 
-def scan_logs(folder: Path, run_id: str | None = None) -> LogScan:
+def scan_logs(folder: Path, run_id: str | None = None, *, legacy: bool = False) -> LogScan:
     """Check both logs' numbering in one cheap pass (no JSON parsing); refuses a cut log,
     and with ``run_id`` a line of another run (``integrity.check_logs``, which parses only
-    the lines that do not carry it).
+    the lines that do not carry it; ``legacy``: a run made before lines were stamped reads).
 
     For readers that do not read both logs themselves (``export``, ``merge``,
     ``import-predictions``).
     """
     if run_id is not None:
-        readers = list(check_logs(folder, run_id))
+        readers = list(check_logs(folder, run_id, legacy=legacy))
     else:
         readers = [
             JsonlReader[dict[str, Any]](folder / name, keep=lambda _line: False)

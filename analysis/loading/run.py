@@ -17,9 +17,8 @@ from runfolder import (
     check_sequence,
     is_comparison,
     read_sessions,
-    seal_findings,
-    stamped,
     stored,
+    verify,
 )
 
 from .answers import AnswerCounts, AnswerLog, AnswersJoin, order_pair
@@ -203,7 +202,7 @@ def load_run(
         sessions=tuple(read_sessions(run_dir)),  # absent before sessions.jsonl: ()
         hashes=recheck(run_dir, manifest),
         answers=answers,
-        seal=seal_findings(run_dir, manifest.raw, logs_stamped=stamped(run_dir)),
+        seal=verify(run_dir, manifest.raw),
     )
 
 

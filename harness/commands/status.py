@@ -36,8 +36,7 @@ def run(args: argparse.Namespace) -> int:
         load_manifest,
         read_manifest_object,
         read_sessions,
-        seal_findings,
-        stamped,
+        verify,
     )
 
     folder = run_folder(args.run_folder)
@@ -51,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     state = read_logs(folder, manifest.decoders, manifest.run_id)
     sessions = read_sessions(folder)
     raw = read_manifest_object(folder)
-    findings = seal_findings(folder, raw, logs_stamped=stamped(folder))
+    findings = verify(folder, raw)
     c = state.counters
     total = manifest.n_jobs
     done, failed = len(state.finished), len(state.failed)

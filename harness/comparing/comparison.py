@@ -51,6 +51,7 @@ from runfolder import (
     ComparisonCell,
     ComparisonRecord,
     load_comparison,
+    new_run_id,
     unique_folder,
     write_comparison,
 )
@@ -200,7 +201,7 @@ def create_comparison(
     ]
     record: ComparisonRecord = {
         "format_version": 1,
-        "comparison_id": folder.name,
+        "comparison_id": new_run_id(folder.name),  # its cells' run ids begin with it
         "created_utc": stamp.isoformat(timespec="seconds"),
         "models": list(models),
         "suites": list(suites),

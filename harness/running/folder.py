@@ -38,6 +38,7 @@ from runfolder import (
     MANIFEST,
     OUTPUTS,
     REQUESTS,
+    SESSIONS,
     Fields,
     Manifest,
     ModelInfo,
@@ -49,10 +50,12 @@ from runfolder import (
     encode_manifest,
     field_digests,
     manifest_digest,
+    new_run_id,
     read_manifest_object,
-    seal_findings,
+    refuse_link,
     source_digest,
-    stamped,
+    stored,
+    verify,
     write_cases,
     write_manifest,
 )
@@ -110,12 +113,12 @@ def build_manifest(
 ) -> Manifest:
     """The manifest written before the first request; it never holds a key.
 
-    ``run_id`` defaults to the folder's name (a comparison names its cells' runs itself:
-    their folder names repeat from one comparison to the next; a shard takes its
-    parent's); ``extra`` adds fields (a shard's ``"shard"``)."""
+    ``run_id`` defaults to a new id of this run alone (``new_run_id``; a comparison names its
+    cells' runs itself, a shard takes its parent's); ``extra`` adds fields (a shard's
+    ``"shard"``)."""
     suite = plan.suite
     return Manifest(
-        run_id=run_id or folder.name,
+        run_id=run_id or new_run_id(folder.name),
         created_utc=datetime.now(UTC).isoformat(timespec="seconds"),
         suite=suite.name,
         suite_params=dict(suite.params),
@@ -225,7 +228,7 @@ def suite_of(manifest: Manifest) -> Suite:
     return load_suite(manifest.suite, seed=manifest.seed, params=params, decoders=manifest.decoders)
 
 
-def verify(manifest: Manifest, suite: Suite) -> list[str]:
+def code_changes(manifest: Manifest, suite: Suite) -> list[str]:
     """What differs between the manifest's hashes and this code and these cases."""
     problems = []
     if manifest.case_hash != suite.case_hash():
@@ -253,10 +256,12 @@ def open_for_resume(folder: Path, allow_mismatch: bool) -> Opened:
     returned, to be recorded in ``sessions.jsonl``. (The server is checked once the resume's
     backend exists: ``server_change``.)
     """
+    for name in (REQUESTS, OUTPUTS, SESSIONS):  # before anything is written (JsonlAppender's rule)
+        refuse_link(stored(folder / name))
     raw = read_manifest_object(folder)
     where = f"{folder}/{MANIFEST}"
     # The seal, as every reader checks it: a missing sessions.jsonl is a problem too.
-    problems = [f.message for f in seal_findings(folder, raw, logs_stamped=stamped(folder))]
+    problems = [f.message for f in verify(folder, raw)]
     manifest = Manifest.from_dict(raw, where)
     try:
         suite = suite_of(manifest)
@@ -267,7 +272,7 @@ def open_for_resume(folder: Path, allow_mismatch: bool) -> Opened:
                 "the manifest was edited or comes from other code"
             ) from exc
         raise ManifestMismatch("; ".join(problems) + f"; and it cannot be rebuilt ({exc})") from exc
-    problems += verify(manifest, suite)
+    problems += code_changes(manifest, suite)
     if problems and not allow_mismatch:
         raise ManifestMismatch(
             "; ".join(problems) + ": resuming would mix two versions in one run. Restore the "

@@ -53,9 +53,7 @@ from runfolder import (
     read_sessions,
     read_totals,
     scan_logs,
-    seal_findings,
     seq_of,
-    stamped,
     stored,
     totals_current,
     whole_lines,
@@ -145,11 +143,11 @@ def _statuses(path: Path, lines: Iterator[bytes], shard: Shard) -> dict[str, dic
     return status
 
 
-def merge(folder: Path, suite: Suite | None = None, *, verify: bool = True) -> Merged:
+def merge(folder: Path, suite: Suite | None = None, *, rescan: bool = True) -> Merged:
     """Check the shards of the run in ``folder`` and write the merged logs there.
 
     ``suite`` is the run's suite when the caller has it (``run_workers``); else it is
-    rebuilt from the parent's manifest. ``verify=False`` skips re-reading every shard log
+    rebuilt from the parent's manifest. ``rescan=False`` skips re-reading every shard log
     to check its numbering (``run_workers``, whose shards were just written here)."""
     t0 = time.perf_counter()
     parent = load_manifest(folder)
@@ -183,11 +181,11 @@ def merge(folder: Path, suite: Suite | None = None, *, verify: bool = True) -> M
                 raise RunFolderError(f"{path}: its {', '.join(different)} differ from the run's")
             locks.enter_context(RunLock(path))  # refuses while the shard is running
             numbered.append(
-                scan_logs(path, parent.run_id).last_seq if verify else _last_number(path)
+                scan_logs(path, parent.run_id).last_seq if rescan else _last_number(path)
             )
             # The shard's seal, as every reader checks it (its manifest becomes the parent's).
             raw = read_manifest_object(path)
-            problems += [f.message for f in seal_findings(path, raw, logs_stamped=stamped(path))]
+            problems += [f.message for f in verify(path, raw)]
             jobs, shard_failed = _shard_jobs(path, shard, parent.decoders)
             failed += shard_failed
             held |= jobs

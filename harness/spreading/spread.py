@@ -199,7 +199,7 @@ def gather(
         stopped = stopped or "a shard failed"
     simulated = any(r.simulated for r in results)
     if not errors and len(results) == count and all(r.complete for r in results):
-        merge(parent, suite, verify=False)  # the shards were just written by this run
+        merge(parent, suite, rescan=False)  # the shards were just written by this run
     return RunResult(parent, counters, simulated, stopped, fatal)
 
 

@@ -50,9 +50,11 @@ def test_compare_runs_every_cell_and_writes_one_summary(
             *("paired_differences.svg", "paired_differences.png"),
         ]
     )
+    made = orjson.loads((reference / "compare.json").read_bytes())["comparison_id"]
+    assert made.startswith("reference-")  # unique across comparisons of one folder name
     for cell in CELLS:
         manifest = orjson.loads((reference / cell / "manifest.json").read_bytes())
-        assert manifest["run_id"] == f"reference/{cell}"  # unique across comparisons
+        assert manifest["run_id"] == f"{made}/{cell}"
         assert manifest["model"]["params"]["seed"] == (7 if "seed_7" in cell else 0)
     text = summary(reference)
     assert text.startswith("# Comparison: sim:seed=7 against sim · suites exploratory, affine")

@@ -135,7 +135,7 @@ def test_sessions_record_each_run_and_resume(
     assert second["limits"]["rps"] == 5000
     for session in (first, second):
         assert session["model"] == "sim" and session["base_url"] is None
-        assert session["run"] == "partial" and len(session["source_hash"]) == 64
+        assert session["run"] == manifest["run_id"] and len(session["source_hash"]) == 64
         assert list(session) == [
             "utc",
             "command",

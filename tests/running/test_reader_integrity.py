@@ -91,7 +91,7 @@ def test_a_line_of_another_run_is_refused_by_every_reader(
     for name, args in readers(folder, runs[0], tmp_path).items():
         assert cli(*args) == 2, name
         error = one_error(capsys)
-        assert f"{log} line {line} belongs to run 'b'" in error, (name, error)
+        assert f"{log} line {line} belongs to run {run_id_of(runs[1])!r}" in error, (name, error)
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
     assert not (tmp_path / "report").exists() and not (tmp_path / "export").exists()
 
@@ -111,7 +111,10 @@ def test_a_foreign_line_whose_number_does_not_fit_is_named_as_foreign(
     for args in (["analyze", str(folder), "--no-probabilities"], ["status", str(folder)]):
         assert cli(*args) == 2
         error = one_error(capsys)
-        assert f"outputs.jsonl line {line} belongs to run 'b'" in error and "cut" not in error
+        assert (
+            f"outputs.jsonl line {line} belongs to run {run_id_of(runs[1])!r}" in error
+            and "cut" not in error
+        )
 
 
 def test_an_unstamped_numbered_line_is_foreign(
@@ -175,7 +178,7 @@ def test_a_deleted_session_log_is_a_finding_for_every_reader(
     assert said in capsys.readouterr().out
     quick = ["--no-probabilities", "--bootstrap", "0"]
     assert cli("analyze", str(folder), *quick) == 0
-    assert f"**Warning:** run a: {folder}/{said}" in capsys.readouterr().out
+    assert f"**Warning:** run {run_id_of(folder)}: {folder}/{said}" in capsys.readouterr().out
     assert cli("analyze", str(folder), "--strict", *quick) == 2
     assert "refused by --strict" in (error := one_error(capsys)) and said in error
     assert cli("export", str(folder), "--format", "csv", "--out", str(tmp_path / "x")) == 0
@@ -194,7 +197,7 @@ def test_a_session_line_of_another_run_is_a_finding(
     line = append(folder / "sessions.jsonl", dict(foreign))
     assert [f.kind for f in load_run(folder).seal] == ["session_foreign"]
     assert cli("resume", str(folder), "--no-progress") == 2
-    assert f"sessions.jsonl line {line} belongs to run 'b'" in one_error(capsys)
+    assert f"sessions.jsonl line {line} belongs to run {run_id_of(runs[1])!r}" in one_error(capsys)
 
 
 def test_a_refused_cache_leaves_no_folder_and_no_session_line(
@@ -260,7 +263,9 @@ def test_merge_refuses_a_shard_with_a_foreign_line_or_no_session_log(
     foreign = records(runs[1] / "outputs.jsonl")[0]
     foreign["seq"] = last_seq(shard) + 1
     line = append(shard / "outputs.jsonl", foreign)
-    with pytest.raises(RunFolderError, match=f"outputs.jsonl line {line} belongs to run 'b'"):
+    with pytest.raises(
+        RunFolderError, match=f"outputs.jsonl line {line} belongs to run {run_id_of(runs[1])!r}"
+    ):
         merge(parent)
     (shard / "outputs.jsonl").write_bytes(
         b"".join((shard / "outputs.jsonl").read_bytes().splitlines(keepends=True)[:-1])
@@ -290,8 +295,96 @@ def test_list_and_a_comparisons_status_name_a_foreign_line(
     for args in (["status", str(out)], ["list", str(tmp_path)]):
         assert cli(*args) == 0
         shown = capsys.readouterr().out
-        assert f"{cell}  unreadable: " in shown and f"line {line} belongs to run 'b'" in shown
+        assert (
+            f"{cell}  unreadable: " in shown
+            and f"line {line} belongs to run {run_id_of(runs[1])!r}" in shown
+        )
     folder = copy("a")  # a run folder of its own, as list shows it
     append(folder / "outputs.jsonl", {**foreign, "seq": last_seq(folder) + 1})
     assert cli("list", str(tmp_path)) == 0
     assert f"{folder}  unreadable: " in capsys.readouterr().out
+
+
+def run_id_of(folder: Path) -> str:
+    return str(orjson.loads((folder / "manifest.json").read_bytes())["run_id"])
+
+
+def test_a_line_of_another_run_with_the_same_folder_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As found: two runs called `base`; a line of one copied into the other was taken as the
+    # run's own by analyze --strict (exit 0), as the run id was the folder's name.
+    one, two = tmp_path / "x" / "base", tmp_path / "y" / "base"
+    for folder, seed in ((one, "1"), (two, "3")):
+        assert (
+            cli("run", *SMALL, "--run", str(folder), "--sim", f"seed={seed}", "--no-progress") == 0
+        )
+    assert run_id_of(one) != run_id_of(two)
+    foreign = records(two / "outputs.jsonl")[0]
+    foreign["seq"] = last_seq(one) + 1
+    line = append(one / "outputs.jsonl", foreign)
+    capsys.readouterr()
+    assert cli("analyze", str(one), "--strict", "--no-probabilities", "--bootstrap", "0") == 2
+    assert f"outputs.jsonl line {line} belongs to run {run_id_of(two)!r}" in one_error(capsys)
+
+
+def test_a_folder_whose_run_id_is_its_name_still_reads(
+    copy: Callable[[str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Runs made before run ids were unique: the id is the folder's name, on every line too.
+    old = tmp_path / "old"
+    copy("a").rename(old)
+    new_id = run_id_of(old)
+    for name in ("manifest.json", "requests.jsonl", "outputs.jsonl", "sessions.jsonl"):
+        path = old / name
+        path.write_bytes(path.read_bytes().replace(new_id.encode(), b"old"))
+    manifest = orjson.loads((old / "manifest.json").read_bytes())
+    sessions = read_sessions(old)
+    from runfolder import field_digests, manifest_digest
+
+    sessions[-1]["manifest_sha256"] = manifest_digest(manifest)
+    sessions[-1]["manifest_fields"] = field_digests(manifest)
+    (old / "sessions.jsonl").write_bytes(b"".join(orjson.dumps(s) + b"\n" for s in sessions))
+    assert run_id_of(old) == "old"
+    assert load_run(old).seal == ()
+    assert cli("analyze", str(old), "--strict", "--no-probabilities", "--bootstrap", "0") == 0
+    assert cli("resume", str(old), "--no-progress") == 0
+
+
+def test_an_emptied_session_log_is_a_finding_like_a_missing_one(
+    copy: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As found: an emptied (not deleted) sessions.jsonl turned the seal off; resume accepted
+    # a manifest edit and sent its requests, and nothing warned.
+    folder = copy("a")
+    (folder / "sessions.jsonl").write_bytes(b"")
+    path = folder / "manifest.json"
+    manifest = orjson.loads(path.read_bytes())
+    manifest["model"]["retries"]["max_attempts"] = 2
+    path.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+    said = "sessions.jsonl holds no seal"
+    assert cli("resume", str(folder), "--no-progress") == 2
+    assert said in one_error(capsys)
+    assert (folder / "sessions.jsonl").read_bytes() == b""
+    assert cli("status", str(folder)) == 0
+    assert said in capsys.readouterr().out
+    assert cli("analyze", str(folder), "--strict", "--no-probabilities", "--bootstrap", "0") == 2
+    assert said in one_error(capsys)
+
+
+def test_resume_refuses_a_log_that_is_a_symbolic_link(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As found: outputs.jsonl a link to a copy of the same run; resume wrote its lines into
+    # the other folder, which every reader then refused.
+    folder = tmp_path / "run"
+    args = ["run", *SMALL, "--run", str(folder), "--max-requests", "40", "--no-progress"]
+    assert cli(*args) == 1
+    other = shutil.copytree(folder, tmp_path / "other")
+    (folder / "outputs.jsonl").unlink()
+    (folder / "outputs.jsonl").symlink_to(other / "outputs.jsonl")
+    before = {p.name: p.read_bytes() for p in other.iterdir() if p.is_file()}
+    capsys.readouterr()
+    assert cli("resume", str(folder), "--no-progress") == 2
+    assert "outputs.jsonl is a symbolic link" in one_error(capsys)
+    assert {p.name: p.read_bytes() for p in other.iterdir() if p.is_file()} == before

@@ -92,7 +92,7 @@ def test_four_shards_merged_equal_an_unsharded_run(tmp_path: Path) -> None:
     before = {name: (parent / name).read_bytes() for name in (OUTPUTS, REQUESTS)}
     merge(parent)
     assert {name: (parent / name).read_bytes() for name in before} == before  # idempotent
-    merge(parent, verify=False)  # numbering from the logs' last lines: the same offsets
+    merge(parent, rescan=False)  # numbering from the logs' last lines: the same offsets
     assert {name: (parent / name).read_bytes() for name in before} == before
     assert main(["analyze", str(parent)]) == 0
     # totals.json as an unsharded run's (what `numericjev list` reads), current for the
