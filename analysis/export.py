@@ -289,7 +289,7 @@ def add_export_parser(sub: Any, epilog: str) -> None:
 def export_command(folder: Path, out: str | None, fmt: str) -> int:
     """``numericjev export``: write the tables and say where, with their row counts."""
     written = export_run(folder, Path(out) if out else folder / "export", fmt)
-    for finding in verify(folder, load_manifest(folder).raw):
+    for finding in verify(folder):
         print(f"numericjev export: warning: {finding.message}", file=sys.stderr)
     for name, (path, rows) in written.items():
         print(f"{name}: {rows:,} rows -> {path}")

@@ -34,7 +34,6 @@ def run(args: argparse.Namespace) -> int:
         is_comparison,
         list_rows,
         load_manifest,
-        read_manifest_object,
         read_sessions,
         verify,
     )
@@ -49,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
     manifest = load_manifest(folder)
     state = read_logs(folder, manifest.decoders, manifest.run_id)
     sessions = read_sessions(folder)
-    raw = read_manifest_object(folder)
-    findings = verify(folder, raw)
+    findings = verify(folder)
     c = state.counters
     total = manifest.n_jobs
     done, failed = len(state.finished), len(state.failed)

@@ -56,6 +56,7 @@ from runfolder import (
     seq_of,
     stored,
     totals_current,
+    verify,
     whole_lines,
     write_cases,
     write_totals,
@@ -184,8 +185,7 @@ def merge(folder: Path, suite: Suite | None = None, *, rescan: bool = True) -> M
                 scan_logs(path, parent.run_id).last_seq if rescan else _last_number(path)
             )
             # The shard's seal, as every reader checks it (its manifest becomes the parent's).
-            raw = read_manifest_object(path)
-            problems += [f.message for f in verify(path, raw)]
+            problems += [f.message for f in verify(path)]
             jobs, shard_failed = _shard_jobs(path, shard, parent.decoders)
             failed += shard_failed
             held |= jobs

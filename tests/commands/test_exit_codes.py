@@ -62,9 +62,12 @@ def _interrupt(args: list[str], wait_for: Path, cwd: Path) -> tuple[int, str, st
         cwd=cwd,
     )
     deadline = time.monotonic() + 60
-    while child.poll() is None and not wait_for.exists() and time.monotonic() < deadline:
+
+    def sending() -> bool:  # it has recorded an exchange: it is sending, its handlers are in
+        return wait_for.exists() and wait_for.stat().st_size > 0
+
+    while child.poll() is None and not sending() and time.monotonic() < deadline:
         time.sleep(0.01)  # noqa: TID251 - polling a child process
-    time.sleep(0.3)  # noqa: TID251 - let it send a few requests
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
     return child.returncode, out.decode(), err.decode()

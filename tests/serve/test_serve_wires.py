@@ -143,15 +143,18 @@ async def read_once(client: httpx.AsyncClient, wire: str) -> Any:
 @pytest.mark.parametrize("wire", ["openai-decisions", "openai-chat"])
 @pytest.mark.parametrize("kind", KINDS)
 async def test_faults_apply_on_every_wire(wire: str, kind: str) -> None:
-    config = ServerConfig(port=0, wire=wire, faults=FaultSpec.parse(f"{kind}=1"), slow_s=2.0,
+    # A slow reply never comes in the test's life, so the first client's timeout is a fault
+    # however busy the machine; every other fault comes back however long it takes, and the
+    # second client waits as long as an answer takes (a minute: a hang fails, not stalls).
+    config = ServerConfig(port=0, wire=wire, faults=FaultSpec.parse(f"{kind}=1"), slow_s=3600,
                           max_faults_per_body=1)  # fmt: skip
     right = SimModel().respond(CHOICES)["answers"]["q1"]["choice"]
     failures = (httpx.HTTPError, json.JSONDecodeError, BackendError, WireError)
     async with serve_sim_in_background(config) as url:
-        async with httpx.AsyncClient(base_url=url, timeout=0.5) as client:
+        async with httpx.AsyncClient(base_url=url, timeout=3 if kind == "slow" else 60) as client:
             with pytest.raises(failures):
                 await read_once(client, wire)
-        async with httpx.AsyncClient(base_url=url, timeout=0.5) as client:
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
             assert await read_once(client, wire) == right
 
 
