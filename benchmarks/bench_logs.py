@@ -25,13 +25,12 @@ from benchmarks.processes import child
 __all__ = ["run"]
 
 _COMPRESSED_RUN = """
-import os, time, orjson
+import time, orjson
 from pathlib import Path
-os.environ["NUMERICJEV_COMPRESS_LOGS"] = "zstd"
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, RunSettings, load_suite, start_run
 t0 = time.perf_counter()
-result = start_run(load_suite("affine"), ModelSpec("sim"), Limits(concurrency=64),
-                   folder=Path({folder!r}))
+result = start_run(load_suite("affine", params={params!r}), ModelSpec("sim"), Limits(concurrency=64),
+                   folder=Path({folder!r}), settings=RunSettings(compress=True))
 print(orjson.dumps({{"wall_s": time.perf_counter() - t0, "requests": result.counters.requests}}).decode())
 """
 
@@ -45,15 +44,18 @@ def _exchanges(folder: Path) -> int:
         return sum(1 for _ in handle)
 
 
-def run(one: Path, hundred: Path, tmp: Path) -> dict[str, Any]:
-    """The figures above; ``one`` and ``hundred`` are plain 1x and 100x sim runs."""
+def run(
+    one: Path, hundred: Path, tmp: Path, params: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The figures above; ``one`` and ``hundred`` are plain 1x and 100x sim runs (``params``:
+    the compressed run's suite parameters, for a smaller one than ``one``'s default)."""
     from runfolder.compact import compact_run
 
     out: dict[str, Any] = {}
     n1 = _exchanges(one)
     out["logs_1x_plain_bytes_per_exchange"] = _per_exchange(one, "requests.jsonl", n1)
     packed = tmp / "x1-compressed"
-    plain_run = child(_COMPRESSED_RUN.format(folder=str(packed)))
+    plain_run = child(_COMPRESSED_RUN.format(folder=str(packed), params=params or {}))
     out["logs_1x_run_compress_wall_s"] = round(plain_run["wall_s"], 2)
     out["logs_1x_run_compress_bytes_per_exchange"] = _per_exchange(
         packed, "requests.jsonl.zst", plain_run["requests"]

@@ -3,8 +3,8 @@
 Every command that reads a run folder (``analyze``, ``report``, ``diff``, ``export``,
 ``compare``, ``status``, ``list``, ``resume``, ``merge``) checks the same three things, here:
 
-- each log line's run id (``LineCheck``, one call per parsed record): a line stamped with
-  another run, or numbered but not stamped, was copied in from elsewhere. No result may be
+- each log line's run id (``JsonlReader``'s ``run``, as each line is read): a line stamped
+  with another run, or numbered but not stamped, was copied in from elsewhere. No result may be
   computed from it, so every reader refuses it (``ForeignLineError``, one line naming the
   file, the line and the run it belongs to), before the record numbers are checked: a
   foreign line whose ``seq`` does not fit is named as foreign, not as a cut log;
@@ -13,9 +13,10 @@ Every command that reads a run folder (``analyze``, ``report``, ``diff``, ``expo
   recorded in ``sessions.jsonl``. The seal lives in a file that can be deleted or emptied,
   so a run whose logs were written by a session (their lines are stamped) but whose
   ``sessions.jsonl`` is missing or holds no seal is itself a finding, as are session lines
-  of another run and a manifest edited since its seal. Findings are warnings where the manifest only labels a result
-  (analysis banners, ``status``), refusals under ``--strict``, and refusals by ``resume``
-  (which would run under the manifest) unless ``--allow-mismatch``.
+  of another run and a manifest edited since its seal. Findings are warnings where the
+  manifest only labels a result (analysis banners, ``status``), refusals under ``--strict``,
+  and refusals by ``resume`` (which would run under the manifest) unless
+  ``--allow-mismatch``.
 
 The run id is made when the run is created (``new_run_id``: the folder's name and a random
 part), so two runs whose folders share a name do not share it. Runs made before that carry
@@ -35,13 +36,12 @@ from uuid import uuid4
 
 import orjson
 
-from runfolder.errors import ForeignLineError
 from runfolder.jsonl import JsonlReader, whole_lines
 from runfolder.layout import MANIFEST, OUTPUTS, REQUESTS, SESSIONS
 from runfolder.manifest import read_manifest_object
 from runfolder.seal import edited_fields, manifest_digest
 
-__all__ = ["Finding", "LineCheck", "check_logs", "new_run_id", "verify"]
+__all__ = ["Finding", "check_logs", "new_run_id", "verify"]
 
 
 def new_run_id(name: str) -> str:
@@ -49,67 +49,21 @@ def new_run_id(name: str) -> str:
     return f"{name}-{uuid4().hex[:16]}"
 
 
-class LineCheck:
-    """Refuses the records of one log that are not ``run_id``'s (call it on each parsed record).
-
-    With ``legacy``, a log whose lines carry neither ``run`` nor ``seq`` (written before
-    records were stamped) is accepted; a stamped line after such a line shows the earlier one
-    to be foreign.
-    """
-
-    def __init__(self, path: Path, run_id: str, *, legacy: bool = False) -> None:
-        self.path = path
-        self.run_id = run_id
-        self.legacy = legacy
-        self.unstamped: int | None = None  # the first legacy line seen, if any
-
-    def __call__(self, lineno: int, record: Mapping[str, Any]) -> None:
-        """Refuse ``record`` (line ``lineno``) unless it is this run's."""
-        run = record.get("run")
-        if run == self.run_id:
-            if self.unstamped is not None:
-                raise self._foreign(self.unstamped, None)
-            return
-        if run is None and self.legacy and "seq" not in record:
-            if self.unstamped is None:
-                self.unstamped = lineno
-            return
-        raise self._foreign(lineno, run)
-
-    def stamped_line_seen(self) -> None:
-        """A line of this run was read without being parsed (``check_logs``): as a stamped
-        record passed to the check, it shows an earlier unstamped line to be foreign."""
-        if self.unstamped is not None:
-            raise self._foreign(self.unstamped, None)
-
-    def _foreign(self, lineno: int, run: Any) -> ForeignLineError:
-        whose = "carries no run id" if run is None else f"belongs to run {run!r}"
-        return ForeignLineError(
-            f"{self.path} line {lineno} {whose}, not this folder's run {self.run_id!r} "
-            f"({MANIFEST}): it was copied in from another run, and no result may be computed "
-            f"from it; delete line {lineno} or restore the log from a copy"
-        )
-
-
 def check_logs(folder: Path, run_id: str, *, legacy: bool = False) -> tuple[JsonlReader[Any], ...]:
     """Read both logs once for their run ids (parsing only the lines that do not carry
     ``run_id``) and their record numbers; returns the two spent readers (requests, outputs)
-    for ``check_sequence``. Refuses a foreign line (``LineCheck``)."""
+    for ``check_sequence``. Refuses a foreign line (``JsonlReader``'s ``run``)."""
     key = b'"run":' + orjson.dumps(run_id)
-    readers = []
-    for name in (REQUESTS, OUTPUTS):
-        reader = JsonlReader[dict[str, Any]](
-            folder / name, keep=lambda line: key not in line, run=run_id
+    readers = tuple(
+        JsonlReader[dict[str, Any]](
+            folder / name, keep=lambda line: key not in line, run=run_id, legacy=legacy
         )
-        check = LineCheck(folder / name, run_id, legacy=legacy)
-        parsed = 0
-        for lineno, record in reader.numbered():
-            check(lineno, record)
-            parsed += 1
-        if reader.records > parsed:  # some lines carried the key (kept unparsed)
-            check.stamped_line_seen()
-        readers.append(reader)
-    return tuple(readers)
+        for name in (REQUESTS, OUTPUTS)
+    )
+    for reader in readers:
+        for _ in reader:
+            pass
+    return readers
 
 
 def _stamped(folder: Path) -> bool:

@@ -44,7 +44,8 @@ from typing import Any, BinaryIO, Generic, TypeVar
 import orjson
 
 from runfolder import zlog
-from runfolder.errors import LogFormatError, RecordError, RunFolderError
+from runfolder.errors import ForeignLineError, LogFormatError, RecordError, RunFolderError
+from runfolder.layout import MANIFEST
 from runfolder.unwritable import find_unwritable
 
 __all__ = [
@@ -129,7 +130,14 @@ class JsonlReader(Generic[R]):
     stamped with it; ``seq_count``, ``seq_sum``, ``seq_squares``
     and ``seq_last`` describe the numbers accepted, for ``sequence.check_sequence``.
 
-    ``decode`` (optional): a line as the caller's own record, or None to parse it as above.
+    With ``run`` (the manifest's run id), every record is checked as it is read: one stamped
+    with another run, or numbered but not stamped, was copied in from elsewhere and is
+    refused (``ForeignLineError``). With ``legacy``, lines with neither ``run`` nor ``seq``
+    (written before records were stamped) are read, unless a stamped line follows them. A
+    line ``keep`` leaves unparsed is taken as stamped with ``run``: callers leave only such.
+
+    ``decode`` (optional): a line as the caller's own record (with a ``run`` attribute when
+    ``run`` is given), or None to parse it as above.
     """
 
     def __init__(
@@ -138,9 +146,11 @@ class JsonlReader(Generic[R]):
         keep: Callable[[bytes], bool] | None = None,
         *,
         run: str | None = None,
+        legacy: bool = False,
         decode: Callable[[bytes], R | None] | None = None,
     ) -> None:
         self.path = path
+        self.run, self.legacy = run, legacy
         self.keep = keep
         self.decode = decode
         # With ``run``, a repeat is skipped only when it carries that run id: a line copied in
@@ -199,7 +209,14 @@ class JsonlReader(Generic[R]):
         path = zlog.stored(self.path)
         if not path.exists():
             return
-        keep, decode, loads, run_key = self.keep, self.decode, orjson.loads, self._run_key
+        keep, decode, loads, run_key, run = (
+            self.keep,
+            self.decode,
+            orjson.loads,
+            self._run_key,
+            self.run,
+        )
+        unstamped: int | None = None  # the first legacy line read (``legacy``), if any
         # The per-line counts in locals (a first read's hot loop), in the reader once the
         # loop ends or is left: no caller reads them before.
         last, count, total, squares = self.seq_last, self.seq_count, self.seq_sum, self.seq_squares
@@ -242,6 +259,8 @@ class JsonlReader(Generic[R]):
                         # caller to refuse by name (never counted as this run's repeat)
                     wanted = keep is None or keep(line)
                     if not wanted and line.startswith(b"{") and line.endswith(b"}\n"):
+                        if unstamped is not None:  # a line of this run after a legacy one
+                            raise self._foreign(unstamped, None)
                         valid = end
                         records += 1
                         continue
@@ -257,6 +276,10 @@ class JsonlReader(Generic[R]):
                         record = decode(line)
                         if record is None:
                             record = self._parse(line, number)
+                    if run is not None:  # the run id read in place (a first read's hot loop)
+                        stamp = record.get("run") if type(record) is dict else record.run
+                        if stamp != run or unstamped is not None:
+                            unstamped = self._check(number, stamp, record, unstamped)
                     valid = end
                     records += 1
                     if wanted:
@@ -264,6 +287,24 @@ class JsonlReader(Generic[R]):
         finally:
             self.seq_last, self.seq_count, self.seq_sum = last, count, total
             self.seq_squares, self.records, self.valid_bytes = squares, records, valid
+
+    def _check(self, number: int, stamp: Any, record: Any, unstamped: int | None) -> int | None:
+        """The first legacy line once line ``number`` (stamped ``stamp``) is read; raises
+        ``ForeignLineError`` when either is not this run's."""
+        if stamp == self.run:
+            raise self._foreign(unstamped or number, None)  # unstamped is set: it is foreign
+        fields = record if type(record) is dict else record.fields()
+        if stamp is None and self.legacy and "seq" not in fields:
+            return number if unstamped is None else unstamped
+        raise self._foreign(number, stamp)
+
+    def _foreign(self, number: int, stamp: Any) -> ForeignLineError:
+        whose = "carries no run id" if stamp is None else f"belongs to run {stamp!r}"
+        return ForeignLineError(
+            f"{self.path} line {number} {whose}, not this folder's run {self.run!r} "
+            f"({MANIFEST}): it was copied in from another run, and no result may be computed "
+            f"from it; delete line {number} or restore the log from a copy"
+        )
 
     def _parse(self, line: bytes, number: int) -> R:
         if self.decode is not None:

@@ -23,7 +23,6 @@ import orjson
 
 from runfolder.comparison import is_comparison, load_comparison
 from runfolder.errors import RunFolderError
-from runfolder.integrity import LineCheck
 from runfolder.jsonl import JsonlReader
 from runfolder.layout import OUTPUTS
 from runfolder.manifest import read_manifest_object
@@ -126,7 +125,7 @@ def job_status(
     Fast: a line as the harness writes it (compact, ``job`` first, ``status`` after the
     trace) is read for those three fields without parsing it; any other line is parsed.
     Either way the one reader's torn-line rule applies. With ``run_id`` (the manifest's),
-    each line's run id is checked as every reader checks it (``runfolder.LineCheck``): a
+    each line's run id is checked as every reader checks it (``JsonlReader``'s ``run``): a
     line of another run raises ``ForeignLineError``.
     """
     last: dict[str, dict[str, Any]] = defaultdict(dict)
@@ -148,16 +147,8 @@ def job_status(
         last[job][decoder] = status
         return False
 
-    reader = JsonlReader[dict[str, Any]](folder / OUTPUTS, keep=scan, run=run_id)
-    check = None if run_id is None else LineCheck(folder / OUTPUTS, run_id, legacy=True)
-    parsed = 0
-    for lineno, record in reader.numbered():
-        if check is not None:
-            check(lineno, record)
-        parsed += 1
+    for record in JsonlReader[dict[str, Any]](folder / OUTPUTS, keep=scan, run=run_id, legacy=True):
         last[str(record.get("job"))][str(record.get("decoder"))] = record.get("status")
-    if check is not None and reader.records > parsed:  # stamped lines were read unparsed
-        check.stamped_line_seen()
     done = {job for job, status in last.items() if all(status.get(d) == "ok" for d in decoders)}
     return done, set(last) - done
 

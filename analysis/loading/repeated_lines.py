@@ -11,8 +11,8 @@ parsed (``JsonlReader``'s ``keep``: it is still counted, and its ``seq`` checked
 
 Exact by construction: a line is taken here only when its bytes, but for a job string
 without escapes, a repeat in plain digits and the writer's ``,"seq":N}`` ending, equal
-those of a line parsed before, read whole and checked (``LineCheck``, the readers' own
-checks), whose parsed job and repeat were those read from its bytes and that named its case
+those of a line parsed before, read whole and checked (``JsonlReader``'s ``run``, the readers'
+own checks), whose parsed job and repeat were those read from its bytes and that named its case
 and family (the defaults of both are the job). Such a line parses to the same record but
 for the job, repeat and ``seq`` (every other byte is equal, and neither repeated key
 appears elsewhere in it), so the readers' rows are the ones they would make of it. A real
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runfolder import LineCheck, OutputLine
+from runfolder import OutputLine
 
 from .interval_paths import PathsReader
 from .outputs import OutputsReader
@@ -49,10 +49,8 @@ class RepeatedLines:
     repeats one read before (it is then given to the readers here), True to parse it; then
     ``learn(record)`` after the readers took each parsed line."""
 
-    def __init__(
-        self, check: LineCheck, outputs: OutputsReader | None, paths: PathsReader | None
-    ) -> None:
-        self.check, self.outputs, self.paths = check, outputs, paths
+    def __init__(self, outputs: OutputsReader | None, paths: PathsReader | None) -> None:
+        self.outputs, self.paths = outputs, paths
         self.lines: dict[_Key, tuple[Any, Any, int]] = {}
         self.pending: _Pending | None = None  # the last line passed on to be parsed
         self.repeats = 0
@@ -62,8 +60,7 @@ class RepeatedLines:
         """False when ``line`` was taken here (it repeats a line read before but for its
         job, repeat and ``seq``), True when it must be parsed."""
         self.pending = None
-        # An unstamped line before: LineCheck refuses this run's lines from now on.
-        if not self.on or not line.startswith(_JOB) or self.check.unstamped is not None:
+        if not self.on or not line.startswith(_JOB):
             return True
         end = line.find(b'"', 8)
         at = line.find(_REPEAT, end)

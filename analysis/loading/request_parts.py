@@ -10,7 +10,7 @@ each set once).
 
 A line whose shape differs from the writer's (``request`` not an object, say) is not
 decoded here (None): the reader then decodes it whole, and every check it was always
-given still runs on it (``runfolder.LineCheck``, the torn tail, ``seq``).
+given still runs on it (``JsonlReader``'s run id check, the torn tail, ``seq``).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class RequestParts(msgspec.Struct):
 
     def fields(self) -> dict[str, Any]:
         """The scalar fields as the line's dict would hold them (for ``RequestsReader.add``
-        and ``LineCheck``): absent ones left out."""
+        and the run id check): absent ones left out."""
         found = {
             "job": self.job,
             "run": self.run,

@@ -230,7 +230,7 @@ def _read_logs(
 ) -> _Read:
     """One pass over each log: the outputs (and interval paths), then the exchanges (and,
     with ``pairing``, the answers joined with those paths, given to ``taken``). A line of
-    another run is refused (``runfolder.LineCheck``), as every reader refuses it.
+    another run is refused (``JsonlReader``'s ``run``), as every reader refuses it.
 
     ``apart`` (the answers are digested and dropped): a requests.jsonl too large to read
     side by side has its answers joined and dropped before the outputs' columns are read,

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from runfolder import JsonlReader, LineCheck, OutputLine, RequestLine, RunFolderError, stored
+from runfolder import JsonlReader, OutputLine, RequestLine, RunFolderError, stored
 
 from . import asked as asked_rows
 from .asked import AskedChunk, AskedReader
@@ -77,8 +77,8 @@ def read_outputs(outputs_path: Path, run_id: str, *, paths: bool) -> OutputsRead
     ``paths`` when asked, and the reader that counted the records."""
     outputs = OutputsReader(outputs_path)
     found = PathsReader(outputs_path) if paths else None
-    reader = JsonlReader[OutputLine](outputs_path, run=run_id)
-    present = _read_checked(reader, outputs_path, run_id, outputs, found)
+    reader = JsonlReader[OutputLine](outputs_path, run=run_id, legacy=True)
+    present = _read_checked(reader, outputs, found)
     stats = LogStats(present, reader.records, int(reader.torn), reader.duplicates)
     return outputs.result(stats), found, reader
 
@@ -89,36 +89,29 @@ def read_paths_checked(
     """The outputs pass for the interval paths alone (no outputs' columns), each line
     checked as by ``read_outputs``, and the reader that counted the records."""
     found = PathsReader(outputs_path)
-    reader = JsonlReader[OutputLine](outputs_path, run=run_id)
-    _read_checked(reader, outputs_path, run_id, found)
+    reader = JsonlReader[OutputLine](outputs_path, run=run_id, legacy=True)
+    _read_checked(reader, found)
     return found, reader
 
 
 def _read_checked(
     reader: JsonlReader[OutputLine],
-    outputs_path: Path,
-    run_id: str,
     sink: OutputsReader | PathsReader,
     also: PathsReader | None = None,
 ) -> bool:
-    """Each line of ``outputs_path`` checked as this run's and given to ``sink`` (and
-    ``also``); False when the log is absent."""
-    check = LineCheck(outputs_path, run_id, legacy=True)
-    present = stored(outputs_path).is_file()
+    """Each line ``reader`` reads (checked as this run's) given to ``sink`` (and ``also``);
+    False when the log is absent."""
+    present = stored(reader.path).is_file()
     if present:
         add, also_add = sink.add, None if also is None else also.add
         # Lines that repeat one read before but for their job, repeat and seq are given to
         # the readers unparsed (``repeated_lines``); the others are parsed, checked and read.
         if isinstance(sink, OutputsReader):
-            repeated = RepeatedLines(check, sink, also)
+            repeated = RepeatedLines(sink, also)
         else:
-            repeated = RepeatedLines(check, None, sink)
+            repeated = RepeatedLines(None, sink)
         reader.keep, learn = repeated.keep, repeated.learn
-        for lineno, record in reader.numbered():
-            # LineCheck passes this run's line when no unstamped one came before: that case
-            # without a call (a first read's hot loop).
-            if record.get("run") != run_id or check.unstamped is not None:
-                check(lineno, record)
+        for lineno, record in reader.numbered():  # each checked as this run's (``run``)
             add(lineno, record)
             if also_add is not None:
                 also_add(lineno, record)
@@ -136,26 +129,22 @@ def read_exchanges(
     ``columns`` False: the questions only."""
     requests = RequestsReader()
     # Lines decoded into the parts read (``request_parts``); one of another shape, whole.
-    log = JsonlReader[RequestLine | RequestParts](requests_path, run=run_id, decode=decode_parts)
-    check = LineCheck(requests_path, run_id, legacy=True)
+    log = JsonlReader[RequestLine | RequestParts](
+        requests_path, run=run_id, legacy=True, decode=decode_parts
+    )
     present = stored(requests_path).is_file()
     if present:
         # The methods a line calls, bound once (a first read's hot loop: 682,200 lines at 100x).
         add = requests.add_parts if columns else None
         ask = None if asked is None else asked.parts
-        for lineno, exchange in log.numbered():
+        for exchange in log:  # each checked as this run's (``run``)
             if isinstance(exchange, RequestParts):
                 if add is not None:
-                    # LineCheck passes this run's line when no unstamped one came before:
-                    # that case without building the line's dict for it.
-                    if exchange.run != run_id or check.unstamped is not None:
-                        check(lineno, exchange.fields())
                     add(exchange)
                 if ask is not None:
                     ask(exchange)
                 continue
             if columns:
-                check(lineno, exchange)
                 requests.add(exchange)
             if asked is not None:
                 asked.line(exchange)

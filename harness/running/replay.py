@@ -33,7 +33,6 @@ from runfolder import (
     OUTPUTS,
     REQUESTS,
     JsonlReader,
-    LineCheck,
     OutputLine,
     RequestLine,
     check_sequence,
@@ -72,21 +71,12 @@ class LogState:
         return said
 
 
-def _own(records: JsonlReader[Line], run_id: str) -> Iterator[Line]:
-    """The records of ``records``, refusing any line stamped with another run, or none
-    (``runfolder.LineCheck``, the check every reader makes)."""
-    check = LineCheck(records.path, run_id)
-    for number, record in records.numbered():
-        check(number, record)
-        yield record
-
-
 def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     """Scan both logs once, streaming; keeps recorded answers only for unfinished jobs."""
     state = LogState()
     last_status: dict[tuple[str, str], str] = {}
     outputs = JsonlReader[OutputLine](folder / OUTPUTS, run=run_id)
-    for output in _own(outputs, run_id):
+    for output in outputs:  # each line refused unless this run's (``run``)
         key = (str(output.get("job")), str(output.get("decoder")))
         status = str(output.get("status"))
         # A decoder failed by a refusal is final (never asked again): it counts as finished.
@@ -107,7 +97,7 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     finished = state.finished
     c = state.counters
     requests = JsonlReader[RequestLine](folder / REQUESTS, run=run_id)
-    for record in _own(requests, run_id):
+    for record in requests:
         job = str(record.get("job"))
         error = record.get("error")
         # As the recorder counts: a failed attempt's usage and cost count when it was billed.
