@@ -26,7 +26,7 @@ from runfolder.comparison import (
 from runfolder.errors import ForeignLineError, LogFormatError, RecordError, RunFolderError
 from runfolder.finding import LATEST, RUNS_ROOT, entries, resolve_run, started, unique_folder
 from runfolder.hashing import SOURCE_PACKAGES, case_digest, source_digest
-from runfolder.integrity import Finding, check_logs, new_run_id, verify
+from runfolder.integrity import Finding, new_run_id, verify
 from runfolder.jsonl import (
     JsonlAppender,
     JsonlReader,
@@ -135,7 +135,6 @@ __all__ = [
     "Usage",
     "append_session",
     "case_digest",
-    "check_logs",
     "check_sequence",
     "compressed",
     "dumps_line",

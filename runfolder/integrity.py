@@ -34,36 +34,17 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
-import orjson
-
 from runfolder.jsonl import JsonlReader, whole_lines
 from runfolder.layout import MANIFEST, OUTPUTS, REQUESTS, SESSIONS
 from runfolder.manifest import read_manifest_object
 from runfolder.seal import edited_fields, manifest_digest
 
-__all__ = ["Finding", "check_logs", "new_run_id", "verify"]
+__all__ = ["Finding", "new_run_id", "verify"]
 
 
 def new_run_id(name: str) -> str:
     """A new run's id: its folder's ``name`` (for people) and 64 random bits (for the check)."""
     return f"{name}-{uuid4().hex[:16]}"
-
-
-def check_logs(folder: Path, run_id: str, *, legacy: bool = False) -> tuple[JsonlReader[Any], ...]:
-    """Read both logs once for their run ids (parsing only the lines that do not carry
-    ``run_id``) and their record numbers; returns the two spent readers (requests, outputs)
-    for ``check_sequence``. Refuses a foreign line (``JsonlReader``'s ``run``)."""
-    key = b'"run":' + orjson.dumps(run_id)
-    readers = tuple(
-        JsonlReader[dict[str, Any]](
-            folder / name, keep=lambda line: key not in line, run=run_id, legacy=legacy
-        )
-        for name in (REQUESTS, OUTPUTS)
-    )
-    for reader in readers:
-        for _ in reader:
-            pass
-    return readers
 
 
 def _stamped(folder: Path) -> bool:

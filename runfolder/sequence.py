@@ -39,8 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from runfolder.errors import LogFormatError
-from runfolder.integrity import check_logs
 from runfolder.jsonl import JsonlReader, seq_of, whole_lines
 from runfolder.layout import OUTPUTS, REQUESTS
 
@@ -119,23 +120,26 @@ class LogScan:
 
 
 def scan_logs(folder: Path, run_id: str | None = None, *, legacy: bool = False) -> LogScan:
-    """Check both logs' numbering in one cheap pass (no JSON parsing); refuses a cut log,
-    and with ``run_id`` a line of another run (``integrity.check_logs``, which parses only
-    the lines that do not carry it; ``legacy``: a run made before lines were stamped reads).
+    """Check both logs' numbering in one cheap pass; refuses a cut log, and with ``run_id``
+    a line of another run (``JsonlReader``'s ``run``: only the lines that do not carry it
+    are parsed; ``legacy``: a run made before lines were stamped reads).
 
     For readers that do not read both logs themselves (``export``, ``merge``,
     ``import-predictions``).
     """
-    if run_id is not None:
-        readers = list(check_logs(folder, run_id, legacy=legacy))
-    else:
-        readers = [
-            JsonlReader[dict[str, Any]](folder / name, keep=lambda _line: False)
-            for name in (REQUESTS, OUTPUTS)
-        ]
-        for reader in readers:
-            for _ in reader:
-                pass
+    key = b'"run":' + orjson.dumps(run_id) if run_id is not None else None
+    readers = [
+        JsonlReader[dict[str, Any]](
+            folder / name,
+            keep=lambda line: key is not None and key not in line,
+            run=run_id,
+            legacy=legacy,
+        )
+        for name in (REQUESTS, OUTPUTS)
+    ]
+    for reader in readers:
+        for _ in reader:
+            pass
     last = check_sequence(folder, *readers)
     return LogScan(
         last,

@@ -30,7 +30,8 @@ _UNREPORTED = "(not reported)"  # RunFacts' entry for requests that named no ser
 class Banner:
     """One warning: ``kind`` is a stable key for programs, ``message`` one line for people."""
 
-    # incomplete | mixed_models | resumed | manifest_edited | sessions_missing | session_foreign
+    # incomplete | mixed_models | resumed | manifest_edited | sessions_missing |
+    # sessions_unsealed | session_foreign
     # | cases_changed | same_run | sides_differ
     kind: str
     message: str

@@ -21,7 +21,6 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 from harness.errors import BackendError, ManifestMismatch
 from harness.progress import Counters
@@ -38,7 +37,6 @@ from runfolder import (
     check_sequence,
 )
 
-Line = TypeVar("Line", OutputLine, RequestLine)
 FINAL = "failed:refusal"  # a decoder's last status when a refusal failed it for good
 
 
