@@ -25,7 +25,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from harness.backends.base import (
     DEFAULT_CONCURRENCY,
@@ -38,11 +39,13 @@ from harness.backends.base import (
 from harness.errors import ConfigError
 from harness.wire import WIRES
 
+if TYPE_CHECKING:
+    from harness.backends.sim.params import SimParams
+
 __all__ = [
     "Backend",
     "ModelSpec",
     "Reply",
-    "check_spec",
     "make_backend",
     "parse_model",
     "parse_options",
@@ -72,9 +75,9 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
-            raise ConfigError(f"max attempts must be at least 1; got {self.max_attempts}")
+            raise ConfigError(f"--max-attempts must be at least 1; got {self.max_attempts}")
         if not self.timeout_s > 0:
-            raise ConfigError(f"the timeout must be positive; got {self.timeout_s}")
+            raise ConfigError(f"--timeout must be positive; got {self.timeout_s}")
         if self.wire not in WIRES:
             raise ConfigError(f"--wire takes {', '.join(WIRES)}; got {self.wire!r}")
         if self.top_logprobs < 1:
@@ -98,6 +101,19 @@ class ModelSpec:
         ):
             if price is not None and not (math.isfinite(price) and price >= 0):
                 raise ConfigError(f"{what} must be a number >= 0 (USD); got {price}")
+        self.sim_params  # noqa: B018 (a malformed knob is refused when the spec is made)
+
+    @cached_property
+    def sim_params(self) -> SimParams | None:
+        """The sim's knobs read once into its parameters (None: not the sim); a knob
+        elsewhere, unknown, not a number or out of range is one line."""
+        if self.name != "sim":
+            if self.sim:
+                raise ConfigError("sim knobs (sim:KNOB=VALUE) apply only to the model sim")
+            return None
+        from harness.backends.sim.params import SimParams
+
+        return SimParams.parse(self.sim)
 
     @property
     def is_gguf(self) -> bool:
@@ -164,14 +180,7 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
     items = [part.strip() for part in rest.split(",")] if found else []
     options = parse_options(filter(None, items), f"model spec {text!r}")
     if name == "sim":
-        knobs = dict(base.sim)
-        for key, value in options.items():
-            if knobs.get(key, value) != value:
-                raise ConfigError(
-                    f"sim knob {key} is {knobs[key]} in --sim but {value} in model spec {text!r}"
-                )
-            knobs[key] = value
-        return replace(base, name=name, sim=knobs)
+        return replace(base, name=name, sim=options)
     allowed = () if name == "oracle" else _HTTP_OPTIONS
     unknown = [key for key in options if key not in allowed]
     if unknown:
@@ -251,18 +260,6 @@ def split_models(text: str) -> list[str]:
     return specs
 
 
-def check_spec(spec: ModelSpec) -> None:
-    """Refuse what ``make_backend`` would refuse about the model's own settings (its sim
-    knobs), without building a client or asking for a key: ``--dry-run`` checks as a run does.
-    """
-    if spec.name == "sim":
-        from harness.backends.sim import SimParams
-
-        SimParams.parse(spec.sim)
-    elif spec.sim:
-        raise ConfigError("--sim knobs apply only to --model sim")
-
-
 def make_backend(
     spec: ModelSpec,
     known: Mapping[str, Fraction] | None = None,
@@ -274,13 +271,11 @@ def make_backend(
     ``known`` gives the oracle targets that no state reveals (``harness.running.check.oracle_for``);
     ``concurrency`` sizes an HTTP backend's connection pool (a run's ``Limits.concurrency``).
     """
-    if spec.name == "sim":
-        from harness.backends.sim import SimModel, SimParams
+    if spec.sim_params is not None:
+        from harness.backends.sim import SimModel
 
         # A run hands the sim the same question objects job after job (``Question.wire``).
-        return SimModel(SimParams.parse(spec.sim), shared_questions=True)
-    if spec.sim:
-        raise ConfigError("--sim knobs apply only to --model sim")
+        return SimModel(spec.sim_params, shared_questions=True)
     if spec.name == "oracle":
         from harness.backends.oracle import Oracle
 
