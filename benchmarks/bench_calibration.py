@@ -101,7 +101,7 @@ def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
     if not path.exists():
         from analysis.statistics.metrics import family_totals
         from harness import load_suite
-        from harness.backends import ModelSpec
+        from harness import ModelSpec
         from simstudy.profile import design_for, outputs_of
         from simstudy.simulate import simulate
 

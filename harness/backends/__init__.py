@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from harness.backends.base import (
     DEFAULT_CONCURRENCY,
@@ -35,6 +35,7 @@ from harness.backends.base import (
     DEFAULT_TOP_LOGPROBS,
     Backend,
     Reply,
+    Transport,
 )
 from harness.errors import ConfigError
 from harness.wire import WIRES
@@ -46,6 +47,7 @@ __all__ = [
     "Backend",
     "ModelSpec",
     "Reply",
+    "Transport",
     "make_backend",
     "parse_model",
     "parse_options",
@@ -76,8 +78,7 @@ class ModelSpec:
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ConfigError(f"--max-attempts must be at least 1; got {self.max_attempts}")
-        if not self.timeout_s > 0:
-            raise ConfigError(f"--timeout must be positive; got {self.timeout_s}")
+        Transport(timeout_s=self.timeout_s)  # the timeout's rule, said once there
         if self.wire not in WIRES:
             raise ConfigError(f"--wire takes {', '.join(WIRES)}; got {self.wire!r}")
         if self.top_logprobs < 1:
@@ -284,18 +285,17 @@ def make_backend(
         from harness.backends.gguf import GgufBackend
 
         return GgufBackend(spec.name[len(GGUF_PREFIX) :])
+    transport = Transport(concurrency, spec.timeout_s)  # the one value the sender gets
     if spec.wire == "openai-decisions":
         from harness.backends.decisions import OpenAIDecisionsBackend
 
-        return OpenAIDecisionsBackend(
-            spec.name, **_transport(spec, concurrency), env=_key_environ(spec)
-        )
+        return OpenAIDecisionsBackend(spec.name, **_server(spec, transport), env=_key_environ(spec))
     if spec.wire == "openai-chat":
         from harness.backends.chat import OpenAIChatBackend
 
         return OpenAIChatBackend(
             spec.name,
-            **_transport(spec, concurrency),
+            **_server(spec, transport),
             top_logprobs=spec.top_logprobs,
             env=_key_environ(spec),
         )
@@ -312,15 +312,22 @@ def make_backend(
             "set TYPESAFE_API_KEY, or pass --base-url for another server, or use --model sim"
         )
 
-    return SystemOneBackend(spec.name, **_transport(spec, concurrency), env=environ)
+    return SystemOneBackend(spec.name, **_server(spec, transport), env=environ)
 
 
-def _transport(spec: ModelSpec, concurrency: int) -> dict[str, Any]:
-    """What every HTTP backend takes from the spec, named once: server, pool, timeout, price."""
+class _Server(TypedDict):
+    base_url: str | None
+    transport: Transport
+    price_per_million: float | None
+    price_per_million_output: float | None
+    key_env: str | None
+
+
+def _server(spec: ModelSpec, transport: Transport) -> _Server:
+    """What every HTTP backend takes, named once: server, transport, price, key's variable."""
     return {
         "base_url": spec.base_url,
-        "concurrency": concurrency,
-        "timeout_s": spec.timeout_s,
+        "transport": transport,
         "price_per_million": spec.price_per_million,
         "price_per_million_output": spec.price_per_million_output,
         "key_env": spec.key_env,

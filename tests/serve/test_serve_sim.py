@@ -15,6 +15,7 @@ import orjson
 import pytest
 from typesafe_sdk._schemas.models import HTTPValidationError, SystemOneResponse
 
+from harness.backends.base import Transport
 from harness.backends.sim import SimModel
 from harness.backends.systemone import SystemOneBackend
 from harness.commands import serve_sim
@@ -173,7 +174,7 @@ async def test_latency_is_slept_on_the_loop_for_hundreds_of_connections() -> Non
     bodies = [Job(s, ("tree10",)).next_request("sim")[0] for s in load_suite("affine").jobs()[:256]]
     async with (
         serve_sim_in_background(config) as url,
-        SystemOneBackend("sim", base_url=url, api_key="", concurrency=256) as backend,
+        SystemOneBackend("sim", base_url=url, api_key="", transport=Transport(256)) as backend,
     ):
         started = time.perf_counter()
         async with anyio.create_task_group() as tg:
