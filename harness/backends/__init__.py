@@ -223,7 +223,7 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
 
 def parse_options(items: Iterable[str], what: str) -> dict[str, str]:
     """``KEY=VALUE`` texts into a dict: the ONE reader of every key=value option (a model
-    spec's, ``--sim``, ``--param``, ``serve-sim --sim-param``); refuses anything else, and a
+    spec's and ``--param``); refuses anything else, and a
     key given twice, in one line naming ``what``."""
     options: dict[str, str] = {}
     for item in items:

@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
     Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
     interrupts = Interrupts(args.drain_seconds)
     options = CompareOptions(
-        model=base_spec(args),  # run's model options, less --model and --sim
+        model=base_spec(args),  # run's model options, less --model
         concurrency=args.concurrency,
         rps=args.rps,
         skip_check=args.skip_check,

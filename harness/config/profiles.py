@@ -86,24 +86,8 @@ PROFILE_FIELDS: dict[str, Callable[[Any], str | None]] = {
     "cache": _one_of(CACHE_MODES),
     "knobs": _knobs,
 }
-# Fields a profile gives as the options of the same name (by destination): with
-# ``--model NAME`` they become the command's defaults; ``key_env`` and the sim's ``knobs``
-# have no option and stay in the model spec's text.
-OPTION_FIELDS = {
-    "base_url": "base_url",
-    "wire": "wire",
-    "top_logprobs": "top_logprobs",
-    "price_per_million": "price_per_million",
-    "price_per_million_output": "price_per_million_output",
-    "concurrency": "concurrency",
-    "rps": "rps",
-    "timeout": "timeout",
-    "max_attempts": "max_attempts",
-    "cache": "cache",
-}
-# Of those, the ones that belong to the model spec (the rest are the run's settings):
-# ``compare --models A,B`` writes them into each model's spec text.
-# (``key_env`` has no option: it is always in the text.)
+# Of a profile's fields, those of the model spec (written into each model's text by
+# ``compare --models A,B``; ``key_env`` has no option, so it is always in the text) ...
 SPEC_FIELDS = (
     "base_url",
     "wire",
@@ -112,7 +96,10 @@ SPEC_FIELDS = (
     "price_per_million",
     "price_per_million_output",
 )
+# ... and the run's settings. With ``--model NAME`` each of both but ``key_env`` is the
+# option of the same name's default; ``model``, ``key_env`` and a sim's ``knobs`` the spec.
 RUN_FIELDS = ("concurrency", "rps", "timeout", "max_attempts", "cache")
+OPTION_FIELDS = tuple(key for key in SPEC_FIELDS + RUN_FIELDS if key != "key_env")
 
 
 def _text_of(value: Any) -> str:
@@ -152,9 +139,9 @@ class Profile:
         """``--model NAME``: the options the profile gives, by destination, with their
         sources (the model spec's text for ``model``)."""
         found = {"model": Setting(self.spec_text(whole=False), self.source(), replaces=True)}
-        for key, dest in OPTION_FIELDS.items():
+        for key in OPTION_FIELDS:
             if key in self.fields:
-                found[dest] = Setting(self.fields[key], self.source(key))
+                found[key] = Setting(self.fields[key], self.source(key))
         return found
 
     def source(self, key: str | None = None) -> str:
