@@ -101,12 +101,13 @@ def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
     if not path.exists():
         from analysis.statistics.metrics import family_totals
         from harness import load_suite
-        from simstudy.power import sim_params
+        from harness import ModelSpec
         from simstudy.profile import design_for, outputs_of
         from simstudy.simulate import simulate
 
         suite = load_suite("affine", params={"per_operator": "32"})
-        params = sim_params(ARMS[arm])
+        params = ModelSpec("sim", sim=ARMS[arm]).sim_params
+        assert params is not None
         sums, counts = [], []
         for seed in range(n_runs):
             outputs = outputs_of(simulate(suite, replace(params, seed=1000 + seed)))

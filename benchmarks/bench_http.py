@@ -89,6 +89,7 @@ if sender == "httpx-aiohttp":  # the other candidate, swapped in for the sender
     import httpx
     from httpx_aiohttp import HttpxAiohttpClient
     from harness.backends.http.sender import RawResponse
+    from harness.backends.base import Transport
 
     class HttpxSender:
         def __init__(self):
@@ -107,7 +108,7 @@ if sender == "httpx-aiohttp":  # the other candidate, swapped in for the sender
             if self.client is not None:
                 await self.client.aclose()
 
-    model = SystemOneBackend("jev-sim", base_url=url, api_key="", concurrency=concurrency)
+    model = SystemOneBackend("jev-sim", base_url=url, api_key="", transport=Transport(concurrency))
     model.server.http._sender = HttpxSender()
 else:
     model = ModelSpec("jev-sim", base_url=url)

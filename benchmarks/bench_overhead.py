@@ -42,6 +42,7 @@ from harness import (
     load_suite,
     start_run,
 )
+from harness.backends.base import Transport
 from harness.backends.http.sender import RawResponse
 
 # Every exchange goes through the replay: the request cache would answer before it.
@@ -88,7 +89,7 @@ def harness_cpu(
 ) -> float:
     """CPU seconds per exchange of one whole run over ``ReplaySender``."""
     backend = SystemOneBackend("jev-sim", base_url="http://127.0.0.1:9", api_key="",
-                               concurrency=concurrency)  # fmt: skip
+                               transport=Transport(concurrency))  # fmt: skip
     backend.server.http._sender = ReplaySender(replies, delay_s)  # the fake sender
     c0 = _cpu_s()
     result = start_run(

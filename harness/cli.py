@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -18,7 +17,7 @@ from types import FrameType
 
 from harness.commands import COMMANDS
 from harness.commands.common import Handoff, OneLineParser
-from harness.config import apply_settings
+from harness.config import resolve
 from harness.errors import NumericJevError, RunFolderError
 
 # Delegated whole to analysis.cli, which must not import harness (the run folder is the contract).
@@ -76,26 +75,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in SIMSTUDY_COMMANDS:
         return _plugin(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
-    try:  # numericjev.toml: profiles and [defaults] fill what the command line left unset
-        apply_settings(parser, args, argv)
+    try:  # the command line over numericjev.toml's profiles and [defaults], over the environment
+        args = resolve(parser, argv)
     except NumericJevError as exc:
-        print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
+        print(f"numericjev {argv[0]}: error: {exc}", file=sys.stderr)
         return 2
-    if "cache" in args:
-        # The user's choice from the environment, read here once, below every setting of
-        # the command line and the files (a profile's included); the command passes it on,
-        # in its RunSettings, to every process of the run as an argument.
-        from harness.cache.lookup import MODE_ENV, MODES
-
-        args.cache_env = os.environ.get(MODE_ENV) or None
-        if args.cache_env is not None and args.cache_env not in MODES:
-            print(
-                f"numericjev {args.command}: error: ${MODE_ENV} must be one of "
-                f"{', '.join(MODES)} (as --cache); got {args.cache_env!r}",
-                file=sys.stderr,
-            )
-            return 2
+    args.root_parser = parser  # for ``numericjev config``
     with _terminable(args.command in ("run", "resume", "compare")):
         return _dispatch(args)
 

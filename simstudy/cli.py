@@ -193,8 +193,8 @@ def _power(args: argparse.Namespace) -> int:
         knob, _, values = text.partition("=")
         if not values:
             raise ConfigError(f"--vary takes KNOB=V1,V2,...; got {text!r}")
-        for value in values.split(","):
-            arms.append((f"{knob}={value}", with_knobs(base, {knob: float(value)})))
+        for value in values.split(","):  # a malformed knob is SimParams.parse's one line
+            arms.append((f"{knob}={value}", with_knobs(base, {knob: value.strip()})))
     params = dict(p.partition("=")[::2] for p in args.param)
     suite = load_suite(args.suite, params=params)
     decoder = args.decoder or ("tree10" if "tree10" in suite.decoders else suite.decoders[0])

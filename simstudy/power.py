@@ -14,7 +14,7 @@ cell, the family-wise false-positive rate. Everything here is simulated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -50,11 +50,6 @@ class PowerRow:
     effect: float  # alternative minus baseline on the focus cell, over the whole pool
     power: dict[int, float]  # n families -> share of replicates calling the focus cell
     any_cell: dict[int, float]  # n families -> share calling at least one cell
-
-
-def sim_params(knobs: Mapping[str, str]) -> SimParams:
-    """The sim's knobs from text (``{"confusion": "0.2"}``), the defaults for the others."""
-    return SimParams.parse(knobs) if knobs else SimParams()
 
 
 def pool(suite: Suite, params: SimParams, seeds: Sequence[int], metric: str) -> Pool:

@@ -37,13 +37,10 @@ def answer_in_process(suite: Suite, model: Responder) -> list[Mapping[str, Any]]
     return records
 
 
-def with_knobs(params: SimParams, knobs: Mapping[str, float]) -> SimParams:
-    """``params`` with ``knobs`` replaced (values checked as ``--sim`` checks them)."""
-    return SimParams.parse({**_as_text(params), **{k: str(v) for k, v in knobs.items()}})
-
-
-def _as_text(params: SimParams) -> dict[str, str]:
-    """Every knob of ``params`` as ``--sim`` text."""
+def with_knobs(params: SimParams, knobs: Mapping[str, float | str]) -> SimParams:
+    """``params`` with ``knobs`` replaced, read by the one knob reader (``SimParams.parse``,
+    as a model spec's ``sim:KNOB=VALUE`` is): a malformed one is one line."""
     from dataclasses import asdict
 
-    return {k: str(v) for k, v in asdict(params).items()}
+    text = {k: str(v) for k, v in {**asdict(params), **knobs}.items()}
+    return SimParams.parse(text)

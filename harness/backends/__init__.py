@@ -25,7 +25,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, TypedDict
 
 from harness.backends.base import (
     DEFAULT_CONCURRENCY,
@@ -34,15 +35,19 @@ from harness.backends.base import (
     DEFAULT_TOP_LOGPROBS,
     Backend,
     Reply,
+    Transport,
 )
 from harness.errors import ConfigError
 from harness.wire import WIRES
+
+if TYPE_CHECKING:
+    from harness.backends.sim.params import SimParams
 
 __all__ = [
     "Backend",
     "ModelSpec",
     "Reply",
-    "check_spec",
+    "Transport",
     "make_backend",
     "parse_model",
     "parse_options",
@@ -72,9 +77,8 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
-            raise ConfigError(f"max attempts must be at least 1; got {self.max_attempts}")
-        if not self.timeout_s > 0:
-            raise ConfigError(f"the timeout must be positive; got {self.timeout_s}")
+            raise ConfigError(f"--max-attempts must be at least 1; got {self.max_attempts}")
+        Transport(timeout_s=self.timeout_s)  # the timeout's rule, said once there
         if self.wire not in WIRES:
             raise ConfigError(f"--wire takes {', '.join(WIRES)}; got {self.wire!r}")
         if self.top_logprobs < 1:
@@ -98,6 +102,19 @@ class ModelSpec:
         ):
             if price is not None and not (math.isfinite(price) and price >= 0):
                 raise ConfigError(f"{what} must be a number >= 0 (USD); got {price}")
+        self.sim_params  # noqa: B018 (a malformed knob is refused when the spec is made)
+
+    @cached_property
+    def sim_params(self) -> SimParams | None:
+        """The sim's knobs read once into its parameters (None: not the sim); a knob
+        elsewhere, unknown, not a number or out of range is one line."""
+        if self.name != "sim":
+            if self.sim:
+                raise ConfigError("sim knobs (sim:KNOB=VALUE) apply only to the model sim")
+            return None
+        from harness.backends.sim.params import SimParams
+
+        return SimParams.parse(self.sim)
 
     @property
     def is_gguf(self) -> bool:
@@ -164,14 +181,7 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
     items = [part.strip() for part in rest.split(",")] if found else []
     options = parse_options(filter(None, items), f"model spec {text!r}")
     if name == "sim":
-        knobs = dict(base.sim)
-        for key, value in options.items():
-            if knobs.get(key, value) != value:
-                raise ConfigError(
-                    f"sim knob {key} is {knobs[key]} in --sim but {value} in model spec {text!r}"
-                )
-            knobs[key] = value
-        return replace(base, name=name, sim=knobs)
+        return replace(base, name=name, sim=options)
     allowed = () if name == "oracle" else _HTTP_OPTIONS
     unknown = [key for key in options if key not in allowed]
     if unknown:
@@ -213,7 +223,7 @@ def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
 
 def parse_options(items: Iterable[str], what: str) -> dict[str, str]:
     """``KEY=VALUE`` texts into a dict: the ONE reader of every key=value option (a model
-    spec's, ``--sim``, ``--param``, ``serve-sim --sim-param``); refuses anything else, and a
+    spec's and ``--param``); refuses anything else, and a
     key given twice, in one line naming ``what``."""
     options: dict[str, str] = {}
     for item in items:
@@ -251,18 +261,6 @@ def split_models(text: str) -> list[str]:
     return specs
 
 
-def check_spec(spec: ModelSpec) -> None:
-    """Refuse what ``make_backend`` would refuse about the model's own settings (its sim
-    knobs), without building a client or asking for a key: ``--dry-run`` checks as a run does.
-    """
-    if spec.name == "sim":
-        from harness.backends.sim import SimParams
-
-        SimParams.parse(spec.sim)
-    elif spec.sim:
-        raise ConfigError("--sim knobs apply only to --model sim")
-
-
 def make_backend(
     spec: ModelSpec,
     known: Mapping[str, Fraction] | None = None,
@@ -274,13 +272,11 @@ def make_backend(
     ``known`` gives the oracle targets that no state reveals (``harness.running.check.oracle_for``);
     ``concurrency`` sizes an HTTP backend's connection pool (a run's ``Limits.concurrency``).
     """
-    if spec.name == "sim":
-        from harness.backends.sim import SimModel, SimParams
+    if spec.sim_params is not None:
+        from harness.backends.sim import SimModel
 
         # A run hands the sim the same question objects job after job (``Question.wire``).
-        return SimModel(SimParams.parse(spec.sim), shared_questions=True)
-    if spec.sim:
-        raise ConfigError("--sim knobs apply only to --model sim")
+        return SimModel(spec.sim_params, shared_questions=True)
     if spec.name == "oracle":
         from harness.backends.oracle import Oracle
 
@@ -289,18 +285,17 @@ def make_backend(
         from harness.backends.gguf import GgufBackend
 
         return GgufBackend(spec.name[len(GGUF_PREFIX) :])
+    transport = Transport(concurrency, spec.timeout_s)  # the one value the sender gets
     if spec.wire == "openai-decisions":
         from harness.backends.decisions import OpenAIDecisionsBackend
 
-        return OpenAIDecisionsBackend(
-            spec.name, **_transport(spec, concurrency), env=_key_environ(spec)
-        )
+        return OpenAIDecisionsBackend(spec.name, **_server(spec, transport), env=_key_environ(spec))
     if spec.wire == "openai-chat":
         from harness.backends.chat import OpenAIChatBackend
 
         return OpenAIChatBackend(
             spec.name,
-            **_transport(spec, concurrency),
+            **_server(spec, transport),
             top_logprobs=spec.top_logprobs,
             env=_key_environ(spec),
         )
@@ -317,15 +312,22 @@ def make_backend(
             "set TYPESAFE_API_KEY, or pass --base-url for another server, or use --model sim"
         )
 
-    return SystemOneBackend(spec.name, **_transport(spec, concurrency), env=environ)
+    return SystemOneBackend(spec.name, **_server(spec, transport), env=environ)
 
 
-def _transport(spec: ModelSpec, concurrency: int) -> dict[str, Any]:
-    """What every HTTP backend takes from the spec, named once: server, pool, timeout, price."""
+class _Server(TypedDict):
+    base_url: str | None
+    transport: Transport
+    price_per_million: float | None
+    price_per_million_output: float | None
+    key_env: str | None
+
+
+def _server(spec: ModelSpec, transport: Transport) -> _Server:
+    """What every HTTP backend takes, named once: server, transport, price, key's variable."""
     return {
         "base_url": spec.base_url,
-        "concurrency": concurrency,
-        "timeout_s": spec.timeout_s,
+        "transport": transport,
         "price_per_million": spec.price_per_million,
         "price_per_million_output": spec.price_per_million_output,
         "key_env": spec.key_env,

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
-# The transport's defaults, said once: ModelSpec, the HTTP backends, RemoteServer,
-# HttpEndpoint, Limits, CompareOptions and the command line's options all default to these.
+from harness.errors import ConfigError
+
+# The transport's defaults, said once: Transport, ModelSpec, Limits, CompareOptions and the
+# command line's options default to these.
 DEFAULT_CONCURRENCY = 64  # requests in flight
 DEFAULT_TIMEOUT_S = 30.0  # seconds per HTTP attempt
 DEFAULT_CONNECT_TIMEOUT_S = 10.0  # seconds to open a connection
@@ -15,6 +18,25 @@ DEFAULT_CONNECT_TIMEOUT_S = 10.0  # seconds to open a connection
 # alternatives per completion (OpenAI's maximum; harness.wire.chat.TOP_LOGPROBS, below).
 DEFAULT_MAX_ATTEMPTS = 6
 DEFAULT_TOP_LOGPROBS = 20
+
+
+@dataclass(frozen=True)
+class Transport:
+    """How an HTTP backend reaches its server, one value (as httpx's ``Timeout`` and
+    ``Limits``): built once by ``make_backend`` from the spec and the run's concurrency and
+    handed, unchanged, through the backend and its endpoint to the sender."""
+
+    concurrency: int = DEFAULT_CONCURRENCY  # connections in the pool
+    timeout_s: float = DEFAULT_TIMEOUT_S  # the whole attempt
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S  # opening a connection, within it
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError(f"--concurrency must be at least 1; got {self.concurrency}")
+        if not self.timeout_s > 0:
+            raise ConfigError(f"--timeout must be positive; got {self.timeout_s}")
+        if self.connect_timeout_s > self.timeout_s:  # the connection is part of the attempt
+            object.__setattr__(self, "connect_timeout_s", self.timeout_s)
 
 
 # A NamedTuple rather than a frozen dataclass: one is built per attempt (see ``Attempt``).

@@ -33,7 +33,7 @@ from typing import Any
 
 import anyio
 
-from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Reply
+from harness.backends.base import Reply, Transport
 from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
 from harness.errors import AuthError, BackendError, TransientError
 from harness.wire import WireError, chat_usage, from_chat_completions, to_chat_requests
@@ -66,8 +66,7 @@ class OpenAIChatBackend(RemoteBackend):
         model: str,
         *,
         base_url: str | None = None,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        transport: Transport = Transport(),
         price_per_million: float | None = None,
         price_per_million_output: float | None = None,
         key_env: str | None = None,
@@ -85,13 +84,12 @@ class OpenAIChatBackend(RemoteBackend):
             WIRE,
             base,
             api_key=key,
-            concurrency=concurrency,
-            timeout_s=timeout_s,
+            transport=transport,
             price_per_million=price_per_million,
             price_per_million_output=price_per_million_output,
             key_env=key_env,
         )
-        self._places = anyio.CapacityLimiter(concurrency)
+        self._places = anyio.CapacityLimiter(transport.concurrency)
 
     def describe(self) -> dict[str, Any]:
         """The manifest's model spec (never the key)."""

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from harness.backends.base import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Reply
+from harness.backends.base import Reply, Transport
 from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
 from harness.errors import BackendError, TransientError
 from harness.wire import WireError, from_decisions_response, to_decisions_request
@@ -31,8 +31,7 @@ class OpenAIDecisionsBackend(RemoteBackend):
         model: str,
         *,
         base_url: str | None = None,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        transport: Transport = Transport(),
         price_per_million: float | None = None,
         price_per_million_output: float | None = None,
         key_env: str | None = None,
@@ -47,8 +46,7 @@ class OpenAIDecisionsBackend(RemoteBackend):
             WIRE,
             base,
             api_key=key,
-            concurrency=concurrency,
-            timeout_s=timeout_s,
+            transport=transport,
             price_per_million=price_per_million,
             price_per_million_output=price_per_million_output,
             key_env=key_env,

@@ -21,11 +21,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from harness.backends.base import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_CONNECT_TIMEOUT_S,
-    DEFAULT_TIMEOUT_S,
-)
+from harness.backends.base import Transport
 from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse, checked_url
 from harness.backends.pricing import cost_usd, price_for, price_record
 from harness.errors import BackendError, ConfigError, TransientError
@@ -90,9 +86,7 @@ class RemoteServer:
         api_key: str,
         key_variable: str = OPENAI_KEY_VARIABLE,
         request_id_header: str = "x-request-id",
-        concurrency: int = DEFAULT_CONCURRENCY,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        transport: Transport = Transport(),
         price_per_million: float | None = None,
         price_per_million_output: float | None = None,
         key_env: str | None = None,
@@ -100,7 +94,6 @@ class RemoteServer:
         self.model = model
         self.wire = wire
         self.base_url = base_url
-        self.concurrency = concurrency
         self._override = price_per_million
         self._output = price_per_million_output
         self.key_env = key_env  # the variable's NAME (a profile's key_env), never the key
@@ -110,9 +103,7 @@ class RemoteServer:
             api_key=api_key,
             key_variable=key_variable,
             request_id_header=request_id_header,
-            concurrency=concurrency,
-            timeout_s=timeout_s,
-            connect_timeout_s=connect_timeout_s,
+            transport=transport,
         )
 
     @property
@@ -129,9 +120,9 @@ class RemoteServer:
             "simulated": False,
             "base_url": self.http.scrub(self.base_url),
             "params": {
-                "timeout_s": self.http.timeout_s,
-                "connect_timeout_s": self.http.connect_timeout_s,
-                "concurrency": self.concurrency,
+                "timeout_s": self.http.transport.timeout_s,
+                "connect_timeout_s": self.http.transport.connect_timeout_s,
+                "concurrency": self.http.transport.concurrency,
                 "price": price_record(self.model, self.base_url, self._override, self._output),
                 "api_key_set": self.http.has_key,
                 **({} if self.key_env is None else {"key_env": self.key_env}),

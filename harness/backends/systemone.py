@@ -17,12 +17,7 @@ from typing import Any
 
 import orjson
 
-from harness.backends.base import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_CONNECT_TIMEOUT_S,
-    DEFAULT_TIMEOUT_S,
-    Reply,
-)
+from harness.backends.base import Reply, Transport
 from harness.backends.http.endpoint import checked_url
 from harness.backends.remote import RemoteBackend, RemoteServer
 from harness.errors import BackendError
@@ -62,9 +57,7 @@ class SystemOneBackend(RemoteBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        transport: Transport = Transport(),
         price_per_million: float | None = None,
         price_per_million_output: float | None = None,
         key_env: str | None = None,
@@ -79,7 +72,6 @@ class SystemOneBackend(RemoteBackend):
         self.base_url = normalise_base_url(
             base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
         )
-        self.concurrency = concurrency
         # The price table applies at the hosted API only (harness.backends.pricing).
         self.server = RemoteServer(
             self.model,
@@ -88,9 +80,7 @@ class SystemOneBackend(RemoteBackend):
             api_key=environ.get("TYPESAFE_API_KEY", "") if api_key is None else api_key,
             key_variable="TYPESAFE_API_KEY",
             request_id_header="x-typesafe-request-id",
-            concurrency=concurrency,
-            timeout_s=timeout_s,
-            connect_timeout_s=connect_timeout_s,
+            transport=transport,
             price_per_million=price_per_million,
             price_per_million_output=price_per_million_output,
             key_env=key_env,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.commands.common import GATE, RUNNING, Handoff, exit_codes, parse_pairs
-from harness.commands.model_options import add_model_options, base_spec, cache_mode
+from harness.commands.model_options import add_model_options, base_spec
 from harness.commands.run import (
     add_check_option,
     add_compress_option,
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
     Limits(args.concurrency, args.rps, args.max_requests, args.max_cost_usd)
     interrupts = Interrupts(args.drain_seconds)
     options = CompareOptions(
-        model=base_spec(args),  # run's model options, less --model and --sim
+        model=base_spec(args),  # run's model options, less --model
         concurrency=args.concurrency,
         rps=args.rps,
         skip_check=args.skip_check,
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         folder=args.out,
         params=parse_pairs(args.param, "--param"),
         options=options,
-        cache=cache_mode(args),
+        cache=args.cache,
     )
     announce(args, "comparison folder")(folder)
     # The limits and cache the command line, [defaults] or a profile set are the options';
@@ -250,8 +250,10 @@ def _run(
         "progress": not args.no_progress,
         "on_warning": warn,
         "interrupts": interrupts,
-        "cache": args.cache if resuming else None,
-        "default_cache": getattr(args, "cache_env", None) if resuming else cache_mode(args),
+        # A resume's own --cache replaces every cell's; from the environment (or, starting,
+        # from anywhere) it is the mode where a profile sets none.
+        "cache": args.cache if resuming and "cache" in args.given else None,
+        "default_cache": None if resuming and "cache" in args.given else args.cache,
     }
     settled = False
     if load_comparison(folder)["options"].get("sequential") and judge is not None:

@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
 def overview(settings: Settings) -> list[str]:
     """The files looked at, every profile as its spec, and ``[defaults]``, with sources."""
+    from harness.config.profiles import RUN_FIELDS
+
     read = {file.path for file in settings.files}
     lines = ["settings files (farthest first; the nearer wins, the command line wins over both):"]
     lines += [f"  {path}  ({'read' if path in read else 'none'})" for path in settings.looked]
@@ -83,7 +85,7 @@ def overview(settings: Settings) -> list[str]:
     for name, profile in sorted(settings.profiles.items()):
         lines.append(f"  {name} = {profile.spec_text()}  ({profile.origin})")
         for key, value in profile.fields.items():
-            if key in ("concurrency", "rps", "timeout", "max_attempts", "cache"):
+            if key in RUN_FIELDS:
                 lines.append(f"      {key} = {value}  ({profile.where[key]})")
     lines.append("[defaults]:" if settings.defaults else "[defaults]: none")
     for dest, setting in sorted(settings.defaults.items()):
@@ -93,7 +95,7 @@ def overview(settings: Settings) -> list[str]:
 
 def _effective(args: argparse.Namespace, settings: Settings) -> int:
     """Parse ``args.rest`` as that command would be, and print each option and its source."""
-    from harness.config.settings import COMMAND_LINE, DEFAULT, command_parsers
+    from harness.config.settings import COMMAND_LINE, command_parsers, resolve
 
     # The analysis and simstudy commands are handed over whole: no settings apply to them.
     commands = {n: p for n, p in command_parsers(args.root_parser).items() if p.add_help}
@@ -103,13 +105,10 @@ def _effective(args: argparse.Namespace, settings: Settings) -> int:
             f"config takes a command and its options, e.g. config run --model NAME; "
             f"got {name!r} (commands: {', '.join(c for c in commands if c != 'config')})"
         )
-    inner = args.root_parser.parse_args(args.rest)
-    sources = settings.apply(commands[name], inner, args.rest)
-    positional = {a.dest for a in commands[name]._actions if not a.option_strings}
+    inner = resolve(args.root_parser, args.rest, settings)
     print(f"numericjev {' '.join(args.rest)}: the settings it would run with")
     for dest, value in sorted(vars(inner).items()):
-        if dest in ("func", "command", "settings", "root_parser", "sources"):
+        if dest in ("func", "command", "settings", "sources", "given"):
             continue
-        source = sources.get(dest, COMMAND_LINE if dest in positional else DEFAULT)
-        print(f"  {dest} = {value!r}  ({source})", file=sys.stdout)
+        print(f"  {dest} = {value!r}  ({inner.sources.get(dest, COMMAND_LINE)})", file=sys.stdout)
     return 0

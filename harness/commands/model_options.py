@@ -1,5 +1,5 @@
 """The options that name a model and how a run treats it, defined once: ``run``, ``probe``
-and ``compare`` (less ``--model`` and ``--sim``) add them, and each turns them into a
+and ``compare`` (less ``--model``) add them, and each turns them into a
 ``ModelSpec`` and a ``RunSettings`` here."""
 
 from __future__ import annotations
@@ -9,18 +9,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.backends.base import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_S, DEFAULT_TOP_LOGPROBS
-from harness.commands.common import parse_pairs
-from harness.errors import ConfigError
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.backends import ModelSpec
     from harness.running.settings import RunSettings
-
-
-def cache_mode(args: argparse.Namespace) -> str | None:
-    """``--cache`` (or a profile's, or ``[defaults]``'), else ``$NUMERICJEV_CACHE_MODE``
-    (``harness.cli`` reads it); None: ``RunSettings``'s default."""
-    return getattr(args, "cache", None) or getattr(args, "cache_env", None)
 
 
 def run_settings(args: argparse.Namespace) -> RunSettings:
@@ -28,23 +20,23 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
     leave unset takes ``RunSettings``'s default."""
     from harness.running.settings import RunSettings
 
-    mode = cache_mode(args)
-    settings = RunSettings() if mode is None else RunSettings(cache=mode)
+    settings = RunSettings() if args.cache is None else RunSettings(cache=args.cache)
     return replace(settings, compress=bool(getattr(args, "compress", settings.compress)))
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True) -> None:
-    """The model and how to reach it (shared with ``probe`` and, less ``--model`` and
-    ``--sim`` (``one_model=False``), ``compare``, where each applies to every model):
-    ``--model``, ``--base-url``, ``--wire``, ``--top-logprobs``, ``--sim``, prices,
-    ``--timeout``, ``--max-attempts``."""
+    """The model and how to reach it (shared with ``probe`` and, less ``--model``
+    (``one_model=False``), ``compare``, where each applies to every model):
+    ``--model``, ``--base-url``, ``--wire``, ``--top-logprobs``, prices, ``--timeout``,
+    ``--max-attempts``."""
     if one_model:
         parser.add_argument(
             "--model",
             default="sim",
             help="sim | oracle | gguf:PATH | a served model's name | a profile's NAME from "
             "numericjev.toml (numericjev config lists them) (default: sim); a spec may carry "
-            "options: sim:seed=7, sim:confusion=0.3,seed=3, jev-latest:base_url=http://..., "
+            "options: the sim's knobs (sim:seed=7, sim:confusion=0.3,seed=3: docs/models.md, "
+            "The sim), jev-latest:base_url=http://..., "
             "gpt-4o-mini:wire=openai-chat,price_per_million=0.15",
         )
     parser.add_argument(
@@ -66,14 +58,6 @@ def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True
         help="openai-chat: alternatives asked per completion (default "
         f"{DEFAULT_TOP_LOGPROBS}, OpenAI's maximum)",
     )
-    if one_model:  # compare gives each sim its knobs in its spec (sim:seed=7)
-        parser.add_argument(
-            "--sim",
-            action="append",
-            default=[],
-            metavar="KNOB=VALUE",
-            help="sim model knob, repeatable: seed, confusion, negative, long, distract, temperature, ... (docs/models.md: The sim)",
-        )
     parser.add_argument(
         "--price-per-million",
         type=float,
@@ -117,11 +101,9 @@ def base_spec(args: argparse.Namespace, name: str = "") -> ModelSpec:
     text, which ``parse_model`` replaces with its name."""
     from harness.backends import ModelSpec
 
-    check_model_options(args)
     return ModelSpec(
         name=name,
         base_url=args.base_url,
-        sim=parse_pairs(getattr(args, "sim", []), "--sim"),  # compare has no --sim
         timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         price_per_million=args.price_per_million,
@@ -129,11 +111,3 @@ def base_spec(args: argparse.Namespace, name: str = "") -> ModelSpec:
         wire=args.wire,
         top_logprobs=args.top_logprobs,
     )
-
-
-def check_model_options(args: argparse.Namespace) -> None:
-    """Refuse a ``--timeout`` or ``--max-attempts`` no model could take, naming the option."""
-    if args.timeout <= 0:
-        raise ConfigError(f"--timeout must be positive; got {args.timeout}")
-    if args.max_attempts < 1:
-        raise ConfigError(f"--max-attempts must be at least 1; got {args.max_attempts}")

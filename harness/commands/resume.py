@@ -8,7 +8,6 @@ from functools import partial
 from pathlib import Path
 
 from harness.commands.common import GATE, RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
-from harness.commands.model_options import cache_mode
 from harness.commands.run import add_limit_options, add_session_options, workers_count
 
 
@@ -97,7 +96,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
             processes=args.workers or os.cpu_count() or 1,
             base_url=args.base_url,
             allow_mismatch=args.allow_mismatch,
-            cache=cache_mode(args),
+            cache=args.cache,
             **limits,
         )
         return report("resume", result)
@@ -113,7 +112,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         progress=not args.no_progress,
         on_warning=warn,
         interrupts=interrupts,
-        cache=cache_mode(args),
+        cache=args.cache,
         **limits,
     )
     return report("resume", result)

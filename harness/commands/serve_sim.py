@@ -97,25 +97,15 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--model",
-        choices=("sim", "oracle"),
         default="sim",
-        help="sim: the seeded fallible model (default); oracle: exact labels",
+        help="sim: the seeded fallible model (default), with its knobs as in run --model "
+        "(sim:seed=4,confusion=0.3); oracle: exact labels",
     )
     parser.add_argument(
         "--latency-ms",
         type=float,
         default=0.0,
         help="added delay before every reply, in milliseconds (default 0)",
-    )
-    parser.add_argument(
-        "--sim-seed", type=int, default=None, help="the sim model's seed (default: its own, 0)"
-    )
-    parser.add_argument(
-        "--sim-param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a sim knob, repeatable, e.g. confusion=0.3 (see harness/backends/sim.py)",
     )
     parser.add_argument(
         "--faults",
@@ -148,13 +138,13 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
     """The server configuration the options describe."""
+    from harness.backends import parse_model
     from harness.backends.sim import SimParams
-    from harness.commands.common import parse_pairs
     from harness.serve import FaultSpec, ServerConfig
 
-    knobs = parse_pairs(args.sim_param, "--sim-param")
-    if args.sim_seed is not None:
-        knobs["seed"] = str(args.sim_seed)
+    spec = parse_model(args.model)  # a malformed knob is one line, as in run --model
+    if spec.name not in ("sim", "oracle"):
+        raise ConfigError(f"--model serves sim[:KNOB=VALUE,...] or oracle; got {args.model!r}")
     if args.max_faults_per_request < 0:
         raise ConfigError("--max-faults-per-request must be 0 or more")
     if not 0 <= args.port <= 65535:
@@ -162,9 +152,9 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
     return ServerConfig(
         host=args.host,
         port=args.port,
-        model=args.model,
+        model=spec.name,
         latency_ms=args.latency_ms,
-        sim=SimParams.parse(knobs),
+        sim=spec.sim_params or SimParams(),
         faults=FaultSpec.parse(args.faults),
         fault_seed=args.fault_seed,
         slow_s=args.slow_seconds,

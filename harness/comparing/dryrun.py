@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.backends import check_spec, parse_model
+from harness.backends import parse_model
 from harness.comparing.comparison import CompareOptions, _split_params
 from harness.errors import ConfigError
 from harness.protocol.registry import load_suite
@@ -20,9 +20,7 @@ def describe_comparison(
     """The dry run's lines for every model x suite cell (``running.dryrun``), then totals."""
     if not suites:
         raise ConfigError("--suites needs at least one suite, e.g. --suites affine,exploratory")
-    specs = [parse_model(m, options.base(m)) for m in models]
-    for spec in specs:
-        check_spec(spec)
+    specs = [parse_model(m, options.base(m)) for m in models]  # a bad knob is refused here
     per_suite = _split_params(params, suites)
     lines = [f"dry run: nothing sent. {len(models)} models x {len(suites)} suites"]
     calls = 0

@@ -3,8 +3,9 @@
 Where a setting comes from, nearest first: the command line; a ``[models.NAME]`` profile that
 ``--model NAME`` (or ``--models A,B``) names; ``[defaults]`` of ``./numericjev.toml``; the
 same of the user's file (``$XDG_CONFIG_HOME/numericjev/numericjev.toml``, else
-``~/.config/numericjev/numericjev.toml``); the code's defaults (each option's, in its
-command). A profile resolves to a model spec's text (``harness.backends.parse_model`` reads
+``~/.config/numericjev/numericjev.toml``); ``$NUMERICJEV_CACHE_MODE`` (``--cache`` only); the
+code's defaults (each option's, in its command). ``resolve`` merges them once, as the
+parser's defaults. A profile resolves to a model spec's text (``harness.backends.parse_model`` reads
 it, as any spec), so a run's manifest records the resolved spec, never the file; a key never
 enters a file (refused in one line naming the file and line: ``key_env`` names the variable).
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from harness.config.files import CONFIG_NAME, ConfigFile, config_paths, read_config
 from harness.config.profiles import PROFILE_FIELDS, Profile
-from harness.config.settings import Settings, apply_settings, load_settings
+from harness.config.settings import Settings, load_settings, resolve
 
 __all__ = [
     "CONFIG_NAME",
@@ -23,8 +24,8 @@ __all__ = [
     "ConfigFile",
     "Profile",
     "Settings",
-    "apply_settings",
     "config_paths",
     "load_settings",
     "read_config",
+    "resolve",
 ]

@@ -27,6 +27,16 @@ def config_paths(
 
 
 @dataclass(frozen=True)
+class Setting:
+    """One value a file (or the environment) gives, and where: ``PATH:LINE``,
+    ``profile NAME (PATH:LINE)`` or ``$VARIABLE``."""
+
+    value: Any
+    source: str
+    replaces: bool = False  # a profile's spec: replaces the profile's name on the command line
+
+
+@dataclass(frozen=True)
 class ConfigFile:
     """One settings file as read: its path, text and parsed tables."""
 

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.cache.lookup import MODES as CACHE_MODES
-from harness.config.files import ConfigFile
+from harness.config.files import ConfigFile, Setting
 from harness.errors import ConfigError
 from harness.wire import WIRES
 
@@ -86,24 +86,24 @@ PROFILE_FIELDS: dict[str, Callable[[Any], str | None]] = {
     "cache": _one_of(CACHE_MODES),
     "knobs": _knobs,
 }
-# Fields that are part of the model spec's text (the rest are the run's settings), with the
-# command-line option that replaces each.
-SPEC_FIELDS = {
-    "base_url": "--base-url",
-    "wire": "--wire",
-    "key_env": None,
-    "top_logprobs": "--top-logprobs",
-    "price_per_million": "--price-per-million",
-    "price_per_million_output": "--price-per-million-output",
-}
-# The run's settings a profile gives, as the options' destinations.
-RUN_FIELDS = {
-    "concurrency": "concurrency",
-    "rps": "rps",
-    "timeout": "timeout",
-    "max_attempts": "max_attempts",
-    "cache": "cache",
-}
+# Of a profile's fields, those of the model spec (written into each model's text by
+# ``compare --models A,B``; ``key_env`` has no option, so it is always in the text) ...
+SPEC_FIELDS = (
+    "base_url",
+    "wire",
+    "key_env",
+    "top_logprobs",
+    "price_per_million",
+    "price_per_million_output",
+)
+# ... and the run's settings. With ``--model NAME`` each of both but ``key_env`` is the
+# option of the same name's default; ``model``, ``key_env`` and a sim's ``knobs`` the spec.
+RUN_FIELDS = ("concurrency", "rps", "timeout", "max_attempts", "cache")
+OPTION_FIELDS = tuple(key for key in SPEC_FIELDS + RUN_FIELDS if key != "key_env")
+
+
+def _text_of(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 @dataclass(frozen=True)
@@ -120,19 +120,33 @@ class Profile:
         """The model's own name: ``model``, else the profile's name."""
         return str(self.fields.get("model", self.name))
 
-    def spec_text(self, given: frozenset[str] = frozenset()) -> str:
+    def spec_text(self, given: frozenset[str] = frozenset(), *, whole: bool = True) -> str:
         """The profile as a model spec's text (``jev-sim:base_url=...,price_per_million=0.5``);
-        ``given`` names the options the command line set, which replace the profile's."""
-        options = {}
-        for key, option in SPEC_FIELDS.items():
-            if key in self.fields and option not in given:
-                value = self.fields[key]
-                options[key] = f"{value:g}" if isinstance(value, float) else str(value)
+        ``given`` names the options (destinations) the command line set, which replace the
+        profile's; ``whole=False`` leaves out the fields that are options of their own."""
+        options = {
+            key: _text_of(self.fields[key])
+            for key in SPEC_FIELDS
+            if key in self.fields and (key == "key_env" or (whole and key not in given))
+        }
         for knob, value in dict(self.fields.get("knobs", {})).items():
             options[knob] = str(value)
         if not options:
             return self.model
         return self.model + ":" + ",".join(f"{k}={v}" for k, v in options.items())
+
+    def settings(self) -> dict[str, Setting]:
+        """``--model NAME``: the options the profile gives, by destination, with their
+        sources (the model spec's text for ``model``)."""
+        found = {"model": Setting(self.spec_text(whole=False), self.source(), replaces=True)}
+        for key in OPTION_FIELDS:
+            if key in self.fields:
+                found[key] = Setting(self.fields[key], self.source(key))
+        return found
+
+    def source(self, key: str | None = None) -> str:
+        """``profile NAME (PATH:LINE)`` of ``key``, or of the table's header."""
+        return f"profile {self.name} ({self.origin if key is None else self.where[key]})"
 
 
 def read_profiles(file: ConfigFile) -> dict[str, Profile]:

@@ -1,33 +1,35 @@
-"""Where the command line, the settings files and the code's defaults meet.
+"""Where the command line, the settings files and the environment meet: ``resolve``, once.
 
-``Settings`` holds what the files say (profiles and ``[defaults]``, each with its
-``PATH:LINE``); ``apply`` fills a parsed command's options from them where the command
-line gave none, and ``sources`` says, option by option, where each value came from.
+A first pass parses the command line with every option's default suppressed, so argparse
+itself says which options it gave (and checks them). The layers below it, farthest first
+(``$NUMERICJEV_CACHE_MODE``, ``[defaults]``, the profile ``--model`` names), become the
+command's parser defaults, and a second pass parses with them: "command line > profile >
+``[defaults]`` > environment > code" is this one merge, and ``args.sources`` says, option by
+option, where each value came from (``command line``, ``PATH:LINE``, ``profile NAME
+(PATH:LINE)``, ``$VARIABLE`` or ``default``).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+import difflib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.config.files import ConfigFile, config_paths, read_config
+from harness.cache.lookup import MODE_ENV
+from harness.config.files import ConfigFile, Setting, config_paths, read_config
 from harness.config.profiles import RUN_FIELDS, Profile, read_profiles, url_problem
 from harness.errors import ConfigError
 
 TOP_LEVEL = ("models", "defaults")
 COMMAND_LINE = "command line"
 DEFAULT = "default"
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One value a file gives, and the ``PATH:LINE`` it came from."""
-
-    value: Any
-    source: str
+# Commands that continue a run with its own recorded settings: [defaults] do not apply.
+RECORDED = ("resume",)
 
 
 @dataclass(frozen=True)
@@ -44,158 +46,169 @@ class Settings:
         """The profile ``text`` (a ``--model`` value) names, if it names one."""
         return self.profiles.get(text.strip())
 
-    def resolve_models(self, text: str, given: frozenset[str] = frozenset()) -> str:
-        """``--models`` text with each profile name replaced by its spec's text."""
-        from harness.backends import split_models
-
-        return ",".join(
-            self.profiles[part].spec_text(given) if part in self.profiles else part
-            for part in split_models(text)
-        )
-
-    def apply(
-        self, parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str]
-    ) -> dict[str, str]:
-        """Fill ``args`` (parsed by ``parser``, one command's) from the files where ``argv``
-        set nothing: a named profile first, then ``[defaults]``. Returns each option's source
-        (``command line``, ``PATH:LINE``, ``profile NAME (PATH:LINE)`` or ``default``)."""
-        given = given_options(parser, argv)
-        options = _options(parser)
-        sources = {dest: COMMAND_LINE if dest in given else DEFAULT for dest in options}
-        # resume continues a run with its own recorded settings: [defaults] do not apply.
-        defaults = {} if parser.prog.endswith(" resume") else self.defaults
-        for dest, setting in defaults.items():
-            if dest in options and dest not in given:
-                setattr(args, dest, _as_option(options[dest], setting))
-                sources[dest] = setting.source
-        model = getattr(args, "model", None)
-        profile = self.profile(model) if isinstance(model, str) else None
-        if isinstance(model, str) and profile is None:
-            _near_miss(self, model)
-        if profile is not None:
-            flags = frozenset(f for dest in given for f in options[dest].option_strings)
-            args.model = profile.spec_text(flags)
-            sources["model"] = f"profile {profile.name} ({profile.origin})"
-            for key, dest in RUN_FIELDS.items():
-                if key in profile.fields and dest in options and dest not in given:
-                    setattr(args, dest, profile.fields[key])
-                    sources[dest] = f"profile {profile.name} ({profile.where[key]})"
-        models = getattr(args, "models", None)
+    def layers(
+        self, command: str, given: Mapping[str, Any], environ: Mapping[str, str]
+    ) -> dict[str, Setting]:
+        """What lies under the command line for ``command``, by destination, the nearest
+        layer's value kept: the environment, ``[defaults]``, then the named profile(s).
+        ``given`` is what the command line gave."""
+        found: dict[str, Setting] = {}
+        if environ.get(MODE_ENV):
+            found["cache"] = Setting(environ[MODE_ENV], f"${MODE_ENV}")
+        if command not in RECORDED:
+            found |= self.defaults
+        model = given.get("model", found["model"].value if "model" in found else None)
+        if isinstance(model, str):
+            profile = self.profile(model)
+            if profile is None:
+                self._near_miss(model)
+            else:
+                found |= profile.settings()
+        models = given.get("models", found["models"].value if "models" in found else None)
         if isinstance(models, str):
-            names = _names(models)
-            for part in names:
-                if part not in self.profiles:
-                    _near_miss(self, part)
-            named = [part for part in names if part in self.profiles]
-            if named:
-                flags = frozenset(f for dest in given for f in options[dest].option_strings)
-                args.models = self.resolve_models(models, flags)
-                args.per_model = self.run_fields(named, flags, given)
-                sources["models"] = "profiles " + ", ".join(
-                    f"{n} ({self.profiles[n].origin})" for n in named
-                )
-                sources["per_model"] = sources["models"]  # each model's cells' own settings
-        return sources
-
-    def run_fields(
-        self, named: Sequence[str], flags: frozenset[str], given: set[str]
-    ) -> dict[str, dict[str, Any]]:
-        """Each named profile's run settings (concurrency, rps, timeout, max_attempts,
-        cache) that the command line left unset, by the spec text it resolves to: a
-        comparison applies them to that model's cells."""
-        found = {}
-        for name in named:
-            profile = self.profiles[name]
-            own = {
-                key: profile.fields[key]
-                for key, dest in RUN_FIELDS.items()
-                if key in profile.fields and dest not in given
-            }
-            if own:
-                found[profile.spec_text(flags)] = own
+            found |= self._models(models, frozenset(given))
         return found
 
+    def _models(self, text: str, given: frozenset[str]) -> dict[str, Setting]:
+        """``--models`` with each profile name replaced by its spec's text, and each named
+        profile's run settings the command line left unset, by that text: a comparison
+        applies them to that model's cells (``per_model``)."""
+        from harness.backends import split_models
 
-def _near_miss(settings: Settings, text: str) -> None:
-    """Refuse a model name one typo away from a profile's: it would be sent, as a served
-    model's name, to the default server (and billed there) instead of the profile's."""
-    import difflib
-
-    if ":" in text or text in ("sim", "oracle"):
-        return
-    close = difflib.get_close_matches(text, list(settings.profiles), n=1, cutoff=0.75)
-    if close:
-        raise ConfigError(
-            f"model {text!r} names no profile; did you mean {close[0]!r} "
-            f"({settings.profiles[close[0]].origin})? (numericjev config lists the profiles)"
+        names = split_models(text)
+        for part in names:
+            if part not in self.profiles:
+                self._near_miss(part)
+        named = [self.profiles[part] for part in names if part in self.profiles]
+        if not named:
+            return {}
+        source = "profiles " + ", ".join(f"{p.name} ({p.origin})" for p in named)
+        resolved = ",".join(
+            self.profiles[part].spec_text(given) if part in self.profiles else part
+            for part in names
         )
+        per_model = {}
+        for profile in named:
+            own = {
+                key: profile.fields[key]
+                for key in RUN_FIELDS
+                if key in profile.fields and key not in given
+            }
+            if own:
+                per_model[profile.spec_text(given)] = own
+        return {
+            "models": Setting(resolved, source, replaces=True),
+            "per_model": Setting(per_model, source),
+        }
+
+    def _near_miss(self, text: str) -> None:
+        """Refuse a model name one typo away from a profile's: it would be sent, as a
+        served model's name, to the default server (and billed there) instead of the
+        profile's."""
+        if ":" in text or text in ("sim", "oracle"):
+            return
+        close = difflib.get_close_matches(text, list(self.profiles), n=1, cutoff=0.75)
+        if close:
+            raise ConfigError(
+                f"model {text!r} names no profile; did you mean {close[0]!r} "
+                f"({self.profiles[close[0]].origin})? (numericjev config lists the profiles)"
+            )
 
 
-def _names(models: str) -> list[str]:
-    from harness.backends import split_models
+def resolve(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str],
+    settings: Settings | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> argparse.Namespace:
+    """Parse ``argv`` with the layers under the command line as the command's defaults
+    (module docstring; ``settings``: read from the files when None). ``args.sources``
+    says where each option's value came from, ``args.given`` which options the command
+    line gave, and ``args.settings`` holds the files as read."""
+    commands = command_parsers(parser)
+    with _suppressed(parser, *commands.values()):
+        first = vars(parser.parse_args(argv))
+    settings = load_settings() if settings is None else settings
+    check_defaults(settings, commands)
+    command = commands[first["command"]]
+    options = _options(command)
+    given = {dest: value for dest, value in first.items() if dest in options}
+    layers = settings.layers(first["command"], given, os.environ if environ is None else environ)
+    defaults = {
+        dest: _as_option(options[dest], setting) if dest in options else setting.value
+        for dest, setting in layers.items()
+        if dest in options or dest == "per_model"
+    }
+    command.set_defaults(**defaults)
+    args = parser.parse_args(argv)
+    # A profile's name on the command line stands for its spec.
+    named = {dest for dest, setting in layers.items() if setting.replaces and dest in given}
+    for dest in named:
+        setattr(args, dest, defaults[dest])
+    args.given, args.settings = frozenset(given), settings
+    args.sources = {
+        dest: layers[dest].source
+        if dest in defaults and (dest in named or dest not in given)
+        else COMMAND_LINE
+        if dest in given
+        else DEFAULT
+        for dest in [*options, *(["per_model"] if "per_model" in defaults else [])]
+    }
+    return args
 
-    return split_models(models)
+
+@contextmanager
+def _suppressed(*parsers: argparse.ArgumentParser) -> Iterator[None]:
+    """Every option of ``parsers`` without a default, for the pass that learns what the
+    command line gave (an option it does not name is then absent); restored after."""
+    kept = {action: action.default for parser in parsers for action in _options(parser).values()}
+    for action in kept:
+        action.default = argparse.SUPPRESS
+    try:
+        yield
+    finally:
+        for action, default in kept.items():
+            action.default = default
 
 
 def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    """The command's options by destination (help and positionals left out)."""
+    """The command's options by destination (help and positionals left out): argparse
+    keeps them in ``_actions``, read here only."""
     return {
         action.dest: action
         for action in parser._actions
-        if action.option_strings and not isinstance(action, argparse._HelpAction)
+        if action.option_strings and action.dest != "help"
     }
 
 
-def given_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
-    """The destinations of the options ``argv`` names (``--opt``, ``--opt=V``, or an
-    unambiguous prefix, as argparse reads them)."""
-    by_flag = {flag: a.dest for a in _options(parser).values() for flag in a.option_strings}
-    given = set()
-    for word in argv:
-        if word == "--":
-            break
-        if not word.startswith("-"):
-            continue
-        flag = word.split("=", 1)[0]
-        if flag in by_flag:
-            given.add(by_flag[flag])
-        elif flag.startswith("--"):
-            matches = {dest for f, dest in by_flag.items() if f.startswith(flag)}
-            given |= matches if len(matches) == 1 else set()
-    return given
-
-
 def _as_option(action: argparse.Action, setting: Setting) -> Any:
-    """A ``[defaults]`` value as the option's own value, checked as the option checks it."""
-    value = setting.value
-    flag = action.option_strings[-1]
-    if isinstance(action, argparse._StoreTrueAction | argparse._StoreFalseAction):
+    """A layer's value as the option's own, checked with the option's own ``type`` and
+    ``choices``; a wrong one is one line naming its source."""
+    value, flag = setting.value, action.option_strings[-1]
+    if action.nargs == 0:  # a flag (store_true, store_false)
         if not isinstance(value, bool):
             raise ConfigError(f"{setting.source}: {flag} takes true or false; got {value!r}")
-        return value if isinstance(action, argparse._StoreTrueAction) else not value
-    if isinstance(action, argparse._AppendAction):
-        items = value if isinstance(value, list) else None
-        if items is None or not all(isinstance(v, str) for v in items):
+        return value if action.const is True else not value
+    if isinstance(action.default, list):  # a repeatable option
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{setting.source}: {flag} takes a list of strings; got {value!r}")
-        return [_converted(action, v, setting) for v in items]
+        return [_converted(action, v, setting) for v in value]
     return _converted(action, value, setting)
 
 
 def _converted(action: argparse.Action, value: Any, setting: Setting) -> Any:
-    flag = action.option_strings[-1]
-    kind = action.type
+    flag, kind = action.option_strings[-1], action.type
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{setting.source}: {flag} takes a whole number; got {value!r}")
     if kind is float and (isinstance(value, bool) or not isinstance(value, int | float)):
         raise ConfigError(f"{setting.source}: {flag} takes a number; got {value!r}")
     if kind not in (int, float) and not isinstance(value, str | int):
         raise ConfigError(f"{setting.source}: {flag} takes a string; got {value!r}")
-    try:
-        converted = value if kind in (int, float) else kind(str(value)) if callable(kind) else value
+    converted: Any = float(value) if kind is float else value if kind is int else str(value)
+    try:  # the option's own type, as argparse would apply it to the command line's text
+        converted = kind(converted) if callable(kind) and kind not in (int, float) else converted
     except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
         raise ConfigError(f"{setting.source}: {flag}: {exc}") from None
-    if kind is float:
-        converted = float(value)
     if action.choices is not None and converted not in action.choices:
         choices = ", ".join(map(str, action.choices))
         raise ConfigError(f"{setting.source}: {flag} takes one of {choices}; got {value!r}")
@@ -239,25 +252,9 @@ def check_defaults(settings: Settings, parsers: Mapping[str, argparse.ArgumentPa
             )
 
 
-def apply_settings(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str]
-) -> Settings:
-    """Read the settings files and fill the parsed command's options from them (the CLI's
-    one call); ``args.sources`` keeps where each option's value came from."""
-    settings = load_settings()
-    args.settings, args.root_parser = settings, parser  # for ``numericjev config``
-    if not settings.files:
-        args.sources = {}
-        return settings
-    commands = command_parsers(parser)
-    check_defaults(settings, commands)
-    args.sources = settings.apply(commands[args.command], args, argv)
-    return settings
-
-
 def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """The subcommands' parsers by name."""
     for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
+        if isinstance(action.choices, Mapping):  # the subcommands' action
             return dict(action.choices)
     return {}

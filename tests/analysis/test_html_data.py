@@ -46,7 +46,7 @@ def unpack(block: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("data") / "run"
     # provided=0: the sim reads a provided result without question noise (see below).
-    assert cli("run", *SMALL, "--sim", "provided=0", "--run", str(run), "--no-progress") == 0
+    assert cli("run", *SMALL, "--model", "sim:provided=0", "--run", str(run), "--no-progress") == 0
     return run
 
 

@@ -47,7 +47,9 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("html")
     runs = {"a": root / "a", "b": root / "b", "hostile": root / "hostile"}
     assert cli("run", *SMALL, "--run", str(runs["a"]), "--no-progress") == 0
-    assert cli("run", *SMALL, "--sim", "seed=7", "--run", str(runs["b"]), "--no-progress") == 0
+    assert (
+        cli("run", *SMALL, "--model", "sim:seed=7", "--run", str(runs["b"]), "--no-progress") == 0
+    )
     shutil.copytree(runs["a"], runs["hostile"])
     _make_hostile(runs["hostile"])
     for name in ("a", "hostile"):

@@ -13,6 +13,7 @@ import orjson
 import pytest
 from aiohttp import web
 
+from harness.backends.base import Transport
 from harness.backends.chat import OpenAIChatBackend
 from harness.backends.sim import SimModel
 from harness.calling import Attempt, Caller, Pacer, RetrySettings
@@ -74,7 +75,7 @@ async def fake_server(fake: FakeChat) -> AsyncIterator[str]:
 async def test_completions_in_flight_never_exceed_the_concurrency() -> None:
     fake = FakeChat()
     async with fake_server(fake) as url:
-        backend = OpenAIChatBackend("chat-model", base_url=url, concurrency=4, env={})
+        backend = OpenAIChatBackend("chat-model", base_url=url, transport=Transport(4), env={})
         replies = []
 
         async def ask() -> None:
@@ -114,7 +115,7 @@ async def test_one_failed_completion_fails_the_attempt_billed_and_a_retry_asks_a
     clock = FakeTime()
     async with fake_server(fake) as url:
         backend = OpenAIChatBackend(
-            "chat-model", base_url=url, concurrency=8, env={}, price_per_million=1.0
+            "chat-model", base_url=url, transport=Transport(8), env={}, price_per_million=1.0
         )
         caller = Caller(
             backend,

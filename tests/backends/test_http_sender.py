@@ -20,6 +20,7 @@ import pytest
 import trustme
 
 from harness import Limits, SystemOneBackend, load_suite, start_run_async
+from harness.backends.base import Transport
 from harness.backends.http.classify import classify
 from harness.backends.http.sender import HttpSender, RawResponse
 from harness.backends.sim import SimModel
@@ -76,9 +77,7 @@ async def scripted(
 def sender(timeout_s: float = 5.0, trust: ssl.SSLContext | None = None) -> HttpSender:
     return HttpSender(
         {"Content-Type": "application/json", "Authorization": "Bearer sk-secret"},
-        concurrency=4,
-        timeout_s=timeout_s,
-        connect_timeout_s=timeout_s,
+        Transport(4, timeout_s, timeout_s),
         ssl_context=trust,
     )
 

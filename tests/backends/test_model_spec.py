@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,12 +24,26 @@ def test_sim_knobs_ride_on_the_name() -> None:
 
 
 def test_other_settings_come_from_the_base() -> None:
-    base = ModelSpec(timeout_s=5.0, max_attempts=2, sim={"slip_bit": "0.5"})
+    base = ModelSpec(timeout_s=5.0, max_attempts=2)
     spec = parse_model("sim:seed=7", base)
     assert (spec.timeout_s, spec.max_attempts) == (5.0, 2)
-    assert dict(spec.sim) == {"slip_bit": "0.5", "seed": "7"}
-    with pytest.raises(ConfigError, match="seed is 1 in --sim but 7"):
-        parse_model("sim:seed=7", ModelSpec(sim={"seed": "1"}))
+    assert dict(spec.sim) == {"seed": "7"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sim:wisdom=1", "sim has no knob 'wisdom'"),
+        ("sim:confusion=abc", "sim knob confusion='abc' is not a number"),
+        ("sim:seed=1.5", "sim knob seed='1.5' is not a number"),
+        ("sim:slip_bit=2", "slip_bit must lie in [0, 1]"),
+    ],
+)
+def test_a_malformed_knob_is_refused_when_the_spec_is_read(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_model(text)
+    with pytest.raises(ConfigError, match="apply only to the model sim"):
+        ModelSpec("oracle", sim={"seed": "1"})
 
 
 def test_served_models_take_a_base_url_and_keep_colons_in_their_names() -> None:
@@ -68,13 +83,16 @@ def test_models_split_on_commas_that_start_a_model() -> None:
         split_models("seed=3,sim")
 
 
-knob = st.sampled_from(["seed", "confusion", "slip_bit", "primacy"])
-value = st.from_regex(r"[0-9](\.[0-9]{1,3})?", fullmatch=True)
+knob = st.sampled_from(["confusion", "slip_bit", "primacy"])
+value = st.from_regex(r"0(\.[0-9]{1,3})?|1", fullmatch=True)
+seed = st.dictionaries(st.just("seed"), st.integers(0, 999).map(str), max_size=1)
 
 
-@given(st.lists(st.dictionaries(knob, value, max_size=3), min_size=1, max_size=4))
-def test_labels_read_back_and_split_back(knobs: list[dict[str, str]]) -> None:
-    specs = [ModelSpec("sim", sim=k) for k in knobs]
+@given(st.lists(st.tuples(st.dictionaries(knob, value, max_size=3), seed), min_size=1, max_size=4))
+def test_labels_read_back_and_split_back(
+    knobs: list[tuple[dict[str, str], dict[str, str]]],
+) -> None:
+    specs = [ModelSpec("sim", sim={**rates, **seeds}) for rates, seeds in knobs]
     labels = [s.label for s in specs]
     assert [parse_model(label) for label in labels] == specs
     assert split_models(",".join(labels)) == labels

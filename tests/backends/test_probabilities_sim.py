@@ -13,16 +13,7 @@ from analysis import STATISTICS, analysis_markdown, analyze_run, load_run
 from analysis.loading.answers import load_answers, order_pair
 from tests.runhelpers import SMALL, cli
 
-NOISY = [
-    "--sim",
-    "confusion=0.6",
-    "--sim",
-    "blunder=0.4",
-    "--sim",
-    "negative=0.5",
-    "--sim",
-    "provided=0.8",
-]
+NOISY = ["--model", "sim:confusion=0.6,blunder=0.4,negative=0.5,provided=0.8"]
 RUNS = {
     "affine": ["--suite", "affine", *SMALL],
     "affine-noisy": ["--suite", "affine", *SMALL, *NOISY],

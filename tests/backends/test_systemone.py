@@ -18,6 +18,7 @@ import pytest
 from typesafe_sdk._schemas.models import SystemOneRequest, SystemOneResponse
 
 from harness.backends import ModelSpec
+from harness.backends.base import Transport
 from harness.backends.http import error_excerpt
 from harness.backends.oracle import Oracle
 from harness.backends.pricing import JEV_INPUT_USD_PER_MILLION, cost_usd, price_for
@@ -114,7 +115,9 @@ async def ask(
     sleep = sleep or FakeSleep()
     heard: list[Attempt] = [] if records is None else records
     # A 429 never fails an exchange; the ceiling on waiting for them ends an endless run.
-    pacer = pacer or Pacer(b.concurrency, sleep=sleep, clock=sleep.clock, max_wait_s=60.0)
+    pacer = pacer or Pacer(
+        b.server.http.transport.concurrency, sleep=sleep, clock=sleep.clock, max_wait_s=60.0
+    )
     caller = Caller(b, pacer, RetrySettings(max_attempts=max_attempts), sleep=sleep)
     return await caller.call(body, heard.append)
 
@@ -188,7 +191,7 @@ def test_base_url_is_normalised_or_refused() -> None:
     assert normalise_base_url(" https://h/api/v1 ") == "https://h/api"
     with pytest.raises(ConfigError, match="http:// or https://"):
         normalise_base_url("api.typesafe.ai")
-    with pytest.raises(ConfigError, match="max attempts"):
+    with pytest.raises(ConfigError, match="--max-attempts must be at least 1"):
         ModelSpec("jev-latest", max_attempts=0)
 
 
@@ -255,7 +258,7 @@ async def test_429_then_success_honours_retry_after_and_halves_the_window() -> N
     records: list[Attempt] = []
     handler = scripted(error(429, {"detail": "slow down"}, **{"Retry-After": "2"}), ok_response)
     pacer = Pacer(8, sleep=sleep)
-    async with backend(handler, concurrency=8) as b:
+    async with backend(handler, transport=Transport(concurrency=8)) as b:
         reply = await ask(b, records=records, sleep=sleep, pacer=pacer)
         assert pacer.limit == 4 + 1  # halved by the 429, then one success added back
     assert 2.0 in sleep.waits  # the retry wait (the run-wide pause may also use it)
@@ -400,7 +403,7 @@ async def test_connection_errors_and_timeouts_are_retried() -> None:
 
     handler = scripted(DROP, stalls, DROP, ok_response)
     records: list[Attempt] = []
-    async with backend(handler, timeout_s=0.2) as b:
+    async with backend(handler, transport=Transport(timeout_s=0.2)) as b:
         await ask(b, records=records)
     kinds = [r.kind for r in records[:-1]]
     assert kinds == ["connection", "timeout", "connection"]
@@ -411,7 +414,7 @@ async def test_the_whole_attempt_is_bounded_by_the_timeout() -> None:
         await anyio.sleep(10)
         raise AssertionError("not reached")
 
-    async with backend(stalls, timeout_s=0.05) as b:
+    async with backend(stalls, transport=Transport(timeout_s=0.05)) as b:
         with anyio.fail_after(5), pytest.raises(BackendError) as caught:
             await ask(b, max_attempts=1)
     assert caught.value.kind == "timeout"
@@ -597,7 +600,9 @@ async def test_loopback_timeout_bounds_the_whole_attempt() -> None:
     with anyio.fail_after(10):
         async with (
             serve_sim_in_background(ServerConfig(port=0, latency_ms=2000)) as url,
-            SystemOneBackend("sim", base_url=url, api_key=KEY, timeout_s=0.1) as b,
+            SystemOneBackend(
+                "sim", base_url=url, api_key=KEY, transport=Transport(timeout_s=0.1)
+            ) as b,
         ):
             with pytest.raises(BackendError) as caught:
                 await ask(b, records=records, max_attempts=2)

@@ -20,17 +20,17 @@ BAD_RUNS = {
     "empty decoders": (["run", "--decoders", ","], "at least one decoder"),
     "hosted model without key": (["run", "--model", "jev-latest"], "TYPESAFE_API_KEY"),
     "sim knob for another model": (
-        ["run", "--model", "oracle", "--sim", "seed=1"],
-        "only to --model sim",
+        ["run", "--model", "oracle:seed=1"],
+        "oracle takes no option 'seed'",
     ),
-    "unknown sim knob": (["run", "--sim", "wisdom=1"], "no knob 'wisdom'"),
+    "unknown sim knob": (["run", "--model", "sim:wisdom=1"], "no knob 'wisdom'"),
     "unknown sim knob in a dry run": (
-        ["run", "--dry-run", "--sim", "wisdom=1"],
+        ["run", "--dry-run", "--model", "sim:wisdom=1"],
         "no knob 'wisdom'",
     ),
     "sim knob for another model in a dry run": (
-        ["run", "--dry-run", "--model", "oracle", "--sim", "seed=1"],
-        "only to --model sim",
+        ["run", "--dry-run", "--model", "sim:seed=x"],
+        "sim knob seed='x' is not a number",
     ),
     "spend cap without a price": (
         ["run", "--model", "my-model", "--base-url", "http://127.0.0.1:9", "--max-cost-usd", "1"],
@@ -56,7 +56,7 @@ BAD_RUNS = {
     ),
     "negative drain": (["run", "--drain-seconds", "-1"], "--drain-seconds"),
     "negative wait ceiling": (["run", "--max-wait-seconds", "-1"], "--max-wait-seconds"),
-    "sim knob out of range": (["run", "--sim", "slip_bit=2"], "must lie in [0, 1]"),
+    "sim knob out of range": (["run", "--model", "sim:slip_bit=2"], "must lie in [0, 1]"),
     "zero concurrency": (["run", "--concurrency", "0"], "--concurrency"),
     "negative cap": (["run", "--max-cost-usd", "-1"], "--max-cost-usd"),
     "bad timeout": (["run", "--timeout", "0"], "--timeout"),

@@ -140,7 +140,7 @@ def test_the_nearer_file_wins_and_the_command_line_wins_over_both(
     assert f"concurrency = 8  ({near}:2)" in out
     assert f"suite = 'exploratory'  ({user / 'numericjev.toml'}:3)" in out
     assert "timeout = 9.0  (command line)" in out
-    assert "model = 'jev-sim:base_url=http://127.0.0.1:9," in out  # the near profile whole
+    assert f"model = 'jev-sim'  (profile served ({near}:9))" in out  # the near profile whole
     assert "top_logprobs = 20  (default)" in out
     assert cli("config") == 0
     out = capsys.readouterr().out
@@ -151,7 +151,7 @@ def test_the_nearer_file_wins_and_the_command_line_wins_over_both(
 def test_command_line_options_replace_a_profiles_spec_options(here: Path) -> None:
     write(here, PROFILES)
     settings = load_settings()
-    text = settings.profiles["served"].spec_text(frozenset({"--base-url"}))
+    text = settings.profiles["served"].spec_text(frozenset({"base_url"}))
     assert "base_url" not in text and "price_per_million=0.5" in text
 
 
@@ -185,3 +185,21 @@ def test_config_without_a_file_still_says_where_each_value_came_from(
     assert cli("config") == 0
     assert "profiles: none" in capsys.readouterr().out
     assert cli("config", "analyze", "latest") == 2  # analysis takes no settings
+
+
+def test_config_shows_a_profile_as_the_source_of_each_option_it_sets(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        here,
+        PROFILES + "wire = 'openai-chat'\nkey_env = 'MY_KEY'\n",
+    )
+    assert cli("config", "run", "--model", "served", "--price-per-million", "0.7") == 0
+    out = capsys.readouterr().out
+    served = f"profile served ({path}"
+    assert f"wire = 'openai-chat'  ({served}:15))" in out
+    assert f"base_url = 'http://127.0.0.1:9'  ({served}:11))" in out
+    assert f"price_per_million_output = 2.0  ({served}:13))" in out
+    assert f"timeout = 5.0  ({served}:14))" in out
+    assert "price_per_million = 0.7  (command line)" in out
+    assert f"model = 'jev-sim:key_env=MY_KEY'  ({served}:9))" in out

@@ -10,6 +10,7 @@ import anyio
 import orjson
 import pytest
 
+from harness.backends.base import Transport
 from harness.backends.sim import SimModel
 from harness.backends.systemone import SystemOneBackend
 from harness.calling import Attempt, Caller, Pacer, RetrySettings
@@ -38,7 +39,7 @@ async def no_wait(seconds: float) -> None:
 
 def caller(backend: SystemOneBackend, max_attempts: int = 6) -> Caller:
     """A caller in front of ``backend`` that retries without waiting."""
-    pacer = Pacer(backend.concurrency, sleep=no_wait)
+    pacer = Pacer(backend.server.http.transport.concurrency, sleep=no_wait)
     return Caller(backend, pacer, RetrySettings(max_attempts=max_attempts), sleep=no_wait)
 
 
@@ -144,7 +145,7 @@ async def test_each_fault_kind_is_classified_then_retried_to_the_right_answer(ki
     records: list[Attempt] = []
     async with serve_sim_in_background(config) as url:
         async with SystemOneBackend(
-            "sim", base_url=url, api_key="sk-fault-key", timeout_s=0.3
+            "sim", base_url=url, api_key="sk-fault-key", transport=Transport(timeout_s=0.3)
         ) as once:
             if kind == "429":  # never a failure: retried even at one attempt per request
                 with anyio.fail_after(10):
@@ -156,7 +157,9 @@ async def test_each_fault_kind_is_classified_then_retried_to_the_right_answer(ki
         if kind == "html":
             assert "HTML error page (status 502)" in str(caught.value)
         # The server has faulted this body once; two more faults, then the right answer.
-        async with SystemOneBackend("sim", base_url=url, api_key="", timeout_s=0.3) as patient:
+        async with SystemOneBackend(
+            "sim", base_url=url, api_key="", transport=Transport(timeout_s=0.3)
+        ) as patient:
             with anyio.fail_after(10):
                 if kind != "429":
                     reply = await caller(patient).call(body, records.append)
@@ -173,7 +176,7 @@ async def run_jobs(url: str | None, specs: list[Any]) -> tuple[list[dict[str, An
     outputs: dict[str, list[dict[str, Any]]] = {}
     backend = None
     if url is not None:
-        backend = SystemOneBackend("sim", base_url=url, api_key="", concurrency=32, timeout_s=0.3)
+        backend = SystemOneBackend("sim", base_url=url, api_key="", transport=Transport(32, 0.3))
         ask = caller(backend)
 
     def hear(attempt: Attempt) -> None:

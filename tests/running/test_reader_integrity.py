@@ -22,7 +22,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Two complete sim runs of one suite (128 jobs each), ``a`` and ``b``."""
     root = tmp_path_factory.mktemp("runs")
     for name, seed in (("a", "1"), ("b", "3")):
-        args = ["--run", str(root / name), "--sim", f"seed={seed}", "--no-progress"]
+        args = ["--run", str(root / name), "--model", f"sim:seed={seed}", "--no-progress"]
         assert cli("run", *SMALL, *args) == 0
     return root / "a", root / "b"
 

@@ -15,6 +15,7 @@ import orjson
 import pytest
 from typesafe_sdk._schemas.models import HTTPValidationError, SystemOneResponse
 
+from harness.backends.base import Transport
 from harness.backends.sim import SimModel
 from harness.backends.systemone import SystemOneBackend
 from harness.commands import serve_sim
@@ -173,7 +174,7 @@ async def test_latency_is_slept_on_the_loop_for_hundreds_of_connections() -> Non
     bodies = [Job(s, ("tree10",)).next_request("sim")[0] for s in load_suite("affine").jobs()[:256]]
     async with (
         serve_sim_in_background(config) as url,
-        SystemOneBackend("sim", base_url=url, api_key="", concurrency=256) as backend,
+        SystemOneBackend("sim", base_url=url, api_key="", transport=Transport(256)) as backend,
     ):
         started = time.perf_counter()
         async with anyio.create_task_group() as tg:
@@ -212,8 +213,8 @@ def test_help_explains_every_option_and_the_fault_syntax(capsys: pytest.CaptureF
     with pytest.raises(SystemExit):
         parser().parse_args(["serve-sim", "--help"])
     text = capsys.readouterr().out
-    for option in ("--host", "--port", "--allow-remote", "--model", "--latency-ms", "--sim-seed",
-                   "--sim-param", "--faults", "--fault-seed", "--slow-seconds", "--retry-after",
+    for option in ("--host", "--port", "--allow-remote", "--model", "--latency-ms",
+                   "sim:seed=4", "--faults", "--fault-seed", "--slow-seconds", "--retry-after",
                    "--max-faults-per-request", "mixed=P", "--wire", "--key"):  # fmt: skip
         assert option in text
     for kind in KINDS:
@@ -224,12 +225,17 @@ def test_help_explains_every_option_and_the_fault_syntax(capsys: pytest.CaptureF
 
 def test_options_become_a_config() -> None:
     args = parser().parse_args(
-        ["serve-sim", "--port", "0", "--model", "oracle", "--latency-ms", "50", "--sim-seed", "4",
-         "--sim-param", "slip_bit=0.5", "--faults", "mixed=0.1", "--fault-seed", "9"]
+        ["serve-sim", "--port", "0", "--model", "sim:seed=4,slip_bit=0.5", "--latency-ms", "50",
+         "--faults", "mixed=0.1", "--fault-seed", "9"]
     )  # fmt: skip
     config = serve_sim.config_from(args)
-    assert (config.port, config.model, config.latency_ms) == (0, "oracle", 50.0)
+    assert (config.port, config.model, config.latency_ms) == (0, "sim", 50.0)
     assert (config.sim.seed, config.sim.slip_bit, config.fault_seed) == (4, 0.5, 9)
+    oracle = serve_sim.config_from(parser().parse_args(["serve-sim", "--model", "oracle"]))
+    assert oracle.model == "oracle"
+    for bad in ("oracle:seed=1", "sim:seed=x", "jev-sim"):
+        with pytest.raises(ConfigError):
+            serve_sim.config_from(parser().parse_args(["serve-sim", "--model", bad]))
     assert config.faults.total == pytest.approx(0.1)
     assert (config.wire, config.key, config.route) == ("systemone", None, "/v1/systemone")
     assert args.func is serve_sim.run

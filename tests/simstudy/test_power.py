@@ -44,6 +44,7 @@ def test_the_table_says_simulated_and_how_it_was_judged(capsys: pytest.CaptureFi
         (["--vary", "nonsense=1"], "sim has no knob 'nonsense'"),
         (["--vary", "confusion"], "--vary takes KNOB=V1,V2"),
         (["--vary", "confusion=2"], "must lie in [0, 1]"),
+        (["--vary", "confusion=0.2,abc"], "sim knob confusion='abc' is not a number"),
         (["--vary", "confusion=0.2", "--model", "oracle"], "not a sim spec"),
         (["--vary", "confusion=0.2", "--families", "x"], "whole numbers"),
         (["--vary", "confusion=0.2", "--decoder", "tree7"], "is not one of"),

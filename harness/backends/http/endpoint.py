@@ -25,11 +25,7 @@ from typing import NamedTuple
 import aiohttp
 import yarl
 
-from harness.backends.base import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_CONNECT_TIMEOUT_S,
-    DEFAULT_TIMEOUT_S,
-)
+from harness.backends.base import Transport
 from harness.backends.http.classify import classify, error_excerpt
 from harness.backends.http.sender import HttpSender, Sender
 from harness.errors import BackendError, ConfigError
@@ -102,33 +98,21 @@ class HttpEndpoint:
         api_key: str = "",
         key_variable: str = "TYPESAFE_API_KEY",
         request_id_header: str = "x-request-id",
-        concurrency: int = DEFAULT_CONCURRENCY,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        transport: Transport = Transport(),
     ) -> None:
         """``key_variable`` names where users set the key (for the 401 message)."""
-        if concurrency < 1 or not timeout_s > 0:
-            raise ConfigError(
-                f"concurrency must be >= 1 and the timeout > 0; got {concurrency}, {timeout_s}"
-            )
         self.__key = api_key.strip()
         self.url = checked_url(url)
         if self.__key:
             refuse_two_credentials(url, key_variable)
-        self.timeout_s = timeout_s
-        self.connect_timeout_s = min(connect_timeout_s, timeout_s)
+        self.transport = transport
         self._key_bytes = self.__key.encode()
         self._key_variable = key_variable
         self._request_id_header = request_id_header
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.__key:
             headers["Authorization"] = f"Bearer {self.__key}"
-        self._sender: Sender = HttpSender(
-            headers,
-            concurrency=concurrency,
-            timeout_s=self.timeout_s,
-            connect_timeout_s=self.connect_timeout_s,
-        )
+        self._sender: Sender = HttpSender(headers, transport)
 
     def __repr__(self) -> str:
         return f"HttpEndpoint({self.scrub(self.url)!r})"

@@ -32,6 +32,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from harness.backends.base import Transport
+
 # aiohttp names itself "Python/3.x aiohttp/3.x"; ours says who sends (some gateways log it).
 USER_AGENT = "numericjev"
 
@@ -64,33 +66,34 @@ class HttpSender:
     def __init__(
         self,
         headers: Mapping[str, str],
+        transport: Transport,
         *,
-        concurrency: int,
-        timeout_s: float,
-        connect_timeout_s: float,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         """``headers`` go with every request (the key among them: never printed); at most
-        ``concurrency`` connections are open; ``ssl_context`` replaces the system's trust
-        (tests: a throwaway CA)."""
+        ``transport.concurrency`` connections are open; ``ssl_context`` replaces the
+        system's trust (tests: a throwaway CA)."""
         self._headers = {"User-Agent": USER_AGENT, **headers}
-        self._concurrency = concurrency
-        self._timeout_s = timeout_s
+        self.transport = transport
         # ``total`` bounds the whole attempt (connect, send, wait, read); ``sock_connect``
         # the connection alone, so an unreachable host fails fast within the attempt.
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
+        self._timeout = aiohttp.ClientTimeout(
+            total=transport.timeout_s, sock_connect=transport.connect_timeout_s
+        )
         self._ssl = ssl_context
         self._session: aiohttp.ClientSession | None = None
         self._proxies: dict[str, str | None] = {}  # URL -> the proxy the environment names
 
     def __repr__(self) -> str:
-        return f"HttpSender(concurrency={self._concurrency}, timeout_s={self._timeout_s})"
+        return f"HttpSender({self.transport})"
 
     def _open(self) -> aiohttp.ClientSession:
         # Made here, not at import: SSL_CERT_FILE and the system store are read when the run
         # starts (aiohttp's own default context is built once, when aiohttp is imported).
         context = self._ssl or ssl.create_default_context()
-        connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0, ssl=context)
+        connector = aiohttp.TCPConnector(
+            limit=self.transport.concurrency, limit_per_host=0, ssl=context
+        )
         self._session = aiohttp.ClientSession(
             connector=connector, headers=self._headers, timeout=self._timeout
         )
