@@ -6,7 +6,6 @@ from collections.abc import Callable
 from functools import partial
 
 from analysis.loading.names import condition_label, decoder_label, domain_label
-from analysis.statistics.imported import order_free_decoders
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
@@ -218,7 +217,7 @@ def sensitivity_table(a: Analysis) -> list[Table]:
     header += [
         f"{name} {condition_label(a.design.conditions[c])}" for _, name in columns for c in conds
     ]
-    free = order_free_decoders(a.run.outputs)
+    free = a.design.order_free
 
     def cell(s: int, d: int, c: int) -> str:
         # An order-free imported head was shown no options: its ordering gap is undefined.
