@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import orjson
 
+from analysis.rendering.sim_caveats import SIM_CAVEATS
 from harness.backends.sim import SimParams
 from harness.commands.common import OneLineParser
 from harness.errors import NumericJevError, RunFolderError
@@ -143,6 +144,12 @@ def _vs_paper(args: argparse.Namespace) -> int:
     keys = HEADLINE if not args.all else list(paper_a)
     print("## Affine suite\n")
     print("\n".join(side_by_side([(label, affine), ("paper", paper_a)], keys)))
+    print(
+        f"\nOne seed ({params.seed}): no spread and no interval. "
+        "`numericjev sim-vs-paper --seeds 24` gives each figure's mean, s.d. and range over "
+        "seeds and each claim's share of seeds.\n"
+    )
+    print("\n".join(f"- {line}" for line in SIM_CAVEATS))
     print(
         f"\n## Exploratory suite (MAPE, arithmetic; the sim: mean of {EXPLORATORY_SEEDS} seeds, "
         "as its 12 questions make one seed one small draw)\n"

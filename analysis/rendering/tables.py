@@ -10,6 +10,7 @@ from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
 from .markdown import Table, fmt, fmt_interval, fmt_range
+from .sim_caveats import sim_caveats
 
 __all__ = [
     "TableBuilder",
@@ -148,6 +149,7 @@ def main_table(a: Analysis, title: str = "Evaluation", date_values: bool = False
         "dependencies used (min–max), independent questions batched. n: outputs ok / "
         "failed / missing (expected by the manifest, never written) per condition."
     )
+    notes += sim_caveats(a.facts.simulated, a.facts.oracle, a.facts.suite)
     return [Table(title + table_suffix(a), tuple(header), tuple(rows), tuple(notes))]
 
 
@@ -277,6 +279,7 @@ def paired_table(a: Analysis) -> list[Table]:
         "both means. Same resampled families; negative is better."
     ]
     notes += standard_notes(a, bootstrap=True)[1:]
+    notes += sim_caveats(a.facts.simulated, a.facts.oracle, a.facts.suite)
     return [Table(title + table_suffix(a), tuple(header), rows, tuple(notes))]
 
 
