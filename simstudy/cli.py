@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import orjson
 
+from analysis.rendering.sim_caveats import SIM_CAVEATS
 from harness.backends.sim import SimParams
 from harness.commands.common import OneLineParser
 from harness.errors import NumericJevError, RunFolderError
@@ -43,6 +44,15 @@ def _paper_parser() -> argparse.ArgumentParser:
         "with the share of seeds it holds at, each tree's MAPE against direct choice with "
         "its paired 95%% interval, each cell's mean, s.d., range and share of seeds within "
         "25%% of the paper (about 8 s a seed; docs/models.md quotes N=24)",
+    )
+    p.add_argument(
+        "--beams",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: the width-4 beams against their greedy trees over seeds 0..N-1, each a "
+        "paired MAPE difference with its 95%% interval, and the questions each asks (set "
+        "off_range in --model: it decides the sign)",
     )
     p.add_argument(
         "--param",
@@ -131,6 +141,8 @@ def main(argv: Sequence[str]) -> int:
 
 def _vs_paper(args: argparse.Namespace) -> int:
     params = sim_params(args.model)
+    if args.beams:
+        return _beams(params, args.beams, dict(p.partition("=")[::2] for p in args.param))
     if args.seeds:
         return _sweep(params, args.seeds, dict(p.partition("=")[::2] for p in args.param))
     affine, exploratory = sim_profiles(params)
@@ -143,6 +155,12 @@ def _vs_paper(args: argparse.Namespace) -> int:
     keys = HEADLINE if not args.all else list(paper_a)
     print("## Affine suite\n")
     print("\n".join(side_by_side([(label, affine), ("paper", paper_a)], keys)))
+    print(
+        f"\nOne seed ({params.seed}): no spread and no interval. "
+        "`numericjev sim-vs-paper --seeds 24` gives each figure's mean, s.d. and range over "
+        "seeds and each claim's share of seeds.\n"
+    )
+    print("\n".join(f"- {line}" for line in SIM_CAVEATS))
     print(
         f"\n## Exploratory suite (MAPE, arithmetic; the sim: mean of {EXPLORATORY_SEEDS} seeds, "
         "as its 12 questions make one seed one small draw)\n"
@@ -170,6 +188,19 @@ def _sweep(params: SimParams, n: int, affine: dict[str, str]) -> int:
         "model.** The paper's column is the paper's.\n"
     )
     print("\n".join(sweep_tables(runs)))
+    return 0
+
+
+def _beams(params: SimParams, n: int, affine: dict[str, str]) -> int:
+    from harness.errors import ConfigError
+    from simstudy.beams import beam_sweep, beams_table
+
+    if n < 2:
+        raise ConfigError(f"--beams takes 2 or more seeds (a spread needs two); got {n}")
+    runs = beam_sweep(params, range(n), affine)
+    print(f"# {params.label()}: beams against greedy over seeds 0-{n - 1}\n")
+    print("> **SIMULATED MODEL — every figure describes the built-in simulator.**\n")
+    print("\n".join(beams_table(runs, params.off_range)))
     return 0
 
 

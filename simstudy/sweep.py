@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.paired import common_with_reference
-from analysis.statistics.paired_test import paired_difference
+from analysis.statistics.paired_test import PairedDifference, paired_difference
 from harness.backends.sim import SimParams
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
@@ -26,6 +26,7 @@ from simstudy.simulate import simulate
 from simstudy.vs_paper import EXPLORATORY_SEEDS, HEADLINE
 
 TREES = ("tree2", "tree4", "tree10")
+BETWEEN = ("tree4 - tree2", "tree10 - tree4")  # neighbouring K, the later minus the earlier
 NEAR = 0.25  # "near the paper": within 25% of its value
 HOLDS = 0.9  # a leg the docs may state as the sim's: it holds at 90% of seeds or more
 SWEEP_REPLICATES = 2000  # > 0: the tree-vs-direct interval is asked for (compare's t draws none)
@@ -56,6 +57,8 @@ class SeedFigures:
     affine: Profile
     exploratory: Profile
     tree_vs_direct: Mapping[str, Interval]
+    # Neighbouring trees paired ("tree4 - tree2", "tree10 - tree4"): does K matter?
+    between_trees: Mapping[str, Interval] = field(default_factory=dict)
 
 
 def _gap_leg(gap: str, tree: str) -> Callable[[SeedFigures], bool]:
@@ -70,8 +73,16 @@ def _paper_interval_leg(tree: str) -> Callable[[SeedFigures], bool]:
     return lambda s: not s.tree_vs_direct[tree].excludes_zero
 
 
+def _between_leg(pair: str) -> Callable[[SeedFigures], bool]:
+    return lambda s: s.between_trees[pair].excludes_zero
+
+
 def _mapes(s: SeedFigures) -> list[float]:
     return [s.affine[f"mape/{t}/arithmetic"] for t in TREES]
+
+
+# Every leg of the sign pattern was made to hold: each hazard was tuned until it did.
+TUNED = "built in: the hazards were tuned to it"
 
 
 @dataclass(frozen=True)
@@ -82,25 +93,32 @@ class Leg:
     name: str
     test: Callable[[SeedFigures], bool]
     pattern: bool = True
+    built_in: str = TUNED  # why the leg holds by construction ("": a finding)
 
 
 LEGS: tuple[Leg, ...] = (
     *(Leg(f"NMAE {t} < direct", _nmae_leg(t)) for t in TREES),
-    Leg("MAPE of the three trees differ (K matters)", lambda s: len({round(m, 2) for m in _mapes(s)}) == 3),
     *(Leg(f"order gap {t} < direct", _gap_leg("ordering_gap", t)) for t in TREES),
     *(Leg(f"affine gap {t} < direct", _gap_leg("affine_gap", t)) for t in TREES),
     Leg(
         "MAPE tree10 > direct on x10000",
         lambda s: s.affine["mape/tree10/arithmetic/x10000"] > s.affine["mape/direct/arithmetic/x10000"],
+        built_in="built in: `long`, families 4, 22, 30 at ~900% APE at every seed",
     ),
     Leg(
         f"exploratory MAPE tree4 < direct (mean of {EXPLORATORY_SEEDS} seeds)",
         lambda s: s.exploratory["mape/tree4/arithmetic"] < s.exploratory["mape/direct/arithmetic"],
     ),
-    # The paper's own findings beyond the signs: checked, not claimed for the sim.
-    Leg("MAPE tree2 < tree4 < tree10 (the paper's order)", lambda s: _mapes(s) == sorted(_mapes(s)), False),
+    # The paper's own findings beyond the signs: checked, not claimed for the sim. "K matters"
+    # was a leg of the pattern that could not fail (three noisy means differing at two
+    # decimals); as paired intervals it holds at a few seeds only, so it is no leg of it.
     *(
-        Leg(f"MAPE {t} - direct interval holds 0 (as the paper's)", _paper_interval_leg(t), False)
+        Leg(f"MAPE {pair} interval excludes 0 (K matters)", _between_leg(pair), False, "")
+        for pair in BETWEEN
+    ),
+    Leg("MAPE tree2 < tree4 < tree10 (the paper's order)", lambda s: _mapes(s) == sorted(_mapes(s)), False, ""),
+    *(
+        Leg(f"MAPE {t} - direct interval holds 0 (as the paper's)", _paper_interval_leg(t), False, "")
         for t in TREES
     ),
 )  # fmt: skip
@@ -118,12 +136,15 @@ def seed_figures(
     assert paired is not None
     test = paired_difference(paired, n_boot=SWEEP_REPLICATES)
     s, c = STATISTICS.index("mape"), design.conditions.index("arithmetic")
-    vs = {
-        t: Interval(float(test.delta[s, d, c]), float(test.lo[s, d, c]), float(test.hi[s, d, c]))
-        for t in TREES
-        if t in design.decoders
-        for d in (design.decoders.index(t),)
-    }
+    vs = _intervals(test, design.decoders, s, c, TREES)
+    between: dict[str, Interval] = {}
+    for pair in BETWEEN:
+        later, earlier = pair.split(" - ")
+        if later in design.decoders and earlier in design.decoders:
+            against = common_with_reference(outputs, design, earlier)
+            assert against is not None
+            test = paired_difference(against, n_boot=SWEEP_REPLICATES)
+            between[pair] = _intervals(test, design.decoders, s, c, (later,))[later]
     first = params.seed * EXPLORATORY_SEEDS
     runs = [
         profile_of(outputs_of(simulate(exploratory, replace(params, seed=first + i))), None)
@@ -131,7 +152,19 @@ def seed_figures(
     ]
     keys = set.intersection(*(set(r) for r in runs))
     mean = {k: statistics.fmean(r[k] for r in runs) for k in sorted(keys)}
-    return SeedFigures(params.seed, profile, mean, vs)
+    return SeedFigures(params.seed, profile, mean, vs, between)
+
+
+def _intervals(
+    test: PairedDifference, decoders: Sequence[str], s: int, c: int, names: Sequence[str]
+) -> dict[str, Interval]:
+    """Each of ``names``' paired difference (MAPE, arithmetic) with its interval."""
+    return {
+        t: Interval(float(test.delta[s, d, c]), float(test.lo[s, d, c]), float(test.hi[s, d, c]))
+        for t in names
+        if t in decoders
+        for d in (decoders.index(t),)
+    }
 
 
 def sweep(
@@ -202,6 +235,7 @@ def sweep_tables(runs: Sequence[SeedFigures]) -> list[str]:
     lines += ["| Leg | kind | share of seeds | holds at >= 90% |", "| :-- | :-- | --: | :-- |"]
     for leg, share in leg_shares(runs):
         kind = "sign pattern" if leg.pattern else "paper's finding"
+        kind += f" ({leg.built_in})" if leg.built_in else ""
         lines.append(f"| {leg.name} | {kind} | {share:.2f} | {'yes' if share >= HOLDS else 'NO'} |")
     lines += [
         "",
@@ -216,6 +250,23 @@ def sweep_tables(runs: Sequence[SeedFigures]) -> list[str]:
         above = sum(iv.lo > 0 for iv in ivs)
         mean = statistics.fmean(iv.delta for iv in ivs)
         lines.append(f"| {t} | {mean:+.2f} | {below} | {above} | {len(ivs) - below - above} |")
+    lines += [
+        "",
+        f"## MAPE between neighbouring trees, arithmetic (pp, 95% family interval; {n} seeds)",
+        "",
+        "Does K matter? The later tree minus the earlier, paired over their common jobs.",
+        "",
+        "| Pair | mean difference | seeds with interval below 0 | above 0 | holding 0 |",
+        "| :-- | --: | --: | --: | --: |",
+    ]
+    for pair in BETWEEN:
+        ivs = [r.between_trees[pair] for r in runs if pair in r.between_trees]
+        if ivs:
+            below, above = sum(iv.hi < 0 for iv in ivs), sum(iv.lo > 0 for iv in ivs)
+            mean = statistics.fmean(iv.delta for iv in ivs)
+            lines.append(
+                f"| {pair} | {mean:+.2f} | {below} | {above} | {len(ivs) - below - above} |"
+            )
     counts = near_counts(runs)
     lines += ["", f"## Each cell over {n} seeds beside the paper (SIMULATED)", ""]
     lines.append(

@@ -68,6 +68,7 @@ class Outputs:
     stats: LogStats
     n_oracle: int = 0  # lines answered by the exact oracle (``"oracle": true``)
     imported: frozenset[str] = frozenset()  # decoders added by ``numericjev import-predictions``
+    simulated_imports: frozenset[str] = frozenset()  # of those, the ones the sim predicted
 
     def __len__(self) -> int:
         return len(self.job_code)
@@ -174,6 +175,7 @@ class OutputsReader:
         self.rows: list[array[int]] = []
         self.duplicates = 0
         self.imported: set[str] = set()
+        self.simulated_imports: set[str] = set()
         self.last: tuple[int, ...] = ()  # the row ``add`` made of the last line
 
     def add(self, lineno: int, record: OutputLine) -> None:
@@ -186,7 +188,10 @@ class OutputsReader:
             except (ValueError, TypeError) as exc:
                 raise bad_output_line(self.path, lineno, exc) from exc
         if "imported" in record:
-            self.imported.add(self.codes["decoder"].strings[found[0]])
+            name = self.codes["decoder"].strings[found[0]]
+            self.imported.add(name)
+            if record.get("simulated") is True:
+                self.simulated_imports.add(name)
         self.last = found
         self._place(found, job)
 
@@ -384,6 +389,7 @@ class OutputsReader:
             ),
             n_oracle=int(np.count_nonzero(columns[10] & 2)),
             imported=frozenset(self.imported),
+            simulated_imports=frozenset(self.simulated_imports),
         )
 
 

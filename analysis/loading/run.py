@@ -26,6 +26,7 @@ from .column_cache import RUN_LOGS, cache_enabled, cache_key, keep, recall
 from .exchanges import RequestLog
 from .manifest import Manifest, load_manifest
 from .names import order_conditions, order_decoders, order_domains
+from .order_free import order_free_decoders
 from .outputs import LogStats, Outputs
 from .provenance import HashCheck, recheck
 from .row_chunks import release_freed
@@ -87,6 +88,9 @@ class Design:
     expected_decoders: frozenset[str]
     expected_conditions: frozenset[str]
     expected_per_cell: int | None
+    # Imported decoders given one value per case in every run (no option order was shown):
+    # their ordering gap is undefined (the paper's n/a), not 0, so it is never computed.
+    order_free: frozenset[str] = frozenset()
 
     def expected(self, decoder: str, condition: str) -> int | None:
         """Outputs the manifest promises for this decoder × condition (None if unknown)."""
@@ -130,7 +134,15 @@ def design_of(manifest: Manifest, outputs: Outputs, *others: Outputs) -> Design:
         expected_decoders=frozenset(manifest.decoders),
         expected_conditions=frozenset(manifest.conditions),
         expected_per_cell=expected,
+        order_free=_order_free(present),
     )
+
+
+def _order_free(present: list[Outputs]) -> frozenset[str]:
+    """Imported decoders order-free in every one of ``present`` that holds them."""
+    imported = frozenset(n for o in present for n in o.imported)
+    free = [order_free_decoders(o) | (imported - o.imported) for o in present]
+    return imported.intersection(*free)
 
 
 _KEPT = {c.__name__: c for c in (Outputs, RequestLog, LogStats, AnswerLog, AnswerCounts)}

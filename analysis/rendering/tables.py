@@ -6,11 +6,11 @@ from collections.abc import Callable
 from functools import partial
 
 from analysis.loading.names import condition_label, decoder_label, domain_label
-from analysis.statistics.imported import order_free_decoders
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
 from .markdown import Table, fmt, fmt_interval, fmt_range
+from .sim_caveats import sim_caveats
 
 __all__ = [
     "TableBuilder",
@@ -149,6 +149,7 @@ def main_table(a: Analysis, title: str = "Evaluation", date_values: bool = False
         "dependencies used (min–max), independent questions batched. n: outputs ok / "
         "failed / missing (expected by the manifest, never written) per condition."
     )
+    notes += sim_caveats(a.facts.simulated, a.facts.oracle, a.facts.suite)
     return [Table(title + table_suffix(a), tuple(header), tuple(rows), tuple(notes))]
 
 
@@ -218,7 +219,7 @@ def sensitivity_table(a: Analysis) -> list[Table]:
     header += [
         f"{name} {condition_label(a.design.conditions[c])}" for _, name in columns for c in conds
     ]
-    free = order_free_decoders(a.run.outputs)
+    free = a.design.order_free
 
     def cell(s: int, d: int, c: int) -> str:
         # An order-free imported head was shown no options: its ordering gap is undefined.
@@ -278,6 +279,7 @@ def paired_table(a: Analysis) -> list[Table]:
         "both means. Same resampled families; negative is better."
     ]
     notes += standard_notes(a, bootstrap=True)[1:]
+    notes += sim_caveats(a.facts.simulated, a.facts.oracle, a.facts.suite)
     return [Table(title + table_suffix(a), tuple(header), rows, tuple(notes))]
 
 

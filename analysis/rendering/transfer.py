@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 
+from analysis.statistics.facts import SIMULATED_NOTICE
 from analysis.statistics.summary import Analysis
 
 from .markdown import Table, fmt
-from .tables import register_extra, table_suffix
+from .tables import register_extra, title_suffix
 
 __all__ = ["PAPER_HEADS", "transfer_table"]
 
@@ -63,13 +64,24 @@ def transfer_table(a: Analysis) -> list[Table]:
         "Within 5% Provided",
         "MAPE Provided",
     )
-    notes = (
+    notes: tuple[str, ...] = (
         "All in %; within 5%: share of outputs with APE ≤ 5 (higher is better). Imported rows: "
         "this run's predictions added with `numericjev import-predictions`, over their ok "
         "outputs. Paper rows: its four SCM-trained LoRA heads (4B/9B backbones, spline and "
-        "Beta), as published; different backbones and training, so no isolated head ablation.",
+        "Beta), as published; different backbones and training, so no isolated head ablation. "
+        "No intervals: the paper gives none for its heads, and an imported head's intervals "
+        "are the main table's.",
     )
-    title = f"Continuous-head transfer{table_suffix(a)}"
+    # The rows are the imported heads' and the paper's, not the run's model's: the title
+    # says SIMULATED only when an imported head is the sim's (import-predictions --simulated).
+    sim_heads = [d for d in imported if d in a.run.outputs.simulated_imports]
+    notice = SIMULATED_NOTICE if sim_heads else None
+    title = "Continuous-head transfer" + title_suffix(a.facts.model, a.facts.suite, notice)
+    if a.facts.simulated and not sim_heads:
+        notes += (
+            "The run's own model is simulated; the imported heads are not the sim's (they "
+            "came from a file), so this table is not marked SIMULATED.",
+        )
     return [Table(title, header, tuple(rows), notes)]
 
 

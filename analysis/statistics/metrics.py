@@ -255,6 +255,10 @@ def _add_block(
     index, n_cells = outputs.index[rows], outputs.n_cells[rows]
     if len(design.orders) >= 2:
         i, j = _order_pairs(outputs, rows, dec, design.orders[0], design.orders[1])
+        if design.order_free:  # no option order was shown: no gap (n/a), not a gap of 0
+            free = [k for k, name in enumerate(design.decoders) if name in design.order_free]
+            ordered = ~np.isin(dec[i], free)
+            i, j = i[ordered], j[ordered]
         add(3, i, 100.0 * np.abs(index[i] - index[j]) / n_cells[i])
     if design.reference_domain is not None:
         t, r = _affine_pairs(outputs, rows, dec, design.reference_domain)

@@ -44,6 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--allow-partial", action="store_true", help="accept predictions for only some cases"
     )
+    parser.add_argument(
+        "--simulated",
+        action="store_true",
+        help="the predictions were made by the sim: they are marked SIMULATED (by default an "
+        "imported head is the file's, not the run's model's, even in a sim run)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -155,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
             f"{missing} of {len(specs)} jobs have no prediction; pass --allow-partial to accept that"
         )
     digest = hashlib.sha256(args.predictions.read_bytes()).hexdigest()
-    simulated = manifest.model.simulated
+    simulated = bool(args.simulated)  # the file's head, not the run's model
     with RunLock(folder):
         # Continue the run's record numbers (a cut log, a line of another run: refused).
         seq = scan_logs(folder, manifest.run_id).last_seq

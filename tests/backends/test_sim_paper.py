@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import pytest
 
+from analysis.rendering.sim_caveats import SIM_CAVEATS
 from harness.backends.sim import SimParams
 from simstudy.sweep import HOLDS, LEGS, TREES, SeedFigures, leg_shares, sweep, sweep_tables
 from tests.runhelpers import cli
@@ -67,6 +68,32 @@ def test_the_sweep_table_prints_every_leg_and_cell(short: list[SeedFigures]) -> 
     assert "seeds with interval below 0" in text
 
 
+def test_the_sweep_table_marks_built_in_legs_and_tests_k_by_intervals(
+    short: list[SeedFigures],
+) -> None:
+    text = "\n".join(sweep_tables(short))
+    assert "| MAPE tree10 > direct on x10000 | sign pattern (built in: `long`" in text
+    assert all(leg.built_in for leg in LEGS if leg.pattern)
+    # "K matters" is paired intervals between neighbouring trees, and no leg of the pattern.
+    k_legs = [leg for leg in LEGS if "K matters" in leg.name]
+    assert len(k_legs) == 2 and not any(leg.pattern for leg in k_legs)
+    for run in short:
+        assert set(run.between_trees) == {"tree4 - tree2", "tree10 - tree4"}
+        iv = run.between_trees["tree4 - tree2"]
+        assert iv.lo <= iv.delta <= iv.hi
+    assert "| tree10 - tree4 |" in text
+
+
+def test_plain_sim_vs_paper_says_it_is_one_seed_and_what_is_built_in(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli("sim-vs-paper") == 0
+    out = capsys.readouterr().out
+    assert "One seed (0): no spread and no interval." in out and "--seeds 24" in out
+    for line in SIM_CAVEATS:
+        assert f"- {line}" in out
+
+
 def test_sim_vs_paper_seeds_refuses_a_single_seed(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli("sim-vs-paper", "--seeds", "1") == 2
     assert "2 or more seeds" in capsys.readouterr().err
@@ -78,7 +105,7 @@ def test_sim_vs_paper_seeds_prints_the_sweep(capsys: pytest.CaptureFixture[str])
     # Each sweep seed averages 12 exploratory runs: seconds even on a tiny affine suite.
     assert cli("sim-vs-paper", "--seeds", "2", "--param", "per_operator=1") == 0
     out = capsys.readouterr().out
-    assert "over seeds 0-1" in out and "| NMAE tree2 < direct | sign pattern |" in out
+    assert "over seeds 0-1" in out and "| NMAE tree2 < direct | sign pattern (built in" in out
 
 
 @pytest.mark.soak

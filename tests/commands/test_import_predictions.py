@@ -91,3 +91,38 @@ def test_importing_a_file_again_appends_nothing_and_another_file_says_it_replace
     assert "replace" in capsys.readouterr().out
     added = [r for r in records(run_folder / "outputs.jsonl") if r["decoder"] == "spline4b"]
     assert len(added) == 4 * len(rows)  # both orders, two files: the earlier lines stay
+
+
+def _analyzed(folder: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
+    capsys.readouterr()
+    assert cli("analyze", str(folder), "--bootstrap", "50", "--no-probabilities", *extra) == 0
+    return capsys.readouterr().out
+
+
+def test_an_order_free_head_has_no_ordering_gap_in_any_output(
+    run_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_predictions(tmp_path / "p.jsonl", every_case(run_folder))
+    assert cli("import-predictions", str(run_folder), str(path), "--name", "spline4b") == 0
+    cells = orjson.loads(_analyzed(run_folder, capsys, "--json"))["cells"]
+    mine = [c for c in cells if c["decoder"] == "spline4b"]
+    assert mine and all(c["ordering_gap"]["value"] is None for c in mine)  # n/a, not 0.00
+    assert all(
+        c["ordering_gap"]["n"] == 0 and c["vs_direct"]["ordering_gap"]["diff"] is None for c in mine
+    )
+    # The run's own decoders keep theirs.
+    assert all(c["ordering_gap"]["n"] > 0 for c in cells if c["decoder"] == "direct")
+
+
+@pytest.mark.parametrize("simulated", [False, True])
+def test_the_transfer_title_says_simulated_only_for_the_sims_head(
+    run_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], simulated: bool
+) -> None:
+    path = write_predictions(tmp_path / "p.jsonl", every_case(run_folder))
+    flag = ["--simulated"] if simulated else []
+    assert cli("import-predictions", str(run_folder), str(path), "--name", "spline4b", *flag) == 0
+    out = _analyzed(run_folder, capsys)
+    title = next(line for line in out.splitlines() if line.startswith("### Continuous-head"))
+    assert ("SIMULATED" in title) is simulated
+    # The run's own tables stay marked: its model is the sim.
+    assert "SIMULATED" in next(line for line in out.splitlines() if line.startswith("### Fixed"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.loading.outputs import Outputs
+from .outputs import Outputs
 
 __all__ = ["order_free_decoders"]
 
