@@ -48,6 +48,12 @@ class Leaves:
     mass: np.ndarray
 
     @property
+    def ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per owner, the index of its first leaf and of its last."""
+        start = np.searchsorted(self.owner, np.arange(self.n))
+        return start, np.r_[start[1:], len(self.owner)][: self.n] - 1
+
+    @property
     def cum_before(self) -> np.ndarray:
         """Per leaf: the mass of its owner's leaves to its left, ``F(lo)``."""
         cum = np.cumsum(self.mass)
@@ -80,15 +86,15 @@ def crps(leaves: Leaves, y: np.ndarray) -> np.ndarray:
     f_lo = leaves.cum_before
     f_hi = f_lo + leaves.mass
     yl = y[owner]
-    total = np.bincount(owner, _pieces(leaves.lo, leaves.hi, f_lo, f_hi, yl), minlength=n)
+    total = np.zeros(n)  # (a bincount of nothing is int)
+    total += np.bincount(owner, _pieces(leaves.lo, leaves.hi, f_lo, f_hi, yl), minlength=n)
     # Gaps between consecutive leaves of one owner: F flat at the mass to their left.
     same = owner[1:] == owner[:-1]
     g_lo, g_hi, g_f = leaves.hi[:-1][same], leaves.lo[1:][same], f_hi[:-1][same]
     gaps = _pieces(g_lo, g_hi, g_f, g_f, yl[1:][same])
     total += np.bincount(owner[1:][same], gaps, minlength=n)
     # Outside the support: F = 0 below the first leaf, 1 above the last.
-    start = np.searchsorted(owner, np.arange(n))
-    end = np.r_[start[1:], len(owner)] - 1
+    start, end = leaves.ends
     total += np.maximum(leaves.lo[start] - y, 0.0) + np.maximum(y - leaves.hi[end], 0.0)
     return total
 
@@ -96,9 +102,8 @@ def crps(leaves: Leaves, y: np.ndarray) -> np.ndarray:
 def _true_leaf(leaves: Leaves, y: np.ndarray) -> np.ndarray:
     """Per owner, the index of the leaf holding y (lo ≤ y < hi; y = hi of the last), or -1."""
     owner = leaves.owner
-    inside = (leaves.lo <= y[owner]) & (y[owner] < leaves.hi)
-    start = np.searchsorted(owner, np.arange(leaves.n))
-    end = np.r_[start[1:], len(owner)] - 1
+    inside = (leaves.lo <= y[owner]) & (y[owner] < leaves.hi)  # a point mass holds nothing
+    _, end = leaves.ends
     found = np.full(leaves.n, -1, np.int64)
     at = np.flatnonzero(inside)
     found[owner[at]] = at
@@ -127,7 +132,7 @@ def pit(leaves: Leaves, y: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(width > 0, (yl - leaves.lo) / width, (yl >= leaves.lo) * 1.0)
     share = np.clip(share, 0.0, 1.0)
-    return np.bincount(leaves.owner, leaves.mass * share, minlength=leaves.n)
+    return np.bincount(leaves.owner, leaves.mass * share, minlength=leaves.n).astype(float)
 
 
 def quantiles(leaves: Leaves, q: float) -> np.ndarray:
@@ -136,8 +141,7 @@ def quantiles(leaves: Leaves, q: float) -> np.ndarray:
     after = before + leaves.mass
     # Owner k's cumulative masses shifted by 4k: one sorted array for all owners.
     shift = 4.0 * leaves.owner
-    start = np.searchsorted(leaves.owner, np.arange(leaves.n))
-    end = np.r_[start[1:], len(leaves.owner)] - 1
+    _, end = leaves.ends
     at = np.searchsorted(after + shift, q + 4.0 * np.arange(leaves.n), side="left")
     at = np.minimum(at, end)  # q above a total short of 1 by rounding: the last leaf
     mass = leaves.mass[at]

@@ -216,3 +216,10 @@ def test_tree_leaves_of_direct_choice_are_the_cells():
     )
     leaves = tree_leaves(steps)
     assert leaves.lo.tolist() == [0, 1, 2, 3] and np.allclose(leaves.mass, [0.1, 0.2, 0.3, 0.4])
+
+
+def test_no_owners_score_nothing():
+    empty = Leaves(0, np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
+    none = np.zeros(0)
+    assert len(crps(empty, none)) == 0 and len(pit(empty, none)) == 0
+    assert len(log_scores(empty, none, none)[0]) == 0 and len(quantiles(empty, 0.5)) == 0
