@@ -84,6 +84,13 @@ class AnswerLog:
     o_true: np.ndarray
     o_holds: np.ndarray
     o_entropy: np.ndarray
+    # The renormalised probabilities in interval order (``option_order``), flat; each
+    # outcome's start there, the selected option's index (-1: labels not 0 .. k−1) and
+    # the true option's (-1: none holds y, or labels not 0 .. k−1).
+    o_p: np.ndarray
+    o_p_start: np.ndarray
+    o_chosen: np.ndarray
+    o_truth: np.ndarray
     pair_id: np.ndarray
     pair_first_right: np.ndarray
     pair_second_right: np.ndarray

@@ -30,6 +30,7 @@ from .asked import AskedChunk, AskedReader
 from .compact import narrow, narrow_type
 from .interning import NameCodes
 from .interval_paths import PathTable, read_paths
+from .option_order import option_vectors, tree_paths
 from .outcome_table import OutcomeTable
 from .row_chunks import joined, release_freed
 
@@ -198,6 +199,9 @@ class AnswersJoin:
         unit, names = paths.unit, paths.names
         pair_first, pair_second, pair_depth = paths.pair_first, paths.pair_second, paths.pair_depth
         outputs_read, not_intervals = paths.outputs_read, paths.not_intervals
+        unit["tree_path"] = tree_paths(
+            paths.step["form"], unit["step_start"], unit["step_count"], unit["nested"]
+        )
         paths.step.clear()
         paths.codes.clear()
         del paths
@@ -232,6 +236,7 @@ class AnswersJoin:
             "o_holds": np.where(true < 0, -1, true == picked).astype(np.int8),
             "o_entropy": take("entropy", used),
         }
+        p, p_start, chosen, truth = option_vectors(self.outcomes, used)
         self.outcomes = OutcomeTable(())
         self.pairs = PairScorer(self.sets, self.outcomes)
         # Unit columns in their smallest integer types (codes, depths, counts: 409,600 units
@@ -250,6 +255,10 @@ class AnswersJoin:
             q_first=columns["first"],
             q_outcome=columns["o"],
             **outcome_columns,
+            o_p=p,
+            o_p_start=p_start,
+            o_chosen=chosen,
+            o_truth=truth,
             pair_id=pairs.pair_id,
             pair_first_right=pairs.first_right,
             pair_second_right=pairs.second_right,

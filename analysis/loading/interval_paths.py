@@ -67,9 +67,11 @@ def ceil_div(n: int, m: int) -> int:
     return -(-n // m)
 
 
-# A path's row (path_table.PATH_INTS), its two floats, its steps' flat fields
+# A path's row (path_table.PATH_INTS), its three floats, its steps' flat fields
 # (path_table.PATH_STEP) and (step offset, bounds) of any cuts steps.
-_Derived = tuple[tuple[int, ...], tuple[float, float], list[int], list[tuple[int, tuple[int, ...]]]]
+_Derived = tuple[
+    tuple[int, ...], tuple[float, float, float], list[int], list[tuple[int, tuple[int, ...]]]
+]
 
 
 def _derive(
@@ -120,7 +122,8 @@ def _derive(
             choices.code(s.choice),
             true_option(s, cell),
         )
-    floats = (float(error), math.nan if forced is None else float(forced))
+    # y's position in cells: the predicted distributions are scored against it.
+    floats = (float(error), math.nan if forced is None else float(forced), float(position))
     return ints, floats, fields, cuts
 
 

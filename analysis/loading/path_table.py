@@ -48,6 +48,7 @@ PATH_INTS = (
 # ... and its steps' rows.
 PATH_STEP = ("form", "a", "b", "k", "choice", "truth")
 _KEPT_STEP = ("form", "k", "choice", "truth")  # the answers join reads these (and pair)
+_FLOATS = 3  # a path's floats: error, forced error, y's position (cells)
 _BLOCK = 1 << 16  # units expanded at once: their steps' int64 index, ~2 MB
 # What the last line of an output said, if not a unit.
 LINE_FAILED, LINE_OTHER, LINE_ABSENT = -1, -2, -3
@@ -58,7 +59,8 @@ class PathTable:
     """Units (ok outputs read as interval paths) and their steps, as numpy columns.
 
     Unit columns: ``unit[name]`` for ``IDENTITY``, ``PATH_INTS``, ``step_start`` and the
-    floats ``error_cells`` and ``forced_cells`` (NaN without a divergence); categorical
+    floats ``error_cells``, ``forced_cells`` (NaN without a divergence) and ``target_cells``
+    (y's position in cells, fractional; NaN when not finite); categorical
     columns are codes into ``names[column]``. ``target_cell`` is -1 outside [L, U);
     ``beyond_term`` flags a unit whose error is not below its term of the bound (never, when
     the proof applies). Step columns: ``step[name]`` for ``form`` (index into
@@ -102,7 +104,7 @@ class PathStore:
 
     units: array[int] = field(default_factory=lambda: array("i"))  # IDENTITY + path per unit
     paths: array[int] = field(default_factory=lambda: array("i"))  # PATH_INTS per path
-    floats: array[float] = field(default_factory=lambda: array("d"))  # error, forced per path
+    floats: array[float] = field(default_factory=lambda: array("d"))  # _FLOATS per path
     steps: array[int] = field(default_factory=lambda: array("i"))  # PATH_STEP per path step
     cuts: dict[int, tuple[int, ...]] = field(default_factory=dict)  # path step -> bounds
     # Per decoder code, by job code: the unit, or LINE_FAILED, LINE_OTHER (not interval
@@ -112,12 +114,12 @@ class PathStore:
     def add_path(
         self,
         ints: tuple[int, ...],
-        floats: tuple[float, float],
+        floats: tuple[float, float, float],
         steps: list[int],
         cuts: list[tuple[int, tuple[int, ...]]],
     ) -> int:
         """Keep one distinct path; its id."""
-        found, first = len(self.floats) // 2, len(self.steps) // len(PATH_STEP)
+        found, first = len(self.floats) // _FLOATS, len(self.steps) // len(PATH_STEP)
         self.paths = extended(self.paths, ints)
         self.floats.extend(floats)
         self.steps = extended(self.steps, steps)
@@ -180,8 +182,9 @@ def build_table(
         for i, name in enumerate(PATH_INTS)
     }
     unit["step_start"] = start
-    floats = np.frombuffer(store.floats, np.float64).reshape(-1, 2)
+    floats = np.frombuffer(store.floats, np.float64).reshape(-1, _FLOATS)
     unit["error_cells"], unit["forced_cells"] = floats[path, 0], floats[path, 1]
+    unit["target_cells"] = floats[path, 2]
     step = _steps(unit, path, questions.start, steps) | {"pair": pair}
     unit_at = _unit_at(unit, len(names["job"]), len(names["decoder"]))
     return PathTable(

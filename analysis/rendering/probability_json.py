@@ -13,6 +13,7 @@ from analysis.statistics.calibration import N_BINS, CalibrationRow
 from analysis.statistics.divergence import DivergenceGroup
 from analysis.statistics.probabilities import ProbabilityStats
 
+from .distributions import distributions_to_dict
 from .probabilities import no_probabilities_line
 
 __all__ = ["probability_to_dict"]
@@ -137,4 +138,5 @@ def probability_to_dict(p: ProbabilityStats) -> dict[str, Any]:
                 for r in p.orders
             ],
         },
+        "distributions": distributions_to_dict(p),
     }

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the page builder (Jinja2) is imported on use: `analyze` nev
     from .html import PackedRounds, RunSummary
     from .html_parts import FigureFile
 
+from .distributions import distribution_section
 from .probabilities import probability_section
 from .tables import build_tables, facts_table, table_suffix
 
@@ -62,6 +63,7 @@ def analysis_markdown(a: Analysis, figures: list[tuple[str, str]] | None = None)
         parts += [table.to_markdown(), ""]
     # After the paper's own tables, which it never changes (a test checks).
     parts += probability_section(a.probabilities, a.facts.suite, table_suffix(a))
+    parts += distribution_section(a.probabilities, a.facts.suite, table_suffix(a))
     parts += [facts_table(a).to_markdown(), ""]
     if a.run.hashes is not None:
         parts += [a.run.hashes.line(), ""]

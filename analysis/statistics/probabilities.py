@@ -23,6 +23,7 @@ from analysis.loading.answers import AnswerCounts, AnswerLog
 from analysis.loading.interval_paths import INELIGIBLE, LEFT_OUT
 
 from .calibration import CalibrationRow, calibration_rows
+from .distributions import DistributionStats, distribution_stats
 from .divergence import DivergenceGroup, divergence_groups
 
 __all__ = [
@@ -68,6 +69,8 @@ class ProbabilityStats:
     pooled: tuple[CalibrationRow, ...]  # per condition, all decoders
     orders: tuple[OrderRow, ...]
     order_names: tuple[str, str]
+    # Each output's predicted distribution scored (None: no answer carried probabilities).
+    distributions: DistributionStats | None = None
 
 
 def order_rows(
@@ -150,6 +153,9 @@ def probability_stats(
         pooled=pooled,
         orders=order_rows(log, decoders, conditions, mask),
         order_names=orders,
+        distributions=(
+            distribution_stats(log, decoders, conditions, mask) if log.has_probabilities else None
+        ),
     )
 
 

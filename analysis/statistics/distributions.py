@@ -1,0 +1,278 @@
+"""The Distributions section: each output's predicted distribution judged by proper scores.
+
+Ours, not the paper's. Per decoder × condition, over the outputs whose whole path was
+answered with probabilities (``predictive.tree_leaves`` rebuilds the distribution; others
+are counted as n/a, never scored 0): the CRPS (exact for the piecewise-uniform
+distribution; in % of U−L, the unit of NMAE, to which it reduces for a point mass), the log
+score of the leaf holding y (scored at the centre of y's cell: ``unit_scores``; plain −ln m, and the density form −ln(m·N/w) that compares
+decoders whose partitions differ; outputs whose true leaf had no mass are counted apart,
+not in the mean), the PIT histogram, and the coverage and interval score (% of U−L) of
+the central 50/80/90% intervals; each mean with its 95% family-bootstrap interval (the
+calibration tables' replicates and seed). Per decision step: the ranked probability score
+and the log loss of the questions with an option holding y. No I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.loading.answer_log import gathered
+from analysis.loading.answers import AnswerLog
+
+from .bootstrap import (
+    DEFAULT_REPLICATES,
+    DEFAULT_SEED,
+    MIN_FAMILIES,
+    percentile_interval,
+    ratio_replicates,
+    resample_weights,
+)
+from .predictive import PathSteps, tree_leaves
+from .proper_scores import (
+    CENTRAL_LEVELS,
+    central_intervals,
+    crps,
+    interval_score,
+    log_scores,
+    pit,
+    step_log_loss,
+    step_rps,
+)
+
+__all__ = [
+    "PIT_BINS",
+    "SCORES",
+    "DistributionRow",
+    "DistributionStats",
+    "StepRow",
+    "distribution_stats",
+    "unit_scores",
+]
+
+PIT_BINS = 10
+# Per scored unit, the means the rows report (each with a bootstrap interval).
+SCORES = (
+    "crps",
+    "log_score",
+    "log_density",
+    *(f"cover{int(100 * a)}" for a in CENTRAL_LEVELS),
+    *(f"is{int(100 * a)}" for a in CENTRAL_LEVELS),
+)
+
+
+@dataclass(frozen=True)
+class DistributionRow:
+    """One decoder × condition."""
+
+    decoder: str
+    condition: str
+    n: int  # interval outputs of the cell
+    scored: int  # of those, with a whole distribution (the rest: n/a)
+    zero_mass: int  # scored outputs whose true leaf had mass 0 (log scores left out)
+    mean: dict[str, float]  # SCORES -> mean over scored (finite) outputs
+    interval: dict[str, tuple[float, float]]  # SCORES -> 95% family-bootstrap interval
+    pit_counts: tuple[int, ...]  # PIT_BINS equal-width bins of F(y)
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One decision depth of one decoder × condition."""
+
+    decoder: str
+    condition: str
+    depth: int
+    questions: int  # answered with probabilities, an option holding y
+    rps: float
+    log_loss: float  # mean over questions whose true option had mass
+    zero_mass: int
+
+
+@dataclass(frozen=True, eq=False)
+class DistributionStats:
+    """The section's rows, and how many families the intervals resampled."""
+
+    rows: tuple[DistributionRow, ...]
+    steps: tuple[StepRow, ...]
+    n_families: int
+
+
+def _scored_units(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The units with a whole distribution, and their question rows sorted by (unit, depth)."""
+    u = log.units
+    usable = gathered(log.o_chosen >= 0, log.q_outcome)
+    counted = np.bincount(log.q_unit[usable], minlength=len(log))
+    target = u["target_cells"].astype(np.float64)
+    whole = keep & u["tree_path"] & (counted == u["step_count"]) & np.isfinite(target)
+    whole &= (target >= 0) & (target < u["n_cells"])
+    units = np.flatnonzero(whole)
+    rows = np.flatnonzero(usable & gathered(whole, log.q_unit))
+    rows = rows[np.lexsort((log.q_depth[rows], log.q_unit[rows]))]
+    return units, rows
+
+
+def unit_scores(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The scored units and, per unit, each of SCORES (NaN where not finite) and ``pit``."""
+    units, rows = _scored_units(log, keep)
+    rank = np.full(len(log), -1, np.int64)
+    rank[units] = np.arange(len(units))
+    outcome = log.q_outcome[rows]
+    k = log.o_options[outcome].astype(np.int64)
+    at = np.repeat(log.o_p_start[outcome], k) + (
+        np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
+    )
+    n_cells = log.units["n_cells"][units].astype(np.float64)
+    leaves = tree_leaves(
+        PathSteps(
+            n=len(units),
+            n_cells=n_cells.astype(np.int64),
+            path=rank[log.q_unit[rows]],
+            k=k,
+            chosen=log.o_chosen[outcome],
+            p=log.o_p[at],
+        )
+    )
+    # The outcome is y's cell, scored at its centre: the decoders look for the cell holding
+    # y (read out as its lower endpoint), and on-grid targets would otherwise sit on their
+    # cell's left edge, where a distribution all on the right cell has PIT 0 and covers no
+    # central interval. The leaf holding y is the same either way (log score unchanged).
+    y = np.floor(log.units["target_cells"][units].astype(np.float64)) + 0.5
+    percent = 100.0 / n_cells
+    plain, density = log_scores(leaves, y, n_cells)
+    scores = {
+        "crps": crps(leaves, y) * percent,
+        "log_score": np.where(np.isfinite(plain), plain, np.nan),
+        "log_density": np.where(np.isfinite(density), density, np.nan),
+        "pit": pit(leaves, y),
+    }
+    for level in CENTRAL_LEVELS:
+        lower, upper = central_intervals(leaves, level)
+        name = int(100 * level)
+        scores[f"cover{name}"] = ((lower <= y) & (y <= upper)).astype(np.float64)
+        scores[f"is{name}"] = interval_score(lower, upper, y, level) * percent
+    return units, scores
+
+
+def _ranked(wanted: tuple[str, ...], present: Sequence[str]) -> list[str]:
+    return [n for n in wanted if n in present] + [n for n in present if n not in wanted]
+
+
+def _intervals(
+    family: np.ndarray, cell: np.ndarray, values: np.ndarray, n_cells: int, n_boot: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """95% family-bootstrap intervals of each (cell, score) mean; values (units, scores),
+    NaN left out. Returns lo, hi of shape (cells, scores) and the families resampled."""
+    codes, dense = np.unique(family, return_inverse=True)
+    n_f, n_s = len(codes), values.shape[1]
+    nan = np.full((n_cells, n_s), np.nan)
+    if n_f < MIN_FAMILIES or n_boot <= 0:
+        return nan, nan, n_f
+    finite = np.isfinite(values)
+    slot = (dense.reshape(-1) * n_cells + cell)[:, None] * n_s + np.arange(n_s)[None, :]
+    size = n_f * n_cells * n_s
+    sums = np.bincount(slot[finite], values[finite], minlength=size).reshape(n_f, -1)
+    counts = np.bincount(slot[finite], minlength=size).astype(np.float64).reshape(n_f, -1)
+    reps = ratio_replicates(sums, counts, resample_weights(n_f, n_boot, seed))
+    lo, hi = percentile_interval(reps)
+    return lo.reshape(n_cells, n_s), hi.reshape(n_cells, n_s), n_f
+
+
+def distribution_stats(
+    log: AnswerLog,
+    decoders: tuple[str, ...],
+    conditions: tuple[str, ...],
+    mask: np.ndarray | None = None,
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+) -> DistributionStats:
+    """Every row of the section, in the given decoder and condition order; ``mask`` selects
+    units. A cell with interval outputs but none scored has a row with ``scored`` 0."""
+    keep = np.ones(len(log), bool) if mask is None else mask
+    u, names = log.units, log.names
+    n_d, n_c = len(names["decoder"]), len(names["condition"])
+    cell_of = u["decoder"].astype(np.int64) * n_c + u["condition"]
+    units, scores = unit_scores(log, keep)
+    cell = cell_of[units]
+    values = np.stack([scores[name] for name in SCORES], axis=1)
+    lo, hi, n_f = _intervals(u["family"][units], cell, values, n_d * n_c, n_boot, seed)
+    finite = np.isfinite(values)
+    sums = np.zeros((n_d * n_c, len(SCORES)))
+    counts = np.zeros((n_d * n_c, len(SCORES)))
+    np.add.at(sums, cell, np.where(finite, values, 0.0))
+    np.add.at(counts, cell, finite)
+    n_all = np.bincount(cell_of[keep], minlength=n_d * n_c)
+    n_scored = np.bincount(cell, minlength=n_d * n_c)
+    zero = np.bincount(cell[~np.isfinite(scores["log_score"])], minlength=n_d * n_c)
+    pit_bin = np.minimum((scores["pit"] * PIT_BINS).astype(np.int64), PIT_BINS - 1)
+    pits = np.bincount(cell * PIT_BINS + pit_bin, minlength=n_d * n_c * PIT_BINS)
+    rows = []
+    for decoder in _ranked(decoders, names["decoder"]):
+        for condition in _ranked(conditions, names["condition"]):
+            c = names["decoder"].index(decoder) * n_c + names["condition"].index(condition)
+            if not n_all[c]:
+                continue
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = sums[c] / counts[c]
+            rows.append(
+                DistributionRow(
+                    decoder=decoder,
+                    condition=condition,
+                    n=int(n_all[c]),
+                    scored=int(n_scored[c]),
+                    zero_mass=int(zero[c]),
+                    mean=dict(zip(SCORES, mean.tolist(), strict=True)),
+                    interval={s: (float(lo[c, i]), float(hi[c, i])) for i, s in enumerate(SCORES)},
+                    pit_counts=tuple(pits[c * PIT_BINS : (c + 1) * PIT_BINS].tolist()),
+                )
+            )
+    return DistributionStats(tuple(rows), _step_rows(log, keep, decoders, conditions), n_f)
+
+
+def _step_rows(
+    log: AnswerLog, keep: np.ndarray, decoders: tuple[str, ...], conditions: tuple[str, ...]
+) -> tuple[StepRow, ...]:
+    """RPS and log loss per decoder × condition × depth, over tree-path questions whose
+    labels are the option indices and some option holds y."""
+    u, names = log.units, log.names
+    truth = gathered(log.o_truth, log.q_outcome)
+    rows = np.flatnonzero((truth >= 0) & gathered(keep & u["tree_path"], log.q_unit))
+    outcome = log.q_outcome[rows]
+    k = log.o_options[outcome].astype(np.int64)
+    at = np.repeat(log.o_p_start[outcome], k) + (
+        np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
+    )
+    p = log.o_p[at]
+    rps = step_rps(p, k, truth[rows])
+    loss = step_log_loss(log.o_p[log.o_p_start[outcome] + truth[rows]])
+    unit = log.q_unit[rows]
+    depth = log.q_depth[rows].astype(np.int64)
+    n_c, top = len(names["condition"]), int(depth.max(initial=0)) + 1
+    key = (u["decoder"][unit].astype(np.int64) * n_c + u["condition"][unit]) * top + depth
+    size = len(names["decoder"]) * n_c * top
+    n = np.bincount(key, minlength=size)
+    rps_sum = np.bincount(key, rps, minlength=size)
+    had = np.isfinite(loss)
+    loss_sum = np.bincount(key[had], loss[had], minlength=size)
+    loss_n = np.bincount(key[had], minlength=size)
+    found = []
+    for decoder in _ranked(decoders, names["decoder"]):
+        for condition in _ranked(conditions, names["condition"]):
+            base = names["decoder"].index(decoder) * n_c + names["condition"].index(condition)
+            for d in range(1, top):
+                i = base * top + d
+                if not n[i]:
+                    continue
+                found.append(
+                    StepRow(
+                        decoder=decoder,
+                        condition=condition,
+                        depth=d,
+                        questions=int(n[i]),
+                        rps=float(rps_sum[i] / n[i]),
+                        log_loss=float(loss_sum[i] / loss_n[i]) if loss_n[i] else float("nan"),
+                        zero_mass=int(n[i] - loss_n[i]),
+                    )
+                )
+    return tuple(found)
