@@ -1,0 +1,73 @@
+"""A worker node lost mid-run on a real local Ray cluster, ten times (soak only).
+
+Each trial starts a head and one worker node (two CPUs each, ``ray.cluster_utils``), runs
+two shards as the command line does (no placement given: one shard per node), and removes
+the worker node once the run is under way. The run must end complete, its outputs those
+of a plain local run, with no ``shards/`` folder and no job pending.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness import Limits, ModelSpec, load_suite, start_run
+from harness.serve import ServerConfig
+from runfolder import REQUESTS
+from tests.counting import counting_server
+from tests.runhelpers import answered, final_outputs
+from tests.spreading.test_ray_cluster import _remove_when
+
+PARAMS = {"per_operator": "3"}  # 192 jobs
+
+
+@pytest.fixture(scope="module")
+def local_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[object, object]:
+    """The outputs of a plain one-process run of the suite."""
+    folder = tmp_path_factory.mktemp("local") / "one"
+    start_run(load_suite("affine", params=PARAMS), ModelSpec("sim"), folder=folder)
+    return dict(final_outputs(folder))
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("trial", range(10))
+def test_a_lost_worker_node_ends_complete(
+    trial: int, tmp_path: Path, local_outputs: dict[object, object]
+) -> None:
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    from harness.spreading.raylaunch import run_on_ray
+
+    suite = load_suite("affine", params=PARAMS)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
+    worker = cluster.add_node(num_cpus=2)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
+    folder = tmp_path / "ray"
+    removed: list[float] = []
+    try:
+        with counting_server(ServerConfig(port=0, latency_ms=40)) as (url, _paid):
+            watcher = threading.Thread(
+                target=_remove_when, args=(cluster, worker, folder / REQUESTS, 150, removed)
+            )
+            watcher.start()
+            ray_run = run_on_ray(
+                suite, ModelSpec("jev-sim", base_url=url), Limits(concurrency=8),
+                folder=folder, shards=2,
+            )  # fmt: skip
+            watcher.join()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    result = ray_run.result
+    print(f"\ntrial {trial}: lost {ray_run.lost}; pending {result.pending}; fatal {result.fatal}")
+    assert removed, "the run ended before the node could be removed"
+    # One shard per node: removing the worker node loses exactly one shard.
+    assert len(ray_run.lost) == 1, ray_run.lost
+    assert result.fatal is None and result.pending == 0 and result.complete
+    assert not (folder / "shards").exists()
+    assert final_outputs(folder) == local_outputs
+    assert max(answered(folder).values()) == 1
