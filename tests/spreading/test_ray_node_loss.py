@@ -75,9 +75,12 @@ def test_a_lost_worker_node_ends_complete(
     lost = [line.split(" (")[0] for line in ray_run.lost]
     print(f"\ntrial {trial}: placed {placed}; lost {lost}; pending {result.pending}")
     assert removed, "the run ended before the node could be removed"
-    assert ray_run.lost, "no shard was lost"
     assert len(set(placed[:2])) == 2  # one shard per node
     assert result.fatal is None and result.pending == 0 and result.complete
     assert not (folder / "shards").exists()
     assert final_outputs(folder) == local_outputs
     assert max(answered(folder).values()) == 1
+    # Not asserted: that a shard was lost. On this machine a removed node's actor sometimes
+    # lives on to the run's end (no shard lost in 5 of 30 trials), and where the driver
+    # joined the removed node's raylet, the shard on the other node was lost too; the
+    # printed line says which.
