@@ -212,13 +212,16 @@ class Recorder:
             line["seq"] = self.seq
             self._outputs.write(line)
             self.seq += 1
-        self._outputs.flush()
+        # Counted before the outputs are handed over: a worker's block carries its counters
+        # as they are when sent, so the job is counted done in the same message that records
+        # its outputs (one event: a lost Ray node cannot split them).
         c = self.counters
         if failed is None:
             c.jobs_done += 1
         else:
             c.jobs_failed += 1
         c.rounds = max(c.rounds, job.round)
+        self._outputs.flush()
         self.progress.update(c)
 
     def save_totals(self) -> None:

@@ -16,8 +16,10 @@ from typing import Any
 import orjson
 
 from harness import Limits, ModelSpec, load_suite, start_run
+from harness.serve import ServerConfig
 from harness.spreading.raylaunch import RateLimiter, run_on_ray
 from runfolder import OUTPUTS, REQUESTS, read_totals, scan_logs
+from tests.counting import counting_server
 from tests.runhelpers import answered, final_outputs
 
 PARAMS = {"per_operator": "2"}  # 128 jobs
@@ -56,14 +58,26 @@ class FakeRay:
     """What the driver uses of Ray; ``lose``: shards whose first actor (or, with
     ``every_attempt``, every actor) dies after that many messages."""
 
-    def __init__(self, lose: dict[int, int], every_attempt: bool = False) -> None:
+    def __init__(
+        self,
+        lose: dict[int, int],
+        every_attempt: bool = False,
+        after_outputs: frozenset[int] = frozenset(),
+        nodes: tuple[str, ...] = ("head",),
+    ) -> None:
         self.lose = lose
         self.every_attempt = every_attempt
+        self.after_outputs = after_outputs  # shards whose first actor dies right after the
+        # first block that records a job's outputs (the node lost just after it was sent)
+        self.alive = list(nodes)
         self.limiter = FakeLimiter()
         self.started: list[tuple[str, dict[str, Any]]] = []
         self.util = SimpleNamespace(
             scheduling_strategies=SimpleNamespace(NodeAffinitySchedulingStrategy=lambda *a, **k: a)
         )
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return [{"NodeID": n, "Alive": True} for n in self.alive]
 
     def is_initialized(self) -> bool:
         return True
@@ -95,10 +109,13 @@ class FakeRay:
                     fake.started.append((task.owner, options))
                     first = task.owner.endswith(".0") or fake.every_attempt
                     after = fake.lose.get(task.shard.index) if first else None
+                    cut = first and task.shard.index in fake.after_outputs
                     for n, message in enumerate(actor.run(task, limiter)):
                         if n == after:
                             raise RuntimeError("ActorDiedError: the node was removed")
                         yield Done(pickle.loads(pickle.dumps(message)))  # as Ray sends it
+                        if cut and message[0] == "lines" and any(o for o, _ in message[1]):
+                            raise RuntimeError("ActorDiedError: the node was removed")
 
                 return SimpleNamespace(run=Method(run))
 
@@ -154,3 +171,28 @@ def test_a_shard_lost_too_often_is_left_to_resume(tmp_path: Path) -> None:
     one = tmp_path / "one"
     start_run(suite, ModelSpec("sim"), folder=one)
     assert final_outputs(folder) == final_outputs(one)
+
+
+def test_a_node_lost_right_after_a_job_is_recorded_leaves_nothing_pending(
+    tmp_path: Path,
+) -> None:
+    """A job's outputs and its count travel in one message: a shard lost just after sending
+    them is counted with that job done, and its restart skips it (issue 43)."""
+    suite = load_suite("affine", params=PARAMS)
+    start_run(suite, ModelSpec("sim"), folder=tmp_path / "one")
+    fake = FakeRay(lose={}, after_outputs=frozenset({0, 1}), nodes=("n1", "n0"))
+    folder = tmp_path / "ray"
+    # A served model: its lines go back at every flush (a job's outputs in a block of their own).
+    with counting_server(ServerConfig(port=0)) as (url, _paid):
+        ray_run = run_on_ray(
+            suite, ModelSpec("jev-sim", base_url=url), Limits(concurrency=4), folder=folder,
+            shards=2, ray=fake,
+        )  # fmt: skip
+    assert len(ray_run.lost) == 2
+    result = ray_run.result
+    assert result.pending == 0 and result.complete and result.fatal is None
+    assert result.counters.jobs_done == result.counters.jobs_total == 128
+    assert final_outputs(folder) == final_outputs(tmp_path / "one")
+    # No placement given: one shard per living node.
+    nodes = [opts["scheduling_strategy"][0] for _, opts in fake.started]
+    assert sorted(nodes[:2]) == ["n0", "n1"]

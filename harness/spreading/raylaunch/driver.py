@@ -95,13 +95,19 @@ class Driver:
         here = ray.get_runtime_context().get_node_id()
         strategy = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(here, soft=True)
         limits = plan.limits
+        # Lost with its node, the limiter starts again elsewhere with a fresh window (a place
+        # granted before is ignored when given back), and the calls it missed are asked again.
         self.limiter = (
             ray.remote(RateLimiter)
-            .options(max_concurrency=LIMITER_CONCURRENCY, num_cpus=0, scheduling_strategy=strategy)
+            .options(
+                max_concurrency=LIMITER_CONCURRENCY, num_cpus=0, scheduling_strategy=strategy,
+                max_restarts=-1, max_task_retries=-1,
+            )
             .remote(limits.concurrency, limits.rps)
-        )
+        )  # fmt: skip
         self.inbox: queue.SimpleQueue[tuple[str, tuple[Any, ...]]] = queue.SimpleQueue()
         self.live: dict[str, _Live] = {}
+        self.node_of: dict[str, str] = {}  # the node each live actor was placed on
         self.attempts: dict[int, int] = {}
         self.run = _Run()
 
@@ -131,11 +137,27 @@ class Driver:
         if pin:
             options["resources"] = dict(pin)
         else:
-            options["scheduling_strategy"] = "SPREAD"
+            options["scheduling_strategy"] = self.place(owner)
         actor = self.ray.remote(ShardActor).options(**options).remote()
         stream = actor.run.remote(task, self.limiter)
         self.live[owner] = _Live(shard, actor, limits)
         threading.Thread(target=self._pull, args=(owner, stream), daemon=True).start()
+
+    def place(self, owner: str) -> Any:
+        """One shard per node while the cluster has the nodes: ``owner`` goes to the living
+        node holding the fewest live shards (Ray's ``SPREAD`` may put two on one node)."""
+        alive = sorted(n["NodeID"] for n in self.ray.nodes() if n.get("Alive"))
+        if not alive:
+            return "SPREAD"
+        held = {node: 0 for node in alive}
+        for other in self.live:
+            node = self.node_of.get(other)
+            if node in held:
+                held[node] += 1
+        node = min(alive, key=lambda n: held[n])
+        self.node_of[owner] = node
+        strategies = self.ray.util.scheduling_strategies
+        return strategies.NodeAffinitySchedulingStrategy(node, soft=True)  # gone: elsewhere
 
     def _pull(self, owner: str, stream: Any) -> None:
         """In a thread per actor: its messages into the driver's inbox, then how it ended."""
@@ -249,7 +271,8 @@ def run_on_ray(
     ``limits.concurrency`` and ``limits.rps`` bound the whole run (the limiter's); each
     shard takes its share of the request and spend caps. ``address`` "" starts a local Ray.
     ``placement``: each shard's first actor's Ray resources (e.g. one custom resource per
-    node); a shard started again goes to any node. ``ray``: the Ray module (tests pass a
+    node); without it, and for a shard started again, the living node with the fewest live
+    shards (``Driver.place``). ``ray``: the Ray module (tests pass a
     fake; default: ``import ray``). ``settings``: as ``start_run``'s, sent to every shard.
     """
     from harness.errors import ConfigError
