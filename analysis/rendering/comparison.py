@@ -27,7 +27,7 @@ __all__ = [
     "verdict_counts",
 ]
 
-METRIC_LABEL = {"mape": "MAPE", "nmae": "NMAE", "within5": "Within 5%"}
+METRIC_LABEL = {"mape": "MAPE", "nmae": "NMAE", "within5": "Within 5%", "lar": "LAR ×100"}
 _NO_VERDICT = "no verdict"
 
 
@@ -170,7 +170,8 @@ def comparison_tables(c: Comparison) -> list[Table]:
     )
     rows = [row for s in c.suites for row in _rows(c, s)]
     notes = [
-        f"{metric} in %. Each model's {metric} is over its own ok outputs, with its "
+        f"{metric} in {'hundredths of ln(value/target)' if c.metric == 'lar' else '%'}. "
+        f"Each model's {metric} is over its own ok outputs, with its "
         f"{c.level:.0%} family-bootstrap interval. Δ is over the n (job, decoder) outputs ok "
         "in both runs only, with the interval of the verdict test (the Δ it does not reject "
         f"at {c.alpha:g}; it excludes 0 exactly when p < {c.alpha:g}).",

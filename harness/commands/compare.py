@@ -26,7 +26,7 @@ from harness.commands.run import (
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.running.interrupts import Interrupts
 
-METRICS = ("mape", "nmae", "within5")
+METRICS = ("mape", "nmae", "within5", "lar")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,7 +93,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--metric",
         choices=METRICS,
         default="mape",
-        help="the metric compared and judged (default mape; within5: higher is better)",
+        help="the metric compared and judged (default mape; within5: higher is better; lar: "
+        "100 x mean |ln(value/target)|, zeros and sign mismatches counted apart)",
     )
     parser.add_argument(
         "--bootstrap",

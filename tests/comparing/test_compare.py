@@ -296,3 +296,19 @@ def test_out_naming_a_file_is_refused_in_one_line(
     err = capsys.readouterr().err
     assert "is a file, not a folder" in err and len(err.strip().splitlines()) == 1
     assert taken.read_text() == "mine\n"
+
+
+def test_lar_is_judged_and_a_clearly_worse_model_is_called_worse_on_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "lar"
+    args = ["compare", "--models", "sim,sim:slip_ten=1", "--suites", "affine", "--metric",
+            "lar", "--param", "per_operator=4", "--out", str(folder), "--no-progress",
+            "--json"]  # fmt: skip
+    assert cli(*args) == 0
+    printed = orjson.loads(capsys.readouterr().out)
+    assert "LAR ×100" in (folder / "summary.md").read_text()
+    verdicts = {(r["decoder"], r["condition"]): r["verdict"] for r in rows(folder)}
+    assert "better" not in verdicts.values()
+    assert {v for (_, c), v in verdicts.items() if c == "provided"} == {"no clear difference"}
+    assert printed["verdicts"].get("worse", 0) >= 1
