@@ -102,6 +102,8 @@ def verdict_text(c: Comparison, s: SuiteComparison, cell: Cell) -> str:
     text = cell.verdict
     if math.isfinite(s.mde[at]):
         text += f" (MDE {s.mde[at]:.2f})"
+    elif s.mde[at] == math.inf:  # the bootstrap-t's resamples cannot reach alpha / m here
+        text += " (MDE unbounded: too few families to call any difference)"
     elif cell.verdict == "no clear difference" and s.delta_lo[at] == s.delta_hi[at] == 0:
         text += " (Δ 0 in every family)"  # no spread at all: an MDE would mean nothing
     if c.margin is not None and s.gate_p[at] < c.alpha:
