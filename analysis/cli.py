@@ -40,6 +40,7 @@ from .statistics.banners import Banner
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
 from .statistics.comparison import Comparison, compare_runs
 from .statistics.diff import diff_runs
+from .statistics.family_test import DEFAULT_METHOD, as_method
 from .statistics.probabilities import ProbabilityStats
 from .statistics.summary import analyze_run, probabilities_of
 
@@ -87,7 +88,9 @@ def _comparison(folder: Path, strict: bool, n_boot: int | None, seed: int) -> Co
     # resumed comparison is gated alike).
     gated = bool(data.summary_option("fail_on_worse", False))
     margin = float(data.summary_option("margin", 0.0)) if gated else None
-    comparison = compare_runs(data, metric, n_boot, seed, margin=margin)
+    # compare --test, kept in compare.json (older comparisons: the default).
+    method = as_method(data.summary_option("test", DEFAULT_METHOD))
+    comparison = compare_runs(data, metric, n_boot, seed, margin=margin, method=method)
     if strict and comparison.banners:
         reasons = "; ".join(b.message for b in comparison.banners)
         raise StrictRefusedError(

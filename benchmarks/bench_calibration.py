@@ -3,7 +3,7 @@
 A pool of sim runs of the affine suite at 128 families (``per_operator=32``) is made once
 and cached (``--cache``): runs at the sim's default knobs, at heavier-tailed knobs (more
 blunders and ten-unit slips), and at two larger ``confusion`` values (true differences).
-Each run is kept as its per-family sums and counts of mape, nmae and within5 per decoder x
+Each run is kept as its per-family sums and counts of mape, nmae, within5 and lar per decoder x
 condition. A comparison draws two distinct runs and a random subset of n families (the
 same for both), and judges the 12 cells of one metric with each candidate test; a cell is
 called when its p is below alpha, and the comparison family-wise when any cell's Holm p is.
@@ -79,7 +79,7 @@ ARMS = {
     "conf13": {"confusion": "0.13"},
     "conf20": {"confusion": "0.2"},
 }
-METRICS = ("mape", "nmae", "within5")
+METRICS = ("mape", "nmae", "within5", "lar")
 FAMILIES = (8, 16, 32, 64, 128)
 ALPHA = 0.05
 TESTS = (
@@ -112,8 +112,9 @@ def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
         for seed in range(n_runs):
             outputs = outputs_of(simulate(suite, replace(params, seed=1000 + seed)))
             totals = family_totals(outputs, design_for(outputs, "affine"))
-            sums.append(totals.sums[:, :3])
-            counts.append(totals.counts[:, :3])
+            pooled = [totals.statistics.index(m) for m in METRICS]
+            sums.append(totals.sums[:, pooled])
+            counts.append(totals.counts[:, pooled])
             print(f"pool {arm}: run {seed + 1}/{n_runs}", file=sys.stderr, flush=True)
         cache.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(path, sums=np.array(sums), counts=np.array(counts))

@@ -5,7 +5,8 @@ families: the suite's families at several sim seeds, each (seed, family) one uni
 replicate draws n units, pairs the two arms on them (the same questions, each arm with
 its own draws, as two models answer the same suite), and judges every decoder x
 condition cell with the comparison's own test: the verdict test's p-value of "difference 0"
-(``analysis.statistics.family_test``, a cluster-robust t over families),
+(``analysis.statistics.family_test``'s default: the cluster bootstrap-t over families,
+a cell called only where the cluster-robust t calls too),
 Holm-corrected over the suite's cells, and the verdict at alpha (``comparison.verdict``). Power is the share of
 replicates whose verdict on the focus cell has the sign of the pool's difference; the A/A
 row (baseline against itself at other seeds) gives the share of replicates calling any

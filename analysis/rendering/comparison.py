@@ -10,6 +10,7 @@ from typing import Any
 from analysis.loading.names import condition_label, decoder_label
 from analysis.statistics.comparison import Comparison, SuiteComparison, refusal
 from analysis.statistics.facts import RunFacts
+from analysis.statistics.family_test import PROMISES, TEST_NAMES
 
 from .json_numbers import banners_to_list, number
 from .markdown import Table, fmt_interval, warning_lines
@@ -23,11 +24,12 @@ __all__ = [
     "comparison_to_dict",
     "counts_line",
     "notices",
+    "test_line",
     "verdict_cells",
     "verdict_counts",
 ]
 
-METRIC_LABEL = {"mape": "MAPE", "nmae": "NMAE", "within5": "Within 5%"}
+METRIC_LABEL = {"mape": "MAPE", "nmae": "NMAE", "within5": "Within 5%", "lar": "LAR ×100"}
 _NO_VERDICT = "no verdict"
 
 
@@ -100,6 +102,8 @@ def verdict_text(c: Comparison, s: SuiteComparison, cell: Cell) -> str:
     text = cell.verdict
     if math.isfinite(s.mde[at]):
         text += f" (MDE {s.mde[at]:.2f})"
+    elif s.mde[at] == math.inf:  # the bootstrap-t's resamples cannot reach alpha / m here
+        text += " (MDE unbounded: too few families to call any difference)"
     elif cell.verdict == "no clear difference" and s.delta_lo[at] == s.delta_hi[at] == 0:
         text += " (Δ 0 in every family)"  # no spread at all: an MDE would mean nothing
     if c.margin is not None and s.gate_p[at] < c.alpha:
@@ -132,6 +136,11 @@ def _rows(c: Comparison, s: SuiteComparison) -> list[tuple[str, ...]]:
 def verdict_counts(c: Comparison) -> Counter[str]:
     """How many cells got each verdict (``no verdict``: no p-value)."""
     return Counter(cell.verdict for s in c.suites for cell in verdict_cells(c, s))
+
+
+def test_line(c: Comparison) -> str:
+    """The verdict test's name and its promise, one sentence (``--test``)."""
+    return f"{TEST_NAMES[c.test]} (--test {c.test}): {PROMISES[c.test]}"
 
 
 def counts_line(c: Comparison) -> str:
@@ -170,15 +179,14 @@ def comparison_tables(c: Comparison) -> list[Table]:
     )
     rows = [row for s in c.suites for row in _rows(c, s)]
     notes = [
-        f"{metric} in %. Each model's {metric} is over its own ok outputs, with its "
+        f"{metric} in {'hundredths of ln(value/target)' if c.metric == 'lar' else '%'}. "
+        f"Each model's {metric} is over its own ok outputs, with its "
         f"{c.level:.0%} family-bootstrap interval. Δ is over the n (job, decoder) outputs ok "
         "in both runs only, with the interval of the verdict test (the Δ it does not reject "
         f"at {c.alpha:g}; it excludes 0 exactly when p < {c.alpha:g}).",
         f"Verdict: better or worse ({better} {metric} is better) when the Holm-adjusted p is "
         f"below {c.alpha:g}, else no clear difference. p is the two-sided p-value of Δ = 0 "
-        "of a cluster-robust t over families (Student's t with one fewer degree of freedom "
-        "than families), the test that held its level in the calibration study "
-        "(docs/comparing.md). MDE: the "
+        f"of the verdict test, {test_line(c)} (docs/comparing.md). MDE: the "
         "difference that cell would have been called with 80% power at Holm's first step "
         f'({c.alpha:g}/{c.m}); "no clear difference" is not "the same". Holm–'
         f"Bonferroni over all {c.m} cells compared (every suite × decoder × condition × "
@@ -244,7 +252,7 @@ def comparison_markdown(c: Comparison) -> str:
     head += [f"> **{notice}**" for notice in notices(c)]
     head += [""] if notices(c) else []
     head += warning_lines(b.message for b in c.banners)
-    head += [counts_line(c)]
+    head += [counts_line(c), "", f"Verdict test: {test_line(c)}."]
     tables = [t.to_markdown() for t in comparison_tables(c)]
     return "\n\n".join(["\n".join(head).rstrip(), *tables]) + "\n"
 
@@ -316,14 +324,14 @@ def comparison_to_dict(c: Comparison) -> dict[str, Any]:
         "baseline": c.models[0],
         "metric": c.metric,
         "lower_is_better": c.lower_is_better,
+        "test": {"name": c.test, "test": TEST_NAMES[c.test], "promise": PROMISES[c.test]},
         "level": c.level,
         "alpha": c.alpha,
         "correction": {
             "method": "holm",
             "m": c.m,
             "cells": "every suite × decoder × condition × later model with a p-value",
-            "p_value": "two-sided cluster-robust t over families (CR1, F-1 degrees of "
-            "freedom); the interval inverts it",
+            "p_value": f"two-sided, {TEST_NAMES[c.test]} over families; the interval inverts it",
             "mde": "80% power, two-sided at alpha/m",
         },
         "gate": None

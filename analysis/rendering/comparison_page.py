@@ -8,7 +8,7 @@ from pathlib import Path
 from analysis.loading.rounds import JobRounds
 from analysis.statistics.comparison import Comparison
 
-from .comparison import comparison_tables, comparison_title, counts_line, notices
+from .comparison import comparison_tables, comparison_title, counts_line, notices, test_line
 from .html import PageRun, PageSection, render_page
 from .html_parts import FigureFile, LinkedTable, run_warnings
 
@@ -35,7 +35,7 @@ def comparison_page(
     warnings += [b.message for b in c.banners]
     verdicts, listed = comparison_tables(c)
     shown = sorted({r.key.split(" · ")[0] for r in runs if r.rounds is not None})
-    text = [counts_line(c)]
+    text = [counts_line(c), f"Verdict test: {test_line(c)}."]
     if shown:
         text.append(
             f"The job viewer below shows suite {', '.join(shown)}: pick a job to see every "

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from analysis.statistics.banners import Banner
-from analysis.statistics.metrics import STATISTICS
+from analysis.statistics.metrics import LOG_ACCURACY, STATISTICS
 from analysis.statistics.summary import Analysis
 
 from .probability_json import probability_to_dict
@@ -67,6 +67,12 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
                     "hi": number(boot.hi[s, d, c]),
                     "n": int(metrics.totals.counts[:, s, d, c].sum()),
                 }
+            cell["log_accuracy"] = {
+                k: number(metrics.log_accuracy[i, d, c])
+                if i < 2
+                else int(metrics.log_accuracy[i, d, c])
+                for i, k in enumerate(LOG_ACCURACY)
+            }
             cell["mape_by_domain"] = {
                 dom: number(metrics.mape_by_domain[d, c, m]) for m, dom in enumerate(design.domains)
             }
@@ -116,6 +122,11 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
             "within5": "% of outputs",
             "ordering_gap": "% of U-L",
             "affine_gap": "% of N cells",
+            "lar": "100 x mean |ln(value/target)|",
+            "msa": "%",
+            "sspb": "% (positive: values high)",
+            "zero": "ok outputs with value or target 0 (not in lar, msa, sspb)",
+            "sign_mismatch": "ok outputs with value and target of opposite signs (idem)",
         },
         "bootstrap": {
             "replicates": boot.n_boot,

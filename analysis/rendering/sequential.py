@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from analysis.loading.comparison import load_comparison_runs
 from analysis.loading.outputs import family_sort_key
 from analysis.statistics.comparison import compare_runs
+from analysis.statistics.family_test import DEFAULT_METHOD, as_method
 from analysis.statistics.sequential import SequentialPath, sequential_replay
 from runfolder import load_comparison, look_sizes, read_totals
 
@@ -35,7 +36,9 @@ def sequential_path(folder: Path, look: int | None = None) -> tuple[SequentialPa
     the facts the summary quotes (families, requests and cost asked, projected in full)."""
     record = load_comparison(folder)
     plan = record["options"]["sequential"]
-    metric = (record["options"].get("summary") or {}).get("metric", "mape")
+    summary = record["options"].get("summary") or {}
+    metric = summary.get("metric", "mape")
+    method = as_method(summary.get("test", DEFAULT_METHOD))
     c = compare_runs(load_comparison_runs(folder), metric=metric, n_boot=0)
     s = c.suites[0]
     axis = sorted({f for r in s.runs for f in r.outputs.family_names}, key=family_sort_key)
@@ -52,7 +55,12 @@ def sequential_path(folder: Path, look: int | None = None) -> tuple[SequentialPa
     diffs = np.vstack([diffs, np.zeros((pad, diffs.shape[1]))])
     counts = np.vstack([counts, np.zeros((pad, counts.shape[1]))])
     path = sequential_replay(
-        diffs, counts, n_looks=int(plan["looks"]), margin=float(plan["margin"]), upto=taken
+        diffs,
+        counts,
+        n_looks=int(plan["looks"]),
+        margin=float(plan["margin"]),
+        upto=taken,
+        method=method,
     )
     cells = [
         f"{model} · {dec} · {cond}"

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import partial
 
 from analysis.loading.names import condition_label, decoder_label, domain_label
-from analysis.statistics.metrics import STATISTICS
+from analysis.statistics.metrics import LOG_ACCURACY, STATISTICS
 from analysis.statistics.summary import Analysis
 
 from .markdown import Table, fmt, fmt_interval, fmt_range
@@ -17,6 +17,7 @@ __all__ = [
     "build_tables",
     "domain_tables",
     "facts_table",
+    "log_accuracy_table",
     "main_table",
     "paired_table",
     "register_tables",
@@ -31,7 +32,9 @@ __all__ = [
 TableBuilder = Callable[[Analysis], list[Table]]
 _REGISTRY: dict[str, tuple[TableBuilder, ...]] = {}
 
-_MAPE, _NMAE, _WITHIN5, _ORDER, _AFFINE = (STATISTICS.index(s) for s in STATISTICS)
+_MAPE, _NMAE, _WITHIN5, _ORDER, _AFFINE, _LAR = (
+    STATISTICS.index(s) for s in ("mape", "nmae", "within5", "ordering_gap", "affine_gap", "lar")
+)
 
 
 def title_suffix(model: str, suite: str, notice: str | None) -> str:
@@ -351,6 +354,39 @@ def facts_table(a: Analysis) -> Table:
     return Table("Run facts" + table_suffix(a), ("Item", "Value"), tuple(rows), left=2)
 
 
+def log_accuracy_table(a: Analysis) -> list[Table]:
+    """LAR [interval], MSA and SSPB per decoder and condition, beside MAPE and NMAE, with the
+    ok outputs that have no log ratio (a zero; a sign mismatch) counted in their own columns."""
+    m, conds = a.metrics, range(len(a.design.conditions))
+    msa, sspb, zero, mismatch = (LOG_ACCURACY.index(k) for k in LOG_ACCURACY)
+    header = ["Decoder", "Condition", "MAPE", "NMAE", "LAR ×100", "MSA", "SSPB"]
+    header += ["no log: zero", "no log: sign mismatch"]
+    rows = tuple(
+        (
+            decoder_label(decoder, a.facts.suite),
+            condition_label(a.design.conditions[c]),
+            fmt(m.point[_MAPE, d, c]),
+            fmt(m.point[_NMAE, d, c]),
+            _with_interval(a, _LAR, d, c, False),
+            fmt(m.log_accuracy[msa, d, c]),
+            fmt(m.log_accuracy[sspb, d, c]),
+            str(int(m.log_accuracy[zero, d, c])),
+            str(int(m.log_accuracy[mismatch, d, c])),
+        )
+        for d, decoder in enumerate(a.design.decoders)
+        for c in conds
+    )
+    notes = standard_notes(a, bootstrap=True)
+    notes.append(
+        "With q = ln(value/target) (Morley et al. 2018): LAR ×100 = 100·mean|q|, MSA = "
+        "100·(exp(median|q|) − 1) %, SSPB = 100·sign(M)·(exp|M| − 1) % with M = median q "
+        "(positive: values run high). An ok output whose value or target is 0, or whose "
+        "value and target have opposite signs, has no log ratio: it is left out of these "
+        "three and counted in the last two columns."
+    )
+    return [Table("Log accuracy ratio" + table_suffix(a), tuple(header), rows, tuple(notes))]
+
+
 def register_tables(suite: str, *builders: TableBuilder) -> None:
     """Set the tables ``analyze`` prints for ``suite`` (later registrations replace earlier)."""
     _REGISTRY[suite] = builders
@@ -363,6 +399,9 @@ def register_extra(builder: TableBuilder) -> None:
     """Add a table every suite gets when it applies (the transfer table of imported
     predictions)."""
     _EXTRA.append(builder)
+
+
+register_extra(log_accuracy_table)
 
 
 def build_tables(a: Analysis) -> list[Table]:

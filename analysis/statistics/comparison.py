@@ -43,7 +43,13 @@ from .bootstrap import (
 )
 from .diff import check_comparable
 from .facts import RunFacts, run_facts
-from .family_test import detectable_effect, family_p_values, paired_family_test
+from .family_test import (
+    DEFAULT_METHOD,
+    Method,
+    detectable_effect,
+    family_p_values,
+    paired_family_test,
+)
 from .metrics import STATISTICS, compute_metrics
 from .multiple import holm
 from .paired import common_outputs
@@ -57,6 +63,7 @@ __all__ = [
     "verdict",
 ]
 
+COMPARED = ("mape", "nmae", "within5", "lar")  # the metrics a comparison can judge
 HIGHER_IS_BETTER = frozenset({"within5"})  # every other metric is an error: lower is better
 ALPHA = 0.05
 
@@ -112,6 +119,7 @@ class Comparison:
     missing: tuple[tuple[str, str], ...]  # (suite, model) cells not started
     suite_names: tuple[str, ...] = ()  # every suite of the comparison, run or not
     margin: float | None = None  # the release gate's margin (None: no gate asked)
+    test: str = DEFAULT_METHOD  # the verdict test (family_test: TEST_NAMES, PROMISES)
 
     def gate_failures(self) -> list[tuple[str, str, str, str]]:
         """(suite, model, decoder, condition) of every cell that fails the release gate."""
@@ -146,6 +154,7 @@ def _suite(
     seed: int,
     level: float,
     alpha: float,
+    method: Method,
 ) -> SuiteComparison:
     base = runs[0]
     for other in runs[1:]:
@@ -179,7 +188,12 @@ def _suite(
             continue
         flat = (len(families), n_d * n_c)
         test = paired_family_test(
-            diffs[k].reshape(flat), counts[k].reshape(flat), alpha, n_flips=n_boot, seed=seed
+            diffs[k].reshape(flat),
+            counts[k].reshape(flat),
+            alpha,
+            n_flips=n_boot,
+            seed=seed,
+            method=method,
         )
         d_lo[k], d_hi[k] = test.lo.reshape(n_d, n_c), test.hi.reshape(n_d, n_c)
         p[k] = test.p.reshape(n_d, n_c)
@@ -233,15 +247,18 @@ def compare_runs(
     level: float = DEFAULT_LEVEL,
     alpha: float = ALPHA,
     margin: float | None = None,
+    method: Method = DEFAULT_METHOD,
 ) -> Comparison:
     """Summarise a loaded comparison (``load_comparison_runs``): see the module docstring.
 
-    ``margin`` (in the metric's points, 0 or more) asks for the release gate.
+    ``margin`` (in the metric's points, 0 or more) asks for the release gate. ``method``:
+    the verdict test (``family_test.DEFAULT_METHOD``; ``"t"``: the cluster-robust t), for
+    the p-values, the intervals, the MDEs and the gate alike.
 
     Raises ``DiffRefusedError`` when two runs of one suite have different case sets.
     """
-    if metric not in STATISTICS[:3]:
-        raise ValueError(f"metric must be one of {STATISTICS[:3]}; got {metric!r}")
+    if metric not in COMPARED:
+        raise ValueError(f"metric must be one of {COMPARED}; got {metric!r}")
     statistic = STATISTICS.index(metric)
     suites = []
     for suite in data.suites:
@@ -250,7 +267,17 @@ def compare_runs(
             continue  # no baseline run of this suite yet: nothing to compare with
         runs = [c.run for c in cells if c.run is not None]
         suites.append(
-            _suite(suite, [c.model for c in cells], runs, statistic, n_boot, seed, level, alpha)
+            _suite(
+                suite,
+                [c.model for c in cells],
+                runs,
+                statistic,
+                n_boot,
+                seed,
+                level,
+                alpha,
+                method,
+            )
         )
     # One correction over the whole comparison: every later model × suite × decoder ×
     # condition with a p-value.
@@ -263,7 +290,7 @@ def compare_runs(
         at += size
     m = int(np.isfinite(everything).sum())
     lower_is_better = metric not in HIGHER_IS_BETTER
-    gates = [_judge(s, alpha, m, lower_is_better, margin, n_boot, seed) for s in suites]
+    gates = [_judge(s, alpha, m, lower_is_better, margin, n_boot, seed, method) for s in suites]
     if margin is not None and gates:
         adjusted = holm(np.concatenate([g.ravel() for g in gates]))
         at = 0
@@ -285,6 +312,7 @@ def compare_runs(
         missing=tuple((c.suite, c.model) for c in data.cells if c.run is None),
         suite_names=data.suites,
         margin=margin,
+        test=method,
     )
 
 
@@ -296,6 +324,7 @@ def _judge(
     margin: float | None,
     n_boot: int,
     seed: int,
+    method: Method,
 ) -> np.ndarray:
     """Fill in the suite's verdicts and MDEs; return its unadjusted gate p-values."""
     gate = np.full(s.p.shape, np.nan)
@@ -309,14 +338,15 @@ def _judge(
             continue
         diffs = s.family_diffs[k].reshape(n_f, -1)
         counts = s.family_counts[k].reshape(n_f, -1)
-        mde = detectable_effect(diffs, counts, alpha / max(m, 1), n_boot, seed).reshape(shape)
+        mde = detectable_effect(diffs, counts, alpha / max(m, 1), n_boot, seed, method)
+        mde = mde.reshape(shape)
         unclear = s.verdicts[k] == "no clear difference"
         s.mde[k] = np.where(unclear, mde, np.nan)
         if margin is not None:
             # "Worse by the margin" sits on the worse side of 0; only a difference beyond it
             # can fail the gate (the two-sided p at the shifted null, so margin 0 is "worse").
             null = margin if lower_is_better else -margin
-            p = family_p_values(diffs, counts, null, n_boot, seed).reshape(shape)
+            p = family_p_values(diffs, counts, null, n_boot, seed, method).reshape(shape)
             beyond = (s.delta[k] > null) if lower_is_better else (s.delta[k] < null)
             gate[k] = np.where(np.isfinite(s.p[k]), np.where(beyond, p, 1.0), np.nan)
     return gate

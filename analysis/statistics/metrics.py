@@ -15,7 +15,10 @@ from analysis.loading.compact import narrow
 from analysis.loading.outputs import Outputs
 from analysis.loading.run import Design
 
+from .log_accuracy import log_ratios, msa, sspb
+
 __all__ = [
+    "LOG_ACCURACY",
     "STATISTICS",
     "FamilyTotals",
     "Metrics",
@@ -23,13 +26,17 @@ __all__ = [
     "code_positions",
     "compute_metrics",
     "family_totals",
+    "log_ratio_codes",
     "ordering_pairs",
     "positions",
 ]
 
 # mape: mean APE (%); nmae: mean 100|ŷ−y|/(U−L); within5: % of outputs with APE <= 5;
-# ordering_gap: mean 100|ŷ_asc−ŷ_rev|/(U−L) over cases; affine_gap: mean 100|idx_t−idx_int|/N.
-STATISTICS = ("mape", "nmae", "within5", "ordering_gap", "affine_gap")
+# ordering_gap: mean 100|ŷ_asc−ŷ_rev|/(U−L) over cases; affine_gap: mean 100|idx_t−idx_int|/N;
+# lar: mean 100|ln(ŷ/y)| over outputs whose ratio has a log (log_accuracy.py).
+STATISTICS = ("mape", "nmae", "within5", "ordering_gap", "affine_gap", "lar")
+# The medians and the counts of outputs without a log ratio, in Metrics.log_accuracy.
+LOG_ACCURACY = ("msa", "sspb", "zero", "sign_mismatch")
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +68,9 @@ class Metrics:
     rounds_max: np.ndarray
     # mape, nmae and within5 per domain, shape (3, D, C, domains); mape_by_domain is [0].
     by_domain: np.ndarray
+    # LOG_ACCURACY per decoder × condition, shape (4, D, C): MSA and SSPB over the outputs
+    # with a log ratio, and how many ok outputs had none (target or value 0; signs differ).
+    log_accuracy: np.ndarray
 
     @property
     def has_gaps(self) -> bool:
@@ -171,6 +181,7 @@ def family_totals(
     families: tuple[str, ...] | None = None,
     rows: np.ndarray | None = None,
     as_decoder: np.ndarray | None = None,
+    log_ok: np.ndarray | None = None,
 ) -> FamilyTotals:
     """Per-family sums and counts of every statistic in STATISTICS.
 
@@ -178,7 +189,8 @@ def family_totals(
     resample applies to both); by default it is the run's own sorted families. ``rows``
     (ok outputs only, default all of them) restricts the units to those outputs, and
     ``as_decoder`` books each of them under that design decoder position instead of its
-    own: paired.py uses both to take means over the units common to two sides.
+    own: paired.py uses both to take means over the units common to two sides, and
+    ``log_ok`` (one bool per row) to keep LAR to the rows whose partner has a log ratio too.
     """
     families = outputs.family_names if families is None else families
     # Row numbers in the integer type given (int32 from paired.py: half the bytes).
@@ -215,6 +227,7 @@ def family_totals(
             fam_all if at is None else fam_all[at],
             sums,
             counts,
+            None if log_ok is None else (log_ok if at is None else log_ok[at]),
         )
     return FamilyTotals(families, STATISTICS, sums, counts)
 
@@ -231,6 +244,7 @@ def _add_block(
     fam: np.ndarray,
     sums: np.ndarray,
     counts: np.ndarray,
+    log_ok: np.ndarray | None = None,
 ) -> None:
     """Add one block of families' units to ``sums`` and ``counts`` (cells disjoint)."""
     cond = code_positions(outputs.condition_names, design.conditions)[outputs.condition[rows]]
@@ -252,6 +266,8 @@ def _add_block(
     add(0, None, outputs.ape[rows])
     add(1, None, outputs.nae[rows])
     add(2, None, 100.0 * outputs.within5[rows])
+    lar = 100.0 * np.abs(log_ratio_codes(outputs)[outputs.number[rows]])
+    add(5, None, lar if log_ok is None else np.where(log_ok, lar, np.nan))
     index, n_cells = outputs.index[rows], outputs.n_cells[rows]
     if len(design.orders) >= 2:
         i, j = _order_pairs(outputs, rows, dec, design.orders[0], design.orders[1])
@@ -263,6 +279,32 @@ def _add_block(
     if design.reference_domain is not None:
         t, r = _affine_pairs(outputs, rows, dec, design.reference_domain)
         add(4, t, 100.0 * np.abs(index[t] - index[r]) / n_cells[t])
+
+
+def log_ratio_codes(outputs: Outputs) -> np.ndarray:
+    """ln(ŷ/y) per distinct number code (NaN where undefined): a few hundred, not millions."""
+    return log_ratios(outputs.numbers[:, 1], outputs.numbers[:, 0]).q
+
+
+def _log_accuracy(
+    outputs: Outputs, dec: np.ndarray, cond: np.ndarray, n_d: int, n_c: int
+) -> np.ndarray:
+    """LOG_ACCURACY per decoder × condition over the ok outputs, shape (4, D, C)."""
+    codes = log_ratios(outputs.numbers[:, 1], outputs.numbers[:, 0])
+    out = np.full((len(LOG_ACCURACY), n_d, n_c), np.nan)
+    for d in range(n_d):  # a decoder's rows at a time, as the by-domain means (issue 29)
+        rows = np.flatnonzero((dec == d) & outputs.ok)
+        numbers, conds = outputs.number[rows], cond[rows]
+        for c in range(n_c):
+            number = numbers[conds == c]
+            q = codes.q[number]
+            out[:, d, c] = (
+                msa(q),
+                sspb(q),
+                codes.zero[number].sum(),
+                codes.sign_mismatch[number].sum(),
+            )
+    return out
 
 
 def compute_metrics(outputs: Outputs, design: Design) -> Metrics:
@@ -317,4 +359,5 @@ def compute_metrics(outputs: Outputs, design: Design) -> Metrics:
         rounds_min=rounds_min,
         rounds_max=rounds_max,
         by_domain=by_domain,
+        log_accuracy=_log_accuracy(outputs, dec, cond, n_d, n_c),
     )

@@ -23,7 +23,7 @@ import numpy as np
 from analysis.loading.outputs import Outputs
 from analysis.loading.run import Design
 
-from .metrics import FamilyTotals, family_totals, positions
+from .metrics import FamilyTotals, family_totals, log_ratio_codes, positions
 
 __all__ = [
     "PairedTotals",
@@ -80,8 +80,15 @@ def common_with_reference(
     ok_by_job = np.zeros((n_jobs, len(design.decoders)), dtype=bool)
     ok_by_job[jobs[ok_rows], dec[ok_rows]] = True
     r = design.decoders.index(reference)
+    # LAR's units are the common ones where both sides have a log ratio (log_accuracy.py).
+    has_log = np.isfinite(log_ratio_codes(outputs))[outputs.number]
+    log_by_job = np.zeros_like(ok_by_job)
+    log_by_job[jobs[ok_rows], dec[ok_rows]] = has_log[ok_rows]
     # Each decoder's ok outputs whose job also has an ok reference output.
-    other = family_totals(outputs, design, rows=ok_rows[ok_by_job[jobs[ok_rows], r]])
+    rows = ok_rows[ok_by_job[jobs[ok_rows], r]]
+    other = family_totals(
+        outputs, design, rows=rows, log_ok=has_log[rows] & log_by_job[jobs[rows], r]
+    )
     # The reference's ok outputs, booked once under every decoder that is ok on the same job:
     # a decoder at a time (issue 29), so that the rows booked are one decoder's (a million at
     # 1000×), not all of them. Each decoder's cells are its own, so the sums are the same.
@@ -93,7 +100,10 @@ def common_with_reference(
     for d in range(len(design.decoders)):
         rows = ref_rows[ref_ok[:, d]]
         if len(rows):
-            part = family_totals(outputs, design, rows=rows, as_decoder=np.full(len(rows), d))
+            both = has_log[rows] & log_by_job[jobs[rows], d]
+            part = family_totals(
+                outputs, design, rows=rows, as_decoder=np.full(len(rows), d), log_ok=both
+            )
             sums += part.sums
             counts += part.counts
     base = FamilyTotals(other.families, other.statistics, sums, counts)
@@ -123,7 +133,12 @@ def common_outputs(
     pairs = [(i, j) for key, i in _ok_keys(a).items() if (j := keys_b.get(key)) is not None]
     rows_a = np.array([i for i, _ in pairs], np.int64)
     rows_b = np.array([j for _, j in pairs], np.int64)
+    # LAR's units: the common outputs where both runs have a log ratio (log_accuracy.py).
+    both = (
+        np.isfinite(log_ratio_codes(a))[a.number[rows_a]]
+        & np.isfinite(log_ratio_codes(b))[b.number[rows_b]]
+    )
     return PairedTotals(
-        base=family_totals(a, design, families, rows=rows_a),
-        other=family_totals(b, design, families, rows=rows_b),
+        base=family_totals(a, design, families, rows=rows_a, log_ok=both),
+        other=family_totals(b, design, families, rows=rows_b, log_ok=both),
     )

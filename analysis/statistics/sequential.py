@@ -90,6 +90,29 @@ class SequentialPath:
         return bool((self.reason != "open").all())
 
 
+# The most family resamples a look draws to resolve a bootstrap p at its level (issue 44):
+# 1 / (B + 1) reaches the first look's 0.00009 / 12 cells at about 135,000.
+MAX_LOOK_FLIPS = 250_000
+
+
+def look_flips(d: np.ndarray, n: np.ndarray, level: float, n_flips: int, method: str) -> int:
+    """Resamples for one look's bootstrap p: enough that its floor ``1 / (B + 1)`` lies below
+    Holm's first step ``level / K`` when some cell's t already gets there (a resampled p can
+    then decide at an early look, as the t's can), else ``n_flips``; capped."""
+    from .family_test import family_p_values
+
+    if method != "bootstrap_t":
+        return n_flips
+    k = d.shape[1]
+    if not k:
+        return n_flips
+    with np.errstate(invalid="ignore"):
+        reachable = bool(np.nanmin(family_p_values(d, n, 0.0, 0, 0, "t"), initial=1.0) * k < level)
+    if not reachable:
+        return n_flips
+    return int(min(max(n_flips, math.ceil(k / level)), MAX_LOOK_FLIPS))
+
+
 def sequential_replay(
     diff_sums: np.ndarray,
     counts: np.ndarray,
@@ -148,9 +171,14 @@ def sequential_replay(
         # after a cell stopped never changes a decision. A cell whose two sides agree on
         # every unit asked while it was open (each family's difference exactly 0) cannot
         # reach any level, whatever the test: Tarone's (1990) rule leaves it out of m.
+        test = method or DEFAULT_METHOD
         p = np.where(
-            open_, family_p_values(d, n, 0.0, n_flips, seed, method or DEFAULT_METHOD), frozen_p
-        )
+            open_,
+            # The open cells only: what a stopped cell's families hold changes nothing.
+            family_p_values(d, n, 0.0, look_flips(d[:, open_], n[:, open_], level, n_flips, test),
+                            seed, test),
+            frozen_p,
+        )  # fmt: skip
         live = np.where(open_, testable_cells(d), frozen_live)
         called = np.zeros(k, bool)
         called[live] = holm(p[live]) < level

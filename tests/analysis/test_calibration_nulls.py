@@ -124,17 +124,21 @@ def test_saved_results_of_other_tests_on_the_same_draws_join_into_one_row() -> N
 
 
 def test_the_rule_with_a_candidates_p_is_that_candidates_rule() -> None:
-    """``sequential_replay(method=...)`` puts the candidate's p inside the rule: "t" is the
-    default's path; the bootstrap-t, whose p cannot go below 1/(B+1), decides a clear
-    difference a look later (the study's boot_t_max column measures that rule)."""
-    from analysis.statistics.sequential import sequential_replay
+    """``sequential_replay(method=...)`` puts the candidate's p inside the rule; the default
+    is the bootstrap-t's. Its p cannot go below 1/(B+1), so a look whose t could decide
+    draws enough resamples to resolve the look's level (``look_flips``): here it decides
+    at the same looks as the t, where 199 resamples alone could not (issue 44)."""
+    from analysis.statistics.sequential import look_flips, sequential_replay
 
     d = np.random.default_rng(5).normal(2.0, 1.0, (24, 3)) * 8
     n = np.full((24, 3), 8.0)
     default = sequential_replay(d, n, n_flips=199, seed=1)
-    same = sequential_replay(d, n, n_flips=199, seed=1, method="t")
+    same = sequential_replay(d, n, n_flips=199, seed=1, method="bootstrap_t")
     assert np.array_equal(same.stopped_at, default.stopped_at)
-    other = sequential_replay(d, n, n_flips=199, seed=1, method="bootstrap_t")
-    assert (other.reason == "decided").all() and (default.reason == "decided").all()
-    assert (other.stopped_at > default.stopped_at).all()
-    assert other.families_used > default.families_used
+    t = sequential_replay(d, n, n_flips=199, seed=1, method="t")
+    assert (t.reason == "decided").all() and (default.reason == "decided").all()
+    assert np.array_equal(default.stopped_at, t.stopped_at)
+    # A level far below 199 resamples' floor 1/200, which the t reaches on all 24 families.
+    level = 0.0001
+    assert look_flips(d, n, level, 199, "bootstrap_t") >= 3 / level
+    assert look_flips(d, n, level, 199, "t") == 199

@@ -222,11 +222,15 @@ def test_a_clearly_worse_model_is_called_worse(
     folder = tmp_path / "worse"
     # Every arithmetic result ten cells off; NMAE, since MAPE on 16 families is ruled by the
     # near-zero targets of the -50 domain (as in the paper) and calls few cells either way.
+    # --test t: the t's power at 16 families; the default bootstrap-t calls fewer of these
+    # cells (its cost in power, docs/comparing.md), and never a false one.
     args = ["compare", "--models", "sim,sim:slip_ten=1", "--suites", "affine", "--metric",
             "nmae", "--param", "per_operator=4", "--out", str(folder), "--no-progress",
-            "--json"]  # fmt: skip
+            "--json", "--test", "t"]  # fmt: skip
     assert cli(*args) == 0
     printed = orjson.loads(capsys.readouterr().out)  # stdout is the JSON alone
+    assert printed["test"]["promise"] == "level measured on exchangeable pairs only"
+    assert "level measured on exchangeable pairs only" in (folder / "summary.md").read_text()
     assert printed["rows"] == rows(folder)
     verdicts = {(r["decoder"], r["condition"]): r["verdict"] for r in rows(folder)}
     assert {v for (_, c), v in verdicts.items() if c == "arithmetic"} == {"worse"}
@@ -238,7 +242,8 @@ def test_the_release_gate_exits_3_naming_the_cells_shown_worse_by_more_than_the_
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = ["compare", "--models", "sim,sim:slip_ten=1", "--suites", "affine", "--metric",
-            "nmae", "--param", "per_operator=4", "--no-progress", "--fail-on-worse"]  # fmt: skip
+            "nmae", "--param", "per_operator=4", "--no-progress", "--fail-on-worse",
+            "--test", "t"]  # fmt: skip
     assert cli(*base, "--out", str(tmp_path / "gate")) == 3
     err = capsys.readouterr().err
     assert "release gate failed: 6 cell(s) worse than sim by more than 0" in err
@@ -298,3 +303,21 @@ def test_out_naming_a_file_is_refused_in_one_line(
     err = capsys.readouterr().err
     assert "is a file, not a folder" in err and len(err.strip().splitlines()) == 1
     assert taken.read_text() == "mine\n"
+
+
+def test_lar_is_judged_and_a_clearly_worse_model_is_called_worse_on_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "lar"
+    args = ["compare", "--models", "sim,sim:slip_ten=1", "--suites", "affine", "--metric",
+            "lar", "--param", "per_operator=4", "--out", str(folder), "--no-progress",
+            "--json"]  # fmt: skip
+    assert cli(*args) == 0
+    printed = orjson.loads(capsys.readouterr().out)
+    assert "LAR ×100" in (folder / "summary.md").read_text()
+    assert printed["test"]["name"] == "bootstrap_t"  # the default verdict test, and its promise
+    assert "A/A pair" in printed["test"]["promise"]
+    verdicts = {(r["decoder"], r["condition"]): r["verdict"] for r in rows(folder)}
+    assert "better" not in verdicts.values()
+    assert {v for (_, c), v in verdicts.items() if c == "provided"} == {"no clear difference"}
+    assert printed["verdicts"].get("worse", 0) >= 1

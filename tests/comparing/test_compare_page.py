@@ -34,6 +34,8 @@ def test_comparison_page_shows_every_run_the_verdicts_and_the_models_side_by_sid
         # Beside each "no clear difference": what the comparison could have seen.
         unclear = page.locator("#verdicts td.verdict-none", has_text="no clear difference")
         assert all("(MDE " in t or "every family" in t for t in unclear.all_inner_texts())
+        # The page states the verdict test and its promise (issue 44).
+        assert "Verdict test: cluster bootstrap-t" in page.locator("#verdicts").inner_text()
         worse = page.locator("#verdicts td.verdict-worse, #verdicts td.verdict-better")
         for i in range(worse.count()):  # coloured, and the word is there too
             colour = worse.nth(i).evaluate("td => getComputedStyle(td).backgroundColor")

@@ -26,7 +26,9 @@ def test_a_large_difference_is_found_and_an_exact_a_a_never_called(
     rows = {r["alternative"]: r for r in data["rows"]}  # type: ignore[attr-defined]
     moved = rows["slip_ten=1"]
     assert moved["effect"] > 5  # every arithmetic result ten cells off: about +10 pp NMAE
-    assert moved["power"]["8"] == 1.0
+    # The default bootstrap-t at 8 families: far from every replicate (its cost in power;
+    # the t found all 20), never a false call below.
+    assert moved["power"]["8"] >= 0.5
     # The exact reader against itself: no difference anywhere, so no cell is ever called.
     a_a = next(r for label, r in rows.items() if label.startswith("A/A"))
     assert a_a["effect"] == 0.0 and a_a["any_cell"]["8"] == 0.0
