@@ -8,7 +8,8 @@ NumericJevError
 │   ├── TransientError   worth another attempt: the ONLY type the retry policy retries
 │   └── AuthError        401/403: every request would fail, so the run stops
 ├── BudgetExhausted      a cap was reached: requests, spend, or time waited on 429s (the run
-│                        stops resumably)
+│   │                    stops resumably)
+│   └── RequestCapReached  --max-requests refused an exchange before it was sent
 └── Stopping             the run is stopping (a signal, a cap, a fatal error): this attempt
                          was not sent, and its job stays pending for resume
 
@@ -38,6 +39,7 @@ __all__ = [
     "GridError",
     "ManifestMismatch",
     "NumericJevError",
+    "RequestCapReached",
     "RunFolderError",
     "Stopping",
     "TransientError",
@@ -112,6 +114,11 @@ class AuthError(BackendError):
 
 class BudgetExhausted(NumericJevError):
     """A cap was reached (requests, spend, or time waited on 429s); the run can be resumed."""
+
+
+class RequestCapReached(BudgetExhausted):
+    """The request cap refused an exchange before it was sent: the run starts nothing new,
+    but exchanges already admitted still go out (nothing in flight is dropped)."""
 
 
 class Stopping(NumericJevError):

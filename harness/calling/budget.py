@@ -1,7 +1,8 @@
 """Caps, spend reservations and the early-failure breaker: what a run may still spend.
 
-- ``admit`` is asked before every exchange and raises ``BudgetExhausted`` once the request
-  cap (``--max-requests``, per invocation) is reached.
+- ``admit`` is asked just before an exchange is first sent to the server (a cache hit is
+  not sent, so not counted) and raises ``RequestCapReached`` once the request cap
+  (``--max-requests``, per invocation) is reached.
 - With a spend cap (``--max-cost-usd``, the run's total recorded cost, earlier sessions
   included) every ATTEMPT first takes a ``Hold`` on what it may cost and gives it back when
   it ends, its real cost recorded. An attempt is sent only if the recorded cost, the holds
@@ -39,7 +40,7 @@ import anyio
 import orjson
 
 from harness.calling.limits import Limits
-from harness.errors import BackendError, BudgetExhausted
+from harness.errors import BackendError, BudgetExhausted, RequestCapReached
 from harness.progress import Counters
 
 # Failed exchanges (each after its retries) with none answered yet before the run gives up.
@@ -72,7 +73,7 @@ class Budget:
         self.price = price_per_million or 0.0
         self.early_failure_limit = early_failure_limit
         self.spending = limits.max_cost_usd is not None  # holds are taken only with a spend cap
-        self.sent = 0  # exchanges started by this invocation
+        self.sent = 0  # exchanges sent to the server by this invocation (cache hits are not)
         self.reserved = 0.0  # held by attempts in flight
         self._held = 0
         self._cost_per_byte = 0.0  # the most an attempt has cost per body byte
@@ -82,10 +83,11 @@ class Budget:
         self._room: anyio.Event | None = None
 
     def admit(self) -> None:
-        """Admit one more exchange under the request cap, or raise ``BudgetExhausted``."""
+        """Admit one more exchange to be sent under the request cap, or raise
+        ``RequestCapReached``."""
         cap = self.limits.max_requests
         if cap is not None and self.sent >= cap:
-            raise BudgetExhausted(f"request cap reached ({cap:,} requests)")
+            raise RequestCapReached(f"request cap reached ({cap:,} requests)")
         self.sent += 1
 
     @staticmethod

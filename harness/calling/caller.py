@@ -138,7 +138,8 @@ class Caller:
 
         Every attempt goes to ``on_attempt`` as it ends. Raises the last attempt's
         ``BackendError`` when no attempt was answered within the retry policy,
-        ``BudgetExhausted`` when a cap stops the run, ``Stopping`` when the run stops.
+        ``BudgetExhausted`` when a cap stops the run (``RequestCapReached`` before anything of
+        this exchange was sent), ``Stopping`` when the run stops.
         ``occasion`` (the job and round) keys the request cache along with the body.
         """
         cache = self.cache
@@ -166,6 +167,9 @@ class Caller:
     async def _live(self, body: Mapping[str, Any], on_attempt: OnAttempt) -> Attempt:
         """The exchange asked of the backend, retried under the policy."""
         budget = self.budget
+        if budget is not None:
+            # Counted here, not before the cache lookup: --max-requests counts requests sent.
+            budget.admit()
         exchange = _Exchange(budget.size_of(body) if budget is not None and budget.spending else 0)
         started = self._clock()
         try:

@@ -42,7 +42,8 @@ def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True)
         "--max-requests",
         type=int,
         default=None,
-        help="stop cleanly after this many requests in this invocation (resume continues)",
+        help="stop cleanly after this many requests sent to the server in this invocation "
+        "(an answer from the request cache is not one; resume continues)",
     )
     parser.add_argument(
         "--max-cost-usd",

@@ -22,7 +22,13 @@ import anyio.lowlevel
 
 from harness.calling import Budget, Caller
 from harness.collector import fewer_collections
-from harness.errors import AuthError, BackendError, BudgetExhausted, Stopping
+from harness.errors import (
+    AuthError,
+    BackendError,
+    BudgetExhausted,
+    RequestCapReached,
+    Stopping,
+)
 from harness.running.jobs import Job
 from harness.running.recorder import Recorder
 from runfolder import error_kind
@@ -74,11 +80,15 @@ class Scheduler:
                 return  # pending: resume asks it again
             body, qmap = step
             try:
-                budget.admit()
                 # The exchange's occasion (job, round) is part of its cache key: see harness.cache.
                 on_attempt = partial(recorder.attempt, job, body, qmap)
                 answered = await caller.call(body, on_attempt, f"{job.id}#{job.round}")
             except Stopping:
+                return
+            except RequestCapReached as exc:
+                # Nothing new starts, but the switch stays: exchanges already admitted (in
+                # a pacer wait, or retrying) are still sent, and hits still answer.
+                self.stopped = self.stopped or str(exc)
                 return
             except BudgetExhausted as exc:
                 self.stop(str(exc))

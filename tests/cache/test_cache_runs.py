@@ -98,3 +98,31 @@ def test_worker_processes_and_shards_share_one_cache(tmp_path: Path, how: list[s
     assert outputs(second / "outputs.jsonl") == outputs(first / "outputs.jsonl")
     lines = records(second / "requests.jsonl")
     assert lines and all(r["cache"]["hit"] for r in lines)
+
+
+@pytest.mark.parametrize("cap", [5, 12])
+def test_max_requests_sends_exactly_the_cap_with_the_cache_on(tmp_path: Path, cap: int) -> None:
+    # The cap counts requests sent to the server: a miss still in its cache lookup when the
+    # cap is reached is neither counted nor dropped once admitted.
+    with counting_server(ServerConfig(port=0)) as (url, answered):
+        code = run(
+            tmp_path / "a", url, "--cache", "read-write", "--max-requests", str(cap),
+            "--concurrency", "16",
+        )  # fmt: skip
+        assert code == 1  # stopped by the cap; resume continues
+        assert answered.total == cap
+        sent = [r for r in records(tmp_path / "a" / "requests.jsonl") if "cache" not in r]
+        assert len(sent) == cap
+        # A resume answers the first exchanges from the cache (not counted) and sends
+        # exactly the cap again.
+        assert cli("resume", str(tmp_path / "a"), "--max-requests", str(cap), "--no-progress") == 1
+        assert answered.total == 2 * cap
+
+
+def test_cache_hits_do_not_count_toward_max_requests(tmp_path: Path) -> None:
+    with counting_server(ServerConfig(port=0)) as (url, answered):
+        assert run(tmp_path / "a", url, "--cache", "read-write") == 0
+        first = answered.total
+        # Every exchange is a hit: none is sent, so a cap of 1 stops nothing.
+        assert run(tmp_path / "b", url, "--cache", "read-write", "--max-requests", "1") == 0
+        assert answered.total == first

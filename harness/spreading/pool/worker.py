@@ -19,7 +19,7 @@ import anyio.abc
 from harness.backends.oracle import Oracle
 from harness.cache import open_cache
 from harness.calling import Budget, Caller, Limits, Pacer
-from harness.errors import BudgetExhausted, NumericJevError, first_error
+from harness.errors import NumericJevError, RequestCapReached, first_error
 from harness.progress import Counters, NoProgress
 from harness.protocol.cases import JobSpec
 from harness.running.folder import RunPlan
@@ -135,7 +135,7 @@ class SharedCap(Budget):
         if cap is not None:
             with self._shared.get_lock():
                 if self._shared.value >= cap:
-                    raise BudgetExhausted(f"request cap reached ({cap:,} requests)")
+                    raise RequestCapReached(f"request cap reached ({cap:,} requests)")
                 self._shared.value += 1
         self.sent += 1
 
