@@ -100,8 +100,7 @@ def make_pool(arm: str, n_runs: int, cache: Path) -> dict[str, np.ndarray]:
     path = cache / f"pool_{arm}_{n_runs}.npz"
     if not path.exists():
         from analysis.statistics.metrics import family_totals
-        from harness import load_suite
-        from harness import ModelSpec
+        from harness import ModelSpec, load_suite
         from simstudy.profile import design_for, outputs_of
         from simstudy.simulate import simulate
 
