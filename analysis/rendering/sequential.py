@@ -160,7 +160,9 @@ def sequential_figure(folder: Path) -> Figure:
         ax.axhline(0, color="0.6", linewidth=0.8)
         shown = x <= path.sizes[int(path.stopped_at[i]) - 1]
         err = np.vstack([delta[shown, i] - lo[shown, i], hi[shown, i] - delta[shown, i]])
-        ax.errorbar(x[shown], delta[shown, i], yerr=np.nan_to_num(err), fmt="o-", markersize=3)
+        # An unbounded interval (the bootstrap-t at few families) has no bar to draw.
+        bars = np.where(np.isfinite(err), err, 0.0)
+        ax.errorbar(x[shown], delta[shown, i], yerr=bars, fmt="o-", markersize=3)
         why = str(path.reason[i])
         ax.set_title(f"{name.split(' · ', 1)[1]}\n{why} at look {path.stopped_at[i]}", fontsize=7)
         ax.tick_params(labelsize=6)

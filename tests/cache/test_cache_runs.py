@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from harness.serve import ServerConfig
@@ -36,13 +37,15 @@ def test_second_run_sends_nothing_and_gives_the_same_outputs(
         assert answered.total == first  # the second run sent no request
     assert outputs(tmp_path / "b" / "outputs.jsonl") == outputs(tmp_path / "a" / "outputs.jsonl")
     lines = records(tmp_path / "b" / "requests.jsonl")
-    assert lines and all(r["cache"]["from_run"] == "a" for r in lines)
+    first_id = orjson.loads((tmp_path / "a" / "manifest.json").read_bytes())["run_id"]
+    assert first_id.startswith("a-")  # the folder's name and a suffix of this run alone
+    assert lines and all(r["cache"]["from_run"] == first_id for r in lines)
     assert all(r["cost_usd"] == 0.0 and r["model"] == "sim" for r in lines)
     assert all("cache" not in r for r in records(tmp_path / "a" / "requests.jsonl"))
     capsys.readouterr()
     assert cli("status", str(tmp_path / "b")) == 0
     assert (
-        f"cache: {len(lines):,} hits (answers paid by a), 0 answered live"
+        f"cache: {len(lines):,} hits (answers paid by {first_id}), 0 answered live"
         in capsys.readouterr().out
     )
     # The report's facts say it too (analyze reads only the run folder).

@@ -160,7 +160,9 @@ def test_each_shard_takes_its_share_of_pace_and_spend(tmp_path: Path) -> None:
     shard = load_manifest(parent / "shards" / "1")
     assert shard.limits["rps"] == 250.0 and shard.limits["max_cost_usd"] == 1.0
     assert shard.limits["concurrency"] == 8
-    assert shard.extra["shard"] == {"index": 1, "count": 4, "parent": "run"}
+    parent_id = load_manifest(parent).run_id
+    assert parent_id.startswith("run-")
+    assert shard.extra["shard"] == {"index": 1, "count": 4, "parent": parent_id}
     assert load_manifest(parent).limits["rps"] == 1000.0
     assert shard.n_jobs == len(Shard(1, 4).jobs(small_suite()))
 
