@@ -261,6 +261,29 @@ def split_models(text: str) -> list[str]:
     return specs
 
 
+def server_of(spec: ModelSpec, environ: Mapping[str, str]) -> tuple[str, str, bool]:
+    """The base URL a served ``spec`` would call (checked: ``http.checked_url``), the
+    variable its key is read from, and whether that server is a hosted API needing a key."""
+    if spec.wire == "systemone":
+        from harness.backends.pricing import is_hosted
+        from harness.backends.systemone import DEFAULT_BASE_URL, normalise_base_url
+
+        base = normalise_base_url(
+            spec.base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
+        )
+        return base, spec.key_env or "TYPESAFE_API_KEY", is_hosted(base)
+    from harness.backends.remote import (
+        OPENAI_BASE_URL,
+        OPENAI_KEY_VARIABLE,
+        OPENAI_URL_VARIABLE,
+        is_openai_hosted,
+        server_base_url,
+    )
+
+    base = server_base_url(spec.base_url or environ.get(OPENAI_URL_VARIABLE) or OPENAI_BASE_URL)
+    return base, spec.key_env or OPENAI_KEY_VARIABLE, is_openai_hosted(base)
+
+
 def make_backend(
     spec: ModelSpec,
     known: Mapping[str, Fraction] | None = None,

@@ -233,7 +233,9 @@ def run(args: argparse.Namespace) -> int:
             "(to ask serve-sim, name a served model: --model jev-sim --base-url URL)"
         )
     if args.dry_run:  # sends nothing, so it needs no key and builds no client
-        from harness.running.dryrun import describe, dry_run_price
+        import os
+
+        from harness.running.dryrun import describe, dry_run_price, server_lines
         from harness.spreading.pool import processes_for
 
         # What the real run would refuse, a dry run refuses too.
@@ -244,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--run {args.run} is a file, not a folder; choose another --run folder"
             )
 
-        for line in describe(suite, spec, dry_run_price(spec)):
+        for line in [*describe(suite, spec, dry_run_price(spec)), *server_lines(spec, os.environ)]:
             print(line, file=sys.stdout)
         return 0
     if spec.name not in ("sim", "oracle") and not args.skip_check:

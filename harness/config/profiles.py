@@ -55,6 +55,8 @@ def url_problem(value: Any) -> str | None:
         return "a URL starting with http:// or https://"
     if urlsplit(value).password is not None:
         return "a URL without a password (name the key's variable with key_env instead)"
+    if "?" in value or "#" in value:  # shown nowhere: ``?api_key=...`` is a key
+        return "a URL without a query string or fragment (name the key's variable with key_env)"
     return None
 
 

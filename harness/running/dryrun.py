@@ -148,6 +148,24 @@ def count(suite: Suite, spec: ModelSpec) -> WireCounts:
     return WireCounts(wire, fewest, most, requests, calls, tokens_in, tokens_out, questions)
 
 
+def server_lines(spec: ModelSpec, environ: Mapping[str, str]) -> list[str]:
+    """The server a served ``spec`` would call and whether its key's variable is set; a URL
+    the run would refuse (``http.checked_url``) is refused here too, as a ``ConfigError``."""
+    if spec.name in IN_PROCESS or spec.is_gguf:
+        return ["server: none (answered in process)"]
+    from harness.backends import server_of
+
+    base, variable, hosted = server_of(spec, environ)
+    where = "a hosted API" if hosted else "the server at --base-url (or the profile's)"
+    if not environ.get(variable, "").strip():
+        refused = hosted or spec.key_env is not None  # make_backend refuses both
+        needed = "the run would refuse: it needs a key" if refused else "no key will be sent"
+        key = f"key: ${variable} is not set ({needed})"
+    else:
+        key = f"key: ${variable} is set"
+    return [f"server: {base} ({where}, wire {spec.wire})", key]
+
+
 def describe(
     suite: Suite, spec: ModelSpec, price: DryPrice | None, counts: WireCounts | None = None
 ) -> list[str]:

@@ -44,14 +44,16 @@ class HttpResponse(NamedTuple):  # a NamedTuple for speed, as ``RawResponse``
 
 def shown_url(url: str) -> str:
     """``url`` as an error message may show it: everything before its last ``@`` (short of a
-    query or fragment) replaced, since an unparseable URL's credentials may run past a ``/``."""
+    query or fragment) replaced, since an unparseable URL's credentials may run past a ``/``,
+    and any query string or fragment too (``?api_key=...`` is a key)."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         scheme, rest = "", url
     head = rest.partition("?")[0].partition("#")[0]
-    if "@" not in head:
-        return url
-    return f"{scheme}{sep}***@{rest[head.rindex('@') + 1 :]}"
+    tail = "?***" if len(head) < len(rest) else ""
+    if "@" in head:
+        head = f"***@{head[head.rindex('@') + 1 :]}"
+    return f"{scheme}{sep}{head}{tail}"
 
 
 def checked_url(url: str) -> str:
@@ -70,8 +72,9 @@ def checked_url(url: str) -> str:
         )
     if parsed.query_string or parsed.fragment:
         raise ConfigError(
-            f"base URL {shown} has a query string or fragment (?... or #...): the route is "
-            "appended to it, so pass the server's address and path only"
+            f"base URL {shown} has a query string or fragment (?... or #...), which may hold a "
+            "key and is never sent: pass the server's address and path only, and the key in "
+            "its variable (a profile's key_env)"
         )
     return url
 
