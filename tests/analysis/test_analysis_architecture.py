@@ -139,4 +139,5 @@ def test_exported_members() -> None:
 
 def test_modules_stay_small() -> None:
     for path in PACKAGE.rglob("*.py"):
-        assert len(path.read_text().splitlines()) < 400, f"{path.name} is over 400 lines"
+        # A guard, not a cap that splits a concept by name (tests/test_architecture.py).
+        assert len(path.read_text().splitlines()) < 500, f"{path.name} is over 500 lines"

@@ -317,7 +317,8 @@ def test_a_line_of_another_run_with_the_same_folder_name_is_refused(
     one, two = tmp_path / "x" / "base", tmp_path / "y" / "base"
     for folder, seed in ((one, "1"), (two, "3")):
         assert (
-            cli("run", *SMALL, "--run", str(folder), "--model", f"sim:seed={seed}", "--no-progress") == 0
+            cli("run", *SMALL, "--run", str(folder), "--model", f"sim:seed={seed}", "--no-progress")
+            == 0
         )
     assert run_id_of(one) != run_id_of(two)
     foreign = records(two / "outputs.jsonl")[0]
