@@ -51,6 +51,7 @@ __all__ = [
     "make_backend",
     "parse_model",
     "parse_options",
+    "server_of",
     "split_models",
 ]
 

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from harness import Limits, ModelSpec, RunFolderError, Suite, load_suite, start_run
@@ -82,7 +83,8 @@ def test_two_runs_into_one_new_folder_one_wins_twenty_times(tmp_path: Path) -> N
         why = str(refused[0])
         assert "in use by another process" in why or "already holds a run" in why
         assert len(read_sessions(folder)) == 1  # the winner's session, and its manifest
-        assert read_sessions(folder)[0]["run"] == folder.name
+        winner = orjson.loads((folder / "manifest.json").read_bytes())["run_id"]
+        assert read_sessions(folder)[0]["run"] == winner
         assert len(records(folder / "requests.jsonl")) == 3
 
 
