@@ -130,7 +130,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return int(result)
     except (NumericJevError, RunFolderError) as exc:  # RunFolderError: see harness.errors
         print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return getattr(exc, "exit_status", 2)  # WriteFailed: 4
     except BrokenPipeError:
         # Output piped into `head` and the like: stop quietly, as Unix tools do.
         sys.stderr.close()

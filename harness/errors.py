@@ -10,6 +10,7 @@ NumericJevError
 ├── BudgetExhausted      a cap was reached: requests, spend, or time waited on 429s (the run
 │   │                    stops resumably)
 │   └── RequestCapReached  --max-requests refused an exchange before it was sent
+├── WriteFailed          a record could not be written (disk full): the run stopped at once
 └── Stopping             the run is stopping (a signal, a cap, a fatal error): this attempt
                          was not sent, and its job stays pending for resume
 
@@ -43,6 +44,7 @@ __all__ = [
     "RunFolderError",
     "Stopping",
     "TransientError",
+    "WriteFailed",
     "first_error",
 ]
 
@@ -119,6 +121,13 @@ class BudgetExhausted(NumericJevError):
 class RequestCapReached(BudgetExhausted):
     """The request cap refused an exchange before it was sent: the run starts nothing new,
     but exchanges already admitted still go out (nothing in flight is dropped)."""
+
+
+class WriteFailed(NumericJevError):
+    """A record could not be written (a full disk, a file size limit): the run stopped at
+    once, nothing sent after it; ``resume`` continues once the cause is fixed."""
+
+    exit_status = 4  # not 2: the input was fine, and what was recorded is kept
 
 
 class Stopping(NumericJevError):

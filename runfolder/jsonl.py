@@ -440,6 +440,13 @@ class JsonlAppender:
             os.fsync(self._handle.fileno())
             self._handle.close()
 
+    def abandon(self) -> None:
+        """Close without handing the OS what is still buffered: after a failed write, so
+        that nothing reaches the disk out of order (resume cuts a torn last line)."""
+        if not self._handle.closed:
+            self._pending.clear()
+            self._handle.raw.close()  # type: ignore[attr-defined]  # the buffer is dropped
+
     def __enter__(self) -> JsonlAppender:
         return self
 

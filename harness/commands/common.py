@@ -22,7 +22,11 @@ INTERRUPTED = (
     "130 interrupted by Ctrl-C, 143 by SIGTERM (the requests in flight are answered and "
     "recorded first; numericjev resume continues where it stopped)"
 )
-RUNNING = (DONE, CAPPED, REFUSED, INTERRUPTED)
+WRITE_FAILED = (
+    "4 a record could not be written (a full disk): stopped at once, nothing sent after it "
+    "(one line names the file; numericjev resume continues once it is fixed)"
+)
+RUNNING = (DONE, CAPPED, REFUSED, WRITE_FAILED, INTERRUPTED)
 GATE = "3 the release gate failed (compare --fail-on-worse: the summary names the cells)"
 READING = (DONE, REFUSED, "130 interrupted by Ctrl-C")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -60,8 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int | Handoff:
     """Verify, lock, replay and continue (a comparison: each of its runs)."""
+    from harness.cache.lookup import MODE_ENV
     from harness.commands.summary import report
-    from harness.running.folder import LimitChanges
+    from harness.running.folder import LimitChanges, recorded_cache
     from harness.running.interrupts import Interrupts
     from harness.running.session import resume_run
     from runfolder import is_comparison, read_manifest_object
@@ -77,7 +79,10 @@ def run(args: argparse.Namespace) -> int | Handoff:
         from harness.commands.compare import continue_comparison
 
         return continue_comparison(args, folder, warn, interrupts)
-    read_manifest_object(folder)  # not a run folder: its one-line error, before any output
+    raw = read_manifest_object(folder)  # not a run folder: its one-line error, before output
+    # The run's own cache mode beats the user's default ($NUMERICJEV_CACHE_MODE, a profile);
+    # only --cache replaces it (for this session).
+    cache = args.cache or (None if recorded_cache(raw) else os.environ.get(MODE_ENV) or None)
     print(f"run folder: {folder}", flush=True)
     limits: LimitChanges = {
         "concurrency": args.concurrency,
@@ -87,7 +92,6 @@ def run(args: argparse.Namespace) -> int | Handoff:
         "max_wait_s": args.max_wait_seconds,
     }
     if (folder / "shards").is_dir():  # the parent of shards: continue all of them
-        import os
 
         from harness.spreading.spread import resume_workers
 
@@ -96,7 +100,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
             processes=args.workers or os.cpu_count() or 1,
             base_url=args.base_url,
             allow_mismatch=args.allow_mismatch,
-            cache=args.cache,
+            cache=cache,
             **limits,
         )
         return report("resume", result)
@@ -112,7 +116,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
         progress=not args.no_progress,
         on_warning=warn,
         interrupts=interrupts,
-        cache=args.cache,
+        cache=cache,
         **limits,
     )
     return report("resume", result)

@@ -84,7 +84,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"tokens: in {c.input_tokens:,}, out {c.output_tokens:,}; cost {cost}")
     print(f"served models: {served}")
     from harness.cache.report import cache_line
+    from harness.running.folder import recorded_cache
 
+    if (mode := recorded_cache(manifest.extra)) is not None:
+        print(f"request cache: {mode} (the run's; resume keeps it unless --cache says otherwise)")
     if (line := cache_line(folder)) is not None:
         print(line)
     # A merged parent's last line seals it ("merge"): not a session that sent anything.

@@ -53,9 +53,9 @@ class Settings:
         layer's value kept: the environment, ``[defaults]``, then the named profile(s).
         ``given`` is what the command line gave."""
         found: dict[str, Setting] = {}
-        if environ.get(MODE_ENV):
-            found["cache"] = Setting(environ[MODE_ENV], f"${MODE_ENV}")
-        if command not in RECORDED:
+        if command not in RECORDED:  # resume keeps the run's own cache mode (commands.resume)
+            if environ.get(MODE_ENV):
+                found["cache"] = Setting(environ[MODE_ENV], f"${MODE_ENV}")
             found |= self.defaults
         model = given.get("model", found["model"].value if "model" in found else None)
         if isinstance(model, str):

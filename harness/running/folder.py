@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -60,6 +61,8 @@ from runfolder import (
     write_manifest,
 )
 
+# The manifest field that keeps the run's request-cache mode (``RunSettings.cache``).
+CACHE_FIELD = "cache"
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: harness/running/folder.py
 
 
@@ -115,7 +118,8 @@ def build_manifest(
 
     ``run_id`` defaults to a new id of this run alone (``new_run_id``; a comparison names its
     cells' runs itself, a shard takes its parent's); ``extra`` adds fields (a shard's
-    ``"shard"``)."""
+    ``"shard"``). ``cache`` records the run's request-cache mode, which ``resume`` keeps
+    unless told otherwise."""
     suite = plan.suite
     return Manifest(
         run_id=run_id or new_run_id(folder.name),
@@ -138,8 +142,15 @@ def build_manifest(
             "python": platform.python_version(),
             "platform": platform.platform(),
         },
-        extra=dict(extra or {}),
+        extra={CACHE_FIELD: plan.settings.cache, **(extra or {})},
     )
+
+
+def recorded_cache(fields: Mapping[str, Any]) -> str | None:
+    """The request-cache mode a run was started with, from its manifest's fields (or its
+    ``extra``); None in runs made before it was kept."""
+    mode = fields.get(CACHE_FIELD)
+    return mode if isinstance(mode, str) else None
 
 
 def _refuse_existing(folder: Path) -> None:

@@ -18,12 +18,20 @@ Every line gets the next number of the run's one record counter as its last key,
 is spent only once its line is written, so a refused record leaves no hole. An output that
 an earlier session already recorded as ``ok`` is not written again (``Job.recorded_ok``):
 each (job, decoder) has one ``ok`` line.
+
+A write the OS refuses (a full disk, a file size limit) stops the run at once: the first
+failure becomes ``failure`` (a ``WriteFailed`` naming the file and the reason), ``on_failure``
+is called (the session stops sending and cuts off what is in flight), and nothing more is
+written, not even what is still buffered, so what is on disk stays a prefix of the records
+and ``resume`` continues from it. The flush at the end of an event-loop pass is a callback
+whose error asyncio would only log, so it reports through ``failure`` too.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import errno
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +40,7 @@ from typing import Any, Protocol, cast
 from orjson import Fragment
 
 from harness.calling import Attempt
+from harness.errors import WriteFailed
 from harness.progress import Counters, Progress
 from harness.running.jobs import Job
 from runfolder import (
@@ -118,20 +127,57 @@ class Recorder:
                 self._loop = None
         self._per_line = not free and self._loop is None
         self._flush_pending = False
+        self.failure: WriteFailed | None = None  # the first write the OS refused
+        self.on_failure: Callable[[], None] = lambda: None  # stops the run (the session's)
+
+    def _failed(self, name: str, exc: OSError) -> WriteFailed:
+        """The run's ``WriteFailed`` for ``exc`` on log ``name``; the first one stops the run."""
+        if self.failure is None:
+            full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            self.failure = WriteFailed(
+                f"cannot write {self.folder / name}: {exc.strerror or exc} (errno {exc.errno}); "
+                f"{'free space' if full else 'fix that'}, then: numericjev resume {self.folder}"
+            )
+            self.on_failure()
+        return self.failure
+
+    def _write(self, sink: LineSink, name: str, record: Mapping[str, Any]) -> None:
+        """Write one record to ``sink`` (log ``name``), or raise the run's ``WriteFailed``."""
+        if self.failure is not None:
+            raise self.failure
+        try:
+            sink.write(record)
+        except OSError as exc:
+            raise self._failed(name, exc) from exc
+
+    def _flush(self, sink: LineSink, name: str) -> None:
+        """Hand ``sink``'s lines to the OS, or raise the run's ``WriteFailed``."""
+        if self.failure is not None:
+            raise self.failure
+        try:
+            sink.flush()
+        except OSError as exc:
+            raise self._failed(name, exc) from exc
+
+    def _flush_soon(self) -> None:
+        """The flush at the end of an event-loop pass: a failure stops the run through
+        ``on_failure`` (raised here, asyncio would only log it)."""
+        with suppress(WriteFailed):
+            self.flush()
 
     def _exchange_written(self) -> None:
         """An exchange was written: hand it to the OS now, at the end of this pass, or later."""
         if self._per_line:
-            self._requests.flush()
+            self._flush(self._requests, REQUESTS)
         elif self._loop is not None and not self._flush_pending:
             self._flush_pending = True
-            self._loop.call_soon(self.flush)
+            self._loop.call_soon(self._flush_soon)
 
     def flush(self) -> None:
         """Hand both logs' lines to the OS, the exchanges first."""
         self._flush_pending = False
-        self._requests.flush()
-        self._outputs.flush()
+        self._flush(self._requests, REQUESTS)
+        self._flush(self._outputs, OUTPUTS)
 
     def attempt(
         self, job: Job, body: Mapping[str, Any], qmap: dict[str, str], attempt: Attempt
@@ -163,7 +209,7 @@ class Recorder:
             line = _with_sent(line, attempt.sent)
         if attempt.cached is not None:
             line = _with_cached(line, attempt.cached)
-        self._requests.write(line)
+        self._write(self._requests, REQUESTS, line)
         self.seq += 1
         self._exchange_written()
         c = self.counters
@@ -200,7 +246,7 @@ class Recorder:
         simulated = not oracle and (self.simulated or bool(job.served & SIMULATOR_MODELS))
         # The exchanges before these outputs reach the OS first, then the outputs: what is on
         # disk stays a prefix of the numbered records whatever a kill interrupts.
-        self._requests.flush()
+        self._flush(self._requests, REQUESTS)
         run_id = self.run_id
         for record in job.outputs(simulated, error=failed):
             if record["decoder"] in job.recorded_ok:
@@ -210,7 +256,7 @@ class Recorder:
                 line["oracle"] = True
             line["run"] = run_id
             line["seq"] = self.seq
-            self._outputs.write(line)
+            self._write(self._outputs, OUTPUTS, line)
             self.seq += 1
         # Counted before the outputs are handed over: a worker's block carries its counters
         # as they are when sent, so the job is counted done in the same message that records
@@ -221,12 +267,14 @@ class Recorder:
         else:
             c.jobs_failed += 1
         c.rounds = max(c.rounds, job.round)
-        self._outputs.flush()
+        self._flush(self._outputs, OUTPUTS)
         self.progress.update(c)
 
     def save_totals(self) -> None:
         """Write ``totals.json`` from the counters (what ``numericjev list`` shows). A summary
         of the log, never the record: a disk that refuses it loses nothing."""
+        if self.failure is not None:
+            return  # the counters hold records that never reached the log
         with suppress(OSError):
             write_totals(self.folder, totals_record(self.run_id, self.counters, self.requests_end))
 
@@ -236,9 +284,17 @@ class Recorder:
         return self._requests.position
 
     def close(self) -> None:
-        """Flush both logs to disk."""
-        self._requests.close()
-        self._outputs.close()
+        """Flush both logs to disk (a refused write becomes ``failure``); after a failed
+        write, drop what is still buffered instead."""
+        for sink, name in ((self._requests, REQUESTS), (self._outputs, OUTPUTS)):
+            if self.failure is None:
+                try:
+                    sink.close()
+                    continue
+                except OSError as exc:
+                    self._failed(name, exc)
+            if isinstance(sink, JsonlAppender):
+                sink.abandon()
 
 
 def totals_record(run_id: str, counters: Counters, requests_end: int) -> TotalsRecord:

@@ -42,6 +42,7 @@ from harness.running.folder import (
     model_spec_of,
     open_for_resume,
     record_session,
+    recorded_cache,
     server_change,
 )
 from harness.running.interrupts import Interrupts, watching
@@ -266,6 +267,7 @@ def resume_plan(
     spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
     if price_per_million is not None:
         spec = replace(spec, price_per_million=price_per_million)
+    cache = cache or recorded_cache(manifest.extra)  # the run's own choice, unless told
     settings = RunSettings() if cache is None else RunSettings(cache=cache)
     plan = _plan(opened.suite, spec, limits_of(manifest, **limits), retry, settings)
     return opened, replace(plan, shard=shard_from_manifest(manifest))
@@ -365,10 +367,17 @@ async def _execute(
     # One worker per allowed request in flight.
     scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
     interrupt = interrupts or Interrupts()  # none given: signals are left alone
+    hard = anyio.CancelScope()  # cut off what is still in flight (interrupts, a failed write)
+
+    def write_failed() -> None:
+        # Answers in flight could not be recorded either: nothing more is sent or awaited.
+        scheduler.stop("a record could not be written")
+        hard.cancel()
+
+    recorder.on_failure = write_failed
     try:
         with first_error():
             async with watching(interrupts):
-                hard = anyio.CancelScope()  # cut off what is still in flight (interrupts)
                 with hard, interrupt.attach(scheduler, hard):
                     await scheduler.run(jobs)
     finally:
@@ -381,6 +390,8 @@ async def _execute(
         if cache is not None:
             cache.close()  # first: its last commit is counted in the summary's CPU
             print(cache.summary(), file=sys.stderr)
+    if recorder.failure is not None:  # reported by a flush between tasks, or by the last one
+        raise recorder.failure
     served = set(counters.models)
     simulated = backend.simulated or bool(served & SIMULATOR_MODELS)
     oracle = oracle or bool(served & ORACLE_MODELS)

@@ -31,6 +31,7 @@ from harness.running.folder import (
     model_spec_of,
     open_for_resume,
     record_session,
+    recorded_cache,
 )
 from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue
@@ -261,7 +262,8 @@ def resume_workers(
             )
         spec, retry = model_spec_of(parent, base_url=base_url, where=f"{folder}/manifest.json")
         whole = limits_of(parent, **limits)
-        settings = None if cache is None else RunSettings(cache=cache)
+        mode = cache or recorded_cache(parent.extra)  # the run's own choice, unless told
+        settings = None if mode is None else RunSettings(cache=mode)
         return start_shard(
             suite, spec, whole, parent=folder, shard=shard, retry=retry, settings=settings
         )

@@ -129,3 +129,22 @@ def test_cache_hits_do_not_count_toward_max_requests(tmp_path: Path) -> None:
         # Every exchange is a hit: none is sent, so a cap of 1 stops nothing.
         assert run(tmp_path / "b", url, "--cache", "read-write", "--max-requests", "1") == 0
         assert answered.total == first
+
+
+def test_resume_keeps_the_runs_cache_mode_unless_told(
+    tmp_path: Path, monkeypatch: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("NUMERICJEV_CACHE_MODE", "read-write")  # the user's default: on
+    cache = tmp_path / "request-cache.sqlite3"
+    folder = tmp_path / "a"
+    with counting_server(ServerConfig(port=0)) as (url, answered):
+        assert run(folder, url, "--cache", "off", "--max-requests", "20") == 1
+        assert cli("resume", str(folder), "--max-requests", "20", "--no-progress") == 1
+        assert not cache.exists()  # the run's --cache off, not the user's default
+        assert answered.total == 40
+        capsys.readouterr()
+        assert cli("status", str(folder)) == 0
+        assert "request cache: off (the run's; resume keeps it" in capsys.readouterr().out
+        # --cache on resume replaces the run's choice for that session.
+        assert cli("resume", str(folder), "--cache", "read-write", "--no-progress") == 0
+        assert cache.exists()
