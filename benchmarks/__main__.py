@@ -30,19 +30,8 @@ from typing import Any
 import orjson
 
 from benchmarks.processes import child, last_json
-
-_RUN = """
-import resource, time, orjson
-from pathlib import Path
-from harness import Limits, ModelSpec, load_suite, start_run
-suite = load_suite("affine", params={params!r})
-t0, c0 = time.perf_counter(), time.process_time()
-result = start_run(suite, ModelSpec("sim"), Limits(concurrency={concurrency}), folder=Path({folder!r}))
-wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-c = result.counters
-print(orjson.dumps({{"jobs": c.jobs_done, "requests": c.requests, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": rss}}).decode())
-"""
+from benchmarks.sim_runs import RUN as _RUN
+from benchmarks.sim_runs import run_100x as _run_100x
 
 # Start-up of a resume: a request cap of zero stops it at the first request it would send,
 # after the manifest check, the log scan and the first job's replay.
@@ -77,16 +66,6 @@ def bench_resume(tmp: Path, name: str = "x1") -> dict[str, Any]:
         f"resume_startup_s_{name}": round(result["startup_s"], 3),
         f"resume_pending_{name}": result["pending"],
     }
-
-
-def _run_100x(tmp: Path) -> dict[str, Any]:
-    return child(_RUN.format(params={"repeats": "100"}, folder=str(tmp / "x100"), concurrency=64))
-
-
-def make_100x(tmp: Path) -> Path:
-    """The 100x affine sim run (102,400 jobs) in ``tmp / "x100"``."""
-    _run_100x(tmp)
-    return tmp / "x100"
 
 
 def bench_scale(tmp: Path) -> dict[str, Any]:

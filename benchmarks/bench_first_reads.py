@@ -227,7 +227,7 @@ def main() -> None:
         tmp = Path(name)
         hundred = args.x100
         if hundred is None:
-            from benchmarks.__main__ import make_100x
+            from benchmarks.sim_runs import make_100x
 
             hundred = make_100x(tmp)
         figures = run(hundred, tmp, args.x1000, args.repeats)
