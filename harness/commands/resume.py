@@ -92,7 +92,6 @@ def run(args: argparse.Namespace) -> int | Handoff:
         "max_wait_s": args.max_wait_seconds,
     }
     if (folder / "shards").is_dir():  # the parent of shards: continue all of them
-
         from harness.spreading.spread import resume_workers
 
         result = resume_workers(
