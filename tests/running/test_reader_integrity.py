@@ -159,21 +159,37 @@ def test_record_numbers_that_do_not_fit_name_their_cause(
     assert "is in neither log: lines were cut or deleted" in one_error(capsys)
 
 
-def test_a_deleted_session_log_is_a_finding_for_every_reader(
-    copy: Callable[[str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("broken", "said"),
+    [
+        # As found: resume recreated a deleted sessions.jsonl silently and accepted a manifest
+        # edit it refuses while the file exists; status and analyze said nothing.
+        ("deleted", "sessions.jsonl is missing"),
+        # As found: an emptied (not deleted) sessions.jsonl turned the seal off; resume
+        # accepted a manifest edit and sent its requests, and nothing warned.
+        ("emptied", "sessions.jsonl holds no seal"),
+    ],
+)
+def test_a_deleted_or_emptied_session_log_is_a_finding_for_every_reader(
+    copy: Callable[[str], Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    broken: str,
+    said: str,
 ) -> None:
-    # As found: resume recreated sessions.jsonl silently and accepted a manifest edit it
-    # refuses while the file exists; status and analyze said nothing.
     folder = copy("a")
-    (folder / "sessions.jsonl").unlink()
+    sessions = folder / "sessions.jsonl"
+    if broken == "deleted":
+        sessions.unlink()
+    else:
+        sessions.write_bytes(b"")
     path = folder / "manifest.json"
     manifest = orjson.loads(path.read_bytes())
     manifest["model"]["retries"]["max_attempts"] = 2
     path.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-    said = "sessions.jsonl is missing"
     assert cli("resume", str(folder), "--no-progress") == 2
     assert said in one_error(capsys)
-    assert not (folder / "sessions.jsonl").exists()
+    assert (sessions.read_bytes() == b"") if broken == "emptied" else not sessions.exists()
     assert cli("status", str(folder)) == 0
     assert said in capsys.readouterr().out
     quick = ["--no-probabilities", "--bootstrap", "0"]
@@ -350,27 +366,6 @@ def test_a_folder_whose_run_id_is_its_name_still_reads(
     assert load_run(old).seal == ()
     assert cli("analyze", str(old), "--strict", "--no-probabilities", "--bootstrap", "0") == 0
     assert cli("resume", str(old), "--no-progress") == 0
-
-
-def test_an_emptied_session_log_is_a_finding_like_a_missing_one(
-    copy: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    # As found: an emptied (not deleted) sessions.jsonl turned the seal off; resume accepted
-    # a manifest edit and sent its requests, and nothing warned.
-    folder = copy("a")
-    (folder / "sessions.jsonl").write_bytes(b"")
-    path = folder / "manifest.json"
-    manifest = orjson.loads(path.read_bytes())
-    manifest["model"]["retries"]["max_attempts"] = 2
-    path.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-    said = "sessions.jsonl holds no seal"
-    assert cli("resume", str(folder), "--no-progress") == 2
-    assert said in one_error(capsys)
-    assert (folder / "sessions.jsonl").read_bytes() == b""
-    assert cli("status", str(folder)) == 0
-    assert said in capsys.readouterr().out
-    assert cli("analyze", str(folder), "--strict", "--no-probabilities", "--bootstrap", "0") == 2
-    assert said in one_error(capsys)
 
 
 def test_resume_refuses_a_log_that_is_a_symbolic_link(
