@@ -45,9 +45,10 @@ print(orjson.dumps({{"startup_s": time.perf_counter() - t0, "pending": result.pe
 """
 
 
-def bench_inprocess(tmp: Path) -> dict[str, Any]:
-    """The whole affine suite on the in-process sim (no latency)."""
-    result = child(_RUN.format(params={}, folder=str(tmp / "x1"), concurrency=64))
+def bench_inprocess(tmp: Path, params: dict[str, str] | None = None) -> dict[str, Any]:
+    """The whole affine suite on the in-process sim (no latency; ``params``: the suite's
+    parameters, for a smaller one)."""
+    result = child(_RUN.format(params=params or {}, folder=str(tmp / "x1"), concurrency=64))
     per_request = result["wall_s"] / result["requests"] * 1e6
     return {
         "inprocess_requests": result["requests"],

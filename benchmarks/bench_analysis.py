@@ -81,18 +81,19 @@ def _request_line(job: str, rnd: int, rng: np.random.Generator, questions: int) 
     )
 
 
-def write_affine_run(root: Path, seed: int, run_id: str = "bench") -> Path:
-    """Write a synthetic full affine run folder (1024 jobs × 6 decoders) under ``root``."""
+def write_affine_run(root: Path, seed: int, run_id: str = "bench", families: int = 64) -> Path:
+    """Write a synthetic affine run folder (``families`` × 16 jobs × 6 decoders; the full
+    suite's 1024 jobs by default) under ``root``."""
     run_dir = root / run_id
     run_dir.mkdir(parents=True)
     rng = np.random.default_rng(seed)
-    zs = np.random.default_rng(20260923).choice([v for v in range(1, 100) if v != 50], 64)
+    zs = np.random.default_rng(20260923).choice([v for v in range(1, 100) if v != 50], families)
     manifest = {
         "format_version": 1, "run_id": run_id, "created_utc": "2026-11-22T17:50:00Z",
         "suite": "affine", "suite_params": {}, "seed": 20260923, "case_hash": "c" * 64,
-        "source_hash": "s" * 64, "n_cases": 256, "decoders": list(DECODERS),
+        "source_hash": "s" * 64, "n_cases": 4 * families, "decoders": list(DECODERS),
         "conditions": ["arithmetic", "provided"], "orders": ["ascending", "reversed"],
-        "repeats": 1, "n_jobs": 1024,
+        "repeats": 1, "n_jobs": 16 * families,
         "model": {"name": "sim", "backend": "sim", "simulated": True, "base_url": None,
                   "params": {"seed": seed}, "price_usd_per_million_input": 0.0},
         "limits": {}, "versions": {"harness": "0.1.0", "python": "3.11.7", "platform": "bench"},
@@ -142,20 +143,22 @@ def _timed(argv: list[str]) -> float:
     return elapsed
 
 
-def run() -> dict[str, float]:
-    """Time a full ``analyze`` and a ``diff`` of two synthetic affine runs (seconds)."""
+def run(families: int = 64, replicates: int = 10_000) -> dict[str, float]:
+    """Time a full ``analyze`` and a ``diff`` of two synthetic affine runs (seconds; fewer
+    ``families`` and ``replicates`` for a miniature)."""
     with tempfile.TemporaryDirectory(prefix="bench_analysis_") as tmp:
-        a = write_affine_run(Path(tmp), seed=1, run_id="a")
-        b = write_affine_run(Path(tmp), seed=2, run_id="b")
-        lines = sum(1 for _ in (a / "requests.jsonl").open("rb"))
-        analyze_seconds = _timed(["analyze", str(a)])
-        diff_seconds = _timed(["diff", str(a), str(b)])
+        a = write_affine_run(Path(tmp), seed=1, run_id="a", families=families)
+        b = write_affine_run(Path(tmp), seed=2, run_id="b", families=families)
+        outputs = len((a / "outputs.jsonl").read_bytes().splitlines())
+        lines = len((a / "requests.jsonl").read_bytes().splitlines())
+        analyze_seconds = _timed(["analyze", str(a), "--bootstrap", str(replicates)])
+        diff_seconds = _timed(["diff", str(a), str(b), "--bootstrap", str(replicates)])
     return {
         "analyze_seconds": round(analyze_seconds, 3),
         "diff_seconds": round(diff_seconds, 3),
-        "outputs_lines": 6144,
+        "outputs_lines": outputs,
         "requests_lines": lines,
-        "replicates": 10_000,
+        "replicates": replicates,
     }
 
 

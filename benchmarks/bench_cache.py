@@ -29,10 +29,12 @@ from benchmarks.processes import ROOT, serve_sim
 _SUMMARY = re.compile(r"(\d+) hits, (\d+) misses, .*lookup CPU ([\d.]+) ms")
 
 
-def _command(url: str, folder: Path) -> list[str]:
+def _command(url: str, folder: Path, params: dict[str, str]) -> list[str]:
+    suite = [arg for key, value in params.items() for arg in ("--param", f"{key}={value}")]
     return [
-        sys.executable, "-m", "harness.cli", "run", "--suite", "affine", "--model", "jev-sim",
-        "--base-url", url, "--run", str(folder), "--no-progress", "--cache", "read-write",
+        sys.executable, "-m", "harness.cli", "run", "--suite", "affine", *suite, "--model",
+        "jev-sim", "--base-url", url, "--run", str(folder), "--no-progress", "--cache",
+        "read-write",
     ]  # fmt: skip
 
 
@@ -42,12 +44,12 @@ def _sent(folder: Path) -> tuple[int, int]:
     return sum(1 for line in lines if b'"cache":{"hit":true' not in line), len(lines)
 
 
-def at_once(url: str, tmp: Path, env: dict[str, str]) -> dict[str, Any]:
+def at_once(url: str, tmp: Path, env: dict[str, str], params: dict[str, str]) -> dict[str, Any]:
     """Two runs started together on one empty cache: what each paid, and both."""
     env = {**env, "NUMERICJEV_CACHE": str(tmp / "shared.sqlite3")}
     folders = [tmp / "at-once-a", tmp / "at-once-b"]
     children = [
-        subprocess.Popen(_command(url, f), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+        subprocess.Popen(_command(url, f, params), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
         for f in folders
     ]  # fmt: skip
@@ -62,9 +64,9 @@ def at_once(url: str, tmp: Path, env: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _run(url: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
+def _run(url: str, folder: Path, env: dict[str, str], params: dict[str, str]) -> dict[str, Any]:
     """One ``numericjev run`` of the affine suite; wall, CPU and the cache's own line."""
-    command = _command(url, folder)
+    command = _command(url, folder, params)
     t0 = time.perf_counter()
     before = os.times()
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
@@ -81,14 +83,16 @@ def _run(url: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
             "exchanges": exchanges, "lookup_cpu_s": lookup_ms / 1e3}  # fmt: skip
 
 
-def run(tmp: Path) -> dict[str, Any]:
-    """Both runs against one serve-sim; the figures as ratios."""
+def run(tmp: Path, params: dict[str, str] | None = None) -> dict[str, Any]:
+    """Both runs against one serve-sim; the figures as ratios (``params``: the affine
+    suite's parameters, for a smaller suite)."""
+    params = params or {}
     cache = tmp / "cache.sqlite3"
     env = {**os.environ, "NUMERICJEV_CACHE": str(cache), "PYTHONPATH": str(ROOT)}
     with serve_sim(["--latency-ms", "50"]) as (url, _pid):
-        first = _run(url, tmp / "first", env)
-        second = _run(url, tmp / "second", env)
-        both = at_once(url, tmp, env)
+        first = _run(url, tmp / "first", env, params)
+        second = _run(url, tmp / "second", env, params)
+        both = at_once(url, tmp, env, params)
     n1 = first["exchanges"]
     size = cache.stat().st_size + sum(
         p.stat().st_size for p in tmp.glob("cache.sqlite3-wal") if p.exists()

@@ -82,7 +82,7 @@ from pathlib import Path
 # SystemOneBackend is imported (with aiohttp) before the clock starts, as the bare client's.
 from harness import (Limits, ModelSpec, RunSettings, SystemOneBackend, load_suite, run_workers,
                      start_run)
-suite = load_suite("affine")
+suite = load_suite("affine", params={params!r})
 concurrency, url, sender = {concurrency}, {url!r}, {sender!r}
 import resource
 if sender == "httpx-aiohttp":  # the other candidate, swapped in for the sender
@@ -210,7 +210,12 @@ def _per_request(result: dict[str, Any]) -> float:
 
 
 def compare_clients(
-    tmp: Path, url: str, pid: int, concurrency: int, repeats: int = REPEATS
+    tmp: Path,
+    url: str,
+    pid: int,
+    concurrency: int,
+    repeats: int = REPEATS,
+    params: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The harness, the bare aiohttp client and the bare httpx client in turn ``repeats``
     times, then the harness over httpx-aiohttp and in two workers once each, all against one
@@ -226,7 +231,11 @@ def compare_clients(
     for i in range(repeats):
         run_folder = folder.with_name(f"{folder.name}-{i}")
         code = _HARNESS.format(
-            concurrency=concurrency, url=url, sender="default", folder=str(run_folder)
+            concurrency=concurrency,
+            url=url,
+            sender="default",
+            folder=str(run_folder),
+            params=params or {},
         )
         harness = _measure(pid, [py, "-c", code])
         replay = [url + "/v1/systemone", str(run_folder / "requests.jsonl"), str(concurrency)]
@@ -240,7 +249,11 @@ def compare_clients(
     others: dict[str, dict[str, Any]] = {}
     for sender in ("httpx-aiohttp", "2-workers"):
         code = _HARNESS.format(
-            concurrency=concurrency, url=url, sender=sender, folder=f"{folder}-{sender}"
+            concurrency=concurrency,
+            url=url,
+            sender=sender,
+            folder=f"{folder}-{sender}",
+            params=params or {},
         )
         try:
             others[sender] = _measure(pid, [py, "-c", code])
@@ -284,15 +297,19 @@ def compare_clients(
 
 
 def run(
-    tmp: Path, concurrencies: tuple[int, ...] = (32, 256), repeats: int = REPEATS
+    tmp: Path,
+    concurrencies: tuple[int, ...] = (32, 256),
+    repeats: int = REPEATS,
+    params: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``make bench``: each concurrency against one serve-sim process with 50 ms latency."""
+    """``make bench``: each concurrency against one serve-sim process with 50 ms latency
+    (``params``: the affine suite's parameters, for a smaller suite)."""
     out: dict[str, Any] = {"http_machine_load_1min": round(os.getloadavg()[0], 2)}
     for wire in WIRES:
         options = ["--latency-ms", str(LATENCY_S * 1000), "--wire", wire]
         with serve_sim(options) as (url, pid):
             for concurrency in concurrencies:
-                out.update(compare_clients(tmp, url, pid, concurrency, repeats))
+                out.update(compare_clients(tmp, url, pid, concurrency, repeats, params))
     return out
 
 
@@ -303,7 +320,7 @@ def _side_by_side(
     children = {}
     for side, tree in trees.items():
         code = _HARNESS.format(
-            concurrency=concurrency, url=url, sender="default", folder=str(tmp / side)
+            concurrency=concurrency, url=url, sender="default", folder=str(tmp / side), params={}
         )
         # cwd too: ``python -c`` puts the working directory first on sys.path.
         env = {**CLIENT_ENV, "PYTHONPATH": str(tree)}

@@ -164,10 +164,11 @@ def run(
     delays_ms: tuple[float, ...] = (0.0, 50.0),
     repeats: int = 3,
     blocks: bool = False,
+    params: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The median over ``repeats`` runs of the harness's CPU per exchange, the floor's, and
-    their difference: the harness's own."""
-    suite = load_suite("affine")
+    their difference: the harness's own (``params``: the affine suite's parameters)."""
+    suite = load_suite("affine", params=params)
     replies = record_replies(suite, tmp / "recorded", 64)
     out: dict[str, Any] = {"overhead_exchanges": len(replies)}
     for concurrency in concurrencies:

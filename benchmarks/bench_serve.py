@@ -117,12 +117,13 @@ def measure(
     return result
 
 
-def run(tmp: Path) -> dict[str, Any]:
-    """``make bench``: serve-sim's rps on every wire at concurrency 64 and 256."""
+def run(tmp: Path, requests: int = REQUESTS) -> dict[str, Any]:
+    """``make bench``: serve-sim's rps on every wire at concurrency 64 and 256 (``requests``
+    per measurement)."""
     out: dict[str, Any] = {}
     for wire in ("systemone", "openai-decisions", "openai-chat"):
         for concurrency in (64, 256):
-            result = measure(tmp, wire, concurrency)
+            result = measure(tmp, wire, concurrency, requests=requests)
             out[f"serve_{wire}_c{concurrency}_rps"] = round(result["rps"])
             if "server_cpu_us" in result:
                 out[f"serve_{wire}_c{concurrency}_server_cpu_us"] = round(result["server_cpu_us"])

@@ -61,7 +61,7 @@ _SHARDS = """
 import time, orjson
 from pathlib import Path
 from harness import ModelSpec, Shard, load_suite, merge, start_run, start_shard
-suite, parent = load_suite("affine"), Path({parent!r})
+suite, parent = load_suite("affine", params={params!r}), Path({parent!r})
 start_run(suite, ModelSpec("sim"), folder=Path({whole!r}))
 for k in range(4):
     start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(k, 4))
@@ -100,14 +100,17 @@ AUTO = os.cpu_count() or 1  # --workers auto: one process per core for the sim
 SETTINGS = {"1": 1, "2": 2, "auto": AUTO}
 
 
-def inprocess(tmp: Path, repeats: int = REPEATS) -> dict[str, Any]:
+def inprocess(
+    tmp: Path, repeats: int = REPEATS, params: dict[str, str] | None = None
+) -> dict[str, Any]:
     """1x with one, two and one-per-core workers, alternated; ranges of wall and CPU per
     request."""
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in SETTINGS}
     for i in range(repeats):
         for workers, count in SETTINGS.items():
             folder = str(tmp / f"inproc-w{workers}-{i}")
-            runs[workers].append(child(_RUN.format(params={}, workers=count, folder=folder)))
+            code = _RUN.format(params=params or {}, workers=count, folder=folder)
+            runs[workers].append(child(code))
     out: dict[str, Any] = {
         "inproc_machine_load_1min": round(os.getloadavg()[0], 2),
         "inproc_cores": AUTO,
@@ -139,9 +142,12 @@ def hundred(tmp: Path) -> dict[str, Any]:
     }
 
 
-def sharded(tmp: Path) -> dict[str, Any]:
+def sharded(tmp: Path, params: dict[str, str] | None = None) -> dict[str, Any]:
     """4 shards merged against an unsharded run: identical outputs; the merge's time."""
-    r = child(_SHARDS.format(parent=str(tmp / "sharded"), whole=str(tmp / "unsharded")))
+    code = _SHARDS.format(
+        parent=str(tmp / "sharded"), whole=str(tmp / "unsharded"), params=params or {}
+    )
+    r = child(code)
     if not (r["identical"] and r["merge_twice_same"]):
         raise RuntimeError(f"the merged run differs from the unsharded one: {r}")
     return {
@@ -187,12 +193,15 @@ def peers(wall_us: dict[str, float]) -> dict[str, Any]:
     return out
 
 
-def run(tmp: Path, *, quick: bool, with_peers: bool) -> dict[str, Any]:
-    """``make bench``: the sections above (``quick``: no 100x, one repeat)."""
-    out = inprocess(tmp, 1 if quick else REPEATS)
+def run(
+    tmp: Path, *, quick: bool, with_peers: bool, params: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """``make bench``: the sections above (``quick``: no 100x, one repeat; ``params``: the
+    affine suite's parameters, for a smaller suite)."""
+    out = inprocess(tmp, 1 if quick else REPEATS, params)
     if not quick:
         out.update(hundred(tmp))
-    out.update(sharded(tmp))
+    out.update(sharded(tmp, params))
     if with_peers:
         median = {w: out[f"inproc_w{w}_median_wall_us"] for w in SETTINGS}
         out.update(peers(median))

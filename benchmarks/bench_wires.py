@@ -58,9 +58,10 @@ def one(tmp: Path, wire: str, params: dict[str, str] | None = None) -> dict[str,
         return child(code)
 
 
-def run(tmp: Path, quick: bool = False) -> dict[str, Any]:
-    """Every wire, then the ratios to System One (``quick``: a quarter of the suite)."""
-    params = {"per_operator": "4"} if quick else None
+def run(tmp: Path, quick: bool = False, params: dict[str, str] | None = None) -> dict[str, Any]:
+    """Every wire, then the ratios to System One (``quick``: a quarter of the suite;
+    ``params``: the affine suite's parameters, for a smaller one still)."""
+    params = params or ({"per_operator": "4"} if quick else None)
     out: dict[str, Any] = {}
     measured = {wire: one(tmp, wire, params) for wire in WIRES}
     base = measured["systemone"]

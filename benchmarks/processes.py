@@ -71,7 +71,9 @@ def _free_port() -> int:
 
 
 def _wait_healthy(url: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 20
+    # Generous: a child's imports on a loaded 2-core machine took over 20 s; a server that
+    # exits is caught at once by the poll below, so only a hang waits this long.
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise RuntimeError(f"serve-sim exited with {server.returncode}")
