@@ -174,12 +174,10 @@ def default_path() -> Path:
     return Path(base) / "numericjev" / "cache.sqlite3"
 
 
-def _unwritable(path: Path, exc: Exception) -> str:
-    """The one line for a cache this process cannot write: its entries stay usable."""
-    return (
-        f"request cache {path} cannot be written ({exc}); to read it as it is use --cache "
-        "read-only, or set NUMERICJEV_CACHE to a writable path"
-    )
+# What to do about a cache that cannot be written, for a run (``Store``'s ``unwritable``).
+READ_IT_AS_IT_IS = (
+    "to read it as it is use --cache read-only, or set NUMERICJEV_CACHE to a writable path"
+)
 
 
 def _use_wal(db: sqlite3.Connection, tries: int = 20) -> None:
@@ -229,12 +227,16 @@ def _connect_readonly(path: Path) -> tuple[sqlite3.Connection, bool]:
 class Store:
     """An open cache file; one per process (connections are not shared across a fork)."""
 
-    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, readonly: bool = False, unwritable: str = READ_IT_AS_IT_IS
+    ) -> None:
         """Open (creating unless ``readonly``) the cache at ``path``; a file that is not
         one this harness can use (``verdict``) is refused with a one-line ``ConfigError``
         before anything is read from it or written to it. ``readonly`` opens it as SQLite's
         read-only URI, so a cache on a read-only directory or mount serves hits
-        (``immutable`` says it was opened as a file nothing may change, see ``_connect_readonly``)."""
+        (``immutable`` says it was opened as a file nothing may change, see ``_connect_readonly``);
+        ``unwritable``: what the one line says to do when the file cannot be written (its
+        entries stay usable)."""
         self.path = path
         self.readonly = readonly
         self.immutable = False
@@ -259,10 +261,12 @@ class Store:
                     # NORMAL in WAL mode: a power cut may lose the last commits, never the file.
                     self.db.execute("PRAGMA synchronous = NORMAL")
         except OSError as exc:  # its folder cannot be made
-            raise ConfigError(_unwritable(path, exc)) from exc
+            raise ConfigError(
+                f"request cache {path} cannot be written ({exc}); {unwritable}"
+            ) from exc
         except sqlite3.OperationalError as exc:  # a file SQLite cannot open or write
             raise ConfigError(
-                _unwritable(path, exc)
+                f"request cache {path} cannot be written ({exc}); {unwritable}"
                 if not readonly
                 else f"request cache {path} cannot be opened ({exc}); check that it is readable"
             ) from exc

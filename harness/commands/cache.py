@@ -56,7 +56,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("cache prune needs --older-than D and/or --model M (to delete all: rm)")
     if args.action == "import" and not args.file.is_file():
         raise ConfigError(f"{args.file} is not a file; give the path export wrote")
-    store = Store(path, readonly=args.action in ("stats", "export"))
+    store = Store(
+        path,
+        readonly=args.action in ("stats", "export"),
+        unwritable=f"{args.action} changes the file: make it and its folder writable by this "
+        f"user, or {args.action} a writable copy and point NUMERICJEV_CACHE at it",
+    )
     try:
         if args.action == "stats":
             s = store.stats()
