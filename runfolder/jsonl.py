@@ -314,15 +314,21 @@ class JsonlReader(Generic[R]):
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            reason = str(exc)
+            what = f"is not a JSON object ({exc})"
+            try:
+                line.decode()
+            except UnicodeDecodeError as bad:  # orjson calls it "surrogates not allowed"
+                what = (
+                    f"is not valid UTF-8 (byte 0x{line[bad.start]:02x} at column {bad.start + 1})"
+                )
         else:
             if isinstance(record, dict):
                 return record  # type: ignore[return-value]
-            reason = f"found {type(record).__name__}"
+            what = f"is not a JSON object (found {type(record).__name__})"
         raise LogFormatError(
-            f"{self.path} line {number} is not a JSON object ({reason}); only the last line "
-            "may be torn by a crash, and only when it lacks its newline, so the log was edited "
-            f"or damaged: restore the file, or repair or delete line {number}"
+            f"{self.path} line {number} {what}; only the last line may be torn by a crash, and "
+            "only when it lacks its newline, so the log was edited or damaged: restore the "
+            f"file, or repair or delete line {number}"
         )
 
 

@@ -103,11 +103,36 @@ def _cause(folder: Path, last: int, count: int) -> str:
                 "or copied in (a crash cannot renumber a line); delete or repair that line"
             )
     missing = seen.find(0)
+    torn = _torn_before(folder, missing) if missing > 0 else None
+    if torn is not None:
+        return torn
     where = f"record {missing:,} is in neither log" if missing > 0 else "records are missing"
     return (
         f"{where}: lines were cut or deleted from the middle of a log, which a crash cannot do "
         "(it tears at most the last line); restore the logs from a copy, or start a new run"
     )
+
+
+def _torn_before(folder: Path, missing: int) -> str | None:
+    """Where record ``missing`` was torn and later records written after it on the same
+    line (the line where it belongs does not parse), said as that; None if it was not."""
+    for name in (REQUESTS, OUTPUTS):
+        for lineno, line in enumerate(whole_lines(folder / name), 1):
+            seq = seq_of(line)
+            if seq is None or seq < missing:
+                continue
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                return (
+                    f"{name} line {lineno} is a torn line (an incomplete write, record "
+                    f"{missing:,} cut short without its newline) followed by later records "
+                    f"(record {seq:,} runs on from it), which a crash alone cannot leave (it "
+                    "tears only the last line, and the harness cuts that before it appends); "
+                    "restore the logs from a copy, or start a new run"
+                )
+            break
+    return None
 
 
 @dataclass(frozen=True)
