@@ -5,8 +5,9 @@ itself survives: each ``put`` (or ``write``, the answers a run held: ``RequestCa
 is one transaction (a SIGKILL mid-write loses those rows and no others: the WAL's uncommitted
 frames are discarded on the next open), many readers with one
 writer at a time (a second writer waits on ``busy_timeout`` rather than failing), and a
-reader never blocks a writer. ``INSERT OR IGNORE``: the first answer stored for a key stays,
-so two runs writing the same key at once store it once, and importing twice adds nothing.
+reader never blocks a writer. The first answer stored for a key stays (unless it fails its
+check, ``_INSERT``), so two runs writing the same key at once store it once, and importing
+twice adds nothing.
 
 The schema version (``PRAGMA user_version``) also says how the file's keys were made
 (``keys.KEY_VERSIONS``): a version 1 or 2 file keeps its keys (SHA-256, as hex text) for as

@@ -31,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "The request cache that run, resume and compare share (docs/cache.md). "
             "Its file is $NUMERICJEV_CACHE, else $XDG_CACHE_HOME/numericjev/cache.sqlite3 "
             "(~/.cache by default). export writes one self-contained file; import adds the "
-            "entries it does not have yet (importing twice adds nothing)."
+            "entries it does not have yet (importing twice adds nothing). A file that is not "
+            "a NumericJev cache (another application's SQLite database, another version) is "
+            "refused in one line and left as it was."
         ),
         epilog="exit status: 0 done; 2 bad input (a one-line error).",
     )
