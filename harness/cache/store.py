@@ -246,8 +246,6 @@ class Store:
         try:
             if readonly:
                 self.db, self.immutable = _connect_readonly(path)
-                self.db.create_function("answer_digest", 1, answer_digest, deterministic=True)
-                found = _inspect(self.db)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 # URI filenames on, so that ``import_from`` can attach a file read-only.
@@ -255,21 +253,17 @@ class Store:
                     path.resolve().as_uri(), uri=True, timeout=30.0, isolation_level=None
                 )
                 self.db.execute("PRAGMA busy_timeout = 30000")
-                self.db.create_function("answer_digest", 1, answer_digest, deterministic=True)
-                found = self._settle()
-                if found in _USABLE:
-                    _use_wal(self.db)
-                    # NORMAL in WAL mode: a power cut may lose the last commits, never the file.
-                    self.db.execute("PRAGMA synchronous = NORMAL")
-        except OSError as exc:  # its folder cannot be made
+            self.db.create_function("answer_digest", 1, answer_digest, deterministic=True)
+            found = _inspect(self.db) if readonly else self._settle()
+            if found in _USABLE and not readonly:
+                _use_wal(self.db)
+                # NORMAL in WAL mode: a power cut may lose the last commits, never the file.
+                self.db.execute("PRAGMA synchronous = NORMAL")
+        except (OSError, sqlite3.OperationalError) as exc:  # no folder; SQLite cannot open it
             raise ConfigError(
-                f"request cache {path} cannot be written ({exc}); {unwritable}"
-            ) from exc
-        except sqlite3.OperationalError as exc:  # a file SQLite cannot open or write
-            raise ConfigError(
-                f"request cache {path} cannot be written ({exc}); {unwritable}"
-                if not readonly
-                else f"request cache {path} cannot be opened ({exc}); check that it is readable"
+                f"request cache {path} cannot be opened ({exc}); check that it is readable"
+                if readonly
+                else f"request cache {path} cannot be written ({exc}); {unwritable}"
             ) from exc
         except sqlite3.DatabaseError as exc:
             raise ConfigError(
@@ -340,13 +334,6 @@ class Store:
         """End the read transaction ``begin_read`` started, if any."""
         if self.db.in_transaction:
             self.db.execute("COMMIT")
-
-    def put_many(self, entries: Sequence[Entry]) -> int:
-        """Store ``entries`` in ONE transaction (a SIGKILL loses all of them or none); how
-        many were added."""
-        before = self.db.total_changes
-        self.write([e.row() for e in entries])
-        return self.db.total_changes - before
 
     def write(
         self,
