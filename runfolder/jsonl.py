@@ -84,6 +84,24 @@ def seq_of(line: bytes) -> int | None:
     return int(digits) if digits.isdigit() and len(digits) < 20 else None
 
 
+# A line that is a torn record with a whole one run on from it (``run_on``), as said.
+TORN = "is a torn line (an incomplete write) followed by later records (from column {column})"
+
+
+def run_on(line: bytes) -> int | None:
+    """Where a whole record starts inside ``line`` after a torn one (0-based), or None:
+    a torn write with later records run on from it, not a record of its own."""
+    at = line.find(b'{"', 1)
+    while at > 0:
+        try:
+            if type(orjson.loads(line[at:])) is dict:
+                return at
+        except orjson.JSONDecodeError:
+            pass
+        at = line.find(b'{"', at + 1)
+    return None
+
+
 def dumps_line(record: Mapping[str, Any], where: str = "a record") -> bytes:
     """The one place a log record becomes bytes: compact JSON plus a newline.
 
@@ -321,6 +339,8 @@ class JsonlReader(Generic[R]):
                 what = (
                     f"is not valid UTF-8 (byte 0x{line[bad.start]:02x} at column {bad.start + 1})"
                 )
+            if (at := run_on(line)) is not None:
+                what = TORN.format(column=at + 1)
         else:
             if isinstance(record, dict):
                 return record  # type: ignore[return-value]

@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 
 from runfolder.errors import LogFormatError
-from runfolder.jsonl import JsonlReader, seq_of, whole_lines
+from runfolder.jsonl import TORN, JsonlReader, run_on, seq_of, whole_lines
 from runfolder.layout import OUTPUTS, REQUESTS
 
 __all__ = ["LogScan", "check_sequence", "scan_logs"]
@@ -114,22 +114,20 @@ def _cause(folder: Path, last: int, count: int) -> str:
 
 
 def _torn_before(folder: Path, missing: int) -> str | None:
-    """Where record ``missing`` was torn and later records written after it on the same
-    line (the line where it belongs does not parse), said as that; None if it was not."""
+    """Where record ``missing`` was torn and later records run on from it on one line (the
+    first line numbered above it, in either log), said as that; None if it was not."""
     for name in (REQUESTS, OUTPUTS):
         for lineno, line in enumerate(whole_lines(folder / name), 1):
             seq = seq_of(line)
             if seq is None or seq < missing:
                 continue
-            try:
-                orjson.loads(line)
-            except orjson.JSONDecodeError:
+            at = run_on(line)
+            if at is not None:
                 return (
-                    f"{name} line {lineno} is a torn line (an incomplete write, record "
-                    f"{missing:,} cut short without its newline) followed by later records "
-                    f"(record {seq:,} runs on from it), which a crash alone cannot leave (it "
-                    "tears only the last line, and the harness cuts that before it appends); "
-                    "restore the logs from a copy, or start a new run"
+                    f"{name} line {lineno} {TORN.format(column=at + 1)}: record {missing:,} "
+                    "was lost in it, which a crash alone cannot do (it tears only the last "
+                    "line, and the harness cuts that before it appends); restore the logs from "
+                    "a copy, or start a new run"
                 )
             break
     return None
