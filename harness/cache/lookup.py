@@ -346,15 +346,11 @@ class RequestCache:
     def summary(self) -> str:
         """One line for the run's summary: hits, misses (asked live), USD saved, and the
         cached answers that failed their check."""
-        failed = (
-            f"; {len(self.failed)} cached answers failed their check and were asked again"
-            if self.failed
-            else ""
-        )
+        failed = f"; {len(self.failed)} cached answers failed their check and were asked again"
         return (
             f"cache {self.store.path}: {self.hits} hits, {self.misses} misses, "
             f"${self.saved_usd:.4f} saved; {self.waited} waited for another process; "
-            f"lookup CPU {self.lookup_s * 1e3:.1f} ms{failed}"
+            f"lookup CPU {self.lookup_s * 1e3:.1f} ms{failed if self.failed else ''}"
         )
 
 
