@@ -117,13 +117,14 @@ def test_ctrl_c_before_the_folder_exists_says_there_is_nothing_to_resume(
     capsys: pytest.CaptureFixture[str],
     command: str,
 ) -> None:
+    import harness.comparing.comparison
     import harness.running.refusals
 
     def interrupted(*_: object) -> None:  # Ctrl-C while the run is checked, before any folder
         raise KeyboardInterrupt
 
     monkeypatch.setattr(harness.running.refusals, "check_price", interrupted)
-    monkeypatch.setattr(harness.running.refusals, "probe_cache", interrupted)
+    monkeypatch.setattr(harness.comparing.comparison, "probe_cache", interrupted)
     folder = tmp_path / "never"
     args = (
         ["run", "--suite", "exploratory", "--run", str(folder)]
