@@ -49,12 +49,14 @@ from runfolder.layout import MANIFEST
 from runfolder.unwritable import find_unwritable
 
 __all__ = [
+    "TORN",
     "JsonlAppender",
     "JsonlReader",
     "dumps_line",
     "find_unwritable",
     "refuse_link",
     "require_writable",
+    "run_on",
     "seq_of",
     "valid_end",
     "whole_lines",
