@@ -29,6 +29,7 @@ from runfolder import JsonlReader, RequestLine, scan_logs, verify
 from .errors import AnalysisError
 from .loading.manifest import load_manifest
 from .loading.outputs import Outputs, load_outputs
+from .statistics.facts import log_repairs
 
 __all__ = ["COLUMNS", "FORMATS", "export_run"]
 
@@ -94,9 +95,11 @@ COLUMNS: dict[str, dict[str, str]] = {
 }
 
 
-def _exchange_rows(path: Path) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+def _exchange_rows(
+    reader: JsonlReader[RequestLine],
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Each exchange's row, with its answers' rows (one pass over ``requests.jsonl``)."""
-    for line in JsonlReader[RequestLine](path):
+    for line in reader:
         usage = line.get("usage") or {}
         error = line.get("error")
         cache = line.get("cache")
@@ -239,8 +242,11 @@ class _Table:
             self._writer.close()
 
 
-def export_run(folder: Path, out_dir: Path, fmt: str = "parquet") -> dict[str, tuple[Path, int]]:
-    """Write the three tables of ``folder`` into ``out_dir``; each table's file and rows."""
+def export_run(
+    folder: Path, out_dir: Path, fmt: str = "parquet"
+) -> tuple[dict[str, tuple[Path, int]], str | None]:
+    """Write the three tables of ``folder`` into ``out_dir``; each table's file and rows,
+    and what reading the logs repaired (``log_repairs``)."""
     if fmt not in FORMATS:
         raise AnalysisError(f"--format must be one of {', '.join(FORMATS)}; got {fmt!r}")
     if fmt == "parquet":
@@ -248,7 +254,8 @@ def export_run(folder: Path, out_dir: Path, fmt: str = "parquet") -> dict[str, t
             import pyarrow  # noqa: F401
         except ImportError:
             raise AnalysisError(
-                "Parquet needs pyarrow: pip install 'numericjev[export]' (or use --format csv)"
+                "Parquet needs pyarrow, the export extra: in the project's folder run "
+                ".venv/bin/pip install -e '.[export]' (or use --format csv)"
             ) from None
     if not (folder / "manifest.json").is_file():
         raise AnalysisError(f"{folder} holds no run (no manifest.json); pass a run folder")
@@ -257,14 +264,21 @@ def export_run(folder: Path, out_dir: Path, fmt: str = "parquet") -> dict[str, t
     scan_logs(folder, load_manifest(folder).run_id, legacy=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = {name: _Table(out_dir / f"{name}.{fmt}", fmt, list(COLUMNS[name])) for name in COLUMNS}
-    for row, rows in _exchange_rows(folder / "requests.jsonl"):
+    requests = JsonlReader[RequestLine](folder / "requests.jsonl")
+    for row, rows in _exchange_rows(requests):
         tables["exchanges"].add(row)
         for answer in rows:
             tables["answers"].add(answer)
-    tables["outputs"].add_columns(_output_columns(load_outputs(folder / "outputs.jsonl")))
+    outputs = load_outputs(folder / "outputs.jsonl")
+    tables["outputs"].add_columns(_output_columns(outputs))
     for table in tables.values():
         table.close()
-    return {name: (table.path, table.rows) for name, table in tables.items()}
+    repairs = log_repairs(
+        outputs.stats.duplicates,
+        requests.duplicates,
+        outputs.stats.torn_last_line + requests.torn,
+    )
+    return {name: (table.path, table.rows) for name, table in tables.items()}, repairs
 
 
 def add_export_parser(sub: Any, epilog: str) -> None:
@@ -277,7 +291,7 @@ def add_export_parser(sub: Any, epilog: str) -> None:
             "line), outputs.EXT (one row per job and decoder, the last line winning, with "
             "APE and NAE computed as analyze does) and answers.EXT (one row per question "
             "answered). Columns: docs/analysis.md, 'Export'. Parquet needs pyarrow "
-            "(pip install 'numericjev[export]')."
+            "(the export extra: .venv/bin/pip install -e '.[export]' in the project's folder)."
         ),
         epilog=epilog,
     )
@@ -288,9 +302,11 @@ def add_export_parser(sub: Any, epilog: str) -> None:
 
 def export_command(folder: Path, out: str | None, fmt: str) -> int:
     """``numericjev export``: write the tables and say where, with their row counts."""
-    written = export_run(folder, Path(out) if out else folder / "export", fmt)
+    written, repairs = export_run(folder, Path(out) if out else folder / "export", fmt)
     for finding in verify(folder):
         print(f"numericjev export: warning: {finding.message}", file=sys.stderr)
+    if repairs:  # as analyze, report and diff say it
+        print(f"numericjev export: warning: log repairs: {repairs}", file=sys.stderr)
     for name, (path, rows) in written.items():
         print(f"{name}: {rows:,} rows -> {path}")
     return 0

@@ -141,7 +141,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         where = (
             f"; continue with: numericjev resume {folder}"
             if folder is not None
-            else "; resume with numericjev resume RUN"
+            else " before a run folder was made: nothing was recorded, nothing to resume"
+            if args.command in ("run", "compare")
+            else ""
         )
         print(f"numericjev {args.command}: interrupted by {name}{where}", file=sys.stderr)
         return status

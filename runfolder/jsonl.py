@@ -49,12 +49,14 @@ from runfolder.layout import MANIFEST
 from runfolder.unwritable import find_unwritable
 
 __all__ = [
+    "TORN",
     "JsonlAppender",
     "JsonlReader",
     "dumps_line",
     "find_unwritable",
     "refuse_link",
     "require_writable",
+    "run_on",
     "seq_of",
     "valid_end",
     "whole_lines",
@@ -82,6 +84,24 @@ def seq_of(line: bytes) -> int | None:
         return None
     digits = tail[:-1].strip()
     return int(digits) if digits.isdigit() and len(digits) < 20 else None
+
+
+# A line that is a torn record with a whole one run on from it (``run_on``), as said.
+TORN = "is a torn line (an incomplete write) followed by later records (from column {column})"
+
+
+def run_on(line: bytes) -> int | None:
+    """Where a whole record starts inside ``line`` after a torn one (0-based), or None:
+    a torn write with later records run on from it, not a record of its own."""
+    at = line.find(b'{"', 1)
+    while at > 0:
+        try:
+            if type(orjson.loads(line[at:])) is dict:
+                return at
+        except orjson.JSONDecodeError:
+            pass
+        at = line.find(b'{"', at + 1)
+    return None
 
 
 def dumps_line(record: Mapping[str, Any], where: str = "a record") -> bytes:
@@ -314,15 +334,23 @@ class JsonlReader(Generic[R]):
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            reason = str(exc)
+            what = f"is not a JSON object ({exc})"
+            try:
+                line.decode()
+            except UnicodeDecodeError as bad:  # orjson calls it "surrogates not allowed"
+                what = (
+                    f"is not valid UTF-8 (byte 0x{line[bad.start]:02x} at column {bad.start + 1})"
+                )
+            if (at := run_on(line)) is not None:
+                what = TORN.format(column=at + 1)
         else:
             if isinstance(record, dict):
                 return record  # type: ignore[return-value]
-            reason = f"found {type(record).__name__}"
+            what = f"is not a JSON object (found {type(record).__name__})"
         raise LogFormatError(
-            f"{self.path} line {number} is not a JSON object ({reason}); only the last line "
-            "may be torn by a crash, and only when it lacks its newline, so the log was edited "
-            f"or damaged: restore the file, or repair or delete line {number}"
+            f"{self.path} line {number} {what}; only the last line may be torn by a crash, and "
+            "only when it lacks its newline, so the log was edited or damaged: restore the "
+            f"file, or repair or delete line {number}"
         )
 
 

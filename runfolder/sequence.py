@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 
 from runfolder.errors import LogFormatError
-from runfolder.jsonl import JsonlReader, seq_of, whole_lines
+from runfolder.jsonl import TORN, JsonlReader, run_on, seq_of, whole_lines
 from runfolder.layout import OUTPUTS, REQUESTS
 
 __all__ = ["LogScan", "check_sequence", "scan_logs"]
@@ -103,11 +103,34 @@ def _cause(folder: Path, last: int, count: int) -> str:
                 "or copied in (a crash cannot renumber a line); delete or repair that line"
             )
     missing = seen.find(0)
+    torn = _torn_before(folder, missing) if missing > 0 else None
+    if torn is not None:
+        return torn
     where = f"record {missing:,} is in neither log" if missing > 0 else "records are missing"
     return (
         f"{where}: lines were cut or deleted from the middle of a log, which a crash cannot do "
         "(it tears at most the last line); restore the logs from a copy, or start a new run"
     )
+
+
+def _torn_before(folder: Path, missing: int) -> str | None:
+    """Where record ``missing`` was torn and later records run on from it on one line (the
+    first line numbered above it, in either log), said as that; None if it was not."""
+    for name in (REQUESTS, OUTPUTS):
+        for lineno, line in enumerate(whole_lines(folder / name), 1):
+            seq = seq_of(line)
+            if seq is None or seq < missing:
+                continue
+            at = run_on(line)
+            if at is not None:
+                return (
+                    f"{name} line {lineno} {TORN.format(column=at + 1)}: record {missing:,} "
+                    "was lost in it, which a crash alone cannot do (it tears only the last "
+                    "line, and the harness cuts that before it appends); restore the logs from "
+                    "a copy, or start a new run"
+                )
+            break
+    return None
 
 
 @dataclass(frozen=True)

@@ -186,7 +186,13 @@ def diff_tables(d: RunDiff) -> list[Table]:
 
 def diff_markdown(d: RunDiff) -> str:
     """The full Markdown printed by ``numericjev diff``."""
-    head = "\n".join([f"# {diff_title(d)}", "", *warning_lines(b.message for b in d.banners)])
+    repairs = [
+        f"{side}: log repairs: {f.repairs}"  # as the diff's HTML page says it (run_warnings)
+        for side, f in (("A", d.facts_a), ("B", d.facts_b))
+        if f.repairs
+    ]
+    warnings = warning_lines([*(b.message for b in d.banners), *repairs])
+    head = "\n".join([f"# {diff_title(d)}", "", *warnings])
     return "\n\n".join([head.rstrip(), *(t.to_markdown() for t in diff_tables(d))]) + "\n"
 
 

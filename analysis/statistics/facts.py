@@ -66,14 +66,8 @@ class RunFacts:
     @property
     def repairs(self) -> str | None:
         """What the readers repaired in the logs, in words (None: nothing), said once by
-        ``analyze`` and ``report`` as ``resume`` and ``status`` say it."""
-        if not (self.duplicate_outputs or self.duplicate_requests or self.torn_lines):
-            return None
-        return (
-            f"{self.duplicate_outputs:,} duplicate output line(s) (last kept), "
-            f"{self.duplicate_requests:,} duplicate request line(s) (counted once), "
-            f"{self.torn_lines:,} torn last line(s) skipped"
-        )
+        ``analyze``, ``report`` and ``diff`` as ``resume`` and ``status`` say it."""
+        return log_repairs(self.duplicate_outputs, self.duplicate_requests, self.torn_lines)
 
     @property
     def errors(self) -> int:
@@ -86,6 +80,18 @@ class RunFacts:
         if self.oracle:
             return ORACLE_NOTICE
         return SIMULATED_NOTICE if self.simulated else None
+
+
+def log_repairs(duplicate_outputs: int, duplicate_requests: int, torn_lines: int) -> str | None:
+    """The readers' repairs of a run's logs in words (None: nothing), the one wording of
+    ``analyze``, ``report``, ``diff`` and ``export``."""
+    if not (duplicate_outputs or duplicate_requests or torn_lines):
+        return None
+    return (
+        f"{duplicate_outputs:,} duplicate output line(s) (last kept), "
+        f"{duplicate_requests:,} duplicate request line(s) (counted once), "
+        f"{torn_lines:,} torn last line(s) skipped"
+    )
 
 
 def is_oracle(run: Run) -> bool:

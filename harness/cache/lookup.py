@@ -28,7 +28,7 @@ import orjson
 
 from harness.cache.keys import Key, Keyer, keyer
 from harness.cache.leases import TICK_S, Claim, Flight
-from harness.cache.store import Entry, Store, default_path
+from harness.cache.store import Entry, Store, answer_digest, default_path
 from harness.calling.attempt import Attempt
 from harness.errors import BackendError, ConfigError
 from harness.wire.answers import read_answers
@@ -57,6 +57,7 @@ class RequestCache:
     _model: str = field(default="")
     key: Keyer = field(init=False, repr=False)  # (body, occasion) -> its key in this file
     waited: int = 0  # hits that another process was asking when this one missed
+    failed: set[Key] = field(default_factory=set, repr=False)  # answers that failed their digest
     # Answers saved and not yet stored, by key (made table rows in the commit that stores
     # them: ``_commit``), the jobs they answer, and the job of each miss being asked
     _pending: dict[Key, Attempt] = field(default_factory=dict, repr=False)
@@ -142,7 +143,11 @@ class RequestCache:
             future.set_result((k, hit))
 
     def _hit(self, entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
-        """``entry`` as a hit for ``body`` (counted), or None where it no longer reads."""
+        """``entry`` as a hit for ``body`` (counted), or None where it no longer reads or
+        its answer is not the one stored (its digest: asked again, and replaced)."""
+        if not entry.intact:
+            self.failed.add(entry.key)
+            return None
         hit = _replay(entry, body)
         if hit is not None:
             self.hits += 1
@@ -196,8 +201,11 @@ class RequestCache:
         self._schedule()
         return await future
 
-    def release(self, key: Key) -> None:
-        """Give back ``key``'s lease (its exchange failed or was cut off) as the pass ends."""
+    def release(self, key: Key, asked: bool = True) -> None:
+        """Give back ``key``'s lease (its exchange failed or was cut off) as the pass ends;
+        not ``asked`` (the request cap stopped it before it was sent): not a miss."""
+        if not asked:
+            self.misses -= 1
         self._jobs.pop(key, None)
         if self.writable and self._flight.done(key):
             self._releases.append(key)
@@ -306,10 +314,12 @@ class RequestCache:
         now, model, run, dumps = time.time(), self._model, self.run_id, orjson.dumps
         rows = [
             (
-                key, model, a.model, a.response_json or dumps(a.response),
+                key, model, a.model, response,
                 None if a.usage is None else dumps(a.usage).decode(), a.cost_usd, now, run,
+                answer_digest(response),
             )  # ``Entry.row``
             for key, a in pending.items()
+            for response in (a.response_json or dumps(a.response),)
         ]  # fmt: skip
         try:
             found = self.store.write(rows, releases, [k for k, _ in claims], self._flight, look)
@@ -334,11 +344,13 @@ class RequestCache:
         self.store.close()
 
     def summary(self) -> str:
-        """One line for the run's summary: hits, misses, USD saved."""
+        """One line for the run's summary: hits, misses (asked live), USD saved, and the
+        cached answers that failed their check."""
+        failed = f"; {len(self.failed)} cached answers failed their check and were asked again"
         return (
             f"cache {self.store.path}: {self.hits} hits, {self.misses} misses, "
             f"${self.saved_usd:.4f} saved; {self.waited} waited for another process; "
-            f"lookup CPU {self.lookup_s * 1e3:.1f} ms"
+            f"lookup CPU {self.lookup_s * 1e3:.1f} ms{failed if self.failed else ''}"
         )
 
 

@@ -5,13 +5,19 @@ itself survives: each ``put`` (or ``write``, the answers a run held: ``RequestCa
 is one transaction (a SIGKILL mid-write loses those rows and no others: the WAL's uncommitted
 frames are discarded on the next open), many readers with one
 writer at a time (a second writer waits on ``busy_timeout`` rather than failing), and a
-reader never blocks a writer. ``INSERT OR IGNORE``: the first answer stored for a key stays,
-so two runs writing the same key at once store it once, and importing twice adds nothing.
+reader never blocks a writer. The first answer stored for a key stays (unless it fails its
+check, ``_INSERT``), so two runs writing the same key at once store it once, and importing
+twice adds nothing.
 
 The schema version (``PRAGMA user_version``) also says how the file's keys were made
 (``keys.KEY_VERSIONS``): a version 1 or 2 file keeps its keys (SHA-256, as hex text) for as
 long as it is used, a new file is made at version 3 (a 16-byte digest in a BLOB key). All
 are read and written; only entries of one version can be imported into another.
+
+A file is ours before anything is read from it or written to it (``verdict``): SQLite's
+``application_id`` says so, with a known version and our table. Each row carries a digest
+of its answer (``answer_digest``), checked on every read: an answer changed in the file
+after it was stored is asked again, and the fresh answer replaces it.
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import xxhash
 
 from harness.cache.keys import KEY_VERSIONS, SCHEMA_VERSION, Key
 from harness.cache.leases import SCHEMA as LEASES
@@ -29,28 +37,95 @@ from harness.cache.leases import Claim, Flight
 from harness.errors import ConfigError
 
 # One table in every version; only the key's type and bytes differ (``keys.KEY_VERSIONS``):
-# hex text up to version 2, the digest's 16 bytes from 3 (a smaller index to search and
-# insert into).
+# hex text up to version 2, the digest's 16 bytes in the files made now (version 3: a
+# smaller index to search and insert into). The digest column was added later, beside a
+# version 1, 2 or 3 table (``Store._settle``).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS exchanges (
-    key {key} PRIMARY KEY,
+    key BLOB PRIMARY KEY,
     model TEXT NOT NULL,          -- the model spec's name (prune --model)
     served TEXT,                  -- the model the server said answered
     response BLOB NOT NULL,       -- the response body as received (JSON bytes)
     usage TEXT,                   -- JSON, or NULL
     cost_usd REAL,                -- what the live answer cost (NULL: unknown)
     t REAL NOT NULL,              -- epoch seconds when it was stored
-    run TEXT NOT NULL             -- the run that paid for it
+    run TEXT NOT NULL,            -- the run that paid for it
+    digest BLOB NOT NULL          -- answer_digest(response), checked on every read
 )
 """
+# "NJEV": SQLite's application_id of a NumericJev request cache (a signed 32-bit header field).
+APPLICATION_ID = 0x4E4A4556
+_COLUMNS = ("key", "model", "served", "response", "usage", "cost_usd", "t", "run", "digest")
+_TABLES = frozenset({"exchanges", "leases", "presence"})  # leases.SCHEMA's two beside ours
+NEW, OURS, EARLIER = "new", "ours", "earlier"  # ``verdict``'s answers other than a refusal
+_USABLE = (NEW, OURS, EARLIER)
 
-
-_INSERT = "INSERT OR IGNORE INTO exchanges VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+# The first answer stored under a key stays, unless it no longer matches its digest (an
+# answer changed in the file, asked again): then the fresh answer replaces it.
+_INSERT = (
+    f"INSERT INTO exchanges VALUES ({', '.join('?' * len(_COLUMNS))}) ON CONFLICT(key) DO "
+    f"UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _COLUMNS[1:])} "
+    "WHERE answer_digest(exchanges.response) IS NOT exchanges.digest"
+)
 _CHUNK = 64
-_SELECT_IN = {
-    1 << n: f"SELECT * FROM exchanges WHERE key IN ({', '.join('?' * (1 << n))})"
-    for n in range(_CHUNK.bit_length())
-}
+
+
+def answer_digest(response: bytes | str) -> bytes:
+    """The digest a row keeps of its answer: XXH3-128 of the response's bytes (it finds an
+    answer changed by hand or by a fault in the file, not one changed with its digest).
+    Text is its UTF-8 (a hand edit in the ``sqlite3`` shell stores the answer as text)."""
+    return xxhash.xxh3_128_digest(response.encode() if isinstance(response, str) else response)
+
+
+def verdict(app: int, version: int, tables: Mapping[str, Sequence[str]]) -> str:
+    """Whether a SQLite file of ``application_id`` ``app``, ``user_version`` ``version``
+    and ``tables`` (name -> columns) is a cache to use: ``NEW`` (empty: make it ours),
+    ``OURS``, ``EARLIER`` (made before answers had digests: add them), or else why not, as
+    the end of a sentence that begins with the file's name."""
+    if app == 0 and version == 0 and not tables:
+        return NEW
+    if app not in (0, APPLICATION_ID) or not tables.keys() <= _TABLES:
+        names = ", ".join(sorted(tables)) or "none"
+        return (
+            f"is not a NumericJev cache but another application's SQLite database "
+            f"(application id {app}, schema version {version}, tables: {names}); nothing was "
+            "written to it: set NUMERICJEV_CACHE to another path"
+        )
+    if version not in KEY_VERSIONS:
+        return (
+            f"has schema version {version}, this harness reads "
+            f"{' and '.join(map(str, KEY_VERSIONS))}; keep it for the version that wrote it and "
+            "set NUMERICJEV_CACHE to another path for this one"
+        )
+    columns = tuple(tables.get("exchanges", ()))
+    if columns == _COLUMNS and app == APPLICATION_ID:
+        return OURS
+    if columns == _COLUMNS[:-1] and app == 0:
+        return EARLIER
+    return (
+        f"is a version {version} cache whose exchanges table is missing or not as this "
+        f"harness makes it (columns: {', '.join(columns) or 'none'}); delete it or set "
+        "NUMERICJEV_CACHE to another path"
+    )
+
+
+def _inspect(db: sqlite3.Connection) -> str:
+    """``verdict`` of the open file (raises ``sqlite3.DatabaseError`` if it is not SQLite)."""
+    app = db.execute("PRAGMA application_id").fetchone()[0]
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    names = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    tables = {name: [c[1] for c in db.execute(f"PRAGMA table_info({name!r})")] for (name,) in names}
+    return verdict(app, version, tables)
+
+
+def _select(digest: str) -> dict[int, str]:
+    """The lookups of up to 64 keys, by width (a few statements' texts, all kept
+    prepared), reading ``digest`` as the digest column (``NULL``: a file without it)."""
+    columns = ", ".join((*_COLUMNS[:-1], digest))
+    return {
+        1 << n: f"SELECT {columns} FROM exchanges WHERE key IN ({', '.join('?' * (1 << n))})"
+        for n in range(_CHUNK.bit_length())
+    }
 
 
 @dataclass(frozen=True)
@@ -65,13 +140,19 @@ class Entry:
     cost_usd: float | None
     t: float
     run: str
+    digest: bytes | None = None  # as stored (None: read-only, a file made before digests)
 
     def row(self) -> tuple[object, ...]:
-        """The entry as the table's columns."""
+        """The entry as the table's columns (its digest made from its answer)."""
         return (
             self.key, self.model, self.served, self.response, self.usage,
-            self.cost_usd, self.t, self.run,
+            self.cost_usd, self.t, self.run, answer_digest(self.response),
         )  # fmt: skip
+
+    @property
+    def intact(self) -> bool:
+        """Whether its answer is the one stored (its digest matches; unknown: assumed)."""
+        return self.digest is None or answer_digest(self.response) == self.digest
 
 
 @dataclass(frozen=True)
@@ -94,12 +175,10 @@ def default_path() -> Path:
     return Path(base) / "numericjev" / "cache.sqlite3"
 
 
-def _unwritable(path: Path, exc: Exception) -> str:
-    """The one line for a cache this process cannot write: its entries stay usable."""
-    return (
-        f"request cache {path} cannot be written ({exc}); to read it as it is use --cache "
-        "read-only, or set NUMERICJEV_CACHE to a writable path"
-    )
+# What to do about a cache that cannot be written, for a run (``Store``'s ``unwritable``).
+READ_IT_AS_IT_IS = (
+    "to read it as it is use --cache read-only, or set NUMERICJEV_CACHE to a writable path"
+)
 
 
 def _use_wal(db: sqlite3.Connection, tries: int = 20) -> None:
@@ -149,11 +228,16 @@ def _connect_readonly(path: Path) -> tuple[sqlite3.Connection, bool]:
 class Store:
     """An open cache file; one per process (connections are not shared across a fork)."""
 
-    def __init__(self, path: Path, *, readonly: bool = False) -> None:
-        """Open (creating unless ``readonly``) the cache at ``path``; a file of another
-        schema version is refused with a one-line ``ConfigError``. ``readonly`` opens it
-        as SQLite's read-only URI, so a cache on a read-only directory or mount serves hits
-        (``immutable`` says it was opened as a file nothing may change, see ``_connect_readonly``)."""
+    def __init__(
+        self, path: Path, *, readonly: bool = False, unwritable: str = READ_IT_AS_IT_IS
+    ) -> None:
+        """Open (creating unless ``readonly``) the cache at ``path``; a file that is not
+        one this harness can use (``verdict``) is refused with a one-line ``ConfigError``
+        before anything is read from it or written to it. ``readonly`` opens it as SQLite's
+        read-only URI, so a cache on a read-only directory or mount serves hits
+        (``immutable`` says it was opened as a file nothing may change, see ``_connect_readonly``);
+        ``unwritable``: what the one line says to do when the file cannot be written (its
+        entries stay usable)."""
         self.path = path
         self.readonly = readonly
         self.immutable = False
@@ -169,44 +253,61 @@ class Store:
                     path.resolve().as_uri(), uri=True, timeout=30.0, isolation_level=None
                 )
                 self.db.execute("PRAGMA busy_timeout = 30000")
+            self.db.create_function("answer_digest", 1, answer_digest, deterministic=True)
+            found = _inspect(self.db) if readonly else self._settle()
+            if found in _USABLE and not readonly:
                 _use_wal(self.db)
                 # NORMAL in WAL mode: a power cut may lose the last commits, never the file.
                 self.db.execute("PRAGMA synchronous = NORMAL")
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0 and not readonly:
-                with self.db:
-                    self.db.execute("BEGIN IMMEDIATE")
-                    self.db.execute(_SCHEMA.format(key="BLOB"))
-                    self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                version = SCHEMA_VERSION
-        except OSError as exc:  # its folder cannot be made
-            raise ConfigError(_unwritable(path, exc)) from exc
-        except sqlite3.OperationalError as exc:  # a file SQLite cannot open or write
+        except (OSError, sqlite3.OperationalError) as exc:  # no folder; SQLite cannot open it
             raise ConfigError(
-                _unwritable(path, exc)
-                if not readonly
-                else f"request cache {path} cannot be opened ({exc}); check that it is readable"
+                f"request cache {path} cannot be opened ({exc}); check that it is readable"
+                if readonly
+                else f"request cache {path} cannot be written ({exc}); {unwritable}"
             ) from exc
         except sqlite3.DatabaseError as exc:
             raise ConfigError(
                 f"request cache {path} is not a SQLite file ({exc}); move it away "
                 "or set NUMERICJEV_CACHE to another path"
             ) from exc
-        if version not in KEY_VERSIONS:
+        if found == NEW and readonly:
+            found = "is empty; run once with --cache read-write"
+        if found not in _USABLE:
             self.db.close()
-            raise ConfigError(
-                f"request cache {path} has schema version {version}, this harness reads "
-                f"{' and '.join(map(str, KEY_VERSIONS))}; keep it for the version that wrote "
-                "it and set NUMERICJEV_CACHE to another path for this one"
-            )
-        self.version: int = version  # how its keys are made (KEY_VERSIONS)
-        if not readonly:  # added beside version 1's table: a harness without them ignores them
-            self.db.executescript(LEASES)
+            raise ConfigError(f"request cache {path} {found}")
+        # Read-only, a file made before digests is read as it is, its answers unchecked.
+        self.digested = found != EARLIER or not readonly
+        self._select_in = _select("digest" if self.digested else "NULL")
+        self.version: int = self.db.execute("PRAGMA user_version").fetchone()[0]
+
+    def _settle(self) -> str:
+        """``verdict`` of the file, under its write lock (another process may be making it
+        too), and what it needs done: a new file made ours, an earlier one given digests.
+        Anything else is left as it was: nothing is written to it."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")  # takes a lock; writes nothing to the file by itself
+        try:
+            found = _inspect(db)
+            if found == NEW:
+                db.execute(_SCHEMA)
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif found == EARLIER:  # our table without digests: adopted as it is now
+                db.execute("ALTER TABLE exchanges ADD COLUMN digest BLOB NOT NULL DEFAULT x''")
+                db.execute("UPDATE exchanges SET digest = answer_digest(response)")
+            if found in (NEW, EARLIER):
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        if found in _USABLE:
+            db.executescript(LEASES)  # added beside version 1's table (``leases``)
+        return found
 
     def get(self, key: Key) -> Entry | None:
         """The entry stored under ``key``, if any."""
-        row = self.db.execute("SELECT * FROM exchanges WHERE key = ?", (key,)).fetchone()
-        return None if row is None else Entry(*row)
+        return self.get_many([key]).get(key)
 
     def get_many(self, keys: Sequence[Key]) -> dict[Key, Entry]:
         """The entries stored under ``keys``, by key, in one ``SELECT`` per 64 keys."""
@@ -216,7 +317,7 @@ class Store:
             # Padded to a power of two: a few statements' texts, all kept prepared.
             width = 1 << (len(chunk) - 1).bit_length()
             chunk += chunk[-1:] * (width - len(chunk))
-            for row in self.db.execute(_SELECT_IN[width], chunk):
+            for row in self.db.execute(self._select_in[width], chunk):
                 found[row[0]] = Entry(*row)
         return found
 
@@ -233,13 +334,6 @@ class Store:
         """End the read transaction ``begin_read`` started, if any."""
         if self.db.in_transaction:
             self.db.execute("COMMIT")
-
-    def put_many(self, entries: Sequence[Entry]) -> int:
-        """Store ``entries`` in ONE transaction (a SIGKILL loses all of them or none); how
-        many were added."""
-        before = self.db.total_changes
-        self.write([e.row() for e in entries])
-        return self.db.total_changes - before
 
     def write(
         self,
@@ -315,7 +409,12 @@ class Store:
         self.db.execute("ATTACH DATABASE ? AS other", (f"{source.resolve().as_uri()}?{flags}",))
         try:
             with self.db:
-                self.db.execute("INSERT OR IGNORE INTO exchanges SELECT * FROM other.exchanges")
+                # A file made before digests: its answers' digests made as they come in.
+                digest = "digest" if other.digested else "answer_digest(response)"
+                self.db.execute(
+                    f"INSERT OR IGNORE INTO exchanges SELECT {', '.join(_COLUMNS[:-1])}, "
+                    f"{digest} FROM other.exchanges"
+                )
         finally:
             self.db.execute("DETACH DATABASE other")
         return self.db.total_changes - before

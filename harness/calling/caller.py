@@ -42,7 +42,7 @@ from harness.calling.budget import Budget, Hold
 from harness.calling.pacing import Pacer
 from harness.calling.policy import Clock, RetrySettings, Sleep, build_retrying, rate_limited
 from harness.calling.stop import StopSwitch
-from harness.errors import BackendError, BudgetExhausted, TransientError
+from harness.errors import BackendError, BudgetExhausted, RequestCapReached, TransientError
 from harness.wire.answers import read_answers, refusal_summary
 from harness.wire.encoded import encoded
 from runfolder import ErrorKind, Usage
@@ -67,8 +67,9 @@ class RequestCache(Protocol):
         process was asking (waited for)."""
         ...
 
-    def release(self, key: str | bytes) -> None:
-        """Give back the key's lease: its exchange was not answered here."""
+    def release(self, key: str | bytes, asked: bool = True) -> None:
+        """Give back the key's lease: its exchange was not answered here (not ``asked``:
+        the request cap stopped it before it was sent)."""
         ...
 
 
@@ -158,8 +159,9 @@ class Caller:
                 on_attempt(hit)
                 return hit
             answered = await self._live(body, on_attempt)
-        except BaseException:
-            cache.release(key)  # failed or cut off: the next process asks it
+        except BaseException as exc:
+            # Failed or cut off: the next process asks it.
+            cache.release(key, asked=not isinstance(exc, RequestCapReached))
             raise
         cache.save(key, answered)  # stored, and its lease given back, as one
         return answered

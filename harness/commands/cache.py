@@ -31,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "The request cache that run, resume and compare share (docs/cache.md). "
             "Its file is $NUMERICJEV_CACHE, else $XDG_CACHE_HOME/numericjev/cache.sqlite3 "
             "(~/.cache by default). export writes one self-contained file; import adds the "
-            "entries it does not have yet (importing twice adds nothing)."
+            "entries it does not have yet (importing twice adds nothing). A file that is not "
+            "a NumericJev cache (another application's SQLite database, another version) is "
+            "refused in one line and left as it was."
         ),
         epilog="exit status: 0 done; 2 bad input (a one-line error).",
     )
@@ -56,7 +58,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("cache prune needs --older-than D and/or --model M (to delete all: rm)")
     if args.action == "import" and not args.file.is_file():
         raise ConfigError(f"{args.file} is not a file; give the path export wrote")
-    store = Store(path, readonly=args.action in ("stats", "export"))
+    store = Store(
+        path,
+        readonly=args.action in ("stats", "export"),
+        unwritable=f"{args.action} changes the file: make it and its folder writable by this "
+        f"user, or {args.action} a writable copy and point NUMERICJEV_CACHE at it",
+    )
     try:
         if args.action == "stats":
             s = store.stats()

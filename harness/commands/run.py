@@ -89,7 +89,9 @@ def add_cache_option(parser: argparse.ArgumentParser) -> None:
         help="the request cache (docs/cache.md): auto (default) is off for the "
         "in-process sim and oracle and read-write for every other model; "
         "$NUMERICJEV_CACHE_MODE when neither this nor a settings file says; file: "
-        "$NUMERICJEV_CACHE, else ~/.cache/numericjev/cache.sqlite3",
+        "$NUMERICJEV_CACHE, else ~/.cache/numericjev/cache.sqlite3 (one that is not a "
+        "NumericJev cache is refused, untouched; a stored answer that fails its check is "
+        "asked again)",
     )
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,12 @@ class ConfigFile:
         """``PATH:LINE`` of ``key`` in ``[table]`` (its header's line when ``key`` is None
         or cannot be found, e.g. in an inline table)."""
         return f"{self.path}:{line_of(self.text, table, key)}"
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the known name nearest a mistyped ``key``, or ``""``."""
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _parts(header: str) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.cache.lookup import MODES as CACHE_MODES
-from harness.config.files import ConfigFile, Setting
+from harness.config.files import ConfigFile, Setting, did_you_mean
 from harness.errors import ConfigError
 from harness.wire import WIRES
 
@@ -177,8 +177,8 @@ def read_profiles(file: ConfigFile) -> dict[str, Profile]:
             check = PROFILE_FIELDS.get(key)
             if check is None:
                 raise ConfigError(
-                    f"{where}: models.{name} has no field {key!r}; its fields: "
-                    + ", ".join(PROFILE_FIELDS)
+                    f"{where}: models.{name} has no field {key!r}{did_you_mean(key, PROFILE_FIELDS)}; "
+                    "its fields: " + ", ".join(PROFILE_FIELDS)
                 )
             wanted = check(value)
             if wanted is not None:

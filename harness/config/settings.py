@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache.lookup import MODE_ENV
-from harness.config.files import ConfigFile, Setting, config_paths, read_config
+from harness.config.files import ConfigFile, Setting, config_paths, did_you_mean, read_config
 from harness.config.profiles import RUN_FIELDS, Profile, read_profiles, url_problem
 from harness.errors import ConfigError
 
@@ -225,8 +225,9 @@ def load_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = N
         for key in file.data:
             if key not in TOP_LEVEL:
                 raise ConfigError(
-                    f"{file.where((), key)}: unknown table or key {key!r}; a settings file "
-                    "holds [models.NAME] tables and [defaults]"
+                    f"{file.where((), key)}: unknown table or key {key!r}"
+                    f"{did_you_mean(key, TOP_LEVEL)}; a settings file holds [models.NAME] "
+                    "tables and [defaults]"
                 )
         profiles.update(read_profiles(file))
         table = file.data.get("defaults", {})
@@ -246,7 +247,8 @@ def check_defaults(settings: Settings, parsers: Mapping[str, argparse.ArgumentPa
     for dest, setting in settings.defaults.items():
         if dest not in known or dest in ("run", "out", "shard"):
             raise ConfigError(
-                f"{setting.source}: [defaults] has no option {dest!r}: it takes the commands' "
+                f"{setting.source}: [defaults] has no option {dest!r}"
+                f"{did_you_mean(dest, known - {'run', 'out', 'shard'})}: it takes the commands' "
                 "options by their long names (e.g. concurrency, suite, model, cache, "
                 "no_progress); a run folder is named on the command line"
             )

@@ -221,7 +221,7 @@ def test_one_pass_lookups_are_one_select(tmp_path: Path) -> None:
     cache = RequestCache(Store(path), True, SPEC, "r")
     selects: list[str] = []
     cache.store.db.set_trace_callback(
-        lambda sql: selects.append(sql) if sql.startswith("SELECT * FROM exchanges") else None
+        lambda sql: selects.append(sql) if "FROM exchanges WHERE key IN" in sql else None
     )
     found: dict[int, object] = {}
 

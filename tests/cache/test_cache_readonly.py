@@ -88,6 +88,11 @@ def test_a_run_reads_a_cache_on_a_read_only_directory(
     stats = cli_as_user(cache, "cache", "stats")
     assert stats.returncode == 0, stats.stderr
     assert f"{len(records(runs / 'a' / 'requests.jsonl')):,} entries" in stats.stdout
+    # prune takes no --cache: its refusal names what works for it.
+    pruned = cli_as_user(cache, "cache", "prune", "--model", "jev-sim")
+    line = pruned.stderr.strip()
+    assert pruned.returncode == 2 and "\n" not in line, line
+    assert "--cache" not in line and "a writable copy and point NUMERICJEV_CACHE" in line
     cache_dir.chmod(0o755)  # for pytest's cleanup
 
 

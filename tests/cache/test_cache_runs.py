@@ -104,7 +104,9 @@ def test_worker_processes_and_shards_share_one_cache(tmp_path: Path, how: list[s
 
 
 @pytest.mark.parametrize("cap", [5, 12])
-def test_max_requests_sends_exactly_the_cap_with_the_cache_on(tmp_path: Path, cap: int) -> None:
+def test_max_requests_sends_exactly_the_cap_with_the_cache_on(
+    tmp_path: Path, cap: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The cap counts requests sent to the server: a miss still in its cache lookup when the
     # cap is reached is neither counted nor dropped once admitted.
     with counting_server(ServerConfig(port=0)) as (url, answered):
@@ -116,6 +118,8 @@ def test_max_requests_sends_exactly_the_cap_with_the_cache_on(tmp_path: Path, ca
         assert answered.total == cap
         sent = [r for r in records(tmp_path / "a" / "requests.jsonl") if "cache" not in r]
         assert len(sent) == cap
+        # Lookups the cap stopped before they were sent are not called misses.
+        assert f"0 hits, {cap} misses" in capsys.readouterr().err
         # A resume answers the first exchanges from the cache (not counted) and sends
         # exactly the cap again.
         assert cli("resume", str(tmp_path / "a"), "--max-requests", str(cap), "--no-progress") == 1

@@ -16,7 +16,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cache import Entry, RequestCache, Store, cache_key
-from harness.cache.store import _SCHEMA
 from harness.calling.attempt import Attempt
 from harness.errors import ConfigError
 from harness.wire.encoded import EncodedBody, encoded
@@ -188,10 +187,19 @@ def test_settings_that_do_not_change_the_answer_split_only_older_files() -> None
         )
 
 
+# The table as the harness made it before answers had digests (and files an application id).
+EARLIER_SCHEMA = """
+CREATE TABLE exchanges (
+    key {key} PRIMARY KEY, model TEXT NOT NULL, served TEXT, response BLOB NOT NULL,
+    usage TEXT, cost_usd REAL, t REAL NOT NULL, run TEXT NOT NULL
+)
+"""
+
+
 def old_cache(path: Path, version: int) -> None:
     """A cache file as the harness of key ``version`` (1 or 2) made it."""
     db = sqlite3.connect(path)
-    db.execute(_SCHEMA.format(key="TEXT"))
+    db.execute(EARLIER_SCHEMA.format(key="TEXT"))
     db.execute(f"PRAGMA user_version = {version}")
     db.close()
 

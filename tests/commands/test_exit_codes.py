@@ -108,3 +108,31 @@ def test_analysis_commands_exit_2_on_bad_input_and_130_when_interrupted(
 
     monkeypatch.setitem(analysis.cli._COMMANDS, "analyze", interrupted)
     assert analysis.cli.main(["analyze", str(tmp_path)]) == 130
+
+
+@pytest.mark.parametrize("command", ["run", "compare"])
+def test_ctrl_c_before_the_folder_exists_says_there_is_nothing_to_resume(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    import harness.comparing.comparison
+    import harness.running.refusals
+
+    def interrupted(*_: object) -> None:  # Ctrl-C while the run is checked, before any folder
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(harness.running.refusals, "check_price", interrupted)
+    monkeypatch.setattr(harness.comparing.comparison, "probe_cache", interrupted)
+    folder = tmp_path / "never"
+    args = (
+        ["run", "--suite", "exploratory", "--run", str(folder)]
+        if command == "run"
+        else ["compare", "--models", "sim,sim:seed=7", "--suites", "exploratory",
+              "--out", str(folder)]
+    )  # fmt: skip
+    assert cli(*args, "--no-progress") == 130
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("nothing was recorded, nothing to resume"), err
+    assert "numericjev resume" not in err and not folder.exists()

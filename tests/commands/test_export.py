@@ -4,6 +4,7 @@ and the main table's numbers."""
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import duckdb
@@ -75,3 +76,16 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     assert cli("export", str(tmp_path / "nothing")) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_without_pyarrow_the_install_command_named_works_from_a_clone(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # make run installs the runtime only; numericjev is on no registry, so
+    # pip install 'numericjev[export]' cannot work: the clone's own venv installs the extra.
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    assert cli("export", str(run), "--out", str(tmp_path / "x")) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert ".venv/bin/pip install -e '.[export]'" in err and "numericjev[" not in err
+    assert not (tmp_path / "x").exists()

@@ -73,7 +73,11 @@ def test_a_sim_profile_runs_and_the_manifest_records_the_spec_not_the_file(here:
 @pytest.mark.parametrize(
     ("text", "line", "message"),
     [
-        ("[models.a]\nwire = 'openai-chat'\nmodle = 'x'\n", 3, "no field 'modle'; its fields"),
+        (
+            "[models.a]\nwire = 'openai-chat'\nmodle = 'x'\n",
+            3,
+            "no field 'modle' (did you mean 'model'?); its fields",
+        ),
         ("[models.a]\nconcurrency = '8'\n", 2, "concurrency must be a whole number >= 1"),
         ("[models.a]\nprice_per_million = -1\n", 2, "must be a number >= 0"),
         ("[models.a]\n\napi_key = 'sk-123'\n", 3, "keys never go in a file"),
@@ -81,11 +85,20 @@ def test_a_sim_profile_runs_and_the_manifest_records_the_spec_not_the_file(here:
         ("[models.a]\nbase_url = 'http://u:pw@h'\n", 2, "without a password"),
         ("[models.a]\nknobs = {seed = 1}\n", 2, 'knobs are the sim\'s: set model = "sim"'),
         ("[models]\na = {wire = 'x'}\n", 2, "wire must be one of systemone"),
-        ("[defaults]\nconcurency = 8\n", 2, "[defaults] has no option 'concurency'"),
+        ("[defaults]\nconcurency = 8\n", 2, "no option 'concurency' (did you mean 'concurrency'?)"),
         ("[defaults]\n\nconcurrency = 'eight'\n", 3, "--concurrency takes a whole number"),
         ("[defaults]\ncache = 'sometimes'\n", 2, "--cache takes one of auto"),
         ("[defaults]\nno_progress = 1\n", 2, "takes true or false"),
-        ("[default]\nconcurrency = 8\n", 1, "unknown table or key 'default'"),
+        (
+            "[default]\nconcurrency = 8\n",
+            1,
+            "unknown table or key 'default' (did you mean 'defaults'?)",
+        ),
+        (
+            "[models.a]\nbase_ulr = 'http://h'\n",
+            2,
+            "no field 'base_ulr' (did you mean 'base_url'?)",
+        ),
         ("[models.a\n", 1, "not valid TOML"),
     ],
 )

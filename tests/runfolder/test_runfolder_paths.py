@@ -12,7 +12,7 @@ from analysis import load_run
 from analysis.cli import main as analysis_main
 from harness.running.replay import read_logs
 from runfolder import LogFormatError, load_manifest, read_sessions
-from tests.runhelpers import SMALL, cli, final_outputs, records
+from tests.runhelpers import SMALL, cli, copy_run, final_outputs, records
 
 
 @pytest.fixture(scope="module")
@@ -172,3 +172,34 @@ def test_a_deleted_session_log_is_a_finding_that_only_allow_mismatch_lets_throug
     assert [s["command"] for s in sessions] == ["resume"]
     assert "sessions.jsonl is missing" in sessions[0]["allowed_mismatches"][0]
     assert final_outputs(folder) == final_outputs(reference)
+
+
+def test_a_torn_line_followed_by_later_records_is_named_so(
+    tmp_path: Path, reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = copy_run(reference, tmp_path / "torn")
+    log = folder / "requests.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[100] = lines[100][: len(lines[100]) // 2]  # no newline: record 102 runs on from it
+    log.write_bytes(b"".join(lines))
+    # export reads the numbers unparsed; status parses the line
+    for command in (["export", "--format", "csv"], ["status"]):
+        assert cli(command[0], str(folder), *command[1:]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "requests.jsonl line 101 is a torn line (an incomplete write) followed by " in err
+        assert "cut or deleted" not in err and "not a JSON object" not in err
+
+
+def test_a_byte_that_is_not_utf8_is_named_with_its_file_and_line(
+    tmp_path: Path, reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = copy_run(reference, tmp_path / "bytes")
+    log = folder / "requests.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[50] = lines[50].replace(b'"job":"', b'"job":"\xff', 1)
+    log.write_bytes(b"".join(lines))
+    for command in (["status"], ["analyze", "--no-probabilities", "--bootstrap", "0"]):
+        assert cli(*command, str(folder)) == 2
+        err = capsys.readouterr().err.strip()
+        assert f"{log} line 51 is not valid UTF-8 (byte 0xff at column 9)" in err, err
+        assert "surrogates" not in err

@@ -244,7 +244,7 @@ def test_a_refused_cache_leaves_no_folder_and_no_session_line(
     assert cli(*args) == 0  # the same command, the cache fixed
 
 
-def test_every_repair_is_said_once_by_resume_analyze_and_report(
+def test_every_repair_is_said_once_by_resume_analyze_report_diff_and_export(
     copy: Callable[[str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = copy("a")
@@ -257,6 +257,12 @@ def test_every_repair_is_said_once_by_resume_analyze_and_report(
     assert cli("report", str(folder), "--out", str(tmp_path / "r"), *quick) == 0
     assert (tmp_path / "r" / "report.md").read_text().count(said) == 1
     capsys.readouterr()
+    # diff and export say it in the same words (they said nothing).
+    assert cli("diff", str(copy("b")), str(folder), *quick) == 0
+    assert capsys.readouterr().out.count("B: log repairs: 0 duplicate output line(s)") == 1
+    assert cli("export", str(folder), "--format", "csv", "--out", str(tmp_path / "x")) == 0
+    err = capsys.readouterr().err
+    assert err.count(said) == 1 and "numericjev export: warning: log repairs: " in err
     assert cli("resume", str(folder), "--no-progress") == 0
     warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "1 repeated log line(s)" in warnings[0], warnings
