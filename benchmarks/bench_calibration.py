@@ -130,10 +130,13 @@ def bca_p(d: np.ndarray, n: np.ndarray, weights: np.ndarray) -> np.ndarray:
     # Ties (families with no difference make many replicates equal) count half: mid-ranks.
     below = (reps < delta).mean(0) + 0.5 * (reps == delta).mean(0)
     z0 = norm.ppf(np.clip(below, 1e-6, 1 - 1e-6))
-    jack = (d.sum(0) - d) / (n.sum(0) - n)  # leave one family out, (F, K)
-    dev = jack.mean(0) - jack
-    spread = (dev**2).sum(0)
-    acc = np.where(spread > 0, (dev**3).sum(0) / (6 * np.maximum(spread, 1e-300) ** 1.5), 0.0)
+    # A cell with one family holding all its outputs has no jackknife: NaN, never called.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        jack = (d.sum(0) - d) / (n.sum(0) - n)  # leave one family out, (F, K)
+        dev = jack.mean(0) - jack
+        spread = (dev**2).sum(0)
+        skew = (dev**3).sum(0) / (6 * np.maximum(spread, 1e-300) ** 1.5)
+    acc = np.where(spread > 0, skew, 0.0)
     q0 = (reps < 0).mean(0) + 0.5 * (reps == 0).mean(0)
     v = norm.ppf(np.clip(q0, 1e-6, 1 - 1e-6)) - z0
     u = v / (1 + acc * v)
