@@ -27,8 +27,14 @@ def spread_ratio(base_sums: np.ndarray, other_sums: np.ndarray, counts: np.ndarr
     neither does or there are fewer than two families with a unit)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         a, b = base_sums / counts, other_sums / counts
-        sa, sb = np.nanstd(a, axis=0, ddof=1), np.nanstd(b, axis=0, ddof=1)
+        sa, sb = (_spread(x) for x in (a, b))
         return np.asarray(np.maximum(sa, sb) / np.minimum(sa, sb))
+
+
+def _spread(means: np.ndarray) -> np.ndarray:
+    """Standard deviation over families; rounding dust of equal values counts as none."""
+    sd = np.nanstd(means, axis=0, ddof=1)
+    return np.where(sd <= 1e-9 * np.nanmax(np.abs(means), axis=0, initial=0.0), 0.0, sd)
 
 
 def outside_promise(ratio: np.ndarray, called: np.ndarray, flag: float = SPREAD_FLAG) -> np.ndarray:
