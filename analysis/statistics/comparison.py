@@ -296,8 +296,7 @@ def sequential_look(data: ComparisonRuns, look: int) -> SequentialOutcome:
     has stopped (``SequentialOutcome.settled``)."""
     metric = str(data.summary_option("metric", "mape"))
     method = as_method(data.summary_option("test", DEFAULT_METHOD))
-    c = compare_runs(data, metric, n_boot=0, method=method)
-    looked = _sequential(data, list(c.suites), c.lower_is_better, method, look)
+    looked = compare_runs(data, metric, n_boot=0, method=method, look=look).sequential
     if looked is None:
         raise ValueError(f"{data.folder} is not a sequential comparison with a baseline run")
     return looked
@@ -312,12 +311,14 @@ def compare_runs(
     alpha: float = ALPHA,
     margin: float | None = None,
     method: Method = DEFAULT_METHOD,
+    look: int | None = None,
 ) -> Comparison:
     """Summarise a loaded comparison (``load_comparison_runs``): see the module docstring.
 
     ``margin`` (in the metric's points, 0 or more) asks for the release gate. ``method``:
     the verdict test (``family_test.DEFAULT_METHOD``; ``"t"``: the cluster-robust t), for
-    the p-values, the intervals, the MDEs and the gate alike.
+    the p-values, the intervals, the MDEs and the gate alike. ``look``: a sequential
+    comparison's rule over that many looks (None: as many as its folders hold).
 
     Raises ``DiffRefusedError`` when two runs of one suite have different case sets.
     """
@@ -368,7 +369,7 @@ def compare_runs(
             for k, d, c in zip(*np.nonzero(s.gate_p < alpha), strict=True)
         ]
         gate = ReleaseGate(margin, tuple(failed))
-    looked = _sequential(data, suites, lower_is_better, method)
+    looked = _sequential(data, suites, lower_is_better, method, look)
     return Comparison(
         folder=data.folder,
         comparison_id=data.record["comparison_id"],
