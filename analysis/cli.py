@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from runfolder import is_comparison, load_comparison, resolve_run
+from runfolder import is_comparison, resolve_run
 
 from .arguments import GATE_FAILED, PROG, SUMMARY_FILES, build_parser
 from .errors import AnalysisError, RunFolderError, StrictRefusedError
@@ -111,33 +111,21 @@ def _print_comparison(comparison: Comparison, as_json: bool) -> None:
         print(comparison_markdown(comparison), end="")
 
 
-def _sequential(folder: Path) -> bool:
-    """Whether ``folder`` is a comparison made with ``compare --sequential``."""
-    return is_comparison(folder) and bool(load_comparison(folder)["options"].get("sequential"))
-
-
-def _write_comparison(comparison: Comparison, source: Path, out_dir: Path) -> list[Path]:
+def _write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:
     """summary.md, summary.json, index.html (the job viewer: the first suite's runs) and
     the figure of the paired differences it opens with (``paired_differences.svg``/``.png``);
-    a sequential comparison's looks (read from ``source``) in all three."""
+    a sequential comparison's figure of each cell's path over the looks beside it."""
     from .loading.rounds import load_rounds
     from .rendering.comparison_page import comparison_page
     from .rendering.figures import save_figure
     from .rendering.forest import forest_figure
     from .rendering.html_parts import FigureFile
-    from .rendering.sequential import sequential_lines, sequential_record
+    from .rendering.sequential import sequential_figure
 
-    sequential = _sequential(source)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / name for name in SUMMARY_FILES]
-    markdown, record = comparison_markdown(comparison), comparison_to_dict(comparison)
-    if sequential:
-        # Written here, not by the harness after the fact, so that `report` keeps them.
-        lines = "\n".join(sequential_lines(source))
-        markdown += f"\n## Sequential (compare --sequential)\n\n{lines}\n"
-        record["sequential"] = sequential_record(source)
-    paths[0].write_text(markdown, encoding="utf-8")
-    paths[1].write_bytes(_json(record))
+    paths[0].write_text(comparison_markdown(comparison), encoding="utf-8")
+    paths[1].write_bytes(_json(comparison_to_dict(comparison)))
     first = comparison.suites[0].runs if comparison.suites else ()
     rounds = {run.manifest.run_dir: load_rounds(run.manifest.run_dir) for run in first}
     figures = []
@@ -147,10 +135,10 @@ def _write_comparison(comparison: Comparison, source: Path, out_dir: Path) -> li
         paths += [svg, png]
         caption = "Paired differences (model − baseline) with their intervals, by verdict"
         figures.append(FigureFile(caption, svg))
-    if sequential:
-        from .rendering.sequential import sequential_figure
-
-        svg, png = save_figure(sequential_figure(source), out_dir, "sequential_path")
+    if comparison.sequential is not None:
+        simulated = any(f.simulated for s in comparison.suites for f in s.facts)
+        figure = sequential_figure(comparison.sequential, simulated)
+        svg, png = save_figure(figure, out_dir, "sequential_path")
         paths += [svg, png]
         figures.append(FigureFile("compare --sequential: each cell's path over the looks", svg))
     paths[2].write_text(comparison_page(comparison, rounds, figures), encoding="utf-8")
@@ -164,22 +152,18 @@ def summarise_comparison(
     compare`` and ``resume`` call this when the runs are done); the exit status."""
     try:
         comparison = _comparison(folder, strict, None, DEFAULT_SEED)
-        paths = _write_comparison(comparison, folder, folder)
+        paths = _write_comparison(comparison, folder)
         _print_comparison(comparison, as_json)
-        if _sequential(folder) and not as_json:
-            from .rendering.sequential import sequential_lines
-
-            print("\n".join(sequential_lines(folder)))
     except (AnalysisError, RunFolderError) as exc:
         print(f"{PROG} {command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     print(f"wrote {', '.join(p.name for p in paths)} in {folder}", file=sys.stderr)
-    failed = comparison.gate_failures()
-    if failed:
-        cells = "; ".join(" · ".join(cell) for cell in failed)
+    gate = comparison.gate
+    if gate is not None and not gate.passed:
+        cells = "; ".join(str(cell) for cell in gate.failed)
         print(
-            f"{PROG} {command}: release gate failed: {len(failed)} cell(s) worse than "
-            f"{comparison.models[0]} by more than {comparison.margin:g}: {cells}",
+            f"{PROG} {command}: release gate failed: {len(gate.failed)} cell(s) worse than "
+            f"{comparison.models[0]} by more than {gate.margin:g}: {cells}",
             file=sys.stderr,
         )
         return GATE_FAILED
@@ -209,7 +193,7 @@ def _report(args: argparse.Namespace) -> int:
         if out.exists() and not out.is_dir():
             raise AnalysisError(f"--out {out} is a file; pass a folder path")
         comparison = _comparison(folder, args.strict, args.bootstrap, args.seed)
-        files = _write_comparison(comparison, folder, out)
+        files = _write_comparison(comparison, out)
         print(f"wrote {', '.join(p.name for p in files)} in {out}")
         print(f"open it in a browser: {files[2]}")  # index.html (SUMMARY_FILES order)
         return 0

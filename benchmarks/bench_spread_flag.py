@@ -1,15 +1,17 @@
 """How often the outside-the-promise flag marks each null's cells (SIMULATED; issue 44 item 2).
 
-From the calibration study's cached pool of default sim runs (``bench_calibration
---cache``), for aa, steady k=2, steady k=9 and erratic, per metric and family count: the
-share of cells whose spread ratio (the two sides' standard deviations of family means, larger
-over smaller) reaches ``SPREAD_FLAG``,
-and of the cells the default verdict test calls (p < 0.05, uncorrected: the false calls,
-every null here having equal means) the share flagged. Issue 44 item 2's candidate rule; it
-measured too blunt to ship (docs/comparing.md): the families' own spread of difficulty,
-shared by both sides, swamps the difference in the models' steadiness.
+From the calibration study's cached pools of sim runs (``bench_calibration --cache``), for
+aa, steady k=2, steady k=9 and erratic, per metric and family count, at each threshold of
+the spread ratio (``analysis.statistics.promise.spread_ratio``: the two sides' standard
+deviations of family means, larger over smaller): the share of all cells whose ratio reaches
+it, and the share of the cells the default verdict test calls (p < 0.05, uncorrected: the
+false calls, every null here having equal means) that it marks. With ``--power``, the same
+for conf20 (a default run against a ``confusion=0.2`` run): the share of the focus cell's
+right calls (tree10 x arithmetic, as bench_calibration's power rows) that it marks, which a
+flag should leave alone.
 
-``python -m benchmarks.bench_spread_flag --cache DIR`` prints one table.
+``python -m benchmarks.bench_spread_flag --cache DIR [--thresholds 2,3,4] [--power]``
+prints one table.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.statistics.family_test import family_p_values
+from analysis.statistics.promise import spread_ratio
 from benchmarks.calibration_nulls import (
     erratic_factors,
     erratic_values,
@@ -29,25 +32,19 @@ from benchmarks.calibration_nulls import (
 )
 
 METRICS = ("mape", "nmae", "within5", "lar")
-SPREAD_FLAG = 2.0  # the candidate rule's threshold
-
-
-def spread_ratio(base_sums: np.ndarray, other_sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Per column of (F, K) family sums over the same counts: the larger side's standard
-    deviation of family means over the smaller's (NaN with no spread)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        a, b = base_sums / counts, other_sums / counts
-        sa, sb = np.nanstd(a, axis=0, ddof=1), np.nanstd(b, axis=0, ddof=1)
-        return np.maximum(sa, sb) / np.minimum(sa, sb)
-
-
 NULLS = ("aa", "steady k=2", "steady k=9", "erratic")
+FOCUS = 3 * 2 + 0  # tree10 (direct, tree2, tree4, tree10, digits, bits) x arithmetic
 
 
 def sides(
-    pool: dict[str, np.ndarray], null: str, m: int, n_fam: int, rng: np.random.Generator
+    pools: dict[str, dict[str, np.ndarray]],
+    null: str,
+    m: int,
+    n_fam: int,
+    rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One comparison's (F, K) sums of A and B and their counts under ``null``."""
+    pool = pools["default"]
     runs = len(pool["sums"])
     i, j = (int(x) for x in rng.choice(runs, size=2, replace=False))
     fams = rng.choice(pool["sums"].shape[1], size=n_fam, replace=False)
@@ -60,42 +57,74 @@ def sides(
         b = steady_values(pool["sums"][picks][:, fams, m].reshape(k, n_fam, -1))
     elif null == "erratic":
         b = erratic_values(b, upper_bound(m, n), erratic_factors(rng, b.shape))
+    elif null == "conf20":
+        other = pools["conf20"]
+        j = int(rng.integers(len(other["sums"])))
+        b = other["sums"][j][fams, m].reshape(n_fam, -1)
+        # Paired over the units ok on both sides, as compare is: the smaller count.
+        n = np.minimum(n, other["counts"][j][fams, m].reshape(n_fam, -1))
     return a, b, n
 
 
+def truth(pools: dict[str, dict[str, np.ndarray]], m: int) -> float:
+    """The sign of conf20's difference from the default in the focus cell, over the pools."""
+    cells = int(np.prod(pools["default"]["sums"].shape[3:]))
+    mean = {
+        arm: pool["sums"][:, :, m].reshape(-1, cells)[:, FOCUS].sum()
+        / pool["counts"][:, :, m].reshape(-1, cells)[:, FOCUS].sum()
+        for arm, pool in pools.items()
+    }
+    return float(np.sign(mean["conf20"] - mean["default"]))
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print the flag's rates per null, metric and family count."""
+    """Print the flag's rates per null, metric, family count and threshold."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_spread_flag")
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--replicates", type=int, default=100)
     parser.add_argument("--families", default="16,64")
+    parser.add_argument("--thresholds", default="2,3,4")
     parser.add_argument("--flips", type=int, default=999)
+    parser.add_argument("--power", action="store_true", help="add conf20 (pool_conf20_24)")
     args = parser.parse_args(argv)
-    data = np.load(args.cache / f"pool_default_{args.runs}.npz")
-    pool = {"sums": data["sums"], "counts": data["counts"]}
+    pools = {}
+    for arm, runs in (("default", args.runs), *((("conf20", 24),) if args.power else ())):
+        data = np.load(args.cache / f"pool_{arm}_{runs}.npz")
+        pools[arm] = {"sums": data["sums"], "counts": data["counts"]}
+    thresholds = [float(x) for x in args.thresholds.split(",")]
     rng = np.random.default_rng(20261205)
-    print(f"flag: spread ratio >= {SPREAD_FLAG:g}; {args.replicates} comparisons per row")
-    print("| null | metric | families | cells flagged % | false calls | of them flagged % |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for null in NULLS:
+    heads = " | ".join(f"≥{t:g}: cells % / calls %" for t in thresholds)
+    print(f"spread-ratio flag; {args.replicates} comparisons per row (SIMULATED)")
+    print(f"| null | metric | families | calls (p < 0.05) | {heads} |")
+    print("| --- | --- | --- | --- |" + " --- |" * len(thresholds))
+    for null in (*NULLS, *(("conf20",) if args.power else ())):
         for m, metric in enumerate(METRICS):
             for n_fam in (int(x) for x in args.families.split(",")):
-                flagged = cells = calls = calls_flagged = 0
+                flagged = np.zeros(len(thresholds), np.int64)
+                calls_flagged = np.zeros(len(thresholds), np.int64)
+                cells = calls = 0
                 for _ in range(args.replicates):
-                    a, b, n = sides(pool, null, m, n_fam, rng)
-                    ratio = spread_ratio(a, b, n)
+                    a, b, n = sides(pools, null, m, n_fam, rng)
+                    ratio = np.nan_to_num(spread_ratio(a, b, n), nan=0.0)
                     p = family_p_values(b - a, n, 0.0, args.flips, int(rng.integers(2**31)))
-                    flag = ratio >= SPREAD_FLAG
-                    flagged += int(flag.sum())
-                    cells += flag.size
                     called = p < 0.05
+                    if null == "conf20":  # the focus cell's calls in the true direction
+                        right = np.sign((b - a).sum(0)[FOCUS]) == truth(pools, m)
+                        called = np.zeros_like(called)
+                        called[FOCUS] = p[FOCUS] < 0.05 and right
+                    cells += ratio.size
                     calls += int(called.sum())
-                    calls_flagged += int((called & flag).sum())
-                share = f"{100 * calls_flagged / calls:.0f}" if calls else ""
+                    for t, threshold in enumerate(thresholds):
+                        flag = ratio >= threshold
+                        flagged[t] += int(flag.sum())
+                        calls_flagged[t] += int((called & flag).sum())
+                shares = " | ".join(
+                    f"{100 * f / cells:.1f} / " + (f"{100 * c / calls:.0f}" if calls else "—")
+                    for f, c in zip(flagged, calls_flagged, strict=True)
+                )
                 print(
-                    f"| {null} | {metric} | {n_fam} | {100 * flagged / cells:.1f} | "
-                    f"{calls} of {cells} | {share} |",
+                    f"| {null} | {metric} | {n_fam} | {calls} of {cells} | {shares} |",
                     flush=True,
                 )
     return 0

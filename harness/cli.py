@@ -12,7 +12,6 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from pathlib import Path
 from types import FrameType
 
 from harness.commands import COMMANDS
@@ -121,8 +120,6 @@ def _terminable(wanted: bool) -> Iterator[None]:
 
 def _dispatch(args: argparse.Namespace) -> int:
     """Run the command; every failure the user can fix becomes one line and exit status 2."""
-    if args.command in ("compare", "resume"):
-        args.judge_look = _judge_look  # a sequential comparison's looks are judged by analysis
     try:
         result = args.func(args)
         if isinstance(result, Handoff):
@@ -147,13 +144,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         )
         print(f"numericjev {args.command}: interrupted by {name}{where}", file=sys.stderr)
         return status
-
-
-def _judge_look(folder: Path, look: int) -> bool:
-    """Whether every cell of the sequential comparison in ``folder`` stopped at ``look``."""
-    from analysis.rendering.sequential import sequential_settled
-
-    return sequential_settled(folder, look)
 
 
 def _summarise(args: argparse.Namespace, handoff: Handoff) -> int:

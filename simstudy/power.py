@@ -7,7 +7,7 @@ its own draws, as two models answer the same suite), and judges every decoder x
 condition cell with the comparison's own test: the verdict test's p-value of "difference 0"
 (``analysis.statistics.family_test``'s default: the cluster bootstrap-t over families,
 a cell called only where the cluster-robust t calls too),
-Holm-corrected over the suite's cells, and the verdict at alpha (``comparison.verdict``). Power is the share of
+Holm-corrected over the suite's cells, and the verdict at alpha (``decisions.verdict``). Power is the share of
 replicates whose verdict on the focus cell has the sign of the pool's difference; the A/A
 row (baseline against itself at other seeds) gives the share of replicates calling any
 cell, the family-wise false-positive rate. Everything here is simulated.
@@ -20,7 +20,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from analysis.statistics.comparison import HIGHER_IS_BETTER, verdict
+from analysis.statistics.comparison import HIGHER_IS_BETTER
+from analysis.statistics.decisions import Verdict, verdict
 from analysis.statistics.family_test import family_p_values
 from analysis.statistics.metrics import STATISTICS, family_totals
 from analysis.statistics.multiple import holm
@@ -81,7 +82,7 @@ def judge(base: Pool, other: Pool, units: np.ndarray, metric: str) -> tuple[np.n
     codes = np.zeros(len(delta))
     for k in range(len(delta)):
         v = verdict(float(p_holm[k]), float(delta[k]), ALPHA, lower_is_better)
-        codes[k] = {"worse": 1, "better": -1}.get(v or "", 0)
+        codes[k] = {Verdict.WORSE: 1, Verdict.BETTER: -1}.get(v, 0) if v else 0
     return codes, delta
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runfolder import MANIFEST, ComparisonRecord, load_comparison
+from runfolder import MANIFEST, ComparisonRecord, load_comparison, read_totals
 
 from .run import Run, load_run
 
@@ -21,6 +21,8 @@ class Cell:
     model: str  # the model spec as given (``sim:seed=7``)
     folder: Path
     run: Run | None
+    requests: int = 0  # answered, as the sessions' totals.json count them (0: none yet)
+    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,5 +57,7 @@ def load_comparison_runs(folder: Path | str) -> ComparisonRuns:
     for cell in record["cells"]:
         path = folder / cell["folder"]
         run = load_run(path) if (path / MANIFEST).is_file() else None
-        cells.append(Cell(cell["suite"], cell["model"], path, run))
+        totals = read_totals(path)
+        requests, cost = (totals["requests"], totals["cost_usd"]) if totals else (0, 0.0)
+        cells.append(Cell(cell["suite"], cell["model"], path, run, requests, cost))
     return ComparisonRuns(folder, record, tuple(cells))

@@ -9,11 +9,14 @@ from typing import Any
 
 from analysis.loading.names import condition_label, decoder_label
 from analysis.statistics.comparison import Comparison, SuiteComparison, refusal
+from analysis.statistics.decisions import Verdict
 from analysis.statistics.facts import RunFacts
 from analysis.statistics.family_test import PROMISES, TEST_NAMES
+from analysis.statistics.promise import SPREAD_FLAG
 
 from .json_numbers import banners_to_list, number
 from .markdown import Table, fmt_interval, warning_lines
+from .sequential import saved_line, sequential_lines, sequential_record
 
 __all__ = [
     "METRIC_LABEL",
@@ -64,7 +67,12 @@ class Cell:
     d: int
     cond: int
     k: int
-    verdict: str
+    verdict: Verdict | None  # decided in analysis.statistics; None: no p-value
+
+    @property
+    def said(self) -> str:
+        """The verdict's words (``no verdict`` without a p-value)."""
+        return _NO_VERDICT if self.verdict is None else self.verdict.value
 
     def delta(self, s: SuiteComparison) -> tuple[float, float, float]:
         """Δ model − baseline with its interval."""
@@ -80,7 +88,6 @@ def verdict_cells(c: Comparison, s: SuiteComparison) -> list[Cell]:
             for k, model in enumerate(s.models[1:]):
                 if s.n_common[k, d, cond] == 0 and math.isnan(s.point[k + 1, d, cond]):
                     continue  # neither run asked this decoder × condition
-                judged = s.verdicts[k, d, cond]  # decided once, in analysis.statistics
                 cells.append(
                     Cell(
                         s.suite,
@@ -90,24 +97,37 @@ def verdict_cells(c: Comparison, s: SuiteComparison) -> list[Cell]:
                         d,
                         cond,
                         k,
-                        judged or _NO_VERDICT,
+                        s.verdicts[k, d, cond],  # decided once, in analysis.statistics
                     )
                 )
     return cells
 
 
+def outside_note(s: SuiteComparison, k: int, d: int, cond: int) -> str | None:
+    """A called cell outside the measured promise: how far its sides' spreads differ."""
+    if not s.outside[k, d, cond]:
+        return None
+    ratio = float(s.spread[k, d, cond])
+    times = "one side has no spread" if math.isinf(ratio) else f"spreads differ ×{ratio:.1f}"
+    return f"{times}: outside the measured promise"
+
+
 def verdict_text(c: Comparison, s: SuiteComparison, cell: Cell) -> str:
-    """The verdict as shown: with the MDE beside "no clear difference", and the gate."""
+    """The verdict as shown: with the MDE beside "no clear difference", the note of a
+    called cell outside the measured promise, and the gate."""
     at = (cell.k, cell.d, cell.cond)
-    text = cell.verdict
+    text = cell.said
     if math.isfinite(s.mde[at]):
         text += f" (MDE {s.mde[at]:.2f})"
     elif s.mde[at] == math.inf:  # the bootstrap-t's resamples cannot reach alpha / m here
         text += " (MDE unbounded: too few families to call any difference)"
-    elif cell.verdict == "no clear difference" and s.delta_lo[at] == s.delta_hi[at] == 0:
+    elif cell.verdict is Verdict.UNCLEAR and s.delta_lo[at] == s.delta_hi[at] == 0:
         text += " (Δ 0 in every family)"  # no spread at all: an MDE would mean nothing
-    if c.margin is not None and s.gate_p[at] < c.alpha:
-        text += f" · fails the gate (worse by > {c.margin:g})"
+    note = outside_note(s, *at)
+    if note is not None:
+        text += f" · {note}"
+    if c.gate is not None and c.gate.fails(s.key(*at)):
+        text += f" · fails the gate (worse by > {c.gate.margin:g})"
     return text
 
 
@@ -135,7 +155,7 @@ def _rows(c: Comparison, s: SuiteComparison) -> list[tuple[str, ...]]:
 
 def verdict_counts(c: Comparison) -> Counter[str]:
     """How many cells got each verdict (``no verdict``: no p-value)."""
-    return Counter(cell.verdict for s in c.suites for cell in verdict_cells(c, s))
+    return Counter(cell.said for s in c.suites for cell in verdict_cells(c, s))
 
 
 def test_line(c: Comparison) -> str:
@@ -146,12 +166,15 @@ def test_line(c: Comparison) -> str:
 def counts_line(c: Comparison) -> str:
     counts = verdict_counts(c)
     metric = METRIC_LABEL[c.metric]
-    parts = [f"{counts[v]} {v}" for v in ("better", "worse", "no clear difference")]
+    parts = [f"{counts[v]} {v}" for v in Verdict]
     line = f"Verdicts on {metric} at {c.level:.0%}, Holm-corrected over {c.m} cells: " + ", ".join(
         parts
     )
     if counts[_NO_VERDICT]:
         line += f"; {counts[_NO_VERDICT]} cells without a verdict"
+    outside = sum(int(s.outside.sum()) for s in c.suites)
+    if outside:
+        line += f"; {outside} of them outside the measured promise (spreads differ)"
     return line + "."
 
 
@@ -201,12 +224,19 @@ def comparison_tables(c: Comparison) -> list[Table]:
     title = f"Verdicts: {metric}, each model against {base}, paired" + "".join(
         f" — {n}" for n in notices(c)
     )
-    if c.margin is not None:
-        failed = c.gate_failures()
+    if any(s.outside.any() for s in c.suites):
         notes.append(
-            f"Release gate (--fail-on-worse, margin {c.margin:g}): a cell fails when it is "
-            f"shown worse than {base} by more than {c.margin:g} points (the test at the shifted "
-            f"null, Holm over the cells, {c.alpha:g}): "
+            "Outside the measured promise: a called cell whose two sides' spreads (standard "
+            f"deviations of their family means) differ ×{SPREAD_FLAG:g} or more, where one "
+            "model may be steadier than the other at the same mean, which no test of a mean "
+            "can promise to tell from a difference (docs/comparing.md, the rates it marks)."
+        )
+    if c.gate is not None:
+        failed = c.gate.failed
+        notes.append(
+            f"Release gate (--fail-on-worse, margin {c.gate.margin:g}): a cell fails when it "
+            f"is shown worse than {base} by more than {c.gate.margin:g} points (the test at the "
+            f"shifted null, Holm over the cells, {c.alpha:g}): "
             + (f"{len(failed)} cell(s) fail." if failed else "every cell passes.")
         )
     tables = [Table(title, header, tuple(rows), tuple(notes), left=5)]
@@ -214,6 +244,9 @@ def comparison_tables(c: Comparison) -> list[Table]:
     for s in c.suites:
         for model, f in zip(s.models, s.facts, strict=True):
             pending = "?" if f.jobs_pending is None else f"{f.jobs_pending:,}"
+            unasked = 0 if c.sequential is None else c.sequential.unasked_jobs(f.n_jobs)
+            if unasked and f.jobs_pending is not None:  # left by the sequential rule
+                pending = f"{max(f.jobs_pending - unasked, 0):,} (+{unasked:,} unasked)"
             runs.append(
                 (
                     s.suite,
@@ -249,11 +282,16 @@ def comparison_tables(c: Comparison) -> list[Table]:
 def comparison_markdown(c: Comparison) -> str:
     """The whole summary printed by ``compare`` and written to ``summary.md``."""
     head = [f"# {comparison_title(c)}", "", f"Comparison folder: {c.folder}", ""]
+    # A sequential comparison opens with where its rule stopped and what that saved.
+    head += [f"**{saved_line(c.sequential)}**", ""] if c.sequential is not None else []
     head += [f"> **{notice}**" for notice in notices(c)]
     head += [""] if notices(c) else []
     head += warning_lines(b.message for b in c.banners)
     head += [counts_line(c), "", f"Verdict test: {test_line(c)}."]
     tables = [t.to_markdown() for t in comparison_tables(c)]
+    if c.sequential is not None:
+        lines = "\n".join(sequential_lines(c.sequential))
+        tables.append(f"## Sequential (compare --sequential)\n\n{lines}")
     return "\n\n".join(["\n".join(head).rstrip(), *tables]) + "\n"
 
 
@@ -290,10 +328,10 @@ def comparison_to_dict(c: Comparison) -> dict[str, Any]:
                             "p_holm": number(s.p_holm[k, d, cond]),
                             "verdict": s.verdicts[k, d, cond],
                             "mde": number(s.mde[k, d, cond]),
+                            "spread_ratio": number(s.spread[k, d, cond]),
+                            "outside_promise": outside_note(s, k, d, cond),
                             "gate_p_holm": number(s.gate_p[k, d, cond]),
-                            "fails_gate": bool(
-                                c.margin is not None and s.gate_p[k, d, cond] < c.alpha
-                            ),
+                            "fails_gate": c.gate is not None and c.gate.fails(s.key(k, d, cond)),
                         }
                     )
     runs = [
@@ -320,6 +358,8 @@ def comparison_to_dict(c: Comparison) -> dict[str, Any]:
     return {
         "comparison": c.comparison_id,
         "folder": str(c.folder),
+        # First after the folder: a sequential comparison's stop and what it saved.
+        "sequential": None if c.sequential is None else sequential_record(c.sequential),
         "models": list(c.models),
         "baseline": c.models[0],
         "metric": c.metric,
@@ -335,12 +375,12 @@ def comparison_to_dict(c: Comparison) -> dict[str, Any]:
             "mde": "80% power, two-sided at alpha/m",
         },
         "gate": None
-        if c.margin is None
+        if c.gate is None
         else {
-            "margin": c.margin,
+            "margin": c.gate.margin,
             "failed": [
-                {"suite": a, "model": b, "decoder": d, "condition": e}
-                for a, b, d, e in c.gate_failures()
+                {"suite": f.suite, "model": f.model, "decoder": f.decoder, "condition": f.condition}
+                for f in c.gate.failed
             ],
         },
         "bootstrap": {

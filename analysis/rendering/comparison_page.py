@@ -11,6 +11,7 @@ from analysis.statistics.comparison import Comparison
 from .comparison import comparison_tables, comparison_title, counts_line, notices, test_line
 from .html import PageRun, PageSection, render_page
 from .html_parts import FigureFile, LinkedTable, run_warnings
+from .sequential import saved_line
 
 __all__ = ["comparison_page"]
 
@@ -35,7 +36,9 @@ def comparison_page(
     warnings += [b.message for b in c.banners]
     verdicts, listed = comparison_tables(c)
     shown = sorted({r.key.split(" · ")[0] for r in runs if r.rounds is not None})
-    text = [counts_line(c), f"Verdict test: {test_line(c)}."]
+    # A sequential comparison opens with where its rule stopped and what that saved.
+    text = [saved_line(c.sequential)] if c.sequential is not None else []
+    text += [counts_line(c), f"Verdict test: {test_line(c)}."]
     if shown:
         text.append(
             f"The job viewer below shows suite {', '.join(shown)}: pick a job to see every "

@@ -33,7 +33,7 @@ def forest_figure(c: Comparison) -> Figure | None:
                 label = f"{cell.model} · {cell.decoder} · {cell.condition}"
                 if len(c.suites) > 1:
                     label = f"{s.suite} · {label}"
-                rows.append((label, delta, lo, hi, cell.verdict))
+                rows.append((label, delta, lo, hi, cell.said))
     if not rows:
         return None
     fig = Figure(figsize=(8.5, 1.4 + 0.3 * len(rows)), layout="constrained")

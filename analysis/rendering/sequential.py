@@ -1,113 +1,60 @@
-"""A sequential comparison's looks (``compare --sequential``): the rule replayed on the
-families the looks asked, whether every cell has stopped, and what the stop saved.
-
-The plan (``options.sequential`` in ``compare.json``: looks, seed, margin, each suite's
-family order) fixes which families each look asked, so the state after any look is
-recomputed from the run folders alone: the harness asks ``sequential_settled`` after each
-look, and the summary adds ``sequential_lines``.
+"""A sequential comparison's outcome shown (``compare --sequential``): the line that opens
+the summary (families, requests and cost saved), each cell's stop, summary.json's
+``sequential`` and the figure of each cell's path. The outcome is decided in
+``analysis.statistics`` (``Comparison.sequential``); nothing here judges.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.figure import Figure
 
-from analysis.loading.comparison import load_comparison_runs
-from analysis.loading.outputs import family_sort_key
-from analysis.statistics.comparison import compare_runs
-from analysis.statistics.family_test import DEFAULT_METHOD, as_method
-from analysis.statistics.sequential import SequentialPath, sequential_replay
-from runfolder import load_comparison, look_sizes, read_totals
+from analysis.statistics.looks import SequentialOutcome
+
+from .json_numbers import number
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
+    "saved_line",
     "sequential_figure",
     "sequential_lines",
-    "sequential_path",
     "sequential_record",
-    "sequential_settled",
 ]
 
 
-def sequential_path(folder: Path, look: int | None = None) -> tuple[SequentialPath, dict[str, Any]]:
-    """The rule over the looks taken (``look``; None: as many as the folders hold), and
-    the facts the summary quotes (families, requests and cost asked, projected in full)."""
-    record = load_comparison(folder)
-    plan = record["options"]["sequential"]
-    summary = record["options"].get("summary") or {}
-    metric = summary.get("metric", "mape")
-    method = as_method(summary.get("test", DEFAULT_METHOD))
-    c = compare_runs(load_comparison_runs(folder), metric=metric, n_boot=0)
-    s = c.suites[0]
-    axis = sorted({f for r in s.runs for f in r.outputs.family_names}, key=family_sort_key)
-    order = [str(f) for f in plan["order"][s.suite]]
-    sizes = look_sizes(len(order), int(plan["looks"]))
-    taken = look or max(
-        (i + 1 for i, n in enumerate(sizes) if set(order[:n]) <= set(axis)), default=1
+def saved_line(o: SequentialOutcome) -> str:
+    """The summary's first line: where the rule stopped, and the families, requests and cost
+    it saved against the full suite (projected at the same requests and cost per family)."""
+    asked = (
+        f"{o.asked} of {o.families} families asked ({100 * o.share:.0f}%); requests "
+        f"{o.requests:,} against about {o.requests_full:,.0f} for the full suite (saved about "
+        f"{o.requests_full - o.requests:,.0f}), cost USD {o.cost_usd:.4f} (saved about "
+        f"USD {o.cost_full - o.cost_usd:.4f})"
     )
-    rows = [axis.index(f) for f in order[: sizes[taken - 1]]]
-    diffs = np.concatenate([d[rows].reshape(len(rows), -1) for d in s.family_diffs], axis=1)
-    counts = np.concatenate([n[rows].reshape(len(rows), -1) for n in s.family_counts], axis=1)
-    # Families never asked are padded with zeros: the replay reads only the looks taken.
-    pad = len(order) - len(rows)
-    diffs = np.vstack([diffs, np.zeros((pad, diffs.shape[1]))])
-    counts = np.vstack([counts, np.zeros((pad, counts.shape[1]))])
-    path = sequential_replay(
-        diffs,
-        counts,
-        n_looks=int(plan["looks"]),
-        margin=float(plan["margin"]),
-        upto=taken,
-        method=method,
+    if o.stopped_early:
+        return (
+            f"Sequential: finished early — every cell stopped by look {o.taken} of {o.looks}: "
+            f"{asked}. The {o.families - o.asked} families not asked were left on purpose."
+        )
+    if o.settled:
+        return f"Sequential: ran to its last look ({o.looks} of {o.looks}): {asked}."
+    return (
+        f"Sequential: still asking, {o.taken} of {o.looks} looks taken: {asked}; "
+        "`numericjev resume` continues it."
     )
-    cells = [
-        f"{model} · {dec} · {cond}"
-        for model in s.models[1:]
-        for dec in s.design.decoders
-        for cond in s.design.conditions
-    ]
-    requests, cost = 0, 0.0
-    for cell in record["cells"]:
-        totals = read_totals(folder / cell["folder"])
-        requests += totals["requests"] if totals else 0
-        cost += totals["cost_usd"] if totals else 0.0
-    facts = {
-        "taken": taken,
-        "families": len(order),
-        "asked": sizes[taken - 1],
-        "cells": cells,
-        "requests": requests,
-        "cost_usd": cost,
-        "simulated": any(f.simulated for f in s.facts),
-        "lower_is_better": c.lower_is_better,
-    }
-    return path, facts
 
 
-def sequential_settled(folder: Path, look: int) -> bool:
-    """Whether every cell has stopped after ``look`` (the harness's question)."""
-    return sequential_path(folder, look)[0].settled
-
-
-def sequential_lines(folder: Path) -> list[str]:
-    """The summary's lines: each cell's look and reason, and the requests and cost asked
-    against the full suite (projected at the same requests and cost per family)."""
-    path, facts = sequential_path(folder)
-    share = facts["asked"] / facts["families"]
-    requests, cost, cells = facts["requests"], facts["cost_usd"], facts["cells"]
-    lines = [
-        f"Sequential: {facts['taken']} of {len(path.sizes)} looks, {facts['asked']} of "
-        f"{facts['families']} families asked ({100 * share:.0f}%); requests {requests:,} "
-        f"against about {requests / share:,.0f} for the full suite (saved about "
-        f"{requests / share - requests:,.0f}), cost USD {cost:.4f} (saved about "
-        f"USD {cost / share - cost:.4f})."
-    ]
-    for name, look, why, sign in zip(cells, path.stopped_at, path.reason, path.sign, strict=True):
-        worse = float(sign) * (1 if facts["lower_is_better"] else -1)
-        verdict = {1.0: ": worse", -1.0: ": better"}.get(worse, "")
-        lines.append(f"- {name}: {why} at look {look}{verdict}")
+def sequential_lines(o: SequentialOutcome) -> list[str]:
+    """Each cell's look and reason, and how to read them against the table."""
+    lines = []
+    for i, (name, look, why) in enumerate(
+        zip(o.cells, o.path.stopped_at, o.path.reason, strict=True)
+    ):
+        called = o.called(i)
+        lines.append(f"- {name}: {why} at look {look}" + (f": {called}" if called else ""))
     lines.append(
         "The verdicts of a sequential comparison are these (alpha spent over the looks, Holm "
         "at each); the table above tests the families asked at the fixed level."
@@ -115,39 +62,47 @@ def sequential_lines(folder: Path) -> list[str]:
     return lines
 
 
-def sequential_record(folder: Path) -> dict[str, Any]:
-    """summary.json's ``sequential``: the looks taken, each cell's stop and its path."""
-    path, facts = sequential_path(folder)
-    share = facts["asked"] / facts["families"]
+def sequential_record(o: SequentialOutcome) -> dict[str, Any]:
+    """summary.json's ``sequential``: the looks taken, what was saved, each cell's stop and
+    its path."""
 
     def listed(a: np.ndarray | None) -> list[list[float | None]]:
-        return [] if a is None else [[None if np.isnan(v) else float(v) for v in r] for r in a]
+        return [] if a is None else [[number(v) for v in r] for r in a]
 
     return {
-        "looks_taken": facts["taken"],
-        "looks": len(path.sizes),
-        "families_per_look": list(path.sizes),
-        "families_asked": facts["asked"],
-        "families": facts["families"],
-        "requests": facts["requests"],
-        "requests_full_projected": round(facts["requests"] / share),
-        "cost_usd": facts["cost_usd"],
-        "cost_usd_full_projected": facts["cost_usd"] / share,
+        "stopped_early": o.stopped_early,
+        "looks_taken": o.taken,
+        "looks": o.looks,
+        "families_per_look": list(o.path.sizes),
+        "families_asked": o.asked,
+        "families": o.families,
+        "families_saved": o.families - o.asked,
+        "requests": o.requests,
+        "requests_full_projected": round(o.requests_full),
+        "requests_saved_projected": round(o.requests_full - o.requests),
+        "cost_usd": o.cost_usd,
+        "cost_usd_full_projected": o.cost_full,
+        "cost_usd_saved_projected": o.cost_full - o.cost_usd,
         "cells": [
-            {"cell": name, "stopped_at_look": int(look), "reason": str(why), "sign": int(sign)}
+            {"cell": name, "stopped_at_look": int(look), "reason": why, "sign": int(sign)}
             for name, look, why, sign in zip(
-                facts["cells"], path.stopped_at, path.reason, path.sign, strict=True
+                o.cells, o.path.stopped_at, o.path.reason, o.path.sign, strict=True
             )
         ],
-        "path": {"delta": listed(path.delta), "lo": listed(path.lo), "hi": listed(path.hi)},
+        "path": {
+            "delta": listed(o.path.delta),
+            "lo": listed(o.path.lo),
+            "hi": listed(o.path.hi),
+        },
     }
 
 
-def sequential_figure(folder: Path) -> Figure:
+def sequential_figure(o: SequentialOutcome, simulated: bool) -> Figure:
     """Each cell's sequential path, one small panel per cell: the difference and its 95%
     interval at each look taken (SIMULATED when the runs are), the stopping look marked."""
-    path, facts = sequential_path(folder)
-    cells = facts["cells"]
+    from matplotlib.figure import Figure
+
+    path, cells = o.path, o.cells
     delta, lo, hi = path.delta, path.lo, path.hi
     assert delta is not None and lo is not None and hi is not None
     cols = min(len(cells), 4)
@@ -169,7 +124,7 @@ def sequential_figure(folder: Path) -> Figure:
         ax.set_xticks(x)
     for j in range(len(cells), rows * cols):
         axes[j // cols][j % cols].set_visible(False)
-    mark = " — SIMULATED MODEL" if facts["simulated"] else ""
+    mark = " — SIMULATED MODEL" if simulated else ""
     fig.suptitle(
         f"Sequential path: Δ and its 95% interval per look (families asked){mark}", fontsize=8
     )

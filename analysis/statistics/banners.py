@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from analysis.loading.manifest import Manifest
@@ -48,7 +49,7 @@ def _price(model: dict[str, Any], key: str) -> str:
     return "unknown" if model[key] is None else str(model[key])
 
 
-def _incomplete(who: str, f: RunFacts, run_dir: str) -> Banner | None:
+def _incomplete(who: str, f: RunFacts, run_dir: str, unasked: int = 0) -> Banner | None:
     if f.jobs_pending is None:
         if not f.jobs_failed:
             return None
@@ -56,17 +57,23 @@ def _incomplete(who: str, f: RunFacts, run_dir: str) -> Banner | None:
             f"{f.jobs_failed:,} job(s) failed and the manifest gives no n_jobs, so pending "
             "jobs cannot be counted"
         )
-    elif f.jobs_failed or f.jobs_pending:
+    elif f.jobs_failed or f.jobs_pending > unasked:
+        # Pending beyond the families a stopped sequential rule left unasked: missing.
+        pending = max(f.jobs_pending - unasked, 0)
         counts = (
             f"{f.jobs_done:,} of {f.n_jobs:,} jobs done, {f.jobs_failed:,} failed, "
-            f"{f.jobs_pending:,} pending"
+            f"{pending:,} pending"
+            + (f" ({unasked:,} more left unasked by the sequential rule)" if unasked else "")
         )
     else:
         return None
+    # A sequential comparison's cell: resuming the comparison retries the families asked;
+    # resuming the cell alone would ask the unasked ones too.
+    again = str(Path(run_dir).parent) if unasked else run_dir
     return Banner(
         "incomplete",
         f"{who} is incomplete: {counts}; its tables cover only the outputs it has "
-        f"(`numericjev resume {run_dir}` continues it)",
+        f"(`numericjev resume {again}` continues it)",
     )
 
 
@@ -153,12 +160,15 @@ def _cases_changed(who: str, run: Run) -> Banner | None:
     )
 
 
-def run_banners(run: Run, facts: RunFacts, who: str | None = None) -> tuple[Banner, ...]:
+def run_banners(
+    run: Run, facts: RunFacts, who: str | None = None, unasked: int = 0
+) -> tuple[Banner, ...]:
     """Warnings about one run: incomplete, answered by several models, resumed differently,
-    manifest edited since it was sealed, case set changed since the run started."""
+    manifest edited since it was sealed, case set changed since the run started.
+    ``unasked``: pending jobs a stopped sequential rule chose not to ask (no warning)."""
     who = who or f"run {facts.run_id}"
     found = [
-        _incomplete(who, facts, str(run.manifest.run_dir)),
+        _incomplete(who, facts, str(run.manifest.run_dir), unasked),
         _mixed(who, facts),
         *_resumed(who, run),
         *_sealed(who, run),

@@ -15,7 +15,12 @@ Per suite, for each decoder × condition:
   step (alpha / m);
 - with a ``margin`` (``compare --fail-on-worse``), the release gate: each cell's p of "worse
   than the baseline by the margin", Holm-adjusted over the cells; a cell fails the gate
-  when it is shown worse by more than the margin.
+  when it is shown worse by more than the margin (``decisions.ReleaseGate``, decided here);
+- each called cell whose two sides' spreads differ by ``promise.SPREAD_FLAG`` or more is
+  marked outside the measured promise (``promise``);
+- a ``compare --sequential`` comparison: the rule over the looks its folders hold
+  (``looks.SequentialOutcome``), and its runs' pending jobs in the families the rule chose
+  not to ask are no reason for an "incomplete" warning.
 
 A suite with fewer than ``MIN_FAMILIES`` families (the historical suites' three dates) gets
 points and differences but no interval, no p-value and so no verdict.
@@ -41,18 +46,22 @@ from .bootstrap import (
     family_bootstrap,
     interval_refusal,
 )
+from .decisions import CellKey, ReleaseGate, Verdict, verdict
 from .diff import check_comparable
 from .facts import RunFacts, run_facts
 from .family_test import (
     DEFAULT_METHOD,
     Method,
+    as_method,
     detectable_effect,
     family_p_values,
     paired_family_test,
 )
+from .looks import SequentialOutcome, sequential_outcome
 from .metrics import STATISTICS, compute_metrics
 from .multiple import holm
 from .paired import common_outputs
+from .promise import outside_promise, spread_ratio
 
 __all__ = [
     "HIGHER_IS_BETTER",
@@ -60,7 +69,7 @@ __all__ = [
     "SuiteComparison",
     "compare_runs",
     "refusal",
-    "verdict",
+    "sequential_look",
 ]
 
 COMPARED = ("mape", "nmae", "within5", "lar")  # the metrics a comparison can judge
@@ -81,7 +90,7 @@ class SuiteComparison:
     runs: tuple[Run, ...]
     facts: tuple[RunFacts, ...]
     design: Design
-    n_families: int
+    families: tuple[str, ...]  # the families with an output in some run, in order
     point: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
@@ -96,9 +105,23 @@ class SuiteComparison:
     # verdict test's whole input, kept for the MDE and the gate (both need m first).
     family_diffs: np.ndarray
     family_counts: np.ndarray
-    verdicts: np.ndarray  # (later, D, C) objects: "better" / "worse" / "no clear difference" / None
+    verdicts: np.ndarray  # (later, D, C) objects: a Verdict, or None without a p-value
     mde: np.ndarray  # minimum detectable effect of each "no clear difference" (else NaN)
     gate_p: np.ndarray  # Holm-adjusted p of "worse by more than the margin" (NaN: no gate)
+    # The two sides' spread ratio over the paired units (promise.spread_ratio), and the
+    # called cells it puts outside the measured promise (decided with the verdicts).
+    spread: np.ndarray
+    outside: np.ndarray
+
+    @property
+    def n_families(self) -> int:
+        """Families with an output in some run."""
+        return len(self.families)
+
+    def key(self, k: int, d: int, c: int) -> CellKey:
+        """Later model ``k`` (0-based) on decoder ``d`` × condition ``c``."""
+        return CellKey(self.suite, self.models[k + 1], self.design.decoders[d],
+                       self.design.conditions[c])  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,31 +141,14 @@ class Comparison:
     banners: tuple[Banner, ...]
     missing: tuple[tuple[str, str], ...]  # (suite, model) cells not started
     suite_names: tuple[str, ...] = ()  # every suite of the comparison, run or not
-    margin: float | None = None  # the release gate's margin (None: no gate asked)
+    gate: ReleaseGate | None = None  # --fail-on-worse: decided here (None: no gate asked)
     test: str = DEFAULT_METHOD  # the verdict test (family_test: TEST_NAMES, PROMISES)
-
-    def gate_failures(self) -> list[tuple[str, str, str, str]]:
-        """(suite, model, decoder, condition) of every cell that fails the release gate."""
-        failed = []
-        for s in self.suites:
-            for k, d, c in zip(*np.nonzero(s.gate_p < self.alpha), strict=True):
-                decoder, condition = s.design.decoders[d], s.design.conditions[c]
-                failed.append((s.suite, s.models[k + 1], decoder, condition))
-        return failed
+    sequential: SequentialOutcome | None = None  # compare --sequential: the rule's outcome
 
     @property
     def lower_is_better(self) -> bool:
         """Whether a lower metric is better (errors) or higher (within 5%)."""
         return self.metric not in HIGHER_IS_BETTER
-
-
-def verdict(p_holm: float, delta: float, alpha: float, lower_is_better: bool) -> str | None:
-    """``better``, ``worse`` or ``no clear difference``; None when there is no p-value."""
-    if np.isnan(p_holm):
-        return None
-    if p_holm >= alpha or delta == 0 or np.isnan(delta):
-        return "no clear difference"
-    return "better" if (delta < 0) == lower_is_better else "worse"
 
 
 def _suite(
@@ -160,7 +166,9 @@ def _suite(
     for other in runs[1:]:
         check_comparable(base, other)
     design = design_of(base.manifest, base.outputs, *(r.outputs for r in runs[1:]))
-    families = tuple(sorted({f for r in runs for f in r.outputs.family_names}, key=family_sort_key))
+    families = tuple(
+        sorted({str(f) for r in runs for f in r.outputs.family_names}, key=family_sort_key)
+    )
     n_d, n_c = len(design.decoders), len(design.conditions)
     shape = (len(runs), n_d, n_c)
     point, lo, hi = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
@@ -175,6 +183,7 @@ def _suite(
     later = (len(runs) - 1, n_d, n_c)
     delta, d_lo, d_hi, p = (np.full(later, np.nan) for _ in range(4))
     n_common = np.zeros(later, np.int64)
+    spread = np.full(later, np.nan)
     with_intervals = n_boot > 0 and len(families) >= MIN_FAMILIES
     diffs = np.zeros((len(runs) - 1, len(families), n_d, n_c))
     counts = np.zeros_like(diffs)
@@ -184,6 +193,9 @@ def _suite(
         n_common[k] = paired.units()[statistic]
         diffs[k] = paired.other.sums[:, statistic] - paired.base.sums[:, statistic]
         counts[k] = paired.other.counts[:, statistic]
+        spread[k] = spread_ratio(
+            paired.base.sums[:, statistic], paired.other.sums[:, statistic], counts[k]
+        )
         if not with_intervals:
             continue
         flat = (len(families), n_d * n_c)
@@ -198,14 +210,16 @@ def _suite(
         d_lo[k], d_hi[k] = test.lo.reshape(n_d, n_c), test.hi.reshape(n_d, n_c)
         p[k] = test.p.reshape(n_d, n_c)
     return SuiteComparison(
-        suite, tuple(models), tuple(runs), tuple(facts), design, len(families),
+        suite, tuple(models), tuple(runs), tuple(facts), design, families,
         point, lo, hi, n_ok, delta, d_lo, d_hi, n_common, p, np.full(later, np.nan),
         diffs, counts, np.full(later, None, object), np.full(later, np.nan),
-        np.full(later, np.nan),
+        np.full(later, np.nan), spread, np.zeros(later, bool),
     )  # fmt: skip
 
 
-def _banners(data: ComparisonRuns, suites: list[SuiteComparison]) -> list[Banner]:
+def _banners(
+    data: ComparisonRuns, suites: list[SuiteComparison], looked: SequentialOutcome | None
+) -> list[Banner]:
     found: list[Banner] = []
     for suite, model in ((c.suite, c.model) for c in data.cells if c.run is None):
         found.append(
@@ -235,8 +249,57 @@ def _banners(data: ComparisonRuns, suites: list[SuiteComparison]) -> list[Banner
                 Banner("sides_differ", f"suite {s.suite}: the models' runs ask other decoders")
             )
         for m, run, f in zip(s.models, s.runs, s.facts, strict=True):
-            found += run_banners(run, f, f"{s.suite} · {m} (run {f.run_id})")
+            # The jobs of the families a stopped sequential rule chose not to ask are pending
+            # on purpose: no reason for a warning.
+            unasked = 0 if looked is None else looked.unasked_jobs(f.n_jobs)
+            found += run_banners(run, f, f"{s.suite} · {m} (run {f.run_id})", unasked)
     return found
+
+
+def _sequential(
+    data: ComparisonRuns,
+    suites: list[SuiteComparison],
+    lower_is_better: bool,
+    method: Method,
+    look: int | None = None,
+) -> SequentialOutcome | None:
+    """The sequential rule's outcome when ``data`` is a ``compare --sequential`` comparison
+    (one suite) whose baseline has run, else None."""
+    plan = data.record["options"].get("sequential")
+    if not plan or not suites:
+        return None
+    s = suites[0]
+    cells = [
+        f"{model} · {dec} · {cond}"
+        for model in s.models[1:]
+        for dec in s.design.decoders
+        for cond in s.design.conditions
+    ]
+    return sequential_outcome(
+        plan,
+        s.suite,
+        s.families,
+        s.family_diffs,
+        s.family_counts,
+        cells,
+        requests=sum(c.requests for c in data.cells),
+        cost_usd=sum(c.cost_usd for c in data.cells),
+        lower_is_better=lower_is_better,
+        method=method,
+        look=look,
+    )
+
+
+def sequential_look(data: ComparisonRuns, look: int) -> SequentialOutcome:
+    """The sequential rule after ``look`` on a ``compare --sequential`` comparison's folders,
+    with its recorded metric and test (no bootstrap): the harness asks it whether every cell
+    has stopped (``SequentialOutcome.settled``)."""
+    metric = str(data.summary_option("metric", "mape"))
+    method = as_method(data.summary_option("test", DEFAULT_METHOD))
+    looked = compare_runs(data, metric, n_boot=0, method=method, look=look).sequential
+    if looked is None:
+        raise ValueError(f"{data.folder} is not a sequential comparison with a baseline run")
+    return looked
 
 
 def compare_runs(
@@ -248,12 +311,14 @@ def compare_runs(
     alpha: float = ALPHA,
     margin: float | None = None,
     method: Method = DEFAULT_METHOD,
+    look: int | None = None,
 ) -> Comparison:
     """Summarise a loaded comparison (``load_comparison_runs``): see the module docstring.
 
     ``margin`` (in the metric's points, 0 or more) asks for the release gate. ``method``:
     the verdict test (``family_test.DEFAULT_METHOD``; ``"t"``: the cluster-robust t), for
-    the p-values, the intervals, the MDEs and the gate alike.
+    the p-values, the intervals, the MDEs and the gate alike. ``look``: a sequential
+    comparison's rule over that many looks (None: as many as its folders hold).
 
     Raises ``DiffRefusedError`` when two runs of one suite have different case sets.
     """
@@ -291,12 +356,20 @@ def compare_runs(
     m = int(np.isfinite(everything).sum())
     lower_is_better = metric not in HIGHER_IS_BETTER
     gates = [_judge(s, alpha, m, lower_is_better, margin, n_boot, seed, method) for s in suites]
-    if margin is not None and gates:
-        adjusted = holm(np.concatenate([g.ravel() for g in gates]))
+    gate = None
+    if margin is not None:
+        adjusted = holm(np.concatenate([g.ravel() for g in gates])) if gates else np.empty(0)
         at = 0
         for s in suites:
             s.gate_p[...] = adjusted[at : at + s.p.size].reshape(s.p.shape)
             at += s.p.size
+        failed = [
+            s.key(k, d, c)
+            for s in suites
+            for k, d, c in zip(*np.nonzero(s.gate_p < alpha), strict=True)
+        ]
+        gate = ReleaseGate(margin, tuple(failed))
+    looked = _sequential(data, suites, lower_is_better, method, look)
     return Comparison(
         folder=data.folder,
         comparison_id=data.record["comparison_id"],
@@ -308,11 +381,12 @@ def compare_runs(
         level=level,
         alpha=alpha,
         m=m,
-        banners=tuple(_banners(data, suites)),
+        banners=tuple(_banners(data, suites, looked)),
         missing=tuple((c.suite, c.model) for c in data.cells if c.run is None),
         suite_names=data.suites,
-        margin=margin,
+        gate=gate,
         test=method,
+        sequential=looked,
     )
 
 
@@ -332,15 +406,19 @@ def _judge(
     for k in range(s.p.shape[0]):
         for d, c in np.ndindex(*shape):
             s.verdicts[k, d, c] = verdict(
-                s.p_holm[k, d, c], s.delta[k, d, c], alpha, lower_is_better
+                float(s.p_holm[k, d, c]), float(s.delta[k, d, c]), alpha, lower_is_better
             )
+        called = np.array(
+            [v in (Verdict.BETTER, Verdict.WORSE) for v in s.verdicts[k].ravel()], bool
+        ).reshape(shape)
+        s.outside[k] = outside_promise(s.spread[k], called)
         if not np.isfinite(s.p[k]).any():
             continue
         diffs = s.family_diffs[k].reshape(n_f, -1)
         counts = s.family_counts[k].reshape(n_f, -1)
         mde = detectable_effect(diffs, counts, alpha / max(m, 1), n_boot, seed, method)
         mde = mde.reshape(shape)
-        unclear = s.verdicts[k] == "no clear difference"
+        unclear = s.verdicts[k] == Verdict.UNCLEAR
         s.mde[k] = np.where(unclear, mde, np.nan)
         if margin is not None:
             # "Worse by the margin" sits on the worse side of 0; only a difference beyond it

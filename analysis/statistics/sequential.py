@@ -20,6 +20,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MIN_LOOK",
     "SequentialPath",
+    "StopReason",
     "look_sizes",
     "sequential_replay",
     "spending_levels",
@@ -69,6 +71,16 @@ def testable_cells(diff_sums: np.ndarray) -> np.ndarray:
     return np.asarray(np.abs(np.nan_to_num(diff_sums)).sum(axis=0) > 0)
 
 
+class StopReason(StrEnum):
+    """Why a cell stopped: called at a look's level (decided), given up on (futile), run to
+    the last look (end), or not stopped by the looks taken so far (open)."""
+
+    DECIDED = "decided"
+    FUTILE = "futile"
+    END = "end"
+    OPEN = "open"
+
+
 @dataclass(frozen=True, eq=False)
 class SequentialPath:
     """Each cell's stop under the looks: the look (1-based) it stopped at, why, its verdict
@@ -76,7 +88,7 @@ class SequentialPath:
 
     sizes: tuple[int, ...]  # families asked at each look
     stopped_at: np.ndarray  # (K,) look number; the last look when it ran to the end
-    reason: np.ndarray  # (K,) objects: "decided", "futile", "end"; "open" before the end
+    reason: np.ndarray  # (K,) StopReason objects
     sign: np.ndarray  # (K,) +1 / -1 where decided, else 0
     families_used: int
     # Each look's estimate and 95% interval per cell (looks taken, K): the path's figure.
@@ -87,7 +99,7 @@ class SequentialPath:
     @property
     def settled(self) -> bool:
         """Every cell has stopped (decided, futile, or at the last look)."""
-        return bool((self.reason != "open").all())
+        return all(r is not StopReason.OPEN for r in self.reason)
 
 
 # The most family resamples a look draws to resolve a bootstrap p at its level (issue 44):
@@ -149,7 +161,7 @@ def sequential_replay(
     sizes = sizes or look_sizes(f, n_looks)
     levels = spending_levels([s / f for s in sizes], alpha, gamma)
     stopped = np.zeros(k, np.int64)
-    reason = np.full(k, "end", dtype=object)
+    reason = np.full(k, StopReason.END, dtype=object)
     sign = np.zeros(k)
     taken = len(sizes) if upto is None else min(upto, len(sizes))
     path: list[tuple[np.ndarray, ...]] = []
@@ -184,13 +196,13 @@ def sequential_replay(
         called[live] = holm(p[live]) < level
         called &= open_
         stopped[called] = look
-        reason[called] = "decided"
+        reason[called] = StopReason.DECIDED
         delta = d.sum(0) / np.maximum(n.sum(0), 1)
         sign[called] = np.sign(delta[called])
         if margin > 0:  # what is left is smaller than the margin the user cares about
             inside = open_ & ~called & (shown.lo > -margin) & (shown.hi < margin)
             stopped[inside] = look
-            reason[inside] = "futile"
+            reason[inside] = StopReason.FUTILE
         if futility_from <= size / f < 1:
             se = paired_family_test(d, n, alpha, n_flips, seed, interval=False).se
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -203,11 +215,12 @@ def sequential_replay(
             )
             futile = open_ & ~called & (power < futility)
             stopped[futile] = look
-            reason[futile] = "futile"
-        frozen_p, frozen_live = np.where(reason == "futile", 1.0, p), live
+            reason[futile] = StopReason.FUTILE
+        futile_now = np.array([r is StopReason.FUTILE for r in reason], bool)
+        frozen_p, frozen_live = np.where(futile_now, 1.0, p), live
     last = len(sizes)
     if taken < last:
-        reason[stopped == 0] = "open"
+        reason[stopped == 0] = StopReason.OPEN
         stopped[stopped == 0] = taken
     stopped[stopped == 0] = last
     used = sizes[int(stopped.max()) - 1]

@@ -253,7 +253,6 @@ def _run(
     from harness.comparing.sequential import run_sequential
     from runfolder import load_comparison
 
-    judge = getattr(args, "judge_look", None)
     kwargs: dict[str, Any] = {
         "max_requests": args.max_requests,
         "max_cost_usd": args.max_cost_usd,
@@ -268,8 +267,8 @@ def _run(
         "default_cache": None if resuming and "cache" in args.given else args.cache,
     }
     settled = False
-    if load_comparison(folder)["options"].get("sequential") and judge is not None:
-        looked = run_sequential(folder, judge, **kwargs)
+    if load_comparison(folder)["options"].get("sequential"):
+        looked = run_sequential(folder, **kwargs)
         result, settled = looked.comparison, looked.settled
     else:
         result = run_comparison(folder, **kwargs)
@@ -286,9 +285,12 @@ def _run(
         return interrupted_status(result.interrupted)
     out = sys.stderr if args.json else sys.stdout
     for cell in result.cells:
-        if cell.result is not None and not cell.result.complete:
-            for line in summary_lines(cell.result):
-                print(f"  {line}", file=out)
+        if cell.result is None or cell.result.complete:
+            continue
+        if settled and not cell.result.counters.jobs_failed:
+            continue  # its pending jobs are the families the sequential rule chose not to ask
+        for line in summary_lines(cell.result):
+            print(f"  {line}", file=out)
     if result.fatal:
         print(f"numericjev {args.command}: error: {result.fatal}", file=sys.stderr)
         return 2

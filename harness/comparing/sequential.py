@@ -3,9 +3,10 @@
 The plan, kept in ``compare.json`` (``options.sequential``) before any request: a seed,
 the number of looks, the ``--margin``, and each suite's families in a seeded random order.
 Look k asks the first ``look_sizes(F, looks)[k-1]`` families of that order in every cell
-(``run_comparison_async(..., families=...)``); then ``judge(folder, k)`` (the analysis side,
-handed in by the CLI: the harness never reads results) says whether every cell has stopped,
-decided or futile, at that look. The comparison stops asking at the first look that says so.
+(``run_comparison_async(..., families=...)``); then the rule, decided in
+``analysis.statistics`` (``comparison.sequential_look``, on the run folders: the harness
+itself never reads results), says whether every cell has stopped, decided or futile, at that
+look. The comparison stops asking at the first look that says so.
 
 Nothing else is recorded: each look's families are fixed by the plan, so a resume replays
 the looks already taken from the run folders (their jobs are done: nothing is sent) and
@@ -14,7 +15,7 @@ continues with the first look whose families are not all asked, or stops where i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,13 @@ __all__ = [
     "run_sequential_async",
 ]
 
-Judge = Callable[[Path, int], bool]
+
+def _settled(folder: Path, look: int) -> bool:
+    """Whether every cell of the sequential comparison in ``folder`` stopped at ``look``."""
+    from analysis.loading.comparison import load_comparison_runs
+    from analysis.statistics.comparison import sequential_look
+
+    return sequential_look(load_comparison_runs(folder), look).settled
 
 
 @dataclass(frozen=True)
@@ -54,14 +61,13 @@ def _families(plan: Mapping[str, Any], look: int) -> dict[str, frozenset[int]]:
 
 async def run_sequential_async(
     folder: Path,
-    judge: Judge,
     *,
     max_requests: int | None = None,
     **kwargs: Any,
 ) -> SequentialResult:
-    """Run (or continue) the sequential comparison in ``folder`` look by look until
-    ``judge`` says every cell has stopped or the last look is asked; the other arguments
-    are ``run_comparison_async``'s (``max_requests`` counts over the looks)."""
+    """Run (or continue) the sequential comparison in ``folder`` look by look until the
+    rule says every cell has stopped or the last look is asked; the other arguments are
+    ``run_comparison_async``'s (``max_requests`` counts over the looks)."""
     plan = load_comparison(folder)["options"].get("sequential")
     if not plan:
         raise ConfigError(f"{folder} is not a sequential comparison")
@@ -76,7 +82,7 @@ async def run_sequential_async(
         sent += sum(c.result.sent for c in result.cells if c.result is not None)
         if not result.complete or result.interrupted is not None:
             return SequentialResult(result, look, n_looks, settled=False)
-        if judge(folder, look):
+        if _settled(folder, look):
             return SequentialResult(result, look, n_looks, settled=True)
     assert result is not None  # at least one look: a suite has MIN_LOOK families or more
     return SequentialResult(result, n_looks, n_looks, settled=True)
