@@ -40,8 +40,16 @@ def _logs(run: Path, tmp: Path) -> dict[str, Any]:
     return bench(run, run, tmp, params=TINY)
 
 
+def _probe(run: Path, tmp: Path) -> dict[str, Any]:
+    """The probe's estimate beside a real run, each wire, on the tiny suite (serve-sim)."""
+    from benchmarks.bench_probe import run as bench
+
+    return bench(tmp, params=TINY)
+
+
 BENCHES: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
     "bench_logs": _logs,
+    "bench_probe": _probe,
 }
 
 
