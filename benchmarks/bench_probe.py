@@ -2,8 +2,8 @@
 
 For ``--wire systemone`` and ``openai-chat``: serve-sim in its own process (no added
 latency), ``probe`` against it (its estimate of the whole suite at concurrency 64), then the
-suite run for real in a fresh process at the same concurrency (the request cache off, the
-decoders' check skipped: the estimate is of the requests). Figures per wire: the estimate,
+suite run for real in a fresh process at the same concurrency (``start_run``: the request
+cache off, and no decoders' check before the first request, as the estimate has none). Figures per wire: the estimate,
 the real wall time and their ratio (real over estimated: the goal is within 2x either way).
 The machine is shared: both are taken under the same load, one right after the other.
 
