@@ -1,7 +1,7 @@
 """The probe's time estimate beside the real run, through serve-sim on loopback (issue 43).
 
 For ``--wire systemone`` and ``openai-chat``: serve-sim in its own process (no added
-latency), ``probe`` against it (its estimate of the whole suite at concurrency 64), then the
+latency), ``numericjev probe`` against it (its estimate of the whole suite at concurrency 64), then the
 suite run for real in a fresh process at the same concurrency (``start_run``: the request
 cache off, and no decoders' check before the first request, as the estimate has none). Figures per wire: the estimate,
 the real wall time and their ratio (real over estimated: the goal is within 2x either way).
@@ -14,13 +14,16 @@ The machine is shared: both are taken under the same load, one right after the o
 from __future__ import annotations
 
 import argparse
+import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from benchmarks.processes import child, serve_sim
+from benchmarks.processes import ROOT, child, serve_sim
 
 WIRES = ("systemone", "openai-chat")
 CONCURRENCY = 64
@@ -40,16 +43,15 @@ print(orjson.dumps({{"wall_s": time.perf_counter() - t0,
 
 
 def estimate(url: str, wire: str, params: dict[str, str]) -> float:
-    """The probe's estimate of the suite's wall time at ``CONCURRENCY`` (seconds)."""
-    from harness import ModelSpec, RunSettings, load_suite
-    from harness.running.dryrun import count
-    from harness.running.probe import probe, suite_seconds
-
-    suite = load_suite("affine", params=params)
-    spec = ModelSpec("jev-sim", base_url=url, wire=wire)
-    seen = probe(suite, spec, concurrency=CONCURRENCY, settings=RunSettings(cache="off"))
-    assert seen.problem is None and seen.timing is not None, seen.problem
-    return suite_seconds(seen.timing, count(suite, spec), CONCURRENCY)
+    """The estimate ``numericjev probe`` prints for the suite at ``CONCURRENCY`` (seconds)."""
+    options = [arg for key, value in params.items() for arg in ("--param", f"{key}={value}")]
+    command = [sys.executable, "-m", "harness.cli", "probe", "--model", "jev-sim", "--wire",
+               wire, "--base-url", url, "--cache", "off", "--concurrency", str(CONCURRENCY),
+               *options]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
+    found = re.search(r"about ([\d,.]+) s at concurrency", done.stdout)
+    assert found, done.stdout
+    return float(found.group(1).replace(",", ""))
 
 
 def run(tmp: Path, quick: bool = False, params: dict[str, str] | None = None) -> dict[str, Any]:

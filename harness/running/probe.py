@@ -278,7 +278,7 @@ def report(suite: Suite, spec: ModelSpec, seen: ProbeResult, concurrency: int) -
     )
     lines.append(
         f"  whole suite (estimate): {calls:,} requests, {counts.http_calls:,} HTTP calls, "
-        f"about {seconds:,.0f} s at concurrency {concurrency} (this latency and pace, no "
+        f"about {seconds:,.1f} s at concurrency {concurrency} (this latency and pace, no "
         f"retries); cost {cost}"
     )
     lines.append("  the suite can run")
