@@ -34,10 +34,9 @@ from harness.running.settings import RunSettings
 from harness.wire.answers import read_answers
 
 PROBE_RUN = "probe"  # the run an entry the probe stored names as the one that paid
-# Requests the probe sends at once to time the server's pace (fewer at a lower concurrency).
-# Twice, and the faster burst counts: the first opens connections and warms the server up
-# (measured on loopback serve-sim, benchmarks/bench_probe.py: one burst of 8 alone gave
-# 0.28-0.67x the real run; a burst of 3, 0.3-1x).
+# Requests sent at once to time the server's pace (at most the concurrency), twice: the
+# faster burst counts, as the first opens connections and warms the server up (on loopback
+# serve-sim, one burst of 8 alone gave 0.28-0.67x the real run; benchmarks/bench_probe.py).
 BURST = 8
 
 
@@ -188,14 +187,13 @@ async def _ask(
                 coverage.append(float(answer["coverage"]))
                 missing += bool(answer.get("missing"))
 
-    timing = None
+    timings: list[Timing] = []
     try:
         for body, occasion in bodies[:alone]:
             await ask(body, occasion)
             if problems:
                 break
         alone_q = questions
-        timings = []
         size = min(BURST, concurrency)
         for start in range(alone, len(bodies), size):  # the faster burst: the first warms up
             if problems:
@@ -206,7 +204,6 @@ async def _ask(
                     group.start_soon(ask, body, occasion)
             burst_s = time.perf_counter() - started
             timings.append(Timing(tuple(latency[:alone]), alone_q, burst_s, questions - before))
-        timing = min(timings, key=Timing.per_question_s, default=None)
     finally:
         await backend.aclose()
         if cache is not None:
@@ -214,6 +211,9 @@ async def _ask(
     problem = problems[0] if problems else None
     if problem is None and not parsed:
         problem = "no question was answered (every one was refused)"
+    # No burst (a suite of few jobs): the latency and the rounds bound the time alone.
+    alone_only = Timing(tuple(latency[:alone]), alone_q)
+    timing = None if problem else min(timings, key=Timing.per_question_s, default=alone_only)
     return ProbeResult(where, key, served, latency[:alone], questions, parsed, refused, coverage,
                        missing, problem, timing)  # fmt: skip
 
@@ -227,9 +227,9 @@ async def probe_async(
     settings: RunSettings | None = None,
 ) -> ProbeResult:
     """Send the first requests of the suite's first ``requests`` jobs one at a time, then
-    those of ``BURST`` more jobs at once (at most ``concurrency``), twice, each once, and say what came back and how long it
-    took; the answers go into the request cache under ``settings.cache`` as a run's at
-    ``concurrency`` would."""
+    those of ``BURST`` more jobs at once (at most ``concurrency``), twice, each once, and
+    say what came back and how long it took; the answers go into the request cache under
+    ``settings.cache`` as a run's at ``concurrency`` would."""
     asks = first_requests(suite, spec.name, requests + 2 * min(BURST, concurrency))
     return await _ask(spec, asks, concurrency, settings or RunSettings(), requests)
 
