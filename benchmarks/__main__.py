@@ -6,7 +6,8 @@ harness's own CPU per exchange with the network replaced by recorded replies
 (``bench_overhead``), serve-sim's own requests per
 second on each wire format (``bench_serve``; ``python -m benchmarks.bench_serve --against
 REV`` compares with another revision's server), the affine suite through serve-sim on each
-wire format beside System One (``bench_wires``), resume start-up on a finished
+wire format beside System One (``bench_wires``), the probe's time estimate beside the
+real run (``bench_probe``), resume start-up on a finished
 run, scale at 1x and 100x jobs (wall time and peak RSS, each in a fresh process) with the
 Probabilities section on those two runs, one and two worker processes and a 4-shard run
 merged (``bench_spread``), issue 29's first-read goals beside main's figures on the same
@@ -135,6 +136,13 @@ def bench_serve(tmp: Path) -> dict[str, Any]:
     return module.run(tmp)
 
 
+def bench_probe(tmp: Path, quick: bool) -> dict[str, Any]:
+    """The probe's time estimate beside the real run, on System One and the chat wire."""
+    from benchmarks.bench_probe import run
+
+    return run(tmp, quick)
+
+
 def bench_wires(tmp: Path, quick: bool) -> dict[str, Any]:
     """The affine suite through serve-sim on each wire format, beside System One."""
     try:
@@ -208,6 +216,7 @@ def main() -> None:
         sections.append(("harness's own work", lambda: bench_overhead(args.quick)))
         sections.append(("serve-sim rps", lambda: bench_serve(tmp)))
         sections.append(("wire formats", lambda: bench_wires(tmp, args.quick)))
+        sections.append(("probe estimate", lambda: bench_probe(tmp, args.quick)))
         if not args.quick:
             sections.append(("scale 1x/100x", lambda: bench_scale(tmp)))
             sections.append(("first reads", lambda: bench_first_reads(tmp, args.x1000)))

@@ -87,6 +87,7 @@ BENCHES: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
     "bench_overhead": lambda run, tmp: _bench("bench_overhead").run(
         tmp, (16,), (0.0,), repeats=1, params=SUITE
     ),
+    "bench_probe": lambda run, tmp: _bench("bench_probe").run(tmp, params=SUITE),
     "bench_probabilities": lambda run, tmp: _bench("bench_probabilities").run(run, run),
     "bench_reading": lambda run, tmp: _bench("bench_reading").run(_own_copy(run, tmp), tmp),
     "bench_sequential": lambda run, tmp: {

@@ -26,8 +26,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.errors import ConfigError
+from harness.wire.usage import CHARS_PER_TOKEN
 
 JEV_INPUT_USD_PER_MILLION = 0.042
+# Hosted Jev's tokenizer, from its one published bill: the paper's affine run billed
+# 6,982,898 input tokens for 6,863 requests (1,017 a request), and the affine suite's 6,864
+# System One bodies on the exact path hold 10,522,398 characters: 1.51 characters a billed
+# token (tests/running/test_estimates.py checks the dry run against that bill).
+HOSTED_JEV_CHARS_PER_TOKEN = 1.51
 HOSTED_HOST = "api.typesafe.ai"  # the one host the price table prices
 
 # Hosted Jev under its ids (jev-latest, jev-1.13.0, and OpenRouter's typesafe/jev-1.13).
@@ -68,6 +74,14 @@ def table_price(model: str | None, base_url: str | None) -> Price | None:
     if model and _JEV.match(model) and is_hosted(base_url):
         return Price(JEV_INPUT_USD_PER_MILLION)
     return None
+
+
+def chars_per_token(model: str | None, base_url: str | None) -> float:
+    """Characters a billed input token of ``model`` at ``base_url``, for an estimate: hosted
+    Jev's measured figure, else the simulated models' rule (``harness.wire.usage``)."""
+    if model and _JEV.match(model) and is_hosted(base_url):
+        return HOSTED_JEV_CHARS_PER_TOKEN
+    return CHARS_PER_TOKEN
 
 
 def price_for(

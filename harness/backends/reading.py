@@ -12,6 +12,7 @@ import orjson
 from harness.errors import BackendError, ConfigError
 from harness.protocol.arith import evaluate
 from harness.protocol.meaning import Meaning, interpret
+from harness.wire.usage import CHARS_PER_TOKEN, OUTPUT_PER_ANSWER, wire_usage
 
 
 def state_key(state: Any) -> str:
@@ -135,14 +136,15 @@ def meanings(body: Mapping[str, Any]) -> dict[str, Meaning]:
 
 
 def usage_of(body: Mapping[str, Any], size: int | None = None) -> dict[str, int]:
-    """Simulated token counts: about four characters a token in, three tokens per answer out.
-
-    ``size`` is ``len(orjson.dumps(body))`` when the caller knows it (``json_size``)."""
+    """Simulated token counts of a System One ``body``, by the wire's one rule
+    (``harness.wire.usage``). ``size`` is ``len(orjson.dumps(body))`` when the caller knows
+    it (``json_size``)."""
     if size is None:
-        size = len(orjson.dumps(body))
+        return wire_usage("systemone", body)
+    questions = body.get("questions") or {}
     return {
-        "input_tokens": max(1, size // 4),
-        "output_tokens": 3 * len(body.get("questions") or {}),
+        "input_tokens": max(1, size // CHARS_PER_TOKEN),
+        "output_tokens": OUTPUT_PER_ANSWER * len(questions),
     }
 
 

@@ -18,8 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "probe",
         help="ask a model a few of a suite's questions: reachable, key, latency, coverage, cost",
         description=(
-            "Send the first request of each of the suite's first --requests jobs once through "
-            "the model's wire and report: reachable, key accepted, the served model's name, "
+            "Send the first request of each of the suite's first --requests jobs one at a "
+            "time, then those of 8 more jobs at once, twice (each request once), through the "
+            "model's wire and report: reachable, key accepted, the served model's name, "
             "latency, whether the answers parse, on openai-chat whether log-probabilities "
             "come back and how much probability falls on the option tokens (coverage), and "
             "the estimated cost and duration of the whole suite at --concurrency. Nothing is "
@@ -36,7 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_suite_options(parser)
     add_model_options(parser)
     parser.add_argument(
-        "--requests", type=int, default=3, help="requests to send, one per job (default 3)"
+        "--requests",
+        type=int,
+        default=3,
+        help="requests sent one at a time, one per job (default 3); then 2 bursts of 8",
     )
     parser.add_argument(
         "--concurrency",

@@ -4,9 +4,11 @@ The exact path (an oracle run in process) gives the requests a run makes when ev
 is right; the decoders' dependency depths give the fewest and most. What goes over HTTP
 depends on the wire: System One and Decisions send one HTTP call per request (every ready
 question of a job batched), the chat wire one per question (``harness.backends.chat``).
-Tokens are estimated at about four characters a token (labelled so): a chat completion
-counts its messages, a Decisions request its translated body, System One its body; output
-is one token per chat completion (``max_tokens: 1``).
+Each HTTP call's tokens are counted by the rule serve-sim bills by (``harness.wire.usage``:
+about four characters a token of what the wire sends, a chat request's prompt only; three
+tokens an answer out, one a chat completion), so a run against serve-sim records what this
+estimates; hosted Jev's tokenizer counts more, and its measured figure is used for it
+(``harness.backends.pricing.HOSTED_JEV_CHARS_PER_TOKEN``).
 """
 
 from __future__ import annotations
@@ -16,22 +18,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from harness.backends import IN_PROCESS, ModelSpec
+from harness.backends.pricing import HOSTED_JEV_CHARS_PER_TOKEN, chars_per_token
 from harness.protocol.cases import Suite
 from harness.protocol.decoders import make_decoder
 from harness.running.check import oracle_for
 from harness.running.jobs import Job
-from harness.wire import to_chat_requests, to_decisions_request
+from harness.wire import to_chat_requests, to_decisions_request, wire_usage
 from harness.wire.answers import parse_answers
+from harness.wire.usage import CHARS_PER_TOKEN
 
-CHARS_PER_TOKEN = 4
-ESTIMATE = f"estimate, ~{CHARS_PER_TOKEN} characters a token"
-# The one published figure to compare with: the hosted tokenizer counts more.
+# Where hosted Jev's characters a token come from (the one published bill).
 PAPER_NOTE = (
-    "  (the paper's affine run on hosted Jev billed 6,982,898 input tokens for 6,863 "
-    "requests, about 1,017 per request: real counts can be 2-3x this estimate)"
+    "  (hosted Jev: the paper's affine run billed 6,982,898 input tokens for 6,863 requests, "
+    "about 1,017 per request; counted here at that bill's characters a token)"
 )
 
 
@@ -57,6 +57,8 @@ class WireCounts:
     input_tokens: int
     output_tokens: int
     questions: int  # on the exact path
+    rounds: int = 0  # the most requests one job makes on the exact path (each waits for the last)
+    chars_per_token: float = CHARS_PER_TOKEN  # the input tokens' rule (hosted Jev's own)
 
     def cost(self, price: DryPrice) -> float:
         """USD of the exact path at ``price``."""
@@ -77,10 +79,8 @@ def dry_run_price(spec: ModelSpec) -> DryPrice | None:
         return DryPrice(0.0, 0.0, "answered in process: free")
     if spec.wire == "systemone":
         from harness.backends.pricing import price_for
-        from harness.backends.systemone import DEFAULT_BASE_URL
 
-        base = spec.base_url or os.environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
-        price = price_for(spec.name, base)
+        price = price_for(spec.name, _systemone_base(spec))
         if price is None:
             return None
         source = "the price table (hosted TypeSafe API)"
@@ -96,18 +96,17 @@ def dry_run_price(spec: ModelSpec) -> DryPrice | None:
     return DryPrice(found.input_per_million, found.output_per_million, found.source)
 
 
-def _tokens(size: int) -> int:
-    return max(1, size // CHARS_PER_TOKEN)
+def _systemone_base(spec: ModelSpec) -> str:
+    from harness.backends.systemone import DEFAULT_BASE_URL
+
+    return spec.base_url or os.environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
 
 
-def _chat_tokens(body: Mapping[str, Any], top_logprobs: int) -> tuple[int, int]:
-    """HTTP calls and input tokens of one request on the chat wire (its messages' text)."""
-    asked = to_chat_requests(body, top_logprobs=top_logprobs)
-    tokens = 0
-    for question in asked.values():
-        messages = question.body.get("messages") or []
-        tokens += sum(_tokens(len(str(m.get("content", ""))) + 4) for m in messages)
-    return len(asked), tokens
+def _sent(wire: str, body: dict[str, Any], top_logprobs: int) -> list[dict[str, Any]]:
+    """The HTTP bodies one request goes out as on ``wire`` (in process: the request)."""
+    if wire == "openai-chat":
+        return [q.body for q in to_chat_requests(body, top_logprobs=top_logprobs).values()]
+    return [to_decisions_request(body) if wire == "openai-decisions" else body]
 
 
 def count(suite: Suite, spec: ModelSpec) -> WireCounts:
@@ -128,24 +127,30 @@ def count(suite: Suite, spec: ModelSpec) -> WireCounts:
         most += max(highs)
     local = spec.name in IN_PROCESS or spec.is_gguf
     wire = "in process" if local else spec.wire
+    per_token = float(CHARS_PER_TOKEN)
+    if wire == "systemone":
+        per_token = chars_per_token(spec.name, _systemone_base(spec))
     oracle = oracle_for(suite)
-    requests = calls = tokens_in = tokens_out = questions = 0
+    requests = calls = tokens_in = tokens_out = questions = rounds = 0
     for job_spec in suite.jobs():
         job = Job(job_spec, suite.decoders)
+        made = 0
         while (step := job.next_request(spec.name)) is not None:
             body, qmap = step
-            asked = len(body["questions"])
-            questions += asked
-            if wire == "openai-chat":
-                sent, tokens = _chat_tokens(body, spec.top_logprobs)
-                calls, tokens_in, tokens_out = calls + sent, tokens_in + tokens, tokens_out + sent
-            else:
-                sent_body = to_decisions_request(body) if wire == "openai-decisions" else body
-                tokens_in += _tokens(len(orjson.dumps(sent_body)))
-                calls += 0 if local else 1
+            questions += len(body["questions"])
+            sent = _sent(wire, body, spec.top_logprobs)
+            calls += 0 if local else len(sent)
+            for one in sent:
+                used = wire_usage(spec.wire if not local else "systemone", one, per_token)
+                tokens_in += used["input_tokens"]
+                tokens_out += used["output_tokens"]
             job.apply(qmap, parse_answers(body["questions"], oracle.respond(body)))
             requests += 1
-    return WireCounts(wire, fewest, most, requests, calls, tokens_in, tokens_out, questions)
+            made += 1
+        rounds = max(rounds, made)
+    return WireCounts(
+        wire, fewest, most, requests, calls, tokens_in, tokens_out, questions, rounds, per_token
+    )
 
 
 def server_lines(spec: ModelSpec, environ: Mapping[str, str]) -> list[str]:
@@ -204,8 +209,9 @@ def describe(
         f"requests: at least {counts.fewest:,}, at most {counts.most:,} "
         f"(exact path: {counts.exact_requests:,})",
         calls,
-        f"input tokens ({ESTIMATE}): about {counts.input_tokens:,} on the exact path, "
-        f"{per_request:,.0f} per request; output tokens: {counts.output_tokens:,}",
-        *([PAPER_NOTE] if counts.wire == "systemone" else []),
+        f"input tokens (estimate, ~{counts.chars_per_token:g} characters a token): about "
+        f"{counts.input_tokens:,} on the exact path, {per_request:,.0f} per request; "
+        f"output tokens: {counts.output_tokens:,}",
+        *([PAPER_NOTE] if counts.chars_per_token == HOSTED_JEV_CHARS_PER_TOKEN else []),
         f"cost: {cost}",
     ]

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import errno
-from collections.abc import Callable, Mapping
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -127,37 +127,23 @@ class Recorder:
                 self._loop = None
         self._per_line = not free and self._loop is None
         self._flush_pending = False
-        self.failure: WriteFailed | None = None  # the first write the OS refused
         self.on_failure: Callable[[], None] = lambda: None  # stops the run (the session's)
+        self.guard = WriteGuard(folder, lambda: self.on_failure())
 
-    def _failed(self, name: str, exc: OSError) -> WriteFailed:
-        """The run's ``WriteFailed`` for ``exc`` on log ``name``; the first one stops the run."""
-        if self.failure is None:
-            full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
-            self.failure = WriteFailed(
-                f"cannot write {self.folder / name}: {exc.strerror or exc} (errno {exc.errno}); "
-                f"{'free space' if full else 'fix that'}, then: numericjev resume {self.folder}"
-            )
-            self.on_failure()
-        return self.failure
+    @property
+    def failure(self) -> WriteFailed | None:
+        """The first write the OS refused (None: none was)."""
+        return self.guard.failure
 
     def _write(self, sink: LineSink, name: str, record: Mapping[str, Any]) -> None:
         """Write one record to ``sink`` (log ``name``), or raise the run's ``WriteFailed``."""
-        if self.failure is not None:
-            raise self.failure
-        try:
+        with self.guard.writing(name):
             sink.write(record)
-        except OSError as exc:
-            raise self._failed(name, exc) from exc
 
     def _flush(self, sink: LineSink, name: str) -> None:
         """Hand ``sink``'s lines to the OS, or raise the run's ``WriteFailed``."""
-        if self.failure is not None:
-            raise self.failure
-        try:
+        with self.guard.writing(name):
             sink.flush()
-        except OSError as exc:
-            raise self._failed(name, exc) from exc
 
     def _flush_soon(self) -> None:
         """The flush at the end of an event-loop pass: a failure stops the run through
@@ -286,14 +272,47 @@ class Recorder:
     def close(self) -> None:
         """Flush both logs to disk (a refused write becomes ``failure``); after a failed
         write, drop what is still buffered instead."""
-        for sink, name in ((self._requests, REQUESTS), (self._outputs, OUTPUTS)):
+        self.guard.close(((self._requests, REQUESTS), (self._outputs, OUTPUTS)))
+
+
+class WriteGuard:
+    """The one rule for a log write the OS refuses (the module docstring): the first refusal
+    becomes ``failure``, a ``WriteFailed`` naming the file and the reason, ``on_failure`` is
+    called, and nothing is written after it. Shared by this recorder and the one writer of a
+    run in processes or on Ray (``harness.spreading.pool.parent.Writer``)."""
+
+    def __init__(self, folder: Path, on_failure: Callable[[], None] = lambda: None) -> None:
+        self.folder = folder
+        self.on_failure = on_failure
+        self.failure: WriteFailed | None = None
+
+    @contextmanager
+    def writing(self, name: str) -> Iterator[None]:
+        """Around one write to log ``name``: an ``OSError`` becomes the run's ``WriteFailed``
+        (raised again for every write after it)."""
+        if self.failure is not None:
+            raise self.failure
+        try:
+            yield
+        except OSError as exc:
             if self.failure is None:
-                try:
+                full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                self.failure = WriteFailed(
+                    f"cannot write {self.folder / name}: {exc.strerror or exc} "
+                    f"(errno {exc.errno}); {'free space' if full else 'fix that'}, then: "
+                    f"numericjev resume {self.folder}"
+                )
+                self.on_failure()
+            raise self.failure from exc
+
+    def close(self, logs: Iterable[tuple[LineSink, str]]) -> None:
+        """Close each (sink, name) to disk; after a failed write (before or now), drop what
+        a log still buffers instead, so nothing reaches the disk out of order."""
+        for sink, name in logs:
+            if self.failure is None:
+                with suppress(WriteFailed), self.writing(name):
                     sink.close()
-                    continue
-                except OSError as exc:
-                    self._failed(name, exc)
-            if isinstance(sink, JsonlAppender):
+            if self.failure is not None and isinstance(sink, JsonlAppender):
                 sink.abandon()
 
 

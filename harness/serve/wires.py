@@ -22,6 +22,7 @@ from harness.wire import (
     from_decisions_request,
     to_chat_completion,
     to_decisions_response,
+    wire_usage,
 )
 
 OPENAI_WIRES = ("openai-decisions", "openai-chat")
@@ -46,10 +47,13 @@ def error_body(wire: str, error_type: str, message: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Asked:
-    """A request as the sim answers it: a System One body, and the chat question if any."""
+    """A request as the sim answers it: a System One body, the chat question if any, and
+    on the OpenAI wires what the body received bills (``wire_usage``: a server bills what
+    it read, not the System One body the sim answers)."""
 
     request: dict[str, Any]
     chat: ChatQuestion | None = None
+    usage: dict[str, int] | None = None
 
 
 def _json_invalid(wire: str, exc: orjson.JSONDecodeError) -> Refused:
@@ -93,11 +97,13 @@ def read_request(wire: str, raw: bytes) -> Asked:
         where = ".".join(str(part) for part in first["loc"][1:])
         message = f"{where}: {first['msg']}"
         raise Refused(400, error_body(wire, "invalid_request_error", message))
-    return Asked(request, chat)
+    return Asked(request, chat, wire_usage(wire, body))
 
 
 def write_response(wire: str, asked: Asked, response: Mapping[str, Any]) -> Any:
     """The sim's System One ``response`` in ``wire``'s shape."""
+    if asked.usage is not None:
+        response = {**response, "usage": asked.usage}
     if wire == "openai-decisions":
         return to_decisions_response(asked.request, response)
     if asked.chat is not None:

@@ -11,6 +11,8 @@ serve-sim share one definition of every format (the client sends ``to_*`` and re
   ``systemone`` backend's send.
 - ``chat``: any chat LLM through ``top_logprobs`` (``--wire openai-chat``,
   ``/v1/chat/completions``); ``chat_prompt`` renders and reads its prompt.
+- ``usage``: the tokens a request bills as its wire sends it (serve-sim's usage, the dry
+  run's estimate).
 
 A refusal (a question the model declined, or a chat reply that names no option) comes
 back as an answer of type ``refusal`` (``is_refusal``): a failed answer for that question,
@@ -40,6 +42,7 @@ from harness.wire.decisions import (
     to_decisions_request,
     to_decisions_response,
 )
+from harness.wire.usage import wire_usage
 
 WIRES = ("systemone", "openai-decisions", "openai-chat")
 ROUTES = {
@@ -71,4 +74,5 @@ __all__ = [
     "to_chat_requests",
     "to_decisions_request",
     "to_decisions_response",
+    "wire_usage",
 ]

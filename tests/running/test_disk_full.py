@@ -48,20 +48,24 @@ def outputs(folder: Path) -> list[dict[str, Any]]:
     return sorted(lines, key=lambda r: (r["job"], r["decoder"], r["status"]))
 
 
-def model_args(url: str | None) -> list[str]:
+def model_args(url: str | None, workers: int = 1) -> list[str]:
     if url is None:
-        return ["--model", "sim", "--workers", "1"]
+        return ["--model", "sim", "--workers", str(workers)]
     return ["--model", "jev-sim", "--base-url", url]
 
 
-@pytest.mark.parametrize("served", [True, False], ids=["served", "in-process"])
+@pytest.mark.parametrize(
+    ("served", "workers"),
+    [(True, 1), (False, 1), (False, 2)],
+    ids=["served", "in-process", "worker-pool"],  # the pool: its parent is the one writer
+)
 def test_a_refused_write_stops_the_run_in_one_line_and_resume_finishes_it(
-    tmp_path: Path, served: bool
+    tmp_path: Path, served: bool, workers: int
 ) -> None:
     folder, clean = tmp_path / "run", tmp_path / "clean"
     common = [*SMALL, "--no-progress", "--cache", "off", "--concurrency", str(CONCURRENCY)]
     with counting_server(ServerConfig(port=0)) as (url, answered):
-        model = model_args(url if served else None)
+        model = model_args(url if served else None, workers)
         done = child(LIMIT, "run", *model, *common, "--run", str(folder))
         assert done.returncode == 4, done.stderr
         assert "Traceback" not in done.stderr

@@ -26,6 +26,7 @@ from harness.wire import (
     is_refusal,
     to_chat_requests,
     to_decisions_request,
+    wire_usage,
 )
 from harness.wire.answers import parse_answers
 
@@ -81,7 +82,10 @@ async def test_decisions_wire_gives_the_in_process_answers() -> None:
         httpx.AsyncClient(base_url=url) as client,
     ):
         for body in suite_bodies():
-            assert await ask_decisions(client, body) == sim.respond(body)
+            # The sim's answers; the usage of the Decisions body it received (a server bills
+            # what it read), not of the System One body the sim answers.
+            billed = wire_usage("openai-decisions", to_decisions_request(body))
+            assert await ask_decisions(client, body) == {**sim.respond(body), "usage": billed}
 
 
 def assert_same_reading(got: dict[str, Any], expected: dict[str, Any]) -> None:

@@ -7,6 +7,8 @@ The real thing, a multi-node Ray with a node removed, is ``test_ray_cluster.py``
 
 from __future__ import annotations
 
+import errno
+import os
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,11 +16,13 @@ from types import SimpleNamespace
 from typing import Any
 
 import orjson
+import pytest
 
 from harness import Limits, ModelSpec, load_suite, start_run
+from harness.errors import WriteFailed
 from harness.serve import ServerConfig
 from harness.spreading.raylaunch import RateLimiter, run_on_ray
-from runfolder import OUTPUTS, REQUESTS, read_totals, scan_logs
+from runfolder import OUTPUTS, REQUESTS, JsonlAppender, read_totals, scan_logs
 from tests.counting import counting_server
 from tests.runhelpers import answered, final_outputs
 
@@ -196,3 +200,42 @@ def test_a_node_lost_right_after_a_job_is_recorded_leaves_nothing_pending(
     # No placement given: one shard per living node.
     nodes = [opts["scheduling_strategy"][0] for _, opts in fake.started]
     assert sorted(nodes[:2]) == ["n0", "n1"]
+
+
+def test_a_refused_write_stops_the_ray_run_with_the_runs_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver writes through the one-process run's rule (``WriteGuard``): a full disk
+    is the run's ``WriteFailed`` naming the file, no totals, the folder a prefix of the
+    records, and resume finishes it as one process would (issue 43 item 3)."""
+    suite = load_suite("affine", params=PARAMS)
+    folder = tmp_path / "ray"
+    written = JsonlAppender.write_line
+    lines = {"left": 3}
+
+    def full_disk(self: JsonlAppender, line: bytes) -> None:
+        lines["left"] -= 1
+        if lines["left"] < 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written(self, line)
+
+    monkeypatch.setattr(JsonlAppender, "write_line", full_disk)
+    with pytest.raises(WriteFailed) as failed:
+        run_on_ray(suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, shards=2,
+                   ray=FakeRay(lose={}))  # fmt: skip
+    monkeypatch.undo()
+    assert str(failed.value).startswith(f"cannot write {folder}/")
+    assert str(failed.value).endswith(
+        f"No space left on device (errno 28); free space, then: numericjev resume {folder}"
+    )
+    assert read_totals(folder) is None
+    on_disk = [
+        orjson.loads(x) for n in (REQUESTS, OUTPUTS) for x in (folder / n).read_bytes().splitlines()
+    ]
+    assert sorted(r["seq"] for r in on_disk) == list(range(1, len(on_disk) + 1))
+    from harness.cli import main
+
+    assert main(["resume", str(folder), "--no-progress"]) == 0
+    one = tmp_path / "one"
+    start_run(suite, ModelSpec("sim"), folder=one)
+    assert final_outputs(folder) == final_outputs(one)

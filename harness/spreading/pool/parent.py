@@ -15,12 +15,13 @@ from typing import Any
 
 from harness.backends.oracle import Oracle
 from harness.calling import Limits
+from harness.errors import WriteFailed
 from harness.progress import Counters, NoProgress, Progress, TqdmProgress, summed
 from harness.protocol.cases import JobSpec
 from harness.running.folder import RunPlan
 from harness.running.interrupts import Interrupts, can_watch
 from harness.running.jobs import Job
-from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, totals_record
+from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, WriteGuard, totals_record
 from harness.running.replay import LogState
 from harness.running.session import Display, RunResult
 from harness.spreading.pool.worker import FORWARDED, Done, Part, worker_main
@@ -30,18 +31,21 @@ PIPE_BYTES = 1 << 20  # asked of the kernel for each pipe: a block goes in one w
 
 
 class Writer:
-    """The run folder's one writer: numbers the workers' lines and appends them."""
+    """The run folder's one writer: numbers the workers' lines and appends them. A write the
+    OS refuses raises the run's ``WriteFailed`` (``WriteGuard``, as a one-process run's)."""
 
     def __init__(self, folder: Path, state: LogState) -> None:
+        self.folder = folder
         self._requests = JsonlAppender(folder / REQUESTS, state.requests_end, buffered=True)
         self._outputs = JsonlAppender(folder / OUTPUTS, state.outputs_end, buffered=True)
         self.seq = state.next_seq
+        self.guard = WriteGuard(folder)
 
     def write(self, block: Sequence[tuple[bool, bytes]]) -> None:
         """Number and append one worker's block (each line without its closing ``}``).
         A job's outputs reach the OS at once, the exchanges written before them first: what
         is on disk stays a prefix of the numbered records."""
-        requests, outputs = self._requests, self._outputs
+        requests, outputs, guard = self._requests, self._outputs, self.guard
         seq, i, n = self.seq, 0, len(block)
         while i < n:
             output = block[i][0]
@@ -51,24 +55,33 @@ class Writer:
                 seq += 1
                 i += 1
             if output:
-                requests.flush()
-                outputs.write_line(b"".join(parts))
-                outputs.flush()
+                with guard.writing(REQUESTS):
+                    requests.flush()
+                with guard.writing(OUTPUTS):
+                    outputs.write_line(b"".join(parts))
+                    outputs.flush()
             else:
-                requests.write_line(b"".join(parts))
+                with guard.writing(REQUESTS):
+                    requests.write_line(b"".join(parts))
         self.seq = seq
 
     def flush(self) -> None:
         """Hand both logs' lines to the OS (before the folder is read while the run goes)."""
-        self._requests.flush()
-        self._outputs.flush()
+        with self.guard.writing(REQUESTS):
+            self._requests.flush()
+        with self.guard.writing(OUTPUTS):
+            self._outputs.flush()
 
-    def close(self) -> int:
-        """Flush both logs to disk; the length of ``requests.jsonl``."""
-        end = self._requests.position
-        self._requests.close()
-        self._outputs.close()
-        return end
+    def close(self, run_id: str, counters: Counters) -> None:
+        """Flush both logs to disk and write ``totals.json`` (a summary of the log, never the
+        record: not after a refused write, whose counters hold lines never written)."""
+        end = 0
+        with suppress(WriteFailed), self.guard.writing(REQUESTS):
+            end = self._requests.position  # a compressed log's last frame is written here
+        self.guard.close(((self._requests, REQUESTS), (self._outputs, OUTPUTS)))
+        if self.guard.failure is None:
+            with suppress(OSError):
+                write_totals(self.folder, totals_record(run_id, counters, end))
 
 
 def share(amount: int, count: int, index: int) -> int:
@@ -207,10 +220,8 @@ def run_pool(
             process.join(timeout=30)
             if process.is_alive():
                 process.kill()
-        end = writer.close()
         counters = summed(base, list(latest.values()))
-        with suppress(OSError):  # a summary of the log, never the record
-            write_totals(folder, totals_record(run_id, counters, end))
+        writer.close(run_id, counters)
         display.close()
     if crash is not None:
         raise RuntimeError(f"a worker process failed:\n{crash}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from harness.spreading.pool.parent import Writer, display_for, result_of, share
 from harness.spreading.pool.worker import BLOCK_BYTES, Done
 from harness.spreading.raylaunch.actor import ShardActor, ShardTask, SuiteRef
 from harness.spreading.raylaunch.limiter import LIMITER_CONCURRENCY, RateLimiter
-from runfolder import MANIFEST, RunFolderError, write_totals
+from runfolder import MANIFEST, RunFolderError
 
 MAX_RESTARTS = 3  # per shard: a shard lost more often than this is left to resume
 POLL_S = 0.5  # the driver wakes this often (Ctrl-C is seen between waits)
@@ -276,7 +275,6 @@ def run_on_ray(
     fake; default: ``import ray``). ``settings``: as ``start_run``'s, sent to every shard.
     """
     from harness.errors import ConfigError
-    from harness.running.recorder import totals_record
 
     if shards < 1:
         raise ConfigError(f"--workers must be at least 1; got {shards}")
@@ -308,10 +306,8 @@ def run_on_ray(
                 driver.stop()  # what is written is a prefix of the records: resume continues
                 raise
             finally:
-                end = writer.close()
                 counters = summed(base, list(driver.run.latest.values()))
-                with suppress(OSError):  # a summary of the log, never the record
-                    write_totals(folder, totals_record(manifest.run_id, counters, end))
+                writer.close(manifest.run_id, counters)
                 display.close()
             state = ray.get(driver.limiter.state.remote())
         finally:
