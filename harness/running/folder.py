@@ -27,7 +27,7 @@ from typing import Any, TypedDict, Unpack
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
 from harness.backends.base import DEFAULT_MAX_ATTEMPTS, DEFAULT_TOP_LOGPROBS, Backend
 from harness.backends.pricing import recorded_output_price, require_price
-from harness.calling import Limits, Pacer, RetrySettings
+from harness.calling import Limits, RetrySettings
 from harness.calling.limits import DEFAULT_MAX_WAIT_S
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.protocol.cases import Suite
@@ -89,7 +89,6 @@ class RunPlan:
     price_per_million: float | None = None
     retry: RetrySettings = field(default_factory=RetrySettings)
     shard: Shard | None = None  # run only this shard's jobs (``harness.running.sharding``)
-    pacer: Pacer | None = None  # shared with other processes (Ray); default: the run's own
     settings: RunSettings = field(default_factory=RunSettings)  # cache mode, log form
 
     def jobs_total(self) -> int:

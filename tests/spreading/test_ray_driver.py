@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, load_suite, run
 from harness.serve import ServerConfig
-from harness.spreading.raylaunch import RateLimiter, run_on_ray
+from harness.spreading.raylaunch import RateLimiter, Ray
 from runfolder import OUTPUTS, REQUESTS, read_totals, scan_logs
 from tests.counting import counting_server
 from tests.runhelpers import answered, final_outputs
@@ -126,12 +126,12 @@ def test_a_lost_shard_is_started_again_and_the_folder_is_a_one_process_runs(
     tmp_path: Path,
 ) -> None:
     suite = load_suite("affine", params=PARAMS)
-    start_run(suite, ModelSpec("sim"), folder=tmp_path / "one")
+    run(suite, ModelSpec("sim"), folder=tmp_path / "one")
     fake = FakeRay(lose={1: 2})  # shard 1's node dies after its second block
     folder = tmp_path / "ray"
-    ray_run = run_on_ray(
-        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, shards=2, ray=fake,
-        placement=[{"node0": 1}, {"node1": 1}],
+    ray_run = run(
+        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder,
+        placement=Ray(2, resources=[{"node0": 1}, {"node1": 1}], ray=fake),
     )  # fmt: skip
     assert ray_run.lost == ("shard 1 lost (RuntimeError: ActorDiedError: the node was removed); "
                             "started again",)  # fmt: skip
@@ -142,7 +142,7 @@ def test_a_lost_shard_is_started_again_and_the_folder_is_a_one_process_runs(
         ("1.1", ["max_restarts", "num_cpus", "scheduling_strategy"]),
     ]
     assert fake.limiter.forgotten == ["1.0"]
-    result = ray_run.result
+    result = ray_run
     assert result.complete and result.fatal is None and result.simulated
     assert not (folder / "shards").exists()
     assert final_outputs(folder) == final_outputs(tmp_path / "one")
@@ -162,14 +162,14 @@ def test_a_shard_lost_too_often_is_left_to_resume(tmp_path: Path) -> None:
     suite = load_suite("affine", params=PARAMS)
     fake = FakeRay(lose={0: 1}, every_attempt=True)  # shard 0's every node dies
     folder = tmp_path / "ray"
-    ray_run = run_on_ray(
-        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, shards=2, ray=fake
+    ray_run = run(
+        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, placement=Ray(2, ray=fake)
     )
-    assert len(ray_run.lost) == 4 and not ray_run.result.complete
-    assert ray_run.result.fatal and "numericjev resume" in ray_run.result.fatal
+    assert len(ray_run.lost) == 4 and not ray_run.complete
+    assert ray_run.fatal and "numericjev resume" in ray_run.fatal
     assert main(["resume", str(folder), "--no-progress"]) == 0
     one = tmp_path / "one"
-    start_run(suite, ModelSpec("sim"), folder=one)
+    run(suite, ModelSpec("sim"), folder=one)
     assert final_outputs(folder) == final_outputs(one)
 
 
@@ -179,17 +179,17 @@ def test_a_node_lost_right_after_a_job_is_recorded_leaves_nothing_pending(
     """A job's outputs and its count travel in one message: a shard lost just after sending
     them is counted with that job done, and its restart skips it (issue 43)."""
     suite = load_suite("affine", params=PARAMS)
-    start_run(suite, ModelSpec("sim"), folder=tmp_path / "one")
+    run(suite, ModelSpec("sim"), folder=tmp_path / "one")
     fake = FakeRay(lose={}, after_outputs=frozenset({0, 1}), nodes=("n1", "n0"))
     folder = tmp_path / "ray"
     # A served model: its lines go back at every flush (a job's outputs in a block of their own).
     with counting_server(ServerConfig(port=0)) as (url, _paid):
-        ray_run = run_on_ray(
+        ray_run = run(
             suite, ModelSpec("jev-sim", base_url=url), Limits(concurrency=4), folder=folder,
-            shards=2, ray=fake,
+            placement=Ray(2, ray=fake),
         )  # fmt: skip
     assert len(ray_run.lost) == 2
-    result = ray_run.result
+    result = ray_run
     assert result.pending == 0 and result.complete and result.fatal is None
     assert result.counters.jobs_done == result.counters.jobs_total == 128
     assert final_outputs(folder) == final_outputs(tmp_path / "one")
