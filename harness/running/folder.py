@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
-from harness.backends.base import DEFAULT_MAX_ATTEMPTS, DEFAULT_TOP_LOGPROBS, Backend
+from harness.backends.base import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TOP_LOGPROBS,
+    Backend,
+)
 from harness.backends.pricing import recorded_output_price, require_price
 from harness.calling import Limits, RetrySettings
 from harness.calling.limits import DEFAULT_MAX_WAIT_S
@@ -345,7 +351,9 @@ def limits_of(manifest: Manifest, **changes: Unpack[LimitChanges]) -> Limits:
     concurrency, rps = changes.get("concurrency"), changes.get("rps")
     cost, wait = changes.get("max_cost_usd"), changes.get("max_wait_s")
     return Limits(
-        concurrency=concurrency if concurrency is not None else saved["concurrency"] or 64,
+        concurrency=concurrency
+        if concurrency is not None
+        else saved["concurrency"] or DEFAULT_CONCURRENCY,
         rps=rps if rps is not None else saved["rps"],
         max_requests=changes.get("max_requests"),
         max_cost_usd=cost if cost is not None else saved["max_cost_usd"],
@@ -398,7 +406,7 @@ def model_spec_of(
         if model.backend == "gguf"
         else base_url or model.base_url or os.environ.get(variable),
         sim={k: str(v) for k, v in params.items()} if model.backend == "sim" else {},
-        timeout_s=float(params.get("timeout_s", 30.0)),
+        timeout_s=float(params.get("timeout_s", DEFAULT_TIMEOUT_S)),
         max_attempts=attempts,
         price_per_million=model.price_usd_per_million_input,
         wire=wire,

@@ -275,7 +275,7 @@ def _plan(
         # The connection pool follows the run's concurrency (Limits: it lives there only);
         # the oracle also knows the targets no state reveals (historical recall).
         targets = oracle_for(suite).known if model.name == "oracle" else None
-        backend = make_backend(model, targets, concurrency=limits.concurrency)
+        backend = make_backend(model, targets, transport=model.transport(limits.concurrency))
         price = model.price_per_million
         retry = retry or RetrySettings(max_attempts=model.max_attempts)
     else:
