@@ -30,7 +30,7 @@ from harness.backends import Backend, ModelSpec, make_backend
 from harness.backends.oracle import Oracle
 from harness.calling import Limits, RetrySettings
 from harness.errors import RunFolderError
-from harness.progress import Counters, NoProgress, Progress, TqdmProgress
+from harness.progress import Counters, Progress
 from harness.protocol.cases import Suite
 from harness.running.check import oracle_for
 from harness.running.folder import (
@@ -53,7 +53,7 @@ from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue, read_logs
 from harness.running.settings import RunSettings
 from harness.running.sharding import shard_count, shard_from_manifest
-from harness.running.wiring import Wired
+from harness.running.wiring import Wired, display_for
 from runfolder import Manifest, RunLock
 
 
@@ -135,7 +135,20 @@ class Start:
     def plan(self, limits: Limits | None = None) -> RunPlan:
         """The backend and policies the run uses (``limits``: a part's own, default the
         run's); a bad model is refused before any folder exists."""
-        return _plan(self.suite, self.model, limits or self.limits, self.retry, self.settings)
+        model, limits, retry = self.model, limits or self.limits, self.retry
+        if isinstance(model, ModelSpec):
+            # The connection pool follows the run's concurrency (Limits: it lives there only);
+            # the oracle also knows the targets no state reveals (historical recall).
+            targets = oracle_for(self.suite).known if model.name == "oracle" else None
+            backend = make_backend(model, targets, transport=model.transport(limits.concurrency))
+            price = model.price_per_million
+            retry = retry or RetrySettings(max_attempts=model.max_attempts)
+        else:
+            backend, price = model, None
+        if price is None:
+            price = backend.price_per_million
+        retry = retry or RetrySettings()
+        return RunPlan(self.suite, backend, limits, price, retry, settings=self.settings)
 
     @property
     def name(self) -> str:
@@ -195,6 +208,17 @@ class Resume:
     families: frozenset[int] | None = None
     cache: str | None = None
     limits: LimitChanges = field(default_factory=lambda: LimitChanges())
+
+    def again(self, manifest: Manifest, suite: Suite) -> Start:
+        """The run ``manifest`` records (of ``suite``), as it is started again: its model and
+        retry policy (``base_url`` replacing its server), its limits (this order's replacing
+        them), its request cache's mode unless this order names one."""
+        where = f"{self.folder}/manifest.json"
+        spec, retry = model_spec_of(manifest, base_url=self.base_url, where=where)
+        cache = self.cache or recorded_cache(manifest.extra)  # the run's own, unless told
+        settings = RunSettings() if cache is None else RunSettings(cache=cache)
+        limits = limits_of(manifest, **self.limits)
+        return Start(suite, spec, limits, retry=retry, settings=settings)
 
     @classmethod
     def of(cls, folder: Path, options: ResumeOptions) -> Resume:
@@ -261,30 +285,6 @@ def resume(
 async def resume_async(folder: Path, **options: Unpack[ResumeOptions]) -> RunResult:
     """``resume`` inside a running event loop, answered in this process."""
     return await _resume(Resume.of(folder, options))
-
-
-def _plan(
-    suite: Suite,
-    model: ModelSpec | Backend,
-    limits: Limits,
-    retry: RetrySettings | None,
-    settings: RunSettings | None = None,
-) -> RunPlan:
-    """The backend and policies a run uses; a bad model is refused before any folder exists."""
-    if isinstance(model, ModelSpec):
-        # The connection pool follows the run's concurrency (Limits: it lives there only);
-        # the oracle also knows the targets no state reveals (historical recall).
-        targets = oracle_for(suite).known if model.name == "oracle" else None
-        backend = make_backend(model, targets, transport=model.transport(limits.concurrency))
-        price = model.price_per_million
-        retry = retry or RetrySettings(max_attempts=model.max_attempts)
-    else:
-        backend, price = model, None
-    if price is None:
-        price = backend.price_per_million
-    return RunPlan(
-        suite, backend, limits, price, retry or RetrySettings(), settings=settings or RunSettings()
-    )
 
 
 async def _start(order: Start) -> RunResult:
@@ -389,12 +389,12 @@ def resume_plan(order: Resume) -> tuple[Opened, RunPlan]:
             f"{folder} is the parent of {shard_count(manifest)} shards: resume them with "
             f"numericjev resume {folder} (all, here) or numericjev resume {folder}/shards/K"
         )
-    spec, retry = model_spec_of(manifest, base_url=order.base_url, where=f"{folder}/manifest.json")
-    if order.price_per_million is not None:
-        spec = replace(spec, price_per_million=order.price_per_million)
-    cache = order.cache or recorded_cache(manifest.extra)  # the run's own choice, unless told
-    settings = RunSettings() if cache is None else RunSettings(cache=cache)
-    plan = _plan(opened.suite, spec, limits_of(manifest, **order.limits), retry, settings)
+    again = order.again(manifest, opened.suite)
+    if order.price_per_million is not None and isinstance(again.model, ModelSpec):
+        again = replace(
+            again, model=replace(again.model, price_per_million=order.price_per_million)
+        )
+    plan = again.plan()
     return opened, replace(plan, shard=shard_from_manifest(manifest))
 
 
@@ -445,25 +445,15 @@ async def _execute(
     interrupts: Interrupts | None,
 ) -> RunResult:
     """Run the ``queue`` of unfinished jobs; the caller holds the lock."""
-    suite, backend = plan.suite, plan.backend
+    backend = plan.backend
     jobs, pending = queue
     counters = state.counters
     counters.jobs_total = plan.jobs_total()
     counters.jobs_done = len(state.finished)
     oracle = isinstance(backend, Oracle)
     before = counters.requests
-
-    def display() -> Progress:
-        if not isinstance(progress, bool):
-            return progress
-        if not (progress and pending):
-            return NoProgress()
-        mark = " (oracle: exact labels)" if oracle else " (simulated)" if backend.simulated else ""
-        if plan.shard:
-            mark += f" · shard {plan.shard.index}/{plan.shard.count}"
-        label = suite.name + " · " + backend.name + mark
-        return TqdmProgress(counters.jobs_total, counters.jobs_done, label)
-
+    where = f"shard {plan.shard.index}/{plan.shard.count}" if plan.shard else ""
+    display = partial(display_for, progress, plan, counters, bool(pending), where)
     interrupt = interrupts or Interrupts()  # none given: signals are left alone
     wired = Wired.of(folder, run_id, plan, counters, display, state=state)
     await wired.run(jobs, interrupt, watching(interrupts))

@@ -16,7 +16,7 @@ from harness.backends.oracle import Oracle
 from harness.cache import RequestCache, open_cache
 from harness.calling import Budget, Caller, Pacer
 from harness.errors import first_error
-from harness.progress import Counters, NoProgress, Progress
+from harness.progress import Counters, NoProgress, Progress, TqdmProgress
 from harness.running.folder import RunPlan
 from harness.running.interrupts import Interrupts
 from harness.running.jobs import Job
@@ -107,3 +107,19 @@ class Wired:
                 print(self.cache.summary(), file=sys.stderr)
         if recorder.failure is not None:  # reported by a flush between tasks, or by the last one
             raise recorder.failure
+
+
+def display_for(
+    progress: bool | Progress, plan: RunPlan, counters: Counters, pending: bool, where: str = ""
+) -> Progress:
+    """The run's one progress bar while jobs are ``pending`` (or the caller's display, or
+    none); ``where`` says what answers (a shard, N processes)."""
+    if not isinstance(progress, bool):
+        return progress
+    if not (progress and pending):
+        return NoProgress()
+    backend = plan.backend
+    oracle = isinstance(backend, Oracle)
+    mark = " (oracle: exact labels)" if oracle else " (simulated)" if backend.simulated else ""
+    label = f"{plan.suite.name} · {backend.name}{mark}" + (f" · {where}" if where else "")
+    return TqdmProgress(counters.jobs_total, counters.jobs_done, label)

@@ -24,11 +24,8 @@ from harness.running.folder import (
     LimitChanges,
     build_manifest,
     create_run_folder,
-    limits_of,
-    model_spec_of,
     open_for_resume,
     record_session,
-    recorded_cache,
 )
 from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue
@@ -43,7 +40,6 @@ from harness.running.session import (
     resume,
     run,
 )
-from harness.running.settings import RunSettings
 from harness.running.sharding import Shard, create_or_join_parent, shard_count, split_for_workers
 from harness.spreading.pool.worker import die_with
 from runfolder import MANIFEST, RunFolderError, RunLock, load_manifest
@@ -107,13 +103,8 @@ class Shards:
                     path, base_url=order.base_url, allow_mismatch=order.allow_mismatch,
                     cache=order.cache, **limits,
                 )  # fmt: skip
-            where = f"{folder}/manifest.json"
-            spec, retry = model_spec_of(parent, base_url=order.base_url, where=where)
-            whole = limits_of(parent, **limits)
-            mode = order.cache or recorded_cache(parent.extra)  # the run's own, unless told
-            settings = RunSettings() if mode is None else RunSettings(cache=mode)
-            return run(suite, spec, whole, placement=Shards(count, shard.index), folder=folder,
-                       retry=retry, settings=settings)  # fmt: skip
+            again = order.again(parent, suite)
+            return Shards(count, shard.index).start(replace(again, folder=folder))
 
         shards = [Shard(k, count) for k in range(count)]
         outcomes = _in_processes(shards, job, max(1, min(self.count, count)))
@@ -211,32 +202,15 @@ def _in_processes(shards: Sequence[Shard], job: ShardJob, processes: int) -> lis
     return outcomes
 
 
-def _sum(results: Sequence[RunResult]) -> Counters:
-    total = summed(Counters(), [r.counters for r in results])
-    total.jobs_total = sum(r.counters.jobs_total for r in results)  # each shard's own jobs
-    return total
-
-
-def _gather(
-    parent: Path, count: int, outcomes: list[_Outcome], suite: Suite | None = None
-) -> RunResult:
-    errors = [f"shard {o.shard}: {o.error}" for o in outcomes if o.error]
-    results = [o.result for o in outcomes if o.result is not None]
-    return gather(parent, count, results, errors, suite=suite)
-
-
-def gather(
-    parent: Path,
-    count: int,
-    results: Sequence[RunResult],
-    errors: Sequence[str] = (),
-    *,
-    suite: Suite | None = None,
-) -> RunResult:
-    """One result for the whole run from its shards'; merged when every shard is complete."""
+def _gather(parent: Path, count: int, outcomes: list[_Outcome], suite: Suite) -> RunResult:
+    """One result for the whole run from its shards' outcomes; merged when every shard is
+    complete."""
     from harness.spreading.merging import merge
 
-    counters = _sum(results)
+    errors = [f"shard {o.shard}: {o.error}" for o in outcomes if o.error]
+    results = [o.result for o in outcomes if o.result is not None]
+    counters = summed(Counters(), [r.counters for r in results])
+    counters.jobs_total = sum(r.counters.jobs_total for r in results)  # each shard's own jobs
     stopped = next((r.stopped for r in results if r.stopped), None)
     fatal = next((r.fatal for r in results if r.fatal), None)
     if errors:

@@ -24,7 +24,7 @@ from harness.calling import Limits, RetrySettings
 from harness.errors import NumericJevError
 from harness.protocol.cases import Suite
 from harness.running.replay import LogState, job_lists
-from harness.running.session import _plan, in_own_loop
+from harness.running.session import Start, in_own_loop
 from harness.running.settings import RunSettings
 from harness.running.sharding import Shard
 from harness.spreading.pool.worker import Part, Remote, work
@@ -96,7 +96,9 @@ def _run(task: ShardTask, limiter: Any, stream: _Stream) -> None:
     """In the actor's own thread: the shard's jobs, then one last word on ``stream``."""
     try:
         suite = task.suite.load()
-        plan = _plan(suite, task.model, task.limits, task.retry, task.settings)
+        plan = Start(
+            suite, task.model, task.limits, retry=task.retry, settings=task.settings
+        ).plan()
         started, fresh = job_lists(suite, task.state, plan.backend.name, task.shard)
         part = Part(task.shard.index, task.shard.count, task.limits, started, fresh)
         pacer = RemotePacer(limiter, task.limits.concurrency, task.owner)

@@ -27,7 +27,8 @@ from harness.running.folder import RunPlan, check_price
 from harness.running.replay import LogState, read_logs
 from harness.running.session import Resume, RunResult, Start, new_session
 from harness.running.sharding import Shard
-from harness.spreading.pool.parent import Writer, display_for, result_of, share
+from harness.running.wiring import display_for
+from harness.spreading.pool.parent import Writer, result_of, share
 from harness.spreading.pool.worker import BLOCK_BYTES, Done
 from harness.spreading.raylaunch.actor import ShardActor, ShardTask, SuiteRef
 from harness.spreading.raylaunch.limiter import LIMITER_CONCURRENCY, RateLimiter
@@ -284,7 +285,7 @@ class Ray:
                 base = Counters(jobs_total=plan.jobs_total())
                 writer = Writer(folder, LogState())
                 where = f"{shards} Ray shard{'s' if shards > 1 else ''}"
-                display = display_for(order.progress, plan, base, shards, where)
+                display = display_for(order.progress, plan, base, base.jobs_total > 0, where)
                 try:
                     for k in range(shards):
                         pin = None if placement is None else placement[k]
