@@ -73,7 +73,7 @@ def test_the_hosted_jev_backend_carries_the_table_price(monkeypatch: pytest.Monk
         anyio.run(backend.aclose)
 
 
-def test_start_run_refuses_a_capped_unpriced_model_before_the_folder(tmp_path: Path) -> None:
+def test_run_refuses_a_capped_unpriced_model_before_the_folder(tmp_path: Path) -> None:
     suite = load_suite("affine", params={"per_operator": "1"})
     spec = ModelSpec("jev-sim", base_url="http://127.0.0.1:9")
     with pytest.raises(ConfigError, match="--price-per-million"):

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import orjson
+import pytest
 
 from harness import Limits, ModelSpec, load_suite, run
 from harness.serve import ServerConfig
@@ -196,3 +197,20 @@ def test_a_node_lost_right_after_a_job_is_recorded_leaves_nothing_pending(
     # No placement given: one shard per living node.
     nodes = [opts["scheduling_strategy"][0] for _, opts in fake.started]
     assert sorted(nodes[:2]) == ["n0", "n1"]
+
+
+def test_a_ray_placement_refuses_what_it_cannot_run_before_any_folder(tmp_path: Path) -> None:
+    from harness import ConfigError, resume
+    from harness.backends.oracle import Oracle
+
+    suite = load_suite("affine", params=PARAMS)
+    folder = tmp_path / "ray"
+    # Every node rebuilds the model from its spec: an object of the caller's cannot travel.
+    with pytest.raises(ConfigError, match="pass a ModelSpec"):
+        run(suite, Oracle(), folder=folder, placement=Ray(2, ray=FakeRay(lose={})))
+    with pytest.raises(ConfigError, match="--workers must be at least 1; got 0"):
+        run(suite, ModelSpec("sim"), folder=folder, placement=Ray(0, ray=FakeRay(lose={})))
+    assert not folder.exists()
+    # A Ray run's folder is an ordinary one: resume continues it without Ray.
+    with pytest.raises(ConfigError, match="without --ray"):
+        resume(tmp_path, placement=Ray(2))

@@ -227,3 +227,10 @@ def test_a_merged_run_is_not_taken_for_an_edited_manifest(
     assert "edited" not in out and "sessions: 2 (0 resumes" in out
     assert main(["analyze", "--strict", "--no-probabilities", "--bootstrap", "0", str(parent)]) == 0
     assert main(["resume", str(parent), "--no-progress"]) == 0
+
+
+def test_shards_need_the_one_folder_every_shard_names() -> None:
+    with pytest.raises(ConfigError, match="shards need a run folder"):
+        run(small_suite(), ModelSpec("sim"), placement=Shards(2, 0))
+    with pytest.raises(ConfigError, match="shards need a run folder"):
+        run(small_suite(), ModelSpec("sim"), placement=Shards(2))
