@@ -301,34 +301,25 @@ async def _start(order: Start) -> RunResult:
 
 @contextmanager
 def new_session(order: Start, plan: RunPlan) -> Iterator[tuple[Path, str]]:
-    """The new run folder of ``order`` (its manifest written, announced to ``on_start``,
-    this session recorded) and the run's id, locked until the block ends; the plan's
-    refusals are the caller's, before."""
-    folder, lock, manifest = new_run_folder(order.folder, plan, order.name, order.run_id)
+    """The new run folder of ``order`` (None: ``runs/<suite>-<model>-<UTC time>``, made
+    unique) with the plan's manifest written, announced to ``on_start`` and this session
+    recorded, and the run's id; locked until the block ends. The plan's refusals are the
+    caller's, before; a folder reserved here and left empty by a refusal is removed."""
+    folder = order.folder or default_run_folder(plan.suite.name, order.name)
+    lock = RunLock(folder)
+    try:
+        manifest = create_run_folder(folder, plan, lock, order.run_id)
+    except BaseException:
+        if order.folder is None:  # the empty folder reserved for this run: nothing was written
+            with suppress(OSError):
+                folder.rmdir()
+        raise
     try:
         order.on_start(folder)
         record_session(folder, "run", manifest.to_dict(), plan, [])
         yield folder, manifest.run_id
     finally:
         lock.release()
-
-
-def new_run_folder(
-    folder: Path | None, plan: RunPlan, name: str, run_id: str | None
-) -> tuple[Path, RunLock, Manifest]:
-    """Create ``folder`` (None: ``runs/<suite>-<name>-<UTC time>``, made unique) with the
-    plan's manifest, locked: the caller releases the lock. A folder reserved here and left
-    empty by a refusal is removed."""
-    reserved = folder is None
-    folder = folder or default_run_folder(plan.suite.name, name)
-    lock = RunLock(folder)
-    try:
-        return folder, lock, create_run_folder(folder, plan, lock, run_id)
-    except BaseException:
-        if reserved:  # the empty folder reserved for this run: nothing was written
-            with suppress(OSError):
-                folder.rmdir()
-        raise
 
 
 async def _resume(order: Resume) -> RunResult:
