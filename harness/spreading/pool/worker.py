@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import traceback
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
@@ -234,12 +234,25 @@ def worker_main(
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)  # the parent decides (module docstring)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+    async def share() -> Done:
+        return await work(part, plan, folder, run_id, drain_s, shared, conn)
+
     try:
-        done = in_own_loop(work)(part, plan, folder, run_id, drain_s, shared, conn)
-        conn.send(("done", done))
-    except (NumericJevError, RunFolderError) as exc:  # one line the user can act on
-        conn.send(("error", str(exc)))
-    except BaseException:
-        conn.send(("crash", traceback.format_exc()))
+        last_word(conn.send, share)
     finally:
         conn.close()
+
+
+def last_word(
+    send: Callable[[tuple[Any, ...]], None], share: Callable[[], Awaitable[Done]]
+) -> None:
+    """Run one share (a worker's, a Ray shard's) in its own event loop, then say how it
+    ended: ``done``, an ``error`` the user can act on (one line), or a ``crash`` (a bug,
+    with its traceback)."""
+    try:
+        send(("done", in_own_loop(share)()))
+    except (NumericJevError, RunFolderError) as exc:  # one line the user can act on
+        send(("error", str(exc)))
+    except BaseException:
+        send(("crash", traceback.format_exc()))
