@@ -232,6 +232,7 @@ class Placement(Protocol):
     """Where a run's jobs are answered, as ``run`` and ``resume`` take it (default: here, in
     this process). ``harness.spreading`` has the others: ``Pool`` (forked processes, this one
     writing), ``Shards`` (one shard of many, or all here) and ``Ray`` (actors on a cluster).
+    Only here asks a subset of ``families``; ``interrupts`` reach a run here or in a ``Pool``.
     """
 
     def start(self, order: Start) -> RunResult:
