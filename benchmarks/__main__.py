@@ -39,9 +39,9 @@ from benchmarks.sim_runs import run_100x as _run_100x
 _RESUME = """
 import time, orjson
 from pathlib import Path
-from harness import resume_run
+from harness import resume
 t0 = time.perf_counter()
-result = resume_run(Path({folder!r}), max_requests=0)
+result = resume(Path({folder!r}), max_requests=0)
 print(orjson.dumps({{"startup_s": time.perf_counter() - t0, "pending": result.pending}}).decode())
 """
 

@@ -4,7 +4,7 @@ against bare clients, in one run with one server.
 For each concurrency (32 and 256) against ONE serve-sim process (its own process, so its CPU
 is its own and is read from ``/proc``), ``REPEATS`` rounds of three runs in turn:
 
-- ``harness``: ``start_run`` as users run it (its one sender: aiohttp);
+- ``harness``: ``run`` as users run it (its one sender: aiohttp);
 - ``bare``: a bare aiohttp client replaying the harness run's own request bodies (from its
   ``requests.jsonl``, pre-encoded) at the same concurrency: the library's own cost, so that
   harness - bare is what the harness's own work (jobs, decoders, validation, log lines)
@@ -16,7 +16,7 @@ is its own and is read from ``/proc``), ``REPEATS`` rounds of three runs in turn
 then once each:
 
 - ``harness_httpx_aiohttp``: the harness with its sender swapped for that httpx client;
-- ``harness_2_workers``: the harness in two worker processes (``run_workers``), each with
+- ``harness_2_workers``: the harness in two worker processes (``Shards(2)``), each with
   half the concurrency: on two cores a client that is CPU-bound can use the second.
 
 Client CPU per request is the client process's CPU time over the requests it sent; the
@@ -80,8 +80,7 @@ _HARNESS = """
 import time, orjson
 from pathlib import Path
 # SystemOneBackend is imported (with aiohttp) before the clock starts, as the bare client's.
-from harness import (Limits, ModelSpec, RunSettings, SystemOneBackend, load_suite, run_workers,
-                     start_run)
+from harness import Limits, ModelSpec, RunSettings, Shards, SystemOneBackend, load_suite, run
 suite = load_suite("affine", params={params!r})
 concurrency, url, sender = {concurrency}, {url!r}, {sender!r}
 import resource
@@ -119,11 +118,11 @@ def cpu():
 
 t0, c0 = time.perf_counter(), cpu()
 if sender == "2-workers":
-    result = run_workers(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}),
-                         workers=2, settings=RunSettings(cache="off"))
+    result = run(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}),
+                 placement=Shards(2), settings=RunSettings(cache="off"))
 else:
-    result = start_run(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}),
-                       settings=RunSettings(cache="off"))
+    result = run(suite, model, Limits(concurrency=concurrency), folder=Path({folder!r}),
+                 settings=RunSettings(cache="off"))
 c = result.counters
 print(orjson.dumps({{"wall_s": time.perf_counter() - t0, "cpu_s": cpu() - c0,
                     "requests": c.requests, "rounds": c.rounds, "jobs": c.jobs_done}}).decode())

@@ -27,9 +27,9 @@ __all__ = ["run"]
 _COMPRESSED_RUN = """
 import time, orjson
 from pathlib import Path
-from harness import Limits, ModelSpec, RunSettings, load_suite, start_run
+from harness import Limits, ModelSpec, RunSettings, load_suite, run
 t0 = time.perf_counter()
-result = start_run(load_suite("affine", params={params!r}), ModelSpec("sim"), Limits(concurrency=64),
+result = run(load_suite("affine", params={params!r}), ModelSpec("sim"), Limits(concurrency=64),
                    folder=Path({folder!r}), settings=RunSettings(compress=True))
 print(orjson.dumps({{"wall_s": time.perf_counter() - t0, "requests": result.counters.requests}}).decode())
 """

@@ -40,8 +40,8 @@ from harness import (
     Suite,
     SystemOneBackend,
     load_suite,
-    start_run,
 )
+from harness import run as run_suite
 from harness.backends.base import Transport
 from harness.backends.http.sender import RawResponse
 
@@ -69,7 +69,7 @@ class ReplaySender:
 def record_replies(suite: Suite, folder: Path, concurrency: int) -> dict[bytes, bytes]:
     """Run ``suite`` once through serve-sim; each request body's reply, as bytes."""
     with serve_sim(["--latency-ms", "0", "--wire", "systemone"]) as (url, _pid):
-        start_run(suite, ModelSpec("jev-sim", base_url=url), Limits(concurrency=concurrency),
+        run_suite(suite, ModelSpec("jev-sim", base_url=url), Limits(concurrency=concurrency),
                   folder=folder, settings=UNCACHED)  # fmt: skip
     replies = {}
     with (folder / "requests.jsonl").open("rb") as log:
@@ -92,7 +92,7 @@ def harness_cpu(
                                transport=Transport(concurrency))  # fmt: skip
     backend.server.http._sender = ReplaySender(replies, delay_s)  # the fake sender
     c0 = _cpu_s()
-    result = start_run(
+    result = run_suite(
         suite, backend, Limits(concurrency=concurrency), folder=folder, settings=UNCACHED
     )
     return (_cpu_s() - c0) / result.counters.requests

@@ -2,7 +2,7 @@
 
 For ``--wire systemone`` and ``openai-chat``: serve-sim in its own process (no added
 latency), ``numericjev probe`` against it (its estimate of the whole suite at concurrency 64), then the
-suite run for real in a fresh process at the same concurrency (``start_run``: the request
+suite run for real in a fresh process at the same concurrency (``run``: the request
 cache off, and no decoders' check before the first request, as the estimate has none). Figures per wire: the estimate,
 the real wall time and their ratio (real over estimated: the goal is within 2x either way).
 The machine is shared: both are taken under the same load, one right after the other.
@@ -31,12 +31,12 @@ CONCURRENCY = 64
 _RUN = """
 import time, orjson
 from pathlib import Path
-from harness import Limits, ModelSpec, RunSettings, load_suite, start_run
+from harness import Limits, ModelSpec, RunSettings, load_suite, run
 suite = load_suite("affine", params={params!r})
 model = ModelSpec("jev-sim", base_url={url!r}, wire={wire!r})
 t0 = time.perf_counter()
-result = start_run(suite, model, Limits(concurrency={concurrency}), folder=Path({folder!r}),
-                   settings=RunSettings(cache="off"))
+result = run(suite, model, Limits(concurrency={concurrency}), folder=Path({folder!r}),
+             settings=RunSettings(cache="off"))
 print(orjson.dumps({{"wall_s": time.perf_counter() - t0,
                     "requests": result.counters.requests}}).decode())
 """

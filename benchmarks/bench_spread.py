@@ -1,14 +1,14 @@
 """In process on the sim with 1 and 2 worker processes, the sharded run, and Inspect AI.
 
 - ``inproc_w{1,2,auto}``: the whole affine suite (6,884 requests) in a fresh process (its
-  modules loaded first by a run that sends nothing), plain ``start_run`` for one worker
-  and ``start_in_processes`` (``--workers``: processes that answer, this one writing the
+  modules loaded first by a run that sends nothing), plain ``run`` for one worker
+  and ``run`` in a ``Pool`` (``--workers``: processes that answer, this one writing the
   run folder) for 2 and for ``auto`` (one per core: the same as 2 on a 2-core machine);
   alternated ``REPEATS`` times, reported as ranges. Wall time per request is what a user
   waits; CPU per request counts the workers' CPU too (``getrusage`` of the children).
 - ``x100_w2``: the same at 100x (``repeats=100``); the one-worker 100x figure is the scale
   section's (``scale_100x_*``), the same measurement.
-- ``sharded``: the suite in 4 shards (``start_shard`` one after another), merged, against
+- ``sharded``: the suite in 4 shards (``run`` with ``Shards(4, index=K)`` one after another), merged, against
   an unsharded run: identical outputs, and the merge's own time.
 - ``--peers``: Inspect AI on the same shape of work (1,024 samples x 7 sequential calls to
   an instant mock model; ``../shared/bench/peer_inspect``), in its own venv, in the same
@@ -32,13 +32,13 @@ PEER_SAMPLES = 1024
 _RUN = """
 import resource, time, orjson
 from pathlib import Path
-from harness import Limits, ModelSpec, load_suite, start_in_processes, start_run
+from harness import Limits, ModelSpec, Pool, load_suite, run
 suite = load_suite("affine", params={params!r})
 workers = {workers}
 # Imports out of the clock (as Inspect's runner imports inspect_ai first): a run of a tiny
 # suite of other cases that sends nothing loads every module a run uses.
-start_run(load_suite("affine", params={{"per_operator": "1"}}), ModelSpec("sim"),
-          Limits(max_requests=0), folder=Path({folder!r} + "-warm"))
+run(load_suite("affine", params={{"per_operator": "1"}}), ModelSpec("sim"),
+    Limits(max_requests=0), folder=Path({folder!r} + "-warm"))
 
 def cpu():
     s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -46,10 +46,10 @@ def cpu():
 
 t0, c0 = time.perf_counter(), cpu()
 if workers == 1:
-    result = start_run(suite, ModelSpec("sim"), Limits(concurrency=64), folder=Path({folder!r}))
+    result = run(suite, ModelSpec("sim"), Limits(concurrency=64), folder=Path({folder!r}))
 else:
-    result = start_in_processes(suite, ModelSpec("sim"), Limits(concurrency=64),
-                                folder=Path({folder!r}), processes=workers)
+    result = run(suite, ModelSpec("sim"), Limits(concurrency=64), folder=Path({folder!r}),
+                 placement=Pool(workers))
 wall, used = time.perf_counter() - t0, cpu() - c0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -60,11 +60,11 @@ print(orjson.dumps({{"requests": result.counters.requests, "jobs": result.counte
 _SHARDS = """
 import time, orjson
 from pathlib import Path
-from harness import ModelSpec, Shard, load_suite, merge, start_run, start_shard
+from harness import ModelSpec, Shards, load_suite, merge, run
 suite, parent = load_suite("affine", params={params!r}), Path({parent!r})
-start_run(suite, ModelSpec("sim"), folder=Path({whole!r}))
+run(suite, ModelSpec("sim"), folder=Path({whole!r}))
 for k in range(4):
-    start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(k, 4))
+    run(suite, ModelSpec("sim"), folder=parent, placement=Shards(4, k))
 t0 = time.perf_counter()
 merged = merge(parent)
 first = time.perf_counter() - t0

@@ -28,13 +28,13 @@ CONCURRENCY = 64
 _CLIENT = """
 import time, orjson
 from pathlib import Path
-from harness import Limits, ModelSpec, RunSettings, load_suite, start_run
+from harness import Limits, ModelSpec, RunSettings, load_suite, run
 from runfolder import JsonlReader
 suite = load_suite("affine", params={params!r})
 model = ModelSpec("jev-sim", base_url={url!r}, wire={wire!r})
 t0, c0 = time.perf_counter(), time.process_time()
 # Every exchange sent: the request cache would answer a second pass.
-result = start_run(suite, model, Limits(concurrency={concurrency}), folder=Path({folder!r}),
+result = run(suite, model, Limits(concurrency={concurrency}), folder=Path({folder!r}),
                    settings=RunSettings(cache="off"))
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 http = sum(len(r["request"]["questions"]) if {wire!r} == "openai-chat" else 1

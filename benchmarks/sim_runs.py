@@ -14,10 +14,10 @@ from benchmarks.processes import child
 RUN = """
 import resource, time, orjson
 from pathlib import Path
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, load_suite, run
 suite = load_suite("affine", params={params!r})
 t0, c0 = time.perf_counter(), time.process_time()
-result = start_run(suite, ModelSpec("sim"), Limits(concurrency={concurrency}), folder=Path({folder!r}))
+result = run(suite, ModelSpec("sim"), Limits(concurrency={concurrency}), folder=Path({folder!r}))
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 c = result.counters

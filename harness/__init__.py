@@ -2,16 +2,16 @@
 
 The front door, for code that runs suites (the benchmarks, a notebook, a service)::
 
-    from harness import Limits, ModelSpec, load_suite, start_run
+    from harness import Limits, ModelSpec, load_suite, run
 
-    result = start_run(load_suite("affine"), ModelSpec("sim"), Limits(concurrency=64))
+    result = run(load_suite("affine"), ModelSpec("sim"), Limits(concurrency=64))
     print(result.folder, result.counters.requests)
 
-``start_run_async`` / ``resume_run_async`` do the same inside a running event loop;
-``start_in_processes`` / ``resume_in_processes`` answer a sim or oracle run in several local
-processes (one run folder); ``start_shard`` runs one shard of a run split over machines,
-``run_workers`` all of them in local processes, and ``merge`` makes the shards one run
-folder again. Suites
+``resume`` continues a run; ``run_async`` / ``resume_async`` do the same inside a running
+event loop. Where the jobs are answered is ``run``'s and ``resume``'s ``placement``: here
+(the default), a ``Pool`` of local processes for a sim or oracle run (one run folder),
+``Shards`` (one shard of a run split over machines with ``index``, else all of them in local
+processes; ``merge`` makes the shards one run folder again) or ``Ray``. Suites
 are plugins (``register_suite``, or the ``numericjev.suites`` entry points); a model is a
 ``ModelSpec`` or any object that implements the ``Backend`` protocol (one attempt per call).
 A ``Job`` builds one job's requests and reads its answers, for code that drives a model
@@ -49,12 +49,16 @@ __all__ = [
     "Merged",
     "ModelSpec",
     "NumericJevError",
+    "Placement",
+    "Pool",
     "Question",
+    "Ray",
     "Reply",
     "RetrySettings",
     "RunResult",
     "RunSettings",
     "Shard",
+    "Shards",
     "Suite",
     "SuiteBuilder",
     "SystemOneBackend",
@@ -64,16 +68,10 @@ __all__ = [
     "make_decoder",
     "merge",
     "register_suite",
-    "resume_in_processes",
-    "resume_run",
-    "resume_run_async",
-    "resume_workers",
-    "run_workers",
-    "start_in_processes",
-    "start_run",
-    "start_run_async",
-    "start_shard",
-    "start_shard_async",
+    "resume",
+    "resume_async",
+    "run",
+    "run_async",
     "suite_names",
 ]
 
@@ -81,7 +79,7 @@ __all__ = [
 # harness.errors: reachable here too, but listed in runfolder's __all__, not this one.
 _HOMES = {
     **dict.fromkeys(
-        ["RunResult", "resume_run", "resume_run_async", "start_run", "start_run_async"],
+        ["Placement", "RunResult", "resume", "resume_async", "run", "run_async"],
         "harness.running.session",
     ),
     **dict.fromkeys(["Backend", "ModelSpec", "Reply", "make_backend"], "harness.backends"),
@@ -108,12 +106,10 @@ _HOMES = {
         ],
         "harness.errors",
     ),
-    **dict.fromkeys(
-        ["resume_workers", "run_workers", "start_shard", "start_shard_async"],
-        "harness.spreading.spread",
-    ),
     **dict.fromkeys(["Merged", "merge"], "harness.spreading.merging"),
-    **dict.fromkeys(["resume_in_processes", "start_in_processes"], "harness.spreading.pool"),
+    "Pool": "harness.spreading.pool",
+    "Shards": "harness.spreading.spread",
+    "Ray": "harness.spreading.raylaunch",
     "Shard": "harness.running.sharding",
     "RunSettings": "harness.running.settings",
     "SystemOneBackend": "harness.backends.systemone",
@@ -158,14 +154,16 @@ if typing.TYPE_CHECKING:
     from harness.protocol.registry import SuiteBuilder, load_suite, register_suite, suite_names
     from harness.running.jobs import Job
     from harness.running.session import (
+        Placement,
         RunResult,
-        resume_run,
-        resume_run_async,
-        start_run,
-        start_run_async,
+        resume,
+        resume_async,
+        run,
+        run_async,
     )
     from harness.running.settings import RunSettings
     from harness.running.sharding import Shard
     from harness.spreading.merging import Merged, merge
-    from harness.spreading.pool import resume_in_processes, start_in_processes
-    from harness.spreading.spread import resume_workers, run_workers, start_shard, start_shard_async
+    from harness.spreading.pool import Pool
+    from harness.spreading.raylaunch import Ray
+    from harness.spreading.spread import Shards

@@ -59,6 +59,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("running.check", "running.recorder", "running.replay", "running.settings"),
     ("running.scheduler", "running.dryrun", "running.folder"),
     ("running.interrupts", "running.refusals"),
+    ("running.wiring",),
     ("running.session",),
     ("running.probe",),
     ("spreading", "spreading.merging"),

@@ -117,6 +117,11 @@ class ModelSpec:
 
         return SimParams.parse(self.sim)
 
+    def transport(self, concurrency: int = DEFAULT_CONCURRENCY) -> Transport:
+        """How this model's server is reached by a run of ``concurrency`` requests in flight
+        (the pool follows the run's ``Limits``; the timeout is the model's)."""
+        return Transport(concurrency, self.timeout_s)
+
     @property
     def is_gguf(self) -> bool:
         """Whether the model is a local GGUF file (``gguf:PATH``)."""
@@ -289,12 +294,13 @@ def make_backend(
     spec: ModelSpec,
     known: Mapping[str, Fraction] | None = None,
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    transport: Transport | None = None,
 ) -> Backend:
     """Build the backend ``spec`` names; refuses bad settings before anything is sent.
 
     ``known`` gives the oracle targets that no state reveals (``harness.running.check.oracle_for``);
-    ``concurrency`` sizes an HTTP backend's connection pool (a run's ``Limits.concurrency``).
+    ``transport`` is how an HTTP backend reaches its server, handed on unchanged to its sender
+    (a run's: ``ModelSpec.transport``; default: the spec's with the default pool).
     """
     if spec.sim_params is not None:
         from harness.backends.sim import SimModel
@@ -309,7 +315,7 @@ def make_backend(
         from harness.backends.gguf import GgufBackend
 
         return GgufBackend(spec.name[len(GGUF_PREFIX) :])
-    transport = Transport(concurrency, spec.timeout_s)  # the one value the sender gets
+    transport = transport or spec.transport()  # the one value the sender gets
     if spec.wire == "openai-decisions":
         from harness.backends.decisions import OpenAIDecisionsBackend
 

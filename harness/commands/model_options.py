@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.backends.base import DEFAULT_MAX_ATTEMPTS, DEFAULT_TIMEOUT_S, DEFAULT_TOP_LOGPROBS
+from harness.wire import WIRES  # imported for --help anyway (the profiles' checks use it)
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.backends import ModelSpec
@@ -47,7 +48,7 @@ def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True
     parser.add_argument(
         "--wire",
         default="systemone",
-        choices=("systemone", "openai-decisions", "openai-chat"),
+        choices=WIRES,
         help="the server's format: systemone (/v1/systemone, default), openai-decisions "
         "(/v1/decisions), openai-chat (/v1/chat/completions, one completion per question)",
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from functools import partial
 from pathlib import Path
 
 from harness.commands.common import GATE, RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
@@ -63,9 +62,9 @@ def run(args: argparse.Namespace) -> int | Handoff:
     """Verify, lock, replay and continue (a comparison: each of its runs)."""
     from harness.cache.lookup import MODE_ENV
     from harness.commands.summary import report
-    from harness.running.folder import LimitChanges, recorded_cache
+    from harness.running.folder import recorded_cache
     from harness.running.interrupts import Interrupts
-    from harness.running.session import resume_run
+    from harness.running.session import Placement, resume
     from runfolder import is_comparison, read_manifest_object
 
     interrupts = Interrupts(args.drain_seconds)
@@ -84,38 +83,21 @@ def run(args: argparse.Namespace) -> int | Handoff:
     # only --cache replaces it (for this session).
     cache = args.cache or (None if recorded_cache(raw) else os.environ.get(MODE_ENV) or None)
     print(f"run folder: {folder}", flush=True)
-    limits: LimitChanges = {
-        "concurrency": args.concurrency,
-        "rps": args.rps,
-        "max_requests": args.max_requests,
-        "max_cost_usd": args.max_cost_usd,
-        "max_wait_s": args.max_wait_seconds,
-    }
+    placement: Placement | None
     if (folder / "shards").is_dir():  # the parent of shards: continue all of them
-        from harness.spreading.spread import resume_workers
+        from harness.spreading.spread import Shards
 
-        result = resume_workers(
-            folder,
-            processes=args.workers or os.cpu_count() or 1,
-            base_url=args.base_url,
-            allow_mismatch=args.allow_mismatch,
-            cache=cache,
-            **limits,
-        )
-        return report("resume", result)
-    from harness.spreading.pool import processes_to_resume, resume_in_processes
+        placement = Shards(args.workers or os.cpu_count() or 1)
+    else:
+        from harness.spreading.pool import Pool, processes_to_resume
 
-    count = processes_to_resume(folder, args.workers, args.max_cost_usd)
-    resume = partial(resume_in_processes, processes=count) if count > 1 else resume_run
+        count = processes_to_resume(folder, args.workers, args.max_cost_usd)
+        placement = Pool(count) if count > 1 else None
     result = resume(
-        folder,
-        base_url=args.base_url,
-        price_per_million=args.price_per_million,
-        allow_mismatch=args.allow_mismatch,
-        progress=not args.no_progress,
-        on_warning=warn,
-        interrupts=interrupts,
-        cache=cache,
-        **limits,
-    )
+        folder, placement=placement, base_url=args.base_url,
+        price_per_million=args.price_per_million, allow_mismatch=args.allow_mismatch,
+        progress=not args.no_progress, on_warning=warn, interrupts=interrupts, cache=cache,
+        concurrency=args.concurrency, rps=args.rps, max_requests=args.max_requests,
+        max_cost_usd=args.max_cost_usd, max_wait_s=args.max_wait_seconds,
+    )  # fmt: skip
     return report("resume", result)

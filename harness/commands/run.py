@@ -22,9 +22,7 @@ DRAIN_S = 5.0  # as harness.running.interrupts.DRAIN_S (not imported: --help sta
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.backends import ModelSpec
-    from harness.calling import Limits
-    from harness.protocol.cases import Suite
-    from harness.running.settings import RunSettings
+    from harness.running.session import Placement
 
 
 def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
@@ -219,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.calling.limits import DEFAULT_MAX_WAIT_S
     from harness.commands.summary import report
     from harness.running.interrupts import Interrupts
-    from harness.running.session import start_run
+    from harness.running.session import run as run_suite
 
     # Limits check themselves (one line naming the option) before anything is written.
     wait = DEFAULT_MAX_WAIT_S if args.max_wait_seconds is None else args.max_wait_seconds
@@ -255,48 +253,32 @@ def run(args: argparse.Namespace) -> int:
         from harness.running.check import preflight
 
         preflight(suite)  # before any folder exists or any request is paid for
-    if args.shard is not None or args.ray is not None:
-        return _spread(args, suite, spec, limits, settings)
-    from harness.spreading.pool import processes_for, start_in_processes
-
-    count = processes_for(spec.name, args.workers, spend_cap=args.max_cost_usd is not None)
-    if count > 1:
-        result = start_in_processes(
-            suite,
-            spec,
-            limits,
-            processes=count,
-            folder=args.run,
-            progress=not args.no_progress,
-            on_start=announce(args),
-            interrupts=interrupts,
-            settings=settings,
-        )
-        return report("run", result)
-    result = start_run(
-        suite,
-        spec,
-        limits,
-        folder=args.run,
-        progress=not args.no_progress,
-        on_start=announce(args),
-        interrupts=interrupts,
-        settings=settings,
-    )
+    progress = not args.no_progress
+    placement = _placement(args, spec)
+    here = args.shard is None and args.ray is None  # a shard or a Ray run is not announced
+    result = run_suite(
+        suite, spec, limits, placement=placement, folder=args.run, progress=progress,
+        interrupts=interrupts, settings=settings,
+        on_start=announce(args) if here else lambda folder: None,
+    )  # fmt: skip
+    for line in result.lost:  # a lost Ray node: said, as any repair is
+        print(f"note: {line}", file=sys.stderr)
     return report("run", result)
 
 
-def _spread(
-    args: argparse.Namespace, suite: Suite, spec: ModelSpec, limits: Limits, settings: RunSettings
-) -> int:
-    """``--shard`` or ``--ray``."""
-    from harness.commands.summary import report
-    from harness.running.naming import default_run_folder, folder_model_name
-    from harness.running.sharding import Shard
+def _placement(args: argparse.Namespace, spec: ModelSpec) -> Placement | None:
+    """Where ``--workers``, ``--shard`` and ``--ray`` put the run (None: this process)."""
+    if args.shard is None and args.ray is None:
+        from harness.spreading.pool import Pool, processes_for
 
+        count = processes_for(spec.name, args.workers, spend_cap=args.max_cost_usd is not None)
+        return Pool(count) if count > 1 else None
     if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1; got {args.workers}")
     if args.shard is not None:
+        from harness.running.sharding import Shard
+        from harness.spreading.spread import Shards
+
         if args.workers not in (None, 1) or args.ray is not None:
             raise ConfigError("--shard runs one shard: it takes neither --workers nor --ray")
         shard = Shard.parse(args.shard)
@@ -304,28 +286,7 @@ def _spread(
             raise ConfigError(
                 "--shard needs --run RUN: every shard of a run must name the same folder"
             )
-        from harness.spreading.spread import start_shard
+        return Shards(shard.count, shard.index)
+    from harness.spreading.raylaunch import Ray
 
-        progress = not args.no_progress
-        result = start_shard(
-            suite, spec, limits, parent=args.run, shard=shard, progress=progress, settings=settings
-        )
-        return report("run", result)
-    folder = args.run or default_run_folder(suite.name, folder_model_name(spec))
-    from harness.spreading.raylaunch import run_on_ray
-
-    shards = args.workers or 1  # --ray: the number of shards (auto: one)
-    progress = not args.no_progress
-    ray_run = run_on_ray(
-        suite,
-        spec,
-        limits,
-        folder=folder,
-        shards=shards,
-        address=args.ray,
-        progress=progress,
-        settings=settings,
-    )
-    for line in ray_run.lost:  # a lost node: said, as any repair is
-        print(f"note: {line}", file=sys.stderr)
-    return report("run", ray_run.result)
+    return Ray(args.workers or 1, args.ray)  # --ray: the number of shards (auto: one)

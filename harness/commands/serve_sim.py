@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from harness.errors import ConfigError
+from harness.wire import WIRES
 
 if TYPE_CHECKING:  # the server is imported only when it runs, so --help stays fast
     from harness.serve import ServerConfig
@@ -84,7 +85,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--wire",
-        choices=("systemone", "openai-decisions", "openai-chat"),
+        choices=WIRES,
         default="systemone",
         help="the wire format to serve (default systemone; see above)",
     )

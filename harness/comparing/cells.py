@@ -13,7 +13,7 @@ from harness.comparing.options import CompareOptions
 from harness.progress import Progress
 from harness.protocol.cases import Suite
 from harness.running.interrupts import Interrupts
-from harness.running.session import RunResult, resume_run_async, start_run_async
+from harness.running.session import RunResult, resume_async, run_async
 from runfolder import MANIFEST, ComparisonCell, job_status, read_totals
 
 __all__ = [
@@ -92,7 +92,7 @@ async def run_cell(
     # Compressed from compare.json, so that cells a resume starts are compressed alike.
     settings = options.settings(model, pace.cache, pace.default_cache)
     if (cell.folder / MANIFEST).is_file():
-        return await resume_run_async(
+        return await resume_async(
             cell.folder,
             progress=display,
             on_warning=pace.on_warning,
@@ -109,7 +109,7 @@ async def run_cell(
     concurrency = concurrency if pace.concurrency is None else pace.concurrency
     rps = own.get("rps", options.rps) if pace.rps is None else pace.rps
     limits = Limits(concurrency, rps, max_requests, max_cost_usd)
-    return await start_run_async(
+    return await run_async(
         cell.suite,
         cell.spec,
         limits,

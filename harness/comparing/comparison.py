@@ -4,7 +4,7 @@
 ``compare.json`` (runfolder's record: the models, the first being the baseline, the suites
 and each cell's folder) before any request. ``run_comparison`` then runs the cells one
 after another, suite by suite, under one progress bar, and continues a comparison where it
-stopped: a finished cell is skipped, a cell cut short is resumed (``resume_run``), a cell
+stopped: a finished cell is skipped, a cell cut short is resumed (``resume``), a cell
 never started is started. So ``numericjev resume DIR`` continues the whole comparison.
 
 Cells run one after another, not at once: the built-in sim is CPU-bound (two at once on

@@ -2,5 +2,5 @@
 scheduler, the recorder and run folder, replay for resume, interrupts, dry runs, the session, and the probe before a run.
 
 May import protocol, wire, backends, calling and cache; inside, sharding/naming/jobs <
-check/recorder/replay < scheduler/dryrun/folder < interrupts < session < probe.
+check/recorder/replay < scheduler/dryrun/folder < interrupts < wiring < session < probe.
 """

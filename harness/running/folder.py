@@ -25,9 +25,15 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from harness.backends import GGUF_PREFIX, WIRES, ModelSpec
-from harness.backends.base import DEFAULT_MAX_ATTEMPTS, DEFAULT_TOP_LOGPROBS, Backend
+from harness.backends.base import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TOP_LOGPROBS,
+    Backend,
+)
 from harness.backends.pricing import recorded_output_price, require_price
-from harness.calling import Limits, Pacer, RetrySettings
+from harness.calling import Limits, RetrySettings
 from harness.calling.limits import DEFAULT_MAX_WAIT_S
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
 from harness.protocol.cases import Suite
@@ -89,7 +95,6 @@ class RunPlan:
     price_per_million: float | None = None
     retry: RetrySettings = field(default_factory=RetrySettings)
     shard: Shard | None = None  # run only this shard's jobs (``harness.running.sharding``)
-    pacer: Pacer | None = None  # shared with other processes (Ray); default: the run's own
     settings: RunSettings = field(default_factory=RunSettings)  # cache mode, log form
 
     def jobs_total(self) -> int:
@@ -346,7 +351,9 @@ def limits_of(manifest: Manifest, **changes: Unpack[LimitChanges]) -> Limits:
     concurrency, rps = changes.get("concurrency"), changes.get("rps")
     cost, wait = changes.get("max_cost_usd"), changes.get("max_wait_s")
     return Limits(
-        concurrency=concurrency if concurrency is not None else saved["concurrency"] or 64,
+        concurrency=concurrency
+        if concurrency is not None
+        else saved["concurrency"] or DEFAULT_CONCURRENCY,
         rps=rps if rps is not None else saved["rps"],
         max_requests=changes.get("max_requests"),
         max_cost_usd=cost if cost is not None else saved["max_cost_usd"],
@@ -399,7 +406,7 @@ def model_spec_of(
         if model.backend == "gguf"
         else base_url or model.base_url or os.environ.get(variable),
         sim={k: str(v) for k, v in params.items()} if model.backend == "sim" else {},
-        timeout_s=float(params.get("timeout_s", 30.0)),
+        timeout_s=float(params.get("timeout_s", DEFAULT_TIMEOUT_S)),
         max_attempts=attempts,
         price_per_million=model.price_usd_per_million_input,
         wire=wire,

@@ -142,7 +142,7 @@ async def _ask(
 ) -> ProbeResult:
     """The first ``alone`` of ``bodies`` one at a time, then the rest at once."""
     # Built as a run at ``concurrency`` builds it: its description keys the request cache.
-    backend = make_backend(spec, concurrency=concurrency)
+    backend = make_backend(spec, transport=spec.transport(concurrency))
     describe = backend.describe()
     price = spec.price_per_million or backend.price_per_million
     try:

@@ -110,6 +110,7 @@ class Recorder:
         self.oracle = oracle
         self._requests: LineSink
         self._outputs: LineSink
+        self.writes_folder = sinks is None  # else the folder's writer is another process
         if sinks is None:
             self._requests = JsonlAppender(folder / REQUESTS, requests_end, buffered=True)
             self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end, buffered=True)

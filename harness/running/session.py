@@ -1,36 +1,36 @@
-"""Running a suite, and resuming a run, from code: sync and async entry points.
+"""Running a suite, and resuming a run, from code: one ``run`` and one ``resume``.
 
-``start_run`` / ``start_run_async`` create a run folder and run every job of a suite against
-a model; ``resume_run`` / ``resume_run_async`` continue a run folder where it stopped,
-rebuilding its model and limits from its manifest, sending only what was never answered.
-The async forms run inside a caller's event loop (a notebook, a service); the sync forms
-are the same functions in their own event loop (``in_own_loop``).
+``run`` creates a run folder and runs every job of a suite against a model; ``resume``
+continues a run folder where it stopped, rebuilding its model and limits from its manifest,
+sending only what was never answered. Where the jobs are answered is an argument, the
+``placement`` (as Inspect AI's ``eval`` takes its parallelism): here by default, else a
+``Pool`` of forked processes, ``Shards`` or ``Ray`` (``harness.spreading``). ``run_async``
+and ``resume_async`` answer here inside a caller's event loop (a notebook, a service).
 
 Each session holds the folder's lock, records itself in ``sessions.jsonl`` (with the seal of
-the manifest it runs under), and wires one ``Caller`` (retries, validation, timing),
-``Pacer``, ``Budget`` and ``Recorder`` around the scheduler. With ``interrupts`` (the
-command line), SIGINT and SIGTERM stop the session after draining what is in flight
-(``harness.running.interrupts``). Nothing here prints: the command line words a ``RunResult``.
+the manifest it runs under), and is wired in one place (``Wired``: one ``Caller`` with its
+retries, validation and timing, ``Pacer``, ``Budget`` and ``Recorder`` around the scheduler),
+whichever process answers. With ``interrupts`` (the command line), SIGINT and SIGTERM stop
+the session after draining what is in flight (``harness.running.interrupts``). Nothing here
+prints but the request cache's summary: the command line words a ``RunResult``.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager, suppress
+from dataclasses import dataclass, field, replace
 from functools import partial, wraps
 from pathlib import Path
-from typing import ParamSpec, TypeVar, Unpack
+from typing import Any, ParamSpec, Protocol, TypedDict, TypeVar, Unpack, cast
 
 import anyio
 
 from harness.backends import Backend, ModelSpec, make_backend
 from harness.backends.oracle import Oracle
-from harness.cache import open_cache
-from harness.calling import Budget, Caller, Limits, Pacer, RetrySettings
-from harness.errors import RunFolderError, first_error
-from harness.progress import Counters, NoProgress, Progress, TqdmProgress
+from harness.calling import Limits, RetrySettings
+from harness.errors import RunFolderError
+from harness.progress import Counters, Progress
 from harness.protocol.cases import Suite
 from harness.running.check import oracle_for
 from harness.running.folder import (
@@ -48,12 +48,12 @@ from harness.running.folder import (
 from harness.running.interrupts import Interrupts, watching
 from harness.running.jobs import Job
 from harness.running.naming import default_run_folder, folder_model_name
-from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, Recorder
+from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS
 from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue, read_logs
-from harness.running.scheduler import Scheduler
 from harness.running.settings import RunSettings
 from harness.running.sharding import shard_count, shard_from_manifest
+from harness.running.wiring import Wired, display_for
 from runfolder import Manifest, RunLock
 
 
@@ -73,6 +73,8 @@ class RunResult:
     interrupted: int | None = None  # the signal that stopped it (SIGINT, SIGTERM), if one did
     drained: int = 0  # attempts in flight at the signal that finished and were recorded
     abandoned: int = 0  # attempts still in flight when the drain ran out (never recorded)
+    lost: tuple[str, ...] = ()  # Ray: shards lost with their node (started again or left)
+    limiter: Mapping[str, Any] | None = None  # Ray: what the run-wide rate limiter saw
 
     @property
     def pending(self) -> int:
@@ -103,136 +105,257 @@ def _ignore_folder(folder: Path) -> None:
     """Nothing to announce (the default)."""
 
 
-def _plan(
-    suite: Suite,
-    model: ModelSpec | Backend,
-    limits: Limits,
-    retry: RetrySettings | None,
-    settings: RunSettings | None = None,
-) -> RunPlan:
-    """The backend and policies a run uses; a bad model is refused before any folder exists."""
-    if isinstance(model, ModelSpec):
-        # The connection pool follows the run's concurrency (Limits: it lives there only);
-        # the oracle also knows the targets no state reveals (historical recall).
-        targets = oracle_for(suite).known if model.name == "oracle" else None
-        backend = make_backend(model, targets, concurrency=limits.concurrency)
-        price = model.price_per_million
-        retry = retry or RetrySettings(max_attempts=model.max_attempts)
-    else:
-        backend, price = model, None
-    if price is None:
-        price = backend.price_per_million
-    return RunPlan(
-        suite, backend, limits, price, retry or RetrySettings(), settings=settings or RunSettings()
-    )
+@dataclass(frozen=True)
+class Start:
+    """What ``run`` was asked: ``suite`` against ``model`` within ``limits``.
+
+    ``model`` is a ``ModelSpec`` (default: the built-in sim) or a ``Backend`` of your own
+    (the session closes it when it ends); ``folder`` defaults to
+    ``runs/<suite>-<model>-<UTC time>`` (made unique); ``retry`` replaces the retry policy
+    (default: ``RetrySettings`` with the spec's ``max_attempts``), and resume keeps it.
+    ``on_start`` is told the folder once its manifest is written, before the first request;
+    ``run_id`` replaces the run's new id. ``interrupts``: SIGINT and SIGTERM stop the run
+    after draining the requests in flight for up to ``interrupts.drain_s`` seconds (main
+    thread only; ``harness.running.interrupts``). ``settings``: the request cache's mode and
+    the logs' form. ``families``: ask only these families' jobs.
+    """
+
+    suite: Suite
+    model: ModelSpec | Backend = field(default_factory=ModelSpec)
+    limits: Limits = field(default_factory=Limits)
+    folder: Path | None = None
+    retry: RetrySettings | None = None
+    progress: Display = False
+    on_start: Started = _ignore_folder
+    run_id: str | None = None
+    interrupts: Interrupts | None = None
+    settings: RunSettings = field(default_factory=RunSettings)
+    families: frozenset[int] | None = None
+
+    def plan(self, limits: Limits | None = None) -> RunPlan:
+        """The backend and policies the run uses (``limits``: a part's own, default the
+        run's); a bad model is refused before any folder exists."""
+        model, limits, retry = self.model, limits or self.limits, self.retry
+        if isinstance(model, ModelSpec):
+            # The connection pool follows the run's concurrency (Limits: it lives there only);
+            # the oracle also knows the targets no state reveals (historical recall).
+            targets = oracle_for(self.suite).known if model.name == "oracle" else None
+            backend = make_backend(model, targets, transport=model.transport(limits.concurrency))
+            price = model.price_per_million
+            retry = retry or RetrySettings(max_attempts=model.max_attempts)
+        else:
+            backend, price = model, None
+        if price is None:
+            price = backend.price_per_million
+        retry = retry or RetrySettings()
+        return RunPlan(self.suite, backend, limits, price, retry, settings=self.settings)
+
+    @property
+    def name(self) -> str:
+        """The model's part of a default folder name."""
+        model = self.model
+        return folder_model_name(model) if isinstance(model, ModelSpec) else model.name
 
 
-async def start_run_async(
+class RunOptions(TypedDict, total=False):
+    """``run``'s keyword options: ``Start``'s fields, documented there."""
+
+    folder: Path | None
+    retry: RetrySettings | None
+    progress: Display
+    on_start: Started
+    run_id: str | None
+    interrupts: Interrupts | None
+    settings: RunSettings
+    families: frozenset[int] | None
+
+
+class ResumeOptions(LimitChanges, total=False):
+    """``resume``'s keyword options: ``Resume``'s fields (the limits flat), documented there."""
+
+    base_url: str | None
+    price_per_million: float | None
+    allow_mismatch: bool
+    progress: Display
+    on_warning: Warn
+    interrupts: Interrupts | None
+    families: frozenset[int] | None
+    cache: str | None
+
+
+@dataclass(frozen=True)
+class Resume:
+    """What ``resume`` was asked: continue the run in ``folder``.
+
+    ``limits`` (``concurrency``, ``rps``, ``max_requests``, ``max_cost_usd``, ``max_wait_s``)
+    replace the run's own for this session (``LimitChanges``); ``price_per_million``
+    replaces the run's price (each request line records its own cost). Refuses
+    (``ManifestMismatch``, one line naming each difference) a manifest edited since its last
+    session, a server (``base_url``) other than the run's, or cases or code that changed
+    since the run started, unless ``allow_mismatch``: then each difference goes to
+    ``on_warning`` and into ``sessions.jsonl`` before anything is sent, as does each torn
+    log tail cut. ``interrupts`` and ``families``: as ``Start``'s; ``cache``: the request
+    cache's mode (default: the run's own; the logs keep their form).
+    """
+
+    folder: Path
+    base_url: str | None = None
+    price_per_million: float | None = None
+    allow_mismatch: bool = False
+    progress: Display = False
+    on_warning: Warn = _ignore
+    interrupts: Interrupts | None = None
+    families: frozenset[int] | None = None
+    cache: str | None = None
+    limits: LimitChanges = field(default_factory=lambda: LimitChanges())
+
+    def again(self, manifest: Manifest, suite: Suite) -> Start:
+        """The run ``manifest`` records (of ``suite``), as it is started again: its model and
+        retry policy (``base_url`` replacing its server), its limits (this order's replacing
+        them), its request cache's mode unless this order names one."""
+        where = f"{self.folder}/manifest.json"
+        spec, retry = model_spec_of(manifest, base_url=self.base_url, where=where)
+        cache = self.cache or recorded_cache(manifest.extra)  # the run's own, unless told
+        settings = RunSettings() if cache is None else RunSettings(cache=cache)
+        limits = limits_of(manifest, **self.limits)
+        return Start(suite, spec, limits, retry=retry, settings=settings)
+
+    @classmethod
+    def of(cls, folder: Path, options: ResumeOptions) -> Resume:
+        """The order from ``resume``'s keyword options (the limits gathered)."""
+        given: dict[str, Any] = dict(options)
+        limits = {k: given.pop(k) for k in LimitChanges.__annotations__ if k in given}
+        return cls(folder, limits=cast(LimitChanges, limits), **given)
+
+
+class Placement(Protocol):
+    """Where a run's jobs are answered, as ``run`` and ``resume`` take it (default: here, in
+    this process). ``harness.spreading`` has the others: ``Pool`` (forked processes, this one
+    writing), ``Shards`` (one shard of many, or all here) and ``Ray`` (actors on a cluster).
+    Only here asks a subset of ``families``; ``interrupts`` reach a run here or in a ``Pool``.
+    """
+
+    def start(self, order: Start) -> RunResult:
+        """Create the run folder and run every job of ``order``."""
+        ...
+
+    def resume(self, order: Resume) -> RunResult:
+        """Continue the run in ``order.folder``."""
+        ...
+
+
+def run(
     suite: Suite,
     model: ModelSpec | Backend | None = None,
     limits: Limits | None = None,
     *,
-    folder: Path | None = None,
-    retry: RetrySettings | None = None,
-    progress: Display = False,
-    on_start: Started = _ignore_folder,
-    run_id: str | None = None,
-    interrupts: Interrupts | None = None,
-    settings: RunSettings | None = None,
-    families: frozenset[int] | None = None,
+    placement: Placement | None = None,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
-    """Create a run folder for ``suite`` and run every job against ``model``.
+    """Create a run folder for ``suite`` and run every job against ``model`` (``Start``
+    documents the options), answered where ``placement`` says (default: here).
 
-    ``model`` is a ``ModelSpec`` (default: the built-in sim) or a ``Backend`` of your own
-    (the session closes it when it ends);
-    ``folder`` defaults to ``runs/<suite>-<model>-<UTC time>`` (made unique); ``retry``
-    replaces the retry policy (default: ``RetrySettings`` with the spec's ``max_attempts``),
-    and resume keeps it. ``on_start`` is told the folder once its manifest is written,
-    before the first request; ``run_id`` replaces the folder's name as the run's id.
-    Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the model
-    or the folder is unusable. ``interrupts``: SIGINT and SIGTERM stop the run after
-    draining the requests in flight for up to ``interrupts.drain_s`` seconds (main thread
-    only; ``harness.running.interrupts``). ``settings``: the request cache's mode and the
-    logs' form (default: ``RunSettings()``). ``families``: ask only these families' jobs.
+    Raises ``ConfigError`` or ``RunFolderError`` before anything is written when the model,
+    the folder or the placement is unusable.
     """
-    limits = limits or Limits()
-    model = model or ModelSpec()
-    plan = _plan(suite, model, limits, retry, settings)
-    name = folder_model_name(model) if isinstance(model, ModelSpec) else plan.backend.name
+    order = Start(suite, model or ModelSpec(), limits or Limits(), **options)
+    return placement.start(order) if placement else in_own_loop(_start)(order)
+
+
+async def run_async(
+    suite: Suite,
+    model: ModelSpec | Backend | None = None,
+    limits: Limits | None = None,
+    **options: Unpack[RunOptions],
+) -> RunResult:
+    """``run`` inside a running event loop (a notebook, a service), answered in this
+    process (the other placements fork or start Ray, outside any loop)."""
+    return await _start(Start(suite, model or ModelSpec(), limits or Limits(), **options))
+
+
+def resume(
+    folder: Path, *, placement: Placement | None = None, **options: Unpack[ResumeOptions]
+) -> RunResult:
+    """Continue the run in ``folder``: replay what was answered, send what was not
+    (``Resume`` documents the options), answered where ``placement`` says (default: here).
+    """
+    order = Resume.of(folder, options)
+    return placement.resume(order) if placement else in_own_loop(_resume)(order)
+
+
+async def resume_async(folder: Path, **options: Unpack[ResumeOptions]) -> RunResult:
+    """``resume`` inside a running event loop, answered in this process."""
+    return await _resume(Resume.of(folder, options))
+
+
+async def _start(order: Start) -> RunResult:
+    """``run`` here: the folder made, then its jobs in this event loop."""
+    plan = order.plan()
     async with _closing(plan.backend):
         check_before_writing(plan)  # before any folder exists
-        folder, lock, manifest = new_run_folder(folder, plan, name, run_id)
-        try:
-            on_start(folder)
-            record_session(folder, "run", manifest.to_dict(), plan, [])
-            queue = job_queue(suite, LogState(), plan.backend.name, plan.shard, families)
+        with new_session(order, plan) as (folder, run_id):
+            queue = job_queue(order.suite, LogState(), plan.backend.name, None, order.families)
             return await _execute(
-                folder, manifest.run_id, plan, LogState(), queue, progress, interrupts
+                folder, run_id, plan, LogState(), queue, order.progress, order.interrupts
             )
-        finally:
-            lock.release()
 
 
-def new_run_folder(
-    folder: Path | None, plan: RunPlan, name: str, run_id: str | None
-) -> tuple[Path, RunLock, Manifest]:
-    """Create ``folder`` (None: ``runs/<suite>-<name>-<UTC time>``, made unique) with the
-    plan's manifest, locked: the caller releases the lock. A folder reserved here and left
-    empty by a refusal is removed."""
-    reserved = folder is None
-    folder = folder or default_run_folder(plan.suite.name, name)
+@contextmanager
+def new_session(order: Start, plan: RunPlan) -> Iterator[tuple[Path, str]]:
+    """The new run folder of ``order`` (None: ``runs/<suite>-<model>-<UTC time>``, made
+    unique) with the plan's manifest written, announced to ``on_start`` and this session
+    recorded, and the run's id; locked until the block ends. The plan's refusals are the
+    caller's, before; a folder reserved here and left empty by a refusal is removed."""
+    folder = order.folder or default_run_folder(plan.suite.name, order.name)
     lock = RunLock(folder)
     try:
-        return folder, lock, create_run_folder(folder, plan, lock, run_id)
+        manifest = create_run_folder(folder, plan, lock, order.run_id)
     except BaseException:
-        if reserved:  # the empty folder reserved for this run: nothing was written
+        if order.folder is None:  # the empty folder reserved for this run: nothing was written
             with suppress(OSError):
                 folder.rmdir()
         raise
+    try:
+        order.on_start(folder)
+        record_session(folder, "run", manifest.to_dict(), plan, [])
+        yield folder, manifest.run_id
+    finally:
+        lock.release()
 
 
-async def resume_run_async(
-    folder: Path,
-    *,
-    base_url: str | None = None,
-    price_per_million: float | None = None,
-    allow_mismatch: bool = False,
-    progress: Display = False,
-    on_warning: Warn = _ignore,
-    interrupts: Interrupts | None = None,
-    families: frozenset[int] | None = None,
-    cache: str | None = None,
-    **limits: Unpack[LimitChanges],
-) -> RunResult:
-    """Continue the run in ``folder``: replay what was answered, send what was not.
-
-    ``limits`` (``concurrency``, ``rps``, ``max_requests``, ``max_cost_usd``,
-    ``max_wait_s``) replace the run's own for this session (``LimitChanges``);
-    ``price_per_million`` replaces the run's price (each request line records its own
-    cost). Refuses (``ManifestMismatch``, one line naming each difference) a manifest
-    edited since its last session, a server (``base_url``) other than the run's, or cases
-    or code that changed since the run started, unless ``allow_mismatch``: then each
-    difference goes to ``on_warning`` and into ``sessions.jsonl`` before anything is sent,
-    as does each torn log tail cut. ``interrupts`` and ``families``: as ``start_run_async``;
-    ``cache``: the request cache's mode (default: ``RunSettings``'s; the logs keep their form).
-    """
-    warn = Warnings(on_warning)
-    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits, cache)
-    manifest, suite = opened.manifest, opened.suite
+async def _resume(order: Resume) -> RunResult:
+    """``resume`` here: the checks, then the unfinished jobs in this event loop."""
+    opened, plan = resume_plan(order)
     async with _closing(plan.backend):
-        problems = resume_problems(opened, plan, allow_mismatch, warn)
-        with RunLock(folder):
-            state = read_logs(folder, suite.decoders, manifest.run_id)
-            # Replays what was answered: a job this code would ask differently is refused now.
-            queue = job_queue(suite, state, plan.backend.name, plan.shard, families)
-            for repair in state.repairs():
-                warn(repair)
-            # Recorded once the logs have been read: a resume refused above leaves no trace.
-            record_session(folder, "resume", opened.raw, plan, problems)
+
+        def queue(state: LogState) -> Queue:
+            return job_queue(opened.suite, state, plan.backend.name, plan.shard, order.families)
+
+        with resumed(order, opened, plan, queue) as (state, jobs, warn):
             result = await _execute(
-                folder, manifest.run_id, plan, state, queue, progress, interrupts
-            )
+                order.folder, opened.manifest.run_id, plan, state, jobs, order.progress,
+                order.interrupts,
+            )  # fmt: skip
     return replace(result, warnings=tuple(warn))
+
+
+@contextmanager
+def resumed(
+    order: Resume, opened: Opened, plan: RunPlan, jobs: Callable[[LogState], T]
+) -> Iterator[tuple[LogState, T, Warnings]]:
+    """Under the folder's lock: what ``--allow-mismatch`` lets through, the logs read, the
+    unfinished ``jobs`` replayed from them (a job this code would ask differently is refused
+    now), the repairs said and this session recorded: a resume refused before leaves no
+    trace. Yields the logs' state, the jobs and the warnings (each passed on as it comes)."""
+    warn = Warnings(order.on_warning)
+    problems = resume_problems(opened, plan, order.allow_mismatch, warn)
+    with RunLock(order.folder):
+        state = read_logs(order.folder, opened.suite.decoders, opened.manifest.run_id)
+        queue = jobs(state)
+        for repair in state.repairs():
+            warn(repair)
+        record_session(order.folder, "resume", opened.raw, plan, problems)
+        yield state, queue, warn
 
 
 class Warnings(list[str]):
@@ -247,29 +370,23 @@ class Warnings(list[str]):
         self._on_warning(message)
 
 
-def resume_plan(
-    folder: Path,
-    base_url: str | None,
-    price_per_million: float | None,
-    allow_mismatch: bool,
-    limits: LimitChanges,
-    cache: str | None = None,
-) -> tuple[Opened, RunPlan]:
-    """The checked folder and the plan a resume of it runs (``resume_run_async``'s
-    arguments); refuses the parent of shards. The plan's backend is the caller's to close."""
-    opened = open_for_resume(folder, allow_mismatch)
+def resume_plan(order: Resume) -> tuple[Opened, RunPlan]:
+    """The checked folder and the plan a resume of it runs; refuses the parent of shards.
+    The plan's backend is the caller's to close."""
+    folder = order.folder
+    opened = open_for_resume(folder, order.allow_mismatch)
     manifest = opened.manifest
     if shard_count(manifest) is not None:
         raise RunFolderError(
             f"{folder} is the parent of {shard_count(manifest)} shards: resume them with "
             f"numericjev resume {folder} (all, here) or numericjev resume {folder}/shards/K"
         )
-    spec, retry = model_spec_of(manifest, base_url=base_url, where=f"{folder}/manifest.json")
-    if price_per_million is not None:
-        spec = replace(spec, price_per_million=price_per_million)
-    cache = cache or recorded_cache(manifest.extra)  # the run's own choice, unless told
-    settings = RunSettings() if cache is None else RunSettings(cache=cache)
-    plan = _plan(opened.suite, spec, limits_of(manifest, **limits), retry, settings)
+    again = order.again(manifest, opened.suite)
+    if order.price_per_million is not None and isinstance(again.model, ModelSpec):
+        again = replace(
+            again, model=replace(again.model, price_per_million=order.price_per_million)
+        )
+    plan = again.plan()
     return opened, replace(plan, shard=shard_from_manifest(manifest))
 
 
@@ -287,8 +404,8 @@ def resume_problems(opened: Opened, plan: RunPlan, allow_mismatch: bool, warn: W
 
 def in_own_loop(function: Callable[P, Awaitable[T]]) -> Callable[P, T]:
     """The blocking form of an async entry point: ``function`` run in its own event loop
-    (``start_run`` is ``start_run_async`` so; the one kind of place ``anyio.run`` is called).
-    """
+    (``run_comparison`` is ``run_comparison_async`` so; the one kind of place ``anyio.run``
+    is called)."""
 
     @wraps(function)
     def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
@@ -298,10 +415,6 @@ def in_own_loop(function: Callable[P, Awaitable[T]]) -> Callable[P, T]:
     blocking.__qualname__ = function.__qualname__.removesuffix("_async")
     blocking.__doc__ = f"``{function.__name__}`` in its own event loop."
     return blocking
-
-
-start_run = in_own_loop(start_run_async)
-resume_run = in_own_loop(resume_run_async)
 
 
 @asynccontextmanager
@@ -324,83 +437,28 @@ async def _execute(
     interrupts: Interrupts | None,
 ) -> RunResult:
     """Run the ``queue`` of unfinished jobs; the caller holds the lock."""
-    suite, backend, limits = plan.suite, plan.backend, plan.limits
+    backend = plan.backend
     jobs, pending = queue
     counters = state.counters
     counters.jobs_total = plan.jobs_total()
     counters.jobs_done = len(state.finished)
     oracle = isinstance(backend, Oracle)
     before = counters.requests
-    # Before any file is opened: a refused cache file (another schema) leaves nothing open.
-    cache = open_cache(backend.describe(), run_id, plan.settings.cache)
-    display: Progress = NoProgress()
-    if not isinstance(progress, bool):
-        display = progress
-    elif progress and pending:
-        mark = " (oracle: exact labels)" if oracle else " (simulated)" if backend.simulated else ""
-        if plan.shard:
-            mark += f" · shard {plan.shard.index}/{plan.shard.count}"
-        display = TqdmProgress(
-            counters.jobs_total, counters.jobs_done, suite.name + " · " + backend.name + mark
-        )
-    recorder = Recorder(
-        folder,
-        run_id,
-        counters,
-        display,
-        simulated=backend.simulated,
-        oracle=oracle,
-        requests_end=state.requests_end,
-        outputs_end=state.outputs_end,
-        next_seq=state.next_seq,
-    )
-    budget = Budget(limits, counters, plan.price_per_million)
-    caller = Caller(
-        backend,
-        plan.pacer or Pacer(limits.concurrency, rps=limits.rps, max_wait_s=limits.max_wait_s),
-        plan.retry,
-        price_per_million=plan.price_per_million,
-        budget=budget,
-        probe=True,
-        cache=cache,
-    )
-    # One worker per allowed request in flight.
-    scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
+    where = f"shard {plan.shard.index}/{plan.shard.count}" if plan.shard else ""
+    display = partial(display_for, progress, plan, counters, bool(pending), where)
     interrupt = interrupts or Interrupts()  # none given: signals are left alone
-    hard = anyio.CancelScope()  # cut off what is still in flight (interrupts, a failed write)
-
-    def write_failed() -> None:
-        # Answers in flight could not be recorded either: nothing more is sent or awaited.
-        scheduler.stop("a record could not be written")
-        hard.cancel()
-
-    recorder.on_failure = write_failed
-    try:
-        with first_error():
-            async with watching(interrupts):
-                with hard, interrupt.attach(scheduler, hard):
-                    await scheduler.run(jobs)
-    finally:
-        # Also on Ctrl-C and cancellation: ``numericjev list`` reads these, not the log. They
-        # are a summary of the log, never the record: a disk that refuses them loses nothing.
-        with suppress(OSError):
-            recorder.save_totals()
-        recorder.close()
-        display.close()
-        if cache is not None:
-            cache.close()  # first: its last commit is counted in the summary's CPU
-            print(cache.summary(), file=sys.stderr)
-    if recorder.failure is not None:  # reported by a flush between tasks, or by the last one
-        raise recorder.failure
+    wired = Wired.of(folder, run_id, plan, counters, display, state=state)
+    await wired.run(jobs, interrupt, watching(interrupts))
     served = set(counters.models)
     simulated = backend.simulated or bool(served & SIMULATOR_MODELS)
     oracle = oracle or bool(served & ORACLE_MODELS)
+    caller = wired.caller
     return RunResult(
         folder,
         counters,
         simulated,
-        scheduler.stopped,
-        scheduler.fatal,
+        wired.scheduler.stopped,
+        wired.scheduler.fatal,
         oracle=oracle,
         sent=counters.requests - before,
         attempts=caller.sent,

@@ -1,11 +1,11 @@
 """Spreading one run over shards: one shard here, or every shard in local worker processes.
 
-``start_shard`` runs shard K of N of a run (``numericjev run --shard K/N --run RUN``): it
-creates the parent run folder or joins it, then starts or resumes ``RUN/shards/K``.
-``run_workers`` runs all N shards of a run in N local processes (``--workers N``) for
-models that are bound by this machine's CPU (the sim, a local model), and merges them when
-every shard is complete. Each process is forked before any event loop starts, so it shares
-the parent's imported code and starts in milliseconds.
+``Shards(N, index=K)`` runs shard K of N of a run (``numericjev run --shard K/N --run RUN``):
+it creates the parent run folder or joins it, then starts or resumes ``RUN/shards/K``.
+``Shards(N)`` runs all N shards of a run in N local processes for models that are bound by
+this machine's CPU (the sim, a local model), and merges them when every shard is complete.
+Each process is forked before any event loop starts, so it shares the parent's imported
+code and starts in milliseconds.
 """
 
 from __future__ import annotations
@@ -16,10 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Unpack
 
-from harness.backends import Backend, ModelSpec
-from harness.calling import Limits, Pacer, RetrySettings
 from harness.errors import ConfigError, NumericJevError
 from harness.progress import Counters, summed
 from harness.protocol.cases import Suite
@@ -27,58 +24,101 @@ from harness.running.folder import (
     LimitChanges,
     build_manifest,
     create_run_folder,
-    limits_of,
-    model_spec_of,
     open_for_resume,
     record_session,
-    recorded_cache,
 )
 from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_queue
 from harness.running.session import (
+    Resume,
     RunResult,
+    Start,
     _closing,
     _execute,
-    _plan,
+    _resume,
     in_own_loop,
-    resume_run,
-    resume_run_async,
+    resume,
+    run,
 )
-from harness.running.settings import RunSettings
 from harness.running.sharding import Shard, create_or_join_parent, shard_count, split_for_workers
 from harness.spreading.pool.worker import die_with
 from runfolder import MANIFEST, RunFolderError, RunLock, load_manifest
 
 
-async def start_shard_async(
-    suite: Suite,
-    model: ModelSpec | Backend | None = None,
-    limits: Limits | None = None,
-    *,
-    parent: Path,
-    shard: Shard,
-    retry: RetrySettings | None = None,
-    progress: bool = False,
-    pacer: Pacer | None = None,
-    settings: RunSettings | None = None,
-) -> RunResult:
-    """Run shard ``shard`` of a run split in ``shard.count`` (``harness.running.sharding``).
+@dataclass(frozen=True)
+class Shards:
+    """A placement (``harness.running.session.Placement``): a run split in ``count`` shards
+    (``harness.running.sharding``) under ``folder``, the parent run folder.
 
-    Creates the parent ``parent/manifest.json`` if no shard has yet (else checks that this
-    shard's suite, cases, code, decoders and model match it), then starts
-    ``parent/shards/K`` or, if it exists, resumes it. ``limits`` are the whole run's: the
-    shard takes its share of ``rps`` and of the spend cap. ``pacer`` replaces the shard's
-    own. ``settings``: as ``start_run``'s (a shard started before keeps its logs' form).
-    Merge with ``harness.spreading.merging``.
+    With ``index``, ``run`` runs only shard ``index`` (one machine of many): it creates the
+    parent ``folder/manifest.json`` if no shard has yet (else checks that this shard's suite,
+    cases, code, decoders and model match it), then starts ``folder/shards/K`` or, if it
+    exists, resumes it; the limits are the whole run's: the shard takes its share of ``rps``
+    and of the spend cap. Merge with ``harness.spreading.merging``. Without ``index``,
+    ``run`` runs every shard in ``count`` local processes and merges them: the machine's
+    limits are shared (each worker takes its part of the concurrency and the request cap,
+    and as every shard its share of ``rps`` and the spend cap). ``resume`` continues every
+    shard of the parent run in at most ``count`` processes; a shard never started is started
+    (its logs plain, as ``compress`` is not recorded); limits left out are each shard's own.
     """
-    whole = limits or Limits()
-    own = shard.limits(whole)
-    planned = _plan(suite, model or ModelSpec(), own, retry, settings)
-    plan = replace(planned, shard=shard, pacer=pacer)
+
+    count: int
+    index: int | None = None
+
+    def start(self, order: Start) -> RunResult:
+        """``run`` as shards (the class docstring)."""
+        if order.folder is None:
+            raise ConfigError("shards need a run folder: every shard of a run names the same one")
+        if self.index is not None:
+            return in_own_loop(_one_shard)(order, order.folder, Shard(self.index, self.count))
+        if self.count < 1:
+            raise ConfigError(f"--workers must be at least 1; got {self.count}")
+        folder = order.folder
+        if (folder / MANIFEST).exists():
+            raise RunFolderError(
+                f"{folder} already holds a run; continue it with: numericjev resume {folder}"
+            )
+        own = replace(order, limits=split_for_workers(order.limits, self.count))
+
+        def job(shard: Shard) -> RunResult:
+            return run(own.suite, own.model, own.limits, placement=Shards(shard.count, shard.index),
+                       folder=folder, retry=own.retry, settings=own.settings)  # fmt: skip
+
+        shards = [Shard(k, self.count) for k in range(self.count)]
+        return _gather(folder, self.count, _in_processes(shards, job, self.count), order.suite)
+
+    def resume(self, order: Resume) -> RunResult:
+        """``resume`` of the parent of shards (the class docstring)."""
+        folder, limits = order.folder, order.limits
+        parent = load_manifest(folder)
+        count = shard_count(parent)
+        if count is None:
+            raise RunFolderError(f"{folder} is not the parent of shards")
+        suite = open_for_resume(folder, order.allow_mismatch).suite
+
+        def job(shard: Shard) -> RunResult:
+            path = shard.folder(folder)
+            if (path / MANIFEST).exists():
+                return resume(
+                    path, base_url=order.base_url, allow_mismatch=order.allow_mismatch,
+                    cache=order.cache, **limits,
+                )  # fmt: skip
+            again = order.again(parent, suite)
+            return Shards(count, shard.index).start(replace(again, folder=folder))
+
+        shards = [Shard(k, count) for k in range(count)]
+        outcomes = _in_processes(shards, job, max(1, min(self.count, count)))
+        return _gather(folder, count, outcomes, suite)
+
+
+async def _one_shard(order: Start, parent: Path, shard: Shard) -> RunResult:
+    """Shard ``shard`` of the run in ``parent`` (``Shards`` with an index)."""
+    own = shard.limits(order.limits)
+    plan = replace(order.plan(own), shard=shard)
     folder = shard.folder(parent)
     async with _closing(plan.backend):
         check_before_writing(plan)
-        overall = build_manifest(parent, replace(plan, limits=whole, shard=None))
+        overall = build_manifest(parent, replace(plan, limits=order.limits, shard=None))
         run_id = create_or_join_parent(parent, overall, shard.count).run_id
         if not (folder / MANIFEST).exists():
             extra = {"shard": shard.record(run_id)}
@@ -86,24 +126,19 @@ async def start_shard_async(
             manifest = create_run_folder(folder, plan, lock, run_id, extra=extra)
             try:
                 record_session(folder, "run", manifest.to_dict(), plan, [])
-                queue = job_queue(suite, LogState(), plan.backend.name, shard)
+                queue = job_queue(order.suite, LogState(), plan.backend.name, shard)
                 state = LogState()
-                return await _execute(folder, run_id, plan, state, queue, progress, None)
+                return await _execute(folder, run_id, plan, state, queue, order.progress, None)
             finally:
                 lock.release()
     # The shard ran before (a requeued array task): continue it where it stopped.
-    return await resume_run_async(
-        folder,
-        progress=progress,
-        concurrency=own.concurrency,
-        rps=own.rps,
-        max_requests=own.max_requests,
+    changes = LimitChanges(
+        concurrency=own.concurrency, rps=own.rps, max_requests=own.max_requests,
         max_cost_usd=own.max_cost_usd,
-        cache=plan.settings.cache,
+    )  # fmt: skip
+    return await _resume(
+        Resume(folder, progress=order.progress, cache=plan.settings.cache, limits=changes)
     )
-
-
-start_shard = in_own_loop(start_shard_async)
 
 
 @dataclass(frozen=True)
@@ -167,32 +202,15 @@ def _in_processes(shards: Sequence[Shard], job: ShardJob, processes: int) -> lis
     return outcomes
 
 
-def _sum(results: Sequence[RunResult]) -> Counters:
-    total = summed(Counters(), [r.counters for r in results])
-    total.jobs_total = sum(r.counters.jobs_total for r in results)  # each shard's own jobs
-    return total
-
-
-def _gather(
-    parent: Path, count: int, outcomes: list[_Outcome], suite: Suite | None = None
-) -> RunResult:
-    errors = [f"shard {o.shard}: {o.error}" for o in outcomes if o.error]
-    results = [o.result for o in outcomes if o.result is not None]
-    return gather(parent, count, results, errors, suite=suite)
-
-
-def gather(
-    parent: Path,
-    count: int,
-    results: Sequence[RunResult],
-    errors: Sequence[str] = (),
-    *,
-    suite: Suite | None = None,
-) -> RunResult:
-    """One result for the whole run from its shards'; merged when every shard is complete."""
+def _gather(parent: Path, count: int, outcomes: list[_Outcome], suite: Suite) -> RunResult:
+    """One result for the whole run from its shards' outcomes; merged when every shard is
+    complete."""
     from harness.spreading.merging import merge
 
-    counters = _sum(results)
+    errors = [f"shard {o.shard}: {o.error}" for o in outcomes if o.error]
+    results = [o.result for o in outcomes if o.result is not None]
+    counters = summed(Counters(), [r.counters for r in results])
+    counters.jobs_total = sum(r.counters.jobs_total for r in results)  # each shard's own jobs
     stopped = next((r.stopped for r in results if r.stopped), None)
     fatal = next((r.fatal for r in results if r.fatal), None)
     if errors:
@@ -204,73 +222,4 @@ def gather(
     return RunResult(parent, counters, simulated, stopped, fatal)
 
 
-def run_workers(
-    suite: Suite,
-    model: ModelSpec,
-    limits: Limits,
-    *,
-    folder: Path,
-    workers: int,
-    retry: RetrySettings | None = None,
-    settings: RunSettings | None = None,
-) -> RunResult:
-    """The whole run in ``workers`` local processes, one shard each, then merged.
-
-    The machine's ``limits`` are shared: each worker takes its part of the concurrency and
-    the request cap, and (as every shard) its share of ``rps`` and the spend cap.
-    """
-    if workers < 1:
-        raise ConfigError(f"--workers must be at least 1; got {workers}")
-    if (folder / MANIFEST).exists():
-        raise RunFolderError(
-            f"{folder} already holds a run; continue it with: numericjev resume {folder}"
-        )
-    own = split_for_workers(limits, workers)
-
-    def job(shard: Shard) -> RunResult:
-        return start_shard(
-            suite, model, own, parent=folder, shard=shard, retry=retry, settings=settings
-        )
-
-    shards = [Shard(k, workers) for k in range(workers)]
-    return _gather(folder, workers, _in_processes(shards, job, workers), suite)
-
-
-def resume_workers(
-    folder: Path,
-    *,
-    processes: int,
-    base_url: str | None = None,
-    allow_mismatch: bool = False,
-    cache: str | None = None,
-    **limits: Unpack[LimitChanges],
-) -> RunResult:
-    """Continue every shard of the parent run ``folder`` here, in ``processes`` processes;
-    a shard never started is started (its logs plain, as ``compress`` is not recorded).
-    ``limits`` left out are each shard's own; ``cache``: the request cache's mode."""
-    parent = load_manifest(folder)
-    count = shard_count(parent)
-    if count is None:
-        raise RunFolderError(f"{folder} is not the parent of shards")
-    suite = open_for_resume(folder, allow_mismatch).suite
-
-    def job(shard: Shard) -> RunResult:
-        path = shard.folder(folder)
-        if (path / MANIFEST).exists():
-            return resume_run(
-                path, base_url=base_url, allow_mismatch=allow_mismatch, cache=cache, **limits
-            )
-        spec, retry = model_spec_of(parent, base_url=base_url, where=f"{folder}/manifest.json")
-        whole = limits_of(parent, **limits)
-        mode = cache or recorded_cache(parent.extra)  # the run's own choice, unless told
-        settings = None if mode is None else RunSettings(cache=mode)
-        return start_shard(
-            suite, spec, whole, parent=folder, shard=shard, retry=retry, settings=settings
-        )
-
-    shards = [Shard(k, count) for k in range(count)]
-    outcomes = _in_processes(shards, job, max(1, min(processes, count)))
-    return _gather(folder, count, outcomes, suite)
-
-
-__all__ = ["Backend", "resume_workers", "run_workers", "start_shard", "start_shard_async"]
+__all__ = ["Shards"]

@@ -26,7 +26,7 @@ import pytest
 from analysis.cli import main as analysis_main
 from analysis.loading.rounds import load_rounds
 from analysis.rendering.html_data import pack_rounds
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, load_suite, run
 from tests.runhelpers import SMALL
 
 EXPECTED = Path(__file__).parents[1] / "data" / "analysis_pin_affine_small.json"
@@ -39,7 +39,7 @@ def _run(folder: Path) -> None:
     # The run id given as the folder's name, as before ids were made unique: the tables pad
     # to it, and the pin was made so.
     suite = load_suite("affine", params=dict([SMALL[1].split("=")]))
-    start_run(suite, ModelSpec("sim"), Limits(concurrency=1), folder=folder, run_id=folder.name)
+    run(suite, ModelSpec("sim"), Limits(concurrency=1), folder=folder, run_id=folder.name)
     # Latencies are the one timed field the tables read: fixed, so two runs print alike.
     lines = []
     for n, line in enumerate((folder / "requests.jsonl").read_bytes().splitlines()):

@@ -19,7 +19,7 @@ import orjson
 import pytest
 import trustme
 
-from harness import Limits, SystemOneBackend, load_suite, start_run_async
+from harness import Limits, SystemOneBackend, load_suite, run_async
 from harness.backends.base import Transport
 from harness.backends.http.classify import classify
 from harness.backends.http.sender import HttpSender, RawResponse
@@ -384,7 +384,7 @@ async def test_a_run_reaches_its_server_through_https_proxy(
     async with scripted_server(answer, tls=served_by(ca)) as url, proxy() as (via, tunnel):
         monkeypatch.setenv("HTTPS_PROXY", via)
         model = SystemOneBackend("jev-sim", base_url=url, api_key="")
-        result = await start_run_async(small, model, Limits(concurrency=4), folder=tmp_path / "r")
+        result = await run_async(small, model, Limits(concurrency=4), folder=tmp_path / "r")
     exchanges = records(tmp_path / "r" / "requests.jsonl")
     assert result.counters.jobs_done == small.job_count() and exchanges
     assert all(e["error"] is None for e in exchanges)

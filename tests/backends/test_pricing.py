@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness import ConfigError, Limits, ModelSpec, load_suite, start_run
+from harness import ConfigError, Limits, ModelSpec, load_suite, run
 from harness.backends import make_backend
 from harness.backends.pricing import (
     JEV_INPUT_USD_PER_MILLION,
@@ -73,11 +73,11 @@ def test_the_hosted_jev_backend_carries_the_table_price(monkeypatch: pytest.Monk
         anyio.run(backend.aclose)
 
 
-def test_start_run_refuses_a_capped_unpriced_model_before_the_folder(tmp_path: Path) -> None:
+def test_run_refuses_a_capped_unpriced_model_before_the_folder(tmp_path: Path) -> None:
     suite = load_suite("affine", params={"per_operator": "1"})
     spec = ModelSpec("jev-sim", base_url="http://127.0.0.1:9")
     with pytest.raises(ConfigError, match="--price-per-million"):
-        start_run(suite, spec, Limits(max_cost_usd=1.0), folder=tmp_path / "run")
+        run(suite, spec, Limits(max_cost_usd=1.0), folder=tmp_path / "run")
     assert not (tmp_path / "run").exists()
 
 

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 import harness.backends.pricing
-from harness import Limits, Reply, load_suite, start_run
+from harness import Limits, Reply, load_suite, run
 from harness.backends.sim import SimModel
 from harness.serve import ServerConfig, serve_sim_in_thread
 from harness.serve.faults import FaultSpec
@@ -145,7 +145,7 @@ def test_a_server_billing_more_tokens_per_byte_still_cannot_overshoot(tmp_path: 
     suite = load_suite("affine", params={"per_operator": "2"})
     cap = 0.0005
     folder = tmp_path / "billed"
-    result = start_run(suite, BilledLikeHostedJev(), Limits(64, max_cost_usd=cap), folder=folder)
+    result = run(suite, BilledLikeHostedJev(), Limits(64, max_cost_usd=cap), folder=folder)
     assert result.stopped and "spend cap reached" in result.stopped
     total, one = spent(folder)
     assert total <= cap, f"USD {total:.6f} over a cap of {cap}: {(total - cap) / one:.1f} requests"

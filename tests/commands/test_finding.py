@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness.running.naming
-from harness import ModelSpec, load_suite, start_run
+from harness import ModelSpec, load_suite, run
 from harness.running.naming import folder_model_name
 from harness.serve import ServerConfig
 from runfolder import (
@@ -63,13 +63,13 @@ def test_runs_started_in_the_same_second_get_two_folders(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(harness.running.naming, "datetime", _Frozen)
     suite = load_suite("exploratory")
-    first = start_run(suite, ModelSpec("sim")).folder
-    second = start_run(suite, ModelSpec("sim")).folder
+    first = run(suite, ModelSpec("sim")).folder
+    second = run(suite, ModelSpec("sim")).folder
     assert first.name == "exploratory-sim-20261122-181000"
     assert second.name == "exploratory-sim-20261122-181000-2"
     # latest: the same created_utc (frozen), so the manifest written last decides.
     assert resolve_run("latest") == second
-    third = start_run(suite, ModelSpec("sim", sim={"seed": "7"})).folder
+    third = run(suite, ModelSpec("sim", sim={"seed": "7"})).folder
     assert third.name == "exploratory-sim_seed_7-20261122-181000"
 
 
@@ -80,7 +80,7 @@ def test_run_folders_are_named_by_model_knobs_and_wire_never_by_server(
     monkeypatch.setattr(harness.running.naming, "datetime", _Frozen)
     with counting_server(ServerConfig(port=0)) as (url, _):
         spec = ModelSpec("jev-sim", base_url=url, top_logprobs=5)
-        folder = start_run(load_suite("exploratory"), spec).folder
+        folder = run(load_suite("exploratory"), spec).folder
     assert folder.name == "exploratory-jev-sim-20261122-181000"
     examples = [
         (  # the knobs sorted: one name however the spec was written

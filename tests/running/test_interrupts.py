@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import load_suite, start_run
+from harness import load_suite, run
 from harness.comparing.comparison import run_comparison
 from harness.running.interrupts import Interrupts
 from harness.serve import ServerConfig
@@ -200,9 +200,9 @@ def test_a_signal_between_two_cells_starts_no_other(tmp_path: Path) -> None:
     assert result.interrupted == signal.SIGTERM and result.cells == ()
     assert result.stopped == "interrupted by SIGTERM before cell exploratory-m1-sim"
     # A session that attaches after a signal sends nothing: it is stopped before it starts.
-    run = start_run(load_suite("exploratory"), folder=tmp_path / "run", interrupts=interrupts)
-    assert run.interrupted == signal.SIGTERM and run.attempts == 0 and run.pending == 48
-    assert run.stopped == "interrupted by SIGTERM"
+    session = run(load_suite("exploratory"), folder=tmp_path / "run", interrupts=interrupts)
+    assert session.interrupted == signal.SIGTERM and session.attempts == 0
+    assert session.pending == 48 and session.stopped == "interrupted by SIGTERM"
 
 
 @pytest.mark.soak

@@ -13,7 +13,7 @@ import pytest
 
 from analysis import load_run
 from analysis.cli import main as analysis_main
-from harness import Limits, Reply, load_suite, resume_run, start_run
+from harness import Limits, Reply, load_suite, resume, run
 from harness.backends.sim import SimModel
 from harness.errors import BackendError
 from harness.running.replay import read_logs
@@ -222,10 +222,10 @@ class FailsSecondRounds:
 def test_resuming_failed_jobs_writes_no_second_ok_line(tmp_path: Path) -> None:
     folder = tmp_path / "failed"
     suite = load_suite("affine", params={"per_operator": "1"}, decoders=("direct", "tree4"))
-    first = start_run(suite, FailsSecondRounds(), Limits(concurrency=8), folder=folder)
+    first = run(suite, FailsSecondRounds(), Limits(concurrency=8), folder=folder)
     assert first.counters.jobs_failed > 0
     ok_before = Counter((r["job"], r["decoder"]) for r in records(folder / "outputs.jsonl"))
-    assert resume_run(folder).complete
+    assert resume(folder).complete
     oks = Counter(
         (r["job"], r["decoder"]) for r in records(folder / "outputs.jsonl") if r["status"] == "ok"
     )

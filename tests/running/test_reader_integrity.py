@@ -271,16 +271,16 @@ def test_every_repair_is_said_once_by_resume_analyze_report_diff_and_export(
 def test_merge_refuses_a_shard_with_a_foreign_line_or_no_session_log(
     tmp_path: Path, runs: tuple[Path, Path]
 ) -> None:
-    from harness import ModelSpec, load_suite
+    from harness import ModelSpec, load_suite, run
     from harness.running.sharding import Shard
     from harness.spreading.merging import merge
-    from harness.spreading.spread import start_shard
+    from harness.spreading.spread import Shards
     from runfolder import RunFolderError
 
     suite = load_suite("affine", params={"per_operator": "2"})
     parent = tmp_path / "run"
     for k in (0, 1):
-        start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(k, 2))
+        run(suite, ModelSpec("sim"), folder=parent, placement=Shards(2, k))
     shard = Shard(1, 2).folder(parent)
     foreign = records(runs[1] / "outputs.jsonl")[0]
     foreign["seq"] = last_seq(shard) + 1

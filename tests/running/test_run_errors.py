@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from harness import Limits, ModelSpec, RunFolderError, Suite, load_suite, start_run
+from harness import Limits, ModelSpec, RunFolderError, Suite, load_suite, run
 from harness.serve import ServerConfig, serve_sim_in_thread
 from harness.serve.faults import FaultSpec
 from runfolder import read_sessions
@@ -49,16 +49,14 @@ def test_resume_keeps_the_runs_max_attempts_and_timeout(tmp_path: Path) -> None:
 
 
 def race(suite: Suite, folder: Path) -> list[Any]:
-    """Two ``start_run`` into one new folder at once; what each returned or raised."""
+    """Two ``run`` into one new folder at once; what each returned or raised."""
     gate = threading.Barrier(2)
     outcome: list[Any] = []
 
     def one() -> None:
         gate.wait()
         try:
-            outcome.append(
-                start_run(suite, ModelSpec("sim"), Limits(max_requests=3), folder=folder)
-            )
+            outcome.append(run(suite, ModelSpec("sim"), Limits(max_requests=3), folder=folder))
         except RunFolderError as exc:  # the one refusal allowed: one line, exit 2
             outcome.append(exc)
         except BaseException as exc:  # anything else (a traceback) fails the test

@@ -12,10 +12,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from harness import Limits, ModelSpec, load_suite
+from harness import Limits, ModelSpec, load_suite, run
 from harness.running.settings import RunSettings
-from harness.spreading.pool import start_in_processes
-from harness.spreading.raylaunch import run_on_ray
+from harness.spreading.pool import Pool
+from harness.spreading.raylaunch import Ray
 from runfolder import REQUESTS
 from tests.runhelpers import SMALL, cached_entries, cli
 from tests.spreading.test_ray_driver import FakeRay
@@ -40,42 +40,37 @@ def no_mode(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_forked_workers_take_the_cache_mode_from_their_plan(tmp_path: Path) -> None:
     suite = load_suite("affine", params=PARAMS)
     # The sim is uncached under auto (the default): read-write is what makes workers store.
-    plain = start_in_processes(suite, ModelSpec("sim"), processes=2, folder=tmp_path / "a")
+    plain = run(suite, ModelSpec("sim"), placement=Pool(2), folder=tmp_path / "a")
     assert plain.complete and cached_entries() == 0
     written = RunSettings(cache="read-write")
-    first = start_in_processes(
-        suite, ModelSpec("sim"), processes=2, folder=tmp_path / "b", settings=written
-    )
+    first = run(suite, ModelSpec("sim"), placement=Pool(2), folder=tmp_path / "b", settings=written)
     assert first.complete and cached_entries() == first.counters.requests > 0
     again = RunSettings(cache="read-only")
-    second = start_in_processes(
-        suite, ModelSpec("sim"), processes=2, folder=tmp_path / "c", settings=again
-    )
+    second = run(suite, ModelSpec("sim"), placement=Pool(2), folder=tmp_path / "c", settings=again)
     assert second.complete and hits(tmp_path / "c") == second.counters.requests
 
 
 @pytest.mark.usefixtures("no_mode")
 def test_ray_shards_take_the_cache_mode_from_the_driver(tmp_path: Path) -> None:
     suite = load_suite("affine", params=PARAMS)
-    ray_run = run_on_ray(
+    result = run(
         suite,
         ModelSpec("sim"),
         Limits(concurrency=4),
         folder=tmp_path / "ray",
-        shards=2,
-        ray=FakeRay(lose={}),
+        placement=Ray(2, ray=FakeRay(lose={})),
         settings=RunSettings(cache="read-write"),
     )
-    assert ray_run.result.complete and cached_entries() == ray_run.result.counters.requests > 0
+    assert result.complete and cached_entries() == result.counters.requests > 0
 
 
 @pytest.mark.usefixtures("no_mode")
 def test_run_and_compare_leave_the_environment_as_they_found_it(tmp_path: Path) -> None:
     before = dict(os.environ)
-    run = tmp_path / "r"
-    args = ("--run", str(run), "--workers", "2", "--compress", "--cache", "read-write")
+    folder = tmp_path / "r"
+    args = ("--run", str(folder), "--workers", "2", "--compress", "--cache", "read-write")
     assert cli("run", *SMALL, *args, "--no-progress") == 0
-    assert (run / "requests.jsonl.zst").is_file() and cached_entries() > 0
+    assert (folder / "requests.jsonl.zst").is_file() and cached_entries() > 0
     out = tmp_path / "cmp"
     status = cli(
         "compare", "--models", "sim,sim:seed=7", "--suites", "affine", "--param",

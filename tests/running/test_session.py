@@ -25,9 +25,9 @@ from harness import (
     TransientError,
     load_suite,
     register_suite,
-    resume_run,
-    start_run,
-    start_run_async,
+    resume,
+    run,
+    run_async,
     suite_names,
 )
 from harness.backends.sim import SimModel
@@ -50,7 +50,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 async def test_a_suite_runs_inside_a_running_event_loop(tmp_path: Path, reference: Path) -> None:
     suite = load_suite("affine", params=SMALL_PARAMS)
-    result = await start_run_async(suite, ModelSpec("sim"), folder=tmp_path / "async")
+    result = await run_async(suite, ModelSpec("sim"), folder=tmp_path / "async")
     assert result.complete and result.simulated and result.stopped is None
     assert final_outputs(tmp_path / "async") == final_outputs(reference)
     assert result.counters.requests == len(records(reference / "requests.jsonl"))
@@ -60,7 +60,7 @@ def test_resume_keeps_the_runs_max_attempts_and_limits(tmp_path: Path, reference
     folder = tmp_path / "run"
     suite = load_suite("affine", params=SMALL_PARAMS)
     spec = ModelSpec("sim", max_attempts=2)
-    first = start_run(suite, spec, Limits(concurrency=3, max_requests=10), folder=folder)
+    first = run(suite, spec, Limits(concurrency=3, max_requests=10), folder=folder)
     assert first.stopped and "request cap" in first.stopped and not first.complete
     manifest = load_manifest(folder)
     assert manifest.model.retries is not None and manifest.model.retries["max_attempts"] == 2
@@ -69,7 +69,7 @@ def test_resume_keeps_the_runs_max_attempts_and_limits(tmp_path: Path, reference
     limits = limits_of(manifest)
     assert (limits.concurrency, limits.max_requests) == (3, None)  # the cap is per invocation
     assert limits_of(manifest, concurrency=7, max_requests=1).concurrency == 7
-    done = resume_run(folder)
+    done = resume(folder)
     assert done.complete and final_outputs(folder) == final_outputs(reference)
 
 
@@ -127,12 +127,12 @@ def test_a_suite_registered_in_code_runs_and_resumes(tmp_path: Path) -> None:
     register_suite("tiny_plugin", _tiny, replace=True)
     assert "tiny_plugin" in suite_names() and "affine" in suite_names()
     folder = tmp_path / "tiny"
-    result = start_run(load_suite("tiny_plugin"), ModelSpec("oracle"), folder=folder)
+    result = run(load_suite("tiny_plugin"), ModelSpec("oracle"), folder=folder)
     assert result.complete and result.counters.jobs_total == 2 * 2 * 2
     values = {r["value"] for r in records(folder / "outputs.jsonl")}
     assert values == {"7", "12"}  # the oracle recovers both targets with both decoders
     before = (folder / "requests.jsonl").read_bytes()
-    assert resume_run(folder).complete  # found again by name, through the registry
+    assert resume(folder).complete  # found again by name, through the registry
     assert (folder / "requests.jsonl").read_bytes() == before
     with pytest.raises(ConfigError, match="already exists"):
         register_suite("tiny_plugin", _tiny)
@@ -181,7 +181,7 @@ def test_any_backend_object_runs_and_every_attempt_is_logged_and_counted(
     folder = tmp_path / "flaky"
     suite = load_suite("affine", params=SMALL_PARAMS)
     at_once = RetrySettings(initial_wait_s=0.0, max_wait_s=0.0)  # no backoff in a test
-    result = start_run(suite, OnceBusy(), Limits(concurrency=8), folder=folder, retry=at_once)
+    result = run(suite, OnceBusy(), Limits(concurrency=8), folder=folder, retry=at_once)
     assert result.complete
     assert final_outputs(folder) == final_outputs(reference)
     lines = records(folder / "requests.jsonl")
@@ -213,22 +213,15 @@ def test_anyio_run_is_called_only_by_the_sync_entry_points() -> None:
             ):
                 callers.add(path.relative_to(root).as_posix())
     # serve-sim's server owns its own event loop; every run goes through the session, whose
-    # in_own_loop makes every sync entry point (a run's, a shard's, a comparison's); a
+    # in_own_loop makes every sync form (a run's here, a shard's, a comparison's); a
     # comparison checks its models' backends before it writes anything.
     assert callers == {"running/session.py", "comparing/comparison.py", "commands/serve_sim.py"}
 
 
 def test_each_sync_entry_point_is_its_async_one_in_its_own_loop() -> None:
     from harness.comparing.comparison import run_comparison, run_comparison_async
-    from harness.running.session import resume_run_async
-    from harness.spreading.spread import start_shard, start_shard_async
 
-    pairs: list[tuple[object, object]] = [
-        (start_run, start_run_async),
-        (resume_run, resume_run_async),
-        (start_shard, start_shard_async),
-        (run_comparison, run_comparison_async),
-    ]
+    pairs: list[tuple[object, object]] = [(run_comparison, run_comparison_async)]
     for blocking, coroutine in pairs:
         # One signature, written once: the two forms cannot drift apart.
         assert getattr(blocking, "__wrapped__", None) is coroutine
@@ -248,9 +241,7 @@ def test_a_session_puts_back_the_signal_handlers_it_found(tmp_path: Path) -> Non
 
     before = signal.signal(signal.SIGTERM, mine)
     try:
-        result = start_run(
-            load_suite("exploratory"), folder=tmp_path / "run", interrupts=Interrupts()
-        )
+        result = run(load_suite("exploratory"), folder=tmp_path / "run", interrupts=Interrupts())
         assert result.complete and signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, before)

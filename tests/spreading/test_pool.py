@@ -12,10 +12,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, load_suite, run
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.spreading.pool import processes_for, start_in_processes
+from harness.spreading.pool import Pool, processes_for
 from runfolder import OUTPUTS, REQUESTS, read_totals, scan_logs
 from tests.runhelpers import answered, final_outputs, spawn
 
@@ -38,7 +38,7 @@ def _records(folder: Path, name: str) -> list[dict]:
 def one(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The suite run in one process."""
     folder = tmp_path_factory.mktemp("one") / "run"
-    start_run(load_suite("affine", params=PARAMS), ModelSpec("sim"), folder=folder)
+    run(load_suite("affine", params=PARAMS), ModelSpec("sim"), folder=folder)
     return folder
 
 
@@ -47,7 +47,7 @@ def test_workers_write_the_records_of_one_process_into_one_run_folder(
 ) -> None:
     folder = tmp_path / "three"
     suite = load_suite("affine", params=PARAMS)
-    result = start_in_processes(suite, ModelSpec("sim"), folder=folder, processes=3)
+    result = run(suite, ModelSpec("sim"), folder=folder, placement=Pool(3))
     assert result.complete and result.simulated and result.stopped is None
     assert not (folder / "shards").exists()
     for name in (REQUESTS, OUTPUTS):
@@ -102,7 +102,7 @@ def test_workers_for_a_served_model_are_refused_before_any_folder(
 def test_the_oracle_in_processes_is_labelled_oracle(tmp_path: Path) -> None:
     folder = tmp_path / "oracle"
     suite = load_suite("affine", params={"per_operator": "1"})
-    result = start_in_processes(suite, ModelSpec("oracle"), folder=folder, processes=2)
+    result = run(suite, ModelSpec("oracle"), folder=folder, placement=Pool(2))
     assert result.oracle and not result.simulated and result.complete
     lines = [orjson.loads(line) for line in (folder / OUTPUTS).read_bytes().splitlines()]
     assert lines and all(line.get("oracle") is True for line in lines)
@@ -150,7 +150,7 @@ def twice(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A quarter of the suite at two repeats, in one process (long enough to be interrupted)."""
     folder = tmp_path_factory.mktemp("twice") / "run"
     suite = load_suite("affine", params=TWICE)
-    start_run(suite, ModelSpec("sim"), Limits(), folder=folder)
+    run(suite, ModelSpec("sim"), Limits(), folder=folder)
     return folder
 
 

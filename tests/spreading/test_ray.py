@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, load_suite, run
 from harness.serve import ServerConfig, serve_sim_in_thread
 from harness.serve.faults import FaultSpec
 from harness.spreading.raylaunch import RateLimiter, RemotePacer
@@ -99,20 +99,20 @@ async def test_two_shard_pacers_share_one_window_and_pause() -> None:
 @pytest.mark.soak
 def test_ray_shards_share_one_limiter_through_429s(tmp_path: Path) -> None:
     pytest.importorskip("ray")
-    from harness.spreading.raylaunch import run_on_ray
+    from harness.spreading.raylaunch import Ray
 
     suite = load_suite("affine", params=SMALL)
-    start_run(suite, ModelSpec("sim"), folder=tmp_path / "inproc")
+    run(suite, ModelSpec("sim"), folder=tmp_path / "inproc")
     config = ServerConfig(port=0, faults=FaultSpec.parse("429=0.05"), fault_seed=3)
     with serve_sim_in_thread(config) as url:
-        ray_run = run_on_ray(
+        ray_run = run(
             suite,
             ModelSpec("jev-sim", base_url=url),
             Limits(concurrency=16),
             folder=tmp_path / "ray",
-            shards=2,
+            placement=Ray(2),
         )
-    assert ray_run.result.complete and ray_run.result.fatal is None
+    assert ray_run.complete and ray_run.fatal is None
     assert final_outputs(tmp_path / "ray") == final_outputs(tmp_path / "inproc")
     counts = answered(tmp_path / "ray")
     assert max(counts.values()) == 1

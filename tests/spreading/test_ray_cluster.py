@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, load_suite, run
 from harness.serve import ServerConfig
 from runfolder import OUTPUTS, REQUESTS, scan_logs
 from tests.counting import counting_server
@@ -40,10 +40,10 @@ def test_a_node_lost_mid_run_costs_only_its_in_flight_work(tmp_path: Path) -> No
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
-    from harness.spreading.raylaunch import run_on_ray
+    from harness.spreading.raylaunch import Ray
 
     suite = load_suite("affine", params=PARAMS)
-    start_run(suite, ModelSpec("sim"), folder=tmp_path / "one")
+    run(suite, ModelSpec("sim"), folder=tmp_path / "one")
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     nodes = [cluster.add_node(num_cpus=1, resources={f"node{k}": 1}) for k in range(2)]
     cluster.wait_for_nodes()
@@ -57,13 +57,12 @@ def test_a_node_lost_mid_run_costs_only_its_in_flight_work(tmp_path: Path) -> No
                 target=_remove_when, args=(cluster, nodes[1], folder / REQUESTS, 150, removed)
             )
             watcher.start()
-            ray_run = run_on_ray(
+            ray_run = run(
                 suite,
                 ModelSpec("jev-sim", base_url=url),
                 Limits(concurrency=8),
                 folder=folder,
-                shards=2,
-                placement=[{"node0": 1}, {"node1": 1}],
+                placement=Ray(2, resources=[{"node0": 1}, {"node1": 1}]),
             )
             watcher.join()
     finally:
@@ -71,7 +70,7 @@ def test_a_node_lost_mid_run_costs_only_its_in_flight_work(tmp_path: Path) -> No
         cluster.shutdown()
     assert removed, "the run ended before a node could be removed"
     assert len(ray_run.lost) == 1 and "shard 1 lost" in ray_run.lost[0], ray_run.lost
-    result = ray_run.result
+    result = ray_run
     assert result.complete and result.fatal is None
     # One writer: the files of a one-process run, numbered 1..N, no shards, no merge.
     assert not (folder / "shards").exists()

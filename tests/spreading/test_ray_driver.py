@@ -18,10 +18,10 @@ from typing import Any
 import orjson
 import pytest
 
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, load_suite, run
 from harness.errors import WriteFailed
 from harness.serve import ServerConfig
-from harness.spreading.raylaunch import RateLimiter, run_on_ray
+from harness.spreading.raylaunch import RateLimiter, Ray
 from runfolder import OUTPUTS, REQUESTS, JsonlAppender, read_totals, scan_logs
 from tests.counting import counting_server
 from tests.runhelpers import answered, final_outputs
@@ -130,12 +130,12 @@ def test_a_lost_shard_is_started_again_and_the_folder_is_a_one_process_runs(
     tmp_path: Path,
 ) -> None:
     suite = load_suite("affine", params=PARAMS)
-    start_run(suite, ModelSpec("sim"), folder=tmp_path / "one")
+    run(suite, ModelSpec("sim"), folder=tmp_path / "one")
     fake = FakeRay(lose={1: 2})  # shard 1's node dies after its second block
     folder = tmp_path / "ray"
-    ray_run = run_on_ray(
-        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, shards=2, ray=fake,
-        placement=[{"node0": 1}, {"node1": 1}],
+    ray_run = run(
+        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder,
+        placement=Ray(2, resources=[{"node0": 1}, {"node1": 1}], ray=fake),
     )  # fmt: skip
     assert ray_run.lost == ("shard 1 lost (RuntimeError: ActorDiedError: the node was removed); "
                             "started again",)  # fmt: skip
@@ -146,7 +146,7 @@ def test_a_lost_shard_is_started_again_and_the_folder_is_a_one_process_runs(
         ("1.1", ["max_restarts", "num_cpus", "scheduling_strategy"]),
     ]
     assert fake.limiter.forgotten == ["1.0"]
-    result = ray_run.result
+    result = ray_run
     assert result.complete and result.fatal is None and result.simulated
     assert not (folder / "shards").exists()
     assert final_outputs(folder) == final_outputs(tmp_path / "one")
@@ -166,14 +166,14 @@ def test_a_shard_lost_too_often_is_left_to_resume(tmp_path: Path) -> None:
     suite = load_suite("affine", params=PARAMS)
     fake = FakeRay(lose={0: 1}, every_attempt=True)  # shard 0's every node dies
     folder = tmp_path / "ray"
-    ray_run = run_on_ray(
-        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, shards=2, ray=fake
+    ray_run = run(
+        suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, placement=Ray(2, ray=fake)
     )
-    assert len(ray_run.lost) == 4 and not ray_run.result.complete
-    assert ray_run.result.fatal and "numericjev resume" in ray_run.result.fatal
+    assert len(ray_run.lost) == 4 and not ray_run.complete
+    assert ray_run.fatal and "numericjev resume" in ray_run.fatal
     assert main(["resume", str(folder), "--no-progress"]) == 0
     one = tmp_path / "one"
-    start_run(suite, ModelSpec("sim"), folder=one)
+    run(suite, ModelSpec("sim"), folder=one)
     assert final_outputs(folder) == final_outputs(one)
 
 
@@ -183,17 +183,17 @@ def test_a_node_lost_right_after_a_job_is_recorded_leaves_nothing_pending(
     """A job's outputs and its count travel in one message: a shard lost just after sending
     them is counted with that job done, and its restart skips it (issue 43)."""
     suite = load_suite("affine", params=PARAMS)
-    start_run(suite, ModelSpec("sim"), folder=tmp_path / "one")
+    run(suite, ModelSpec("sim"), folder=tmp_path / "one")
     fake = FakeRay(lose={}, after_outputs=frozenset({0, 1}), nodes=("n1", "n0"))
     folder = tmp_path / "ray"
     # A served model: its lines go back at every flush (a job's outputs in a block of their own).
     with counting_server(ServerConfig(port=0)) as (url, _paid):
-        ray_run = run_on_ray(
+        ray_run = run(
             suite, ModelSpec("jev-sim", base_url=url), Limits(concurrency=4), folder=folder,
-            shards=2, ray=fake,
+            placement=Ray(2, ray=fake),
         )  # fmt: skip
     assert len(ray_run.lost) == 2
-    result = ray_run.result
+    result = ray_run
     assert result.pending == 0 and result.complete and result.fatal is None
     assert result.counters.jobs_done == result.counters.jobs_total == 128
     assert final_outputs(folder) == final_outputs(tmp_path / "one")
@@ -221,8 +221,8 @@ def test_a_refused_write_stops_the_ray_run_with_the_runs_one_error(
 
     monkeypatch.setattr(JsonlAppender, "write_line", full_disk)
     with pytest.raises(WriteFailed) as failed:
-        run_on_ray(suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder, shards=2,
-                   ray=FakeRay(lose={}))  # fmt: skip
+        run(suite, ModelSpec("sim"), Limits(concurrency=4), folder=folder,
+            placement=Ray(2, ray=FakeRay(lose={})))  # fmt: skip
     monkeypatch.undo()
     assert str(failed.value).startswith(f"cannot write {folder}/")
     assert str(failed.value).endswith(
@@ -237,5 +237,22 @@ def test_a_refused_write_stops_the_ray_run_with_the_runs_one_error(
 
     assert main(["resume", str(folder), "--no-progress"]) == 0
     one = tmp_path / "one"
-    start_run(suite, ModelSpec("sim"), folder=one)
+    run(suite, ModelSpec("sim"), folder=one)
     assert final_outputs(folder) == final_outputs(one)
+
+
+def test_a_ray_placement_refuses_what_it_cannot_run_before_any_folder(tmp_path: Path) -> None:
+    from harness import ConfigError, resume
+    from harness.backends.oracle import Oracle
+
+    suite = load_suite("affine", params=PARAMS)
+    folder = tmp_path / "ray"
+    # Every node rebuilds the model from its spec: an object of the caller's cannot travel.
+    with pytest.raises(ConfigError, match="pass a ModelSpec"):
+        run(suite, Oracle(), folder=folder, placement=Ray(2, ray=FakeRay(lose={})))
+    with pytest.raises(ConfigError, match="--workers must be at least 1; got 0"):
+        run(suite, ModelSpec("sim"), folder=folder, placement=Ray(0, ray=FakeRay(lose={})))
+    assert not folder.exists()
+    # A Ray run's folder is an ordinary one: resume continues it without Ray.
+    with pytest.raises(ConfigError, match="without --ray"):
+        resume(tmp_path, placement=Ray(2))

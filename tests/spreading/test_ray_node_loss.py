@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, load_suite, run
 from harness.serve import ServerConfig
 from runfolder import REQUESTS
 from tests.counting import counting_server
@@ -27,7 +27,7 @@ PARAMS = {"per_operator": "3"}  # 192 jobs
 def local_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[object, object]:
     """The outputs of a plain one-process run of the suite."""
     folder = tmp_path_factory.mktemp("local") / "one"
-    start_run(load_suite("affine", params=PARAMS), ModelSpec("sim"), folder=folder)
+    run(load_suite("affine", params=PARAMS), ModelSpec("sim"), folder=folder)
     return dict(final_outputs(folder))
 
 
@@ -39,7 +39,7 @@ def test_a_lost_worker_node_ends_complete(
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
-    from harness.spreading.raylaunch import driver, run_on_ray
+    from harness.spreading.raylaunch import Ray, driver
 
     suite = load_suite("affine", params=PARAMS)
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
@@ -63,15 +63,15 @@ def test_a_lost_worker_node_ends_complete(
                 target=_remove_when, args=(cluster, worker, folder / REQUESTS, 150, removed)
             )
             watcher.start()
-            ray_run = run_on_ray(
+            ray_run = run(
                 suite, ModelSpec("jev-sim", base_url=url), Limits(concurrency=8),
-                folder=folder, shards=2,
+                folder=folder, placement=Ray(2),
             )  # fmt: skip
             watcher.join()
     finally:
         ray.shutdown()
         cluster.shutdown()
-    result = ray_run.result
+    result = ray_run
     lost = [line.split(" (")[0] for line in ray_run.lost]
     print(f"\ntrial {trial}: placed {placed}; lost {lost}; pending {result.pending}")
     assert removed, "the run ended before the node could be removed"

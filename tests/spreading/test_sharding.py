@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import Limits, ModelSpec, load_suite, start_run
+from harness import Limits, ModelSpec, load_suite, run
 from harness.cli import main
 from harness.errors import ConfigError, ManifestMismatch
 from harness.running.settings import RunSettings
 from harness.running.sharding import Shard, shard_of
 from harness.spreading.merging import merge
-from harness.spreading.spread import start_shard
+from harness.spreading.spread import Shards
 from runfolder import (
     OUTPUTS,
     REQUESTS,
@@ -70,10 +70,10 @@ def test_shard_option_is_checked(text: str, message: str) -> None:
 
 def test_four_shards_merged_equal_an_unsharded_run(tmp_path: Path) -> None:
     suite = small_suite()
-    whole = start_run(suite, ModelSpec("sim"), folder=tmp_path / "whole")
+    whole = run(suite, ModelSpec("sim"), folder=tmp_path / "whole")
     parent = tmp_path / "sharded"
     for k in (2, 0, 3, 1):  # any order
-        result = start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(k, 4))
+        result = run(suite, ModelSpec("sim"), folder=parent, placement=Shards(4, k))
         assert result.complete and result.folder == parent / "shards" / str(k)
     merged = merge(parent)
     assert merged.jobs == len(suite.jobs()) == whole.counters.jobs_done
@@ -110,11 +110,11 @@ def test_compressed_shards_merge_into_the_same_run(tmp_path: Path) -> None:
     # run --shard --compress: each shard's logs are zstd frames; merged, they read as one run
     # whose outputs and numbering equal an unsharded run's.
     suite = small_suite()
-    whole = start_run(suite, ModelSpec("sim"), folder=tmp_path / "whole")
+    whole = run(suite, ModelSpec("sim"), folder=tmp_path / "whole")
     parent = tmp_path / "sharded"
     settings = RunSettings(compress=True)
     for k in (1, 0, 2):
-        start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(k, 3), settings=settings)
+        run(suite, ModelSpec("sim"), folder=parent, placement=Shards(3, k), settings=settings)
     assert (parent / "shards" / "0" / "requests.jsonl.zst").exists()
     merged = merge(parent)
     assert merged.jobs == whole.counters.jobs_done
@@ -129,8 +129,8 @@ def test_compressed_shards_merge_into_the_same_run(tmp_path: Path) -> None:
 def test_merge_names_missing_and_unfinished_shards(tmp_path: Path) -> None:
     suite = small_suite()
     parent = tmp_path / "run"
-    start_shard(suite, ModelSpec("sim"), parent=parent, shard=Shard(0, 3))
-    start_shard(suite, ModelSpec("sim"), Limits(max_requests=5), parent=parent, shard=Shard(2, 3))
+    run(suite, ModelSpec("sim"), folder=parent, placement=Shards(3, 0))
+    run(suite, ModelSpec("sim"), Limits(max_requests=5), folder=parent, placement=Shards(3, 2))
     with pytest.raises(RunFolderError) as caught:
         merge(parent)
     message = str(caught.value)
@@ -141,22 +141,22 @@ def test_merge_names_missing_and_unfinished_shards(tmp_path: Path) -> None:
 
 def test_a_shard_joins_only_a_matching_parent(tmp_path: Path) -> None:
     parent = tmp_path / "run"
-    start_shard(small_suite(), ModelSpec("sim"), parent=parent, shard=Shard(0, 2))
+    run(small_suite(), ModelSpec("sim"), folder=parent, placement=Shards(2, 0))
     other = load_suite("affine", params=PARAMS, seed=7)
     with pytest.raises(ManifestMismatch, match="case_hash"):
-        start_shard(other, ModelSpec("sim"), parent=parent, shard=Shard(1, 2))
+        run(other, ModelSpec("sim"), folder=parent, placement=Shards(2, 1))
     with pytest.raises(ManifestMismatch, match="K/2"):
-        start_shard(small_suite(), ModelSpec("sim"), parent=parent, shard=Shard(1, 3))
+        run(small_suite(), ModelSpec("sim"), folder=parent, placement=Shards(3, 1))
     knob = ModelSpec("sim", sim={"seed": "9"})
     with pytest.raises(ManifestMismatch, match="model"):
-        start_shard(small_suite(), knob, parent=parent, shard=Shard(1, 2))
+        run(small_suite(), knob, folder=parent, placement=Shards(2, 1))
     assert not (parent / "shards" / "1").exists()
 
 
 def test_each_shard_takes_its_share_of_pace_and_spend(tmp_path: Path) -> None:
     limits = Limits(concurrency=8, rps=1000.0, max_cost_usd=4.0)
     parent = tmp_path / "run"
-    start_shard(small_suite(), ModelSpec("sim"), limits, parent=parent, shard=Shard(1, 4))
+    run(small_suite(), ModelSpec("sim"), limits, folder=parent, placement=Shards(4, 1))
     shard = load_manifest(parent / "shards" / "1")
     assert shard.limits["rps"] == 250.0 and shard.limits["max_cost_usd"] == 1.0
     assert shard.limits["concurrency"] == 8
@@ -169,21 +169,25 @@ def test_each_shard_takes_its_share_of_pace_and_spend(tmp_path: Path) -> None:
 
 def test_a_rerun_shard_resumes(tmp_path: Path) -> None:
     parent = tmp_path / "run"
-    first = start_shard(
-        small_suite(), ModelSpec("sim"), Limits(max_requests=3), parent=parent, shard=Shard(0, 2)
+    first = run(
+        small_suite(),
+        ModelSpec("sim"),
+        Limits(max_requests=3),
+        folder=parent,
+        placement=Shards(2, 0),
     )
     assert first.stopped and not first.complete
-    again = start_shard(small_suite(), ModelSpec("sim"), parent=parent, shard=Shard(0, 2))
+    again = run(small_suite(), ModelSpec("sim"), folder=parent, placement=Shards(2, 0))
     assert again.complete
 
 
 def test_a_sharded_parent_is_not_resumed_as_one_run(tmp_path: Path) -> None:
-    from harness import resume_run
+    from harness import resume
 
     parent = tmp_path / "run"
-    start_shard(small_suite(), ModelSpec("sim"), parent=parent, shard=Shard(0, 2))
+    run(small_suite(), ModelSpec("sim"), folder=parent, placement=Shards(2, 0))
     with pytest.raises(RunFolderError, match="parent of 2 shards"):
-        resume_run(parent)
+        resume(parent)
 
 
 def test_shard_needs_a_run_folder(capsys: pytest.CaptureFixture[str]) -> None:
@@ -195,7 +199,7 @@ def test_status_of_a_parent_lists_its_shards(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     parent = tmp_path / "run"
-    start_shard(small_suite(), ModelSpec("sim"), parent=parent, shard=Shard(1, 3))
+    run(small_suite(), ModelSpec("sim"), folder=parent, placement=Shards(3, 1))
     assert main(["status", str(parent)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     want = len(Shard(1, 3).jobs(small_suite()))
@@ -211,7 +215,7 @@ def test_a_merged_run_is_not_taken_for_an_edited_manifest(
 
     parent = tmp_path / "run"
     for k in (0, 1):
-        start_shard(small_suite(), ModelSpec("sim"), parent=parent, shard=Shard(k, 2))
+        run(small_suite(), ModelSpec("sim"), folder=parent, placement=Shards(2, k))
     merge(parent)
     sessions = (parent / SESSIONS).read_bytes()
     assert [s["command"] for s in read_sessions(parent)] == ["run", "run", "merge"]
@@ -223,3 +227,10 @@ def test_a_merged_run_is_not_taken_for_an_edited_manifest(
     assert "edited" not in out and "sessions: 2 (0 resumes" in out
     assert main(["analyze", "--strict", "--no-probabilities", "--bootstrap", "0", str(parent)]) == 0
     assert main(["resume", str(parent), "--no-progress"]) == 0
+
+
+def test_shards_need_the_one_folder_every_shard_names() -> None:
+    with pytest.raises(ConfigError, match="shards need a run folder"):
+        run(small_suite(), ModelSpec("sim"), placement=Shards(2, 0))
+    with pytest.raises(ConfigError, match="shards need a run folder"):
+        run(small_suite(), ModelSpec("sim"), placement=Shards(2))

@@ -36,11 +36,6 @@ class Seen:
     provided: bool  # the state gives the result
     slip: str  # which perception slip happened ("" for none), for tests and docs
 
-    @property
-    def value_f(self) -> float:
-        """``value`` as a float (0.0 when there is none)."""
-        return 0.0 if self.value is None else float(self.value)
-
 
 def natural_unit(y: Fraction) -> Fraction:
     """The grid unit of a target with no affine form: 1 for integers, the binary or decimal

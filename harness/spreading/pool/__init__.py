@@ -32,35 +32,17 @@ and its replayed jobs, and start in milliseconds).
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Unpack
 
-from harness.backends import ModelSpec
-from harness.calling import Limits, RetrySettings
 from harness.errors import ConfigError
-from harness.protocol.cases import Suite
-from harness.running.folder import LimitChanges, record_session
-from harness.running.interrupts import Interrupts
-from harness.running.naming import folder_model_name
+from harness.protocol.cases import JobSpec
+from harness.running.jobs import Job
 from harness.running.refusals import check_before_writing
-from harness.running.replay import LogState, job_lists, read_logs
-from harness.running.session import (
-    Display,
-    RunResult,
-    Started,
-    Warn,
-    Warnings,
-    _ignore,
-    _ignore_folder,
-    _plan,
-    new_run_folder,
-    resume_plan,
-    resume_problems,
-)
-from harness.running.settings import RunSettings
+from harness.running.replay import LogState, job_lists
+from harness.running.session import Resume, RunResult, Start, new_session, resume_plan, resumed
 from harness.spreading.pool.parent import run_pool
-from runfolder import RunFolderError, RunLock, load_manifest
+from runfolder import RunFolderError, load_manifest
 
 # Models whose answers are made in this process, in Python: one core each.
 IN_PROCESS = ("sim", "oracle")
@@ -99,93 +81,43 @@ def processes_to_resume(folder: Path, requested: int | None, max_cost_usd: float
     return processes_for(manifest.model.backend, requested, spend_cap=cap is not None)
 
 
-def start_in_processes(
-    suite: Suite,
-    model: ModelSpec,
-    limits: Limits | None = None,
-    *,
-    processes: int,
-    folder: Path | None = None,
-    retry: RetrySettings | None = None,
-    progress: Display = False,
-    on_start: Started = _ignore_folder,
-    run_id: str | None = None,
-    interrupts: Interrupts | None = None,
-    settings: RunSettings | None = None,
-) -> RunResult:
-    """``start_run`` with ``processes`` worker processes (module docstring); ``model``
-    must be answered in process (``IN_PROCESS``). ``interrupts``: SIGINT and SIGTERM
-    reach every worker, which drains as a one-process run does (main thread only).
-    ``settings``: as ``start_run``'s; the workers get them inside the plan."""
-    limits = limits or Limits()
-    processes_for(model.name, processes)
-    plan = _plan(suite, model, limits, retry, settings)
-    check_before_writing(plan)
-    folder, lock, manifest = new_run_folder(folder, plan, folder_model_name(model), run_id)
-    try:
-        on_start(folder)
-        record_session(folder, "run", manifest.to_dict(), plan, [])
-        started, fresh = job_lists(suite, LogState(), plan.backend.name)
-        return run_pool(
-            folder,
-            manifest.run_id,
-            plan,
-            LogState(),
-            started,
-            fresh,
-            processes=processes,
-            progress=progress,
-            interrupts=interrupts,
-        )
-    finally:
-        lock.release()
+@dataclass(frozen=True)
+class Pool:
+    """A placement (``harness.running.session.Placement``): the run's jobs answered in
+    ``processes`` forked worker processes, this one writing the folder (module docstring).
+    The model must be answered in process (``IN_PROCESS``); ``interrupts`` reach every
+    worker, which drains as a one-process run does (main thread only); the workers get the
+    run's settings inside the plan."""
+
+    processes: int
+
+    def start(self, order: Start) -> RunResult:
+        """``run`` in the pool: the folder made here, the fresh jobs shared out."""
+        processes_for(order.model.name, self.processes)
+        plan = order.plan()
+        check_before_writing(plan)
+        with new_session(order, plan) as (folder, run_id):
+            started, fresh = job_lists(order.suite, LogState(), plan.backend.name)
+            return run_pool(
+                folder, run_id, plan, LogState(), started, fresh, processes=self.processes,
+                progress=order.progress, interrupts=order.interrupts,
+            )  # fmt: skip
+
+    def resume(self, order: Resume) -> RunResult:
+        """``resume`` in the pool: the same checks and refusals, then the unfinished jobs
+        replayed here and shared among the workers."""
+        opened, plan = resume_plan(order)
+        processes_for(plan.backend.name, self.processes)
+
+        def lists(state: LogState) -> tuple[list[Job], list[JobSpec]]:
+            return job_lists(opened.suite, state, plan.backend.name, plan.shard)
+
+        with resumed(order, opened, plan, lists) as (state, (started, fresh), warn):
+            result = run_pool(
+                order.folder, opened.manifest.run_id, plan, state, started, fresh,
+                processes=self.processes, progress=order.progress, interrupts=order.interrupts,
+            )  # fmt: skip
+        return replace(result, warnings=tuple(warn))
 
 
-def resume_in_processes(
-    folder: Path,
-    *,
-    processes: int,
-    base_url: str | None = None,
-    price_per_million: float | None = None,
-    allow_mismatch: bool = False,
-    progress: Display = False,
-    on_warning: Warn = _ignore,
-    interrupts: Interrupts | None = None,
-    cache: str | None = None,
-    **limits: Unpack[LimitChanges],
-) -> RunResult:
-    """``resume_run`` with ``processes`` worker processes (module docstring): the same checks
-    and refusals, then the unfinished jobs replayed here and shared among the workers."""
-    warn = Warnings(on_warning)
-    opened, plan = resume_plan(folder, base_url, price_per_million, allow_mismatch, limits, cache)
-    processes_for(plan.backend.name, processes)
-    manifest, suite = opened.manifest, opened.suite
-    problems = resume_problems(opened, plan, allow_mismatch, warn)
-    with RunLock(folder):
-        state = read_logs(folder, suite.decoders, manifest.run_id)
-        started, fresh = job_lists(suite, state, plan.backend.name, plan.shard)
-        for repair in state.repairs():
-            warn(repair)
-        record_session(folder, "resume", opened.raw, plan, problems)
-        result = run_pool(
-            folder,
-            manifest.run_id,
-            plan,
-            state,
-            started,
-            fresh,
-            processes=processes,
-            progress=progress,
-            interrupts=interrupts,
-        )
-    return replace(result, warnings=tuple(warn))
-
-
-__all__ = [
-    "IN_PROCESS",
-    "processes_for",
-    "processes_to_resume",
-    "resume_in_processes",
-    "run_pool",
-    "start_in_processes",
-]
+__all__ = ["IN_PROCESS", "Pool", "processes_for", "processes_to_resume", "run_pool"]

@@ -16,7 +16,7 @@ from typing import Any
 from harness.backends.oracle import Oracle
 from harness.calling import Limits
 from harness.errors import WriteFailed
-from harness.progress import Counters, NoProgress, Progress, TqdmProgress, summed
+from harness.progress import Counters, summed
 from harness.protocol.cases import JobSpec
 from harness.running.folder import RunPlan
 from harness.running.interrupts import Interrupts, can_watch
@@ -24,6 +24,7 @@ from harness.running.jobs import Job
 from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, WriteGuard, totals_record
 from harness.running.replay import LogState
 from harness.running.session import Display, RunResult
+from harness.running.wiring import display_for
 from harness.spreading.pool.worker import FORWARDED, Done, Part, worker_main
 from runfolder import OUTPUTS, REQUESTS, JsonlAppender, write_totals
 
@@ -177,7 +178,9 @@ def run_pool(
                 previous[sig] = signal.signal(sig, handler)
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
-    display = display_for(progress, plan, base, processes)  # after the fork: tqdm has a thread
+    unfinished = base.jobs_done + base.jobs_failed < base.jobs_total
+    # After the fork: tqdm has a thread.
+    display = display_for(progress, plan, base, unfinished, f"{processes} processes")
     try:
         pending = set(workers)
         while pending:
@@ -235,22 +238,6 @@ def widen(conn: Connection) -> None:
         import fcntl
 
         fcntl.fcntl(conn.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-
-
-def display_for(
-    progress: Display, plan: RunPlan, base: Counters, processes: int, where: str = ""
-) -> Progress:
-    """The run's one progress bar (or the caller's display, or none); ``where`` says what
-    answers (default: ``N processes``)."""
-    if not isinstance(progress, bool):
-        return progress
-    if not progress or base.jobs_done + base.jobs_failed >= base.jobs_total:
-        return NoProgress()
-    backend = plan.backend
-    oracle = isinstance(backend, Oracle)
-    mark = " (oracle: exact labels)" if oracle else " (simulated)" if backend.simulated else ""
-    label = f"{plan.suite.name} · {backend.name}{mark} · {where or f'{processes} processes'}"
-    return TqdmProgress(base.jobs_total, base.jobs_done, label)
 
 
 def stop_others(handler: Signals) -> None:

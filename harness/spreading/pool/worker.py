@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import traceback
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager, nullcontext
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -16,19 +16,16 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from harness.backends.oracle import Oracle
-from harness.cache import open_cache
-from harness.calling import Budget, Caller, Limits, Pacer
-from harness.errors import NumericJevError, RequestCapReached, first_error
-from harness.progress import Counters, NoProgress
+from harness.calling import Budget, Limits, Pacer
+from harness.errors import NumericJevError, RequestCapReached
+from harness.progress import Counters
 from harness.protocol.cases import JobSpec
 from harness.running.folder import RunPlan
 from harness.running.interrupts import Interrupts
 from harness.running.jobs import Job
-from harness.running.recorder import Recorder
 from harness.running.replay import jobs_of
-from harness.running.scheduler import Scheduler
 from harness.running.session import in_own_loop
+from harness.running.wiring import Wired
 from runfolder import OUTPUTS, REQUESTS, RunFolderError, dumps_line
 
 BLOCK_BYTES = 1 << 18  # a worker hands its lines over in blocks of about this size
@@ -165,61 +162,28 @@ async def work(
 ) -> Done:
     """Run one worker's share, its lines sent to the parent. ``remote``: a Ray shard's
     settings (``harness.spreading.raylaunch``), which has no parent process to signal it."""
-    backend, limits = plan.backend, part.limits
+    limits = part.limits
     counters = Counters()
     lines = Lines(conn, counters, BLOCK_BYTES if remote is None else remote.block_bytes)
-    oracle = isinstance(backend, Oracle)
-    # Before any file is opened: a refused cache file (another schema) leaves nothing open.
-    # The plan's settings, passed here as an argument (a fork, a Ray task): not the environment.
-    cache = open_cache(backend.describe(), run_id, plan.settings.cache)
-    recorder = Recorder(
-        folder,
-        run_id,
-        counters,
-        NoProgress(),
-        simulated=backend.simulated,
-        oracle=oracle,
-        sinks=(lines.requests, lines.outputs),
-    )
     price = plan.price_per_million
     budget = (
         Budget(limits, counters, price)
         if shared is None  # a Ray shard: its own part of the request cap
         else SharedCap(shared, limits, counters, price)
     )
-    pacer = (
-        Pacer(limits.concurrency, rps=limits.rps, max_wait_s=limits.max_wait_s)
-        if remote is None
-        else remote.pacer
-    )
-    caller = Caller(
-        backend,
-        pacer,
-        plan.retry,
-        price_per_million=plan.price_per_million,
-        budget=budget,
-        probe=True,
-        cache=cache,
-    )
-    scheduler = Scheduler(caller, budget, recorder, workers=limits.concurrency)
+    plan = replace(plan, limits=limits)
+    sinks = (lines.requests, lines.outputs)
+    pacer = None if remote is None else remote.pacer
     interrupts = Interrupts(drain_s)
     try:
-        with first_error():
-            async with anyio.create_task_group() as tg:
-                if remote is None:
-                    await tg.start(forward_usr1, interrupts)
-                hard = anyio.CancelScope()  # cut off what is still in flight
-                with hard, interrupts.attach(scheduler, hard):
-                    await scheduler.run(jobs_of(plan.suite, part.started, part.fresh))
-                tg.cancel_scope.cancel()
+        wired = Wired.of(folder, run_id, plan, counters, sinks=sinks, budget=budget, pacer=pacer)
+        signals = _forwarding(interrupts) if remote is None else nullcontext()
+        await wired.run(jobs_of(plan.suite, part.started, part.fresh), interrupts, signals)
     finally:
-        recorder.close()
-        if cache is not None:
-            cache.close()  # first: its last commit is counted in the summary's CPU
-            print(cache.summary(), file=sys.stderr)
         with anyio.CancelScope(shield=True):
-            await backend.aclose()
+            await plan.backend.aclose()
     told = interrupts.signum is not None  # the parent says why (its signal, a failure)
+    caller, scheduler = wired.caller, wired.scheduler
     drained = max(interrupts.in_flight - caller.abandoned, 0) if told else 0
     return Done(
         counters,
@@ -230,6 +194,15 @@ async def work(
         drained,
         caller.abandoned,
     )
+
+
+@asynccontextmanager
+async def _forwarding(interrupts: Interrupts) -> AsyncIterator[None]:
+    """The parent's SIGUSR1 fed to ``interrupts`` while the block runs (``forward_usr1``)."""
+    async with anyio.create_task_group() as tg:
+        await tg.start(forward_usr1, interrupts)
+        yield
+        tg.cancel_scope.cancel()
 
 
 def die_with(parent: int) -> None:
@@ -261,12 +234,25 @@ def worker_main(
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)  # the parent decides (module docstring)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+    async def share() -> Done:
+        return await work(part, plan, folder, run_id, drain_s, shared, conn)
+
     try:
-        done = in_own_loop(work)(part, plan, folder, run_id, drain_s, shared, conn)
-        conn.send(("done", done))
-    except (NumericJevError, RunFolderError) as exc:  # one line the user can act on
-        conn.send(("error", str(exc)))
-    except BaseException:
-        conn.send(("crash", traceback.format_exc()))
+        last_word(conn.send, share)
     finally:
         conn.close()
+
+
+def last_word(
+    send: Callable[[tuple[Any, ...]], None], share: Callable[[], Awaitable[Done]]
+) -> None:
+    """Run one share (a worker's, a Ray shard's) in its own event loop, then say how it
+    ended: ``done``, an ``error`` the user can act on (one line), or a ``crash`` (a bug,
+    with its traceback)."""
+    try:
+        send(("done", in_own_loop(share)()))
+    except (NumericJevError, RunFolderError) as exc:  # one line the user can act on
+        send(("error", str(exc)))
+    except BaseException:
+        send(("crash", traceback.format_exc()))

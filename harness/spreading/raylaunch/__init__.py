@@ -13,16 +13,15 @@ nodes need this package installed).
 """
 
 from harness.spreading.raylaunch.actor import ShardActor, ShardTask, SuiteRef
-from harness.spreading.raylaunch.driver import MAX_RESTARTS, RayRun, run_on_ray
+from harness.spreading.raylaunch.driver import MAX_RESTARTS, Ray
 from harness.spreading.raylaunch.limiter import RateLimiter, RemotePacer
 
 __all__ = [
     "MAX_RESTARTS",
     "RateLimiter",
-    "RayRun",
+    "Ray",
     "RemotePacer",
     "ShardActor",
     "ShardTask",
     "SuiteRef",
-    "run_on_ray",
 ]

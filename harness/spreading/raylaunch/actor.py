@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import queue
 import threading
-import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,15 +20,13 @@ from typing import Any
 
 from harness.backends import ModelSpec
 from harness.calling import Limits, RetrySettings
-from harness.errors import NumericJevError
 from harness.protocol.cases import Suite
 from harness.running.replay import LogState, job_lists
-from harness.running.session import _plan, in_own_loop
+from harness.running.session import Start
 from harness.running.settings import RunSettings
 from harness.running.sharding import Shard
-from harness.spreading.pool.worker import Part, Remote, work
+from harness.spreading.pool.worker import Done, Part, Remote, last_word, work
 from harness.spreading.raylaunch.limiter import RemotePacer
-from runfolder import RunFolderError
 
 
 @dataclass(frozen=True)
@@ -94,20 +91,18 @@ class _Stream:
 
 def _run(task: ShardTask, limiter: Any, stream: _Stream) -> None:
     """In the actor's own thread: the shard's jobs, then one last word on ``stream``."""
-    try:
+
+    async def share() -> Done:
         suite = task.suite.load()
-        plan = _plan(suite, task.model, task.limits, task.retry, task.settings)
+        start = Start(suite, task.model, task.limits, retry=task.retry, settings=task.settings)
+        plan = start.plan()
         started, fresh = job_lists(suite, task.state, plan.backend.name, task.shard)
         part = Part(task.shard.index, task.shard.count, task.limits, started, fresh)
         pacer = RemotePacer(limiter, task.limits.concurrency, task.owner)
         remote = Remote(pacer, task.block_bytes)
-        run = in_own_loop(work)
-        done = run(part, plan, Path("."), task.run_id, task.drain_s, None, stream, remote)
-        stream.send(("done", done))
-    except (NumericJevError, RunFolderError) as exc:  # one line the user can act on
-        stream.send(("error", str(exc)))
-    except BaseException:
-        stream.send(("crash", traceback.format_exc()))
+        return await work(part, plan, Path("."), task.run_id, task.drain_s, None, stream, remote)
+
+    last_word(stream.send, share)
 
 
 class ShardActor:

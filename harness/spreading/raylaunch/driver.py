@@ -22,14 +22,12 @@ from typing import Any
 from harness.backends import ModelSpec
 from harness.calling import Limits, RetrySettings
 from harness.progress import Counters, Progress, summed
-from harness.protocol.cases import Suite
-from harness.running.folder import RunPlan, check_price, record_session
-from harness.running.naming import folder_model_name
+from harness.running.folder import RunPlan, check_price
 from harness.running.replay import LogState, read_logs
-from harness.running.session import Display, RunResult, _plan, new_run_folder
-from harness.running.settings import RunSettings
+from harness.running.session import Resume, RunResult, Start, new_session
 from harness.running.sharding import Shard
-from harness.spreading.pool.parent import Writer, display_for, result_of, share
+from harness.running.wiring import display_for
+from harness.spreading.pool.parent import Writer, result_of, share
 from harness.spreading.pool.worker import BLOCK_BYTES, Done
 from harness.spreading.raylaunch.actor import ShardActor, ShardTask, SuiteRef
 from harness.spreading.raylaunch.limiter import LIMITER_CONCURRENCY, RateLimiter
@@ -37,16 +35,6 @@ from runfolder import MANIFEST, RunFolderError
 
 MAX_RESTARTS = 3  # per shard: a shard lost more often than this is left to resume
 POLL_S = 0.5  # the driver wakes this often (Ctrl-C is seen between waits)
-
-
-@dataclass(frozen=True)
-class RayRun:
-    """The run's result and what the coordinator saw (window, admitted, 429s), with the
-    shards lost and started again (``lost``: one line each)."""
-
-    result: RunResult
-    limiter: dict[str, Any]
-    lost: tuple[str, ...] = ()
 
 
 @dataclass
@@ -250,73 +238,79 @@ def _ray() -> Any:
     return ray
 
 
-def run_on_ray(
-    suite: Suite,
-    model: ModelSpec,
-    limits: Limits,
-    *,
-    folder: Path,
-    shards: int,
-    address: str = "",
-    retry: RetrySettings | None = None,
-    progress: Display = False,
-    placement: Sequence[Mapping[str, float]] | None = None,
-    ray: Any = None,
-    settings: RunSettings | None = None,
-) -> RayRun:
-    """Run ``suite`` in ``folder`` as ``shards`` Ray actors sharing one rate limit, this
-    process writing the folder (module docstring).
+@dataclass(frozen=True)
+class Ray:
+    """A placement (``harness.running.session.Placement``): ``run`` as ``shards`` Ray actors
+    sharing one rate limit, this process writing the folder (module docstring).
 
     ``limits.concurrency`` and ``limits.rps`` bound the whole run (the limiter's); each
     shard takes its share of the request and spend caps. ``address`` "" starts a local Ray.
-    ``placement``: each shard's first actor's Ray resources (e.g. one custom resource per
+    ``resources``: each shard's first actor's Ray resources (e.g. one custom resource per
     node); without it, and for a shard started again, the living node with the fewest live
-    shards (``Driver.place``). ``ray``: the Ray module (tests pass a
-    fake; default: ``import ray``). ``settings``: as ``start_run``'s, sent to every shard.
+    shards (``Driver.place``). ``ray``: the Ray module (tests pass a fake; default:
+    ``import ray``). The run's settings are sent to every shard; the result names the
+    shards lost (``lost``) and what the limiter saw (``limiter``). A Ray run's folder is an
+    ordinary one: ``resume`` continues it here or in a ``Pool``.
     """
-    from harness.errors import ConfigError
 
-    if shards < 1:
-        raise ConfigError(f"--workers must be at least 1; got {shards}")
-    if placement is not None and len(placement) != shards:
-        raise ConfigError(f"placement names {len(placement)} shards, not {shards}")
-    if (folder / MANIFEST).exists():
-        raise RunFolderError(f"{folder} already holds a run; choose another --run folder")
-    plan = _plan(suite, model, limits, retry, settings)
-    check_price(plan)
-    ray = ray or _ray()
-    started = not ray.is_initialized()
-    if started:  # before any folder exists: a cluster that cannot be reached leaves none
-        ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
-    try:
-        folder, lock, manifest = new_run_folder(folder, plan, folder_model_name(model), None)
+    shards: int
+    address: str = ""
+    resources: Sequence[Mapping[str, float]] | None = None
+    ray: Any = None
+
+    def start(self, order: Start) -> RunResult:
+        """``run`` on Ray (the class docstring)."""
+        from harness.errors import ConfigError
+
+        shards, placement, folder = self.shards, self.resources, order.folder
+        if shards < 1:
+            raise ConfigError(f"--workers must be at least 1; got {shards}")
+        if placement is not None and len(placement) != shards:
+            raise ConfigError(f"placement names {len(placement)} shards, not {shards}")
+        if not isinstance(order.model, ModelSpec):
+            raise ConfigError("a Ray run rebuilds its model on every node: pass a ModelSpec")
+        if folder is not None and (folder / MANIFEST).exists():
+            raise RunFolderError(f"{folder} already holds a run; choose another --run folder")
+        plan = order.plan()
+        check_price(plan)
+        ray = self.ray or _ray()
+        started = not ray.is_initialized()
+        if started:  # before any folder exists: a cluster that cannot be reached leaves none
+            ray.init(address=self.address or None, include_dashboard=False, log_to_driver=False)
         try:
-            record_session(folder, "run", manifest.to_dict(), plan, [])
-            driver = Driver(ray, folder, manifest.run_id, plan, model, retry, shards)
-            base = Counters(jobs_total=plan.jobs_total())
-            writer = Writer(folder, LogState())
-            where = f"{shards} Ray shard{'s' if shards > 1 else ''}"
-            display = display_for(progress, plan, base, shards, where)
-            try:
-                for k in range(shards):
-                    pin = None if placement is None else placement[k]
-                    driver.launch(Shard(k, shards), driver.limits_of(k), LogState(), pin)
-                driver.drive(writer, display, base)
-            except BaseException:
-                driver.stop()  # what is written is a prefix of the records: resume continues
-                raise
-            finally:
-                counters = summed(base, list(driver.run.latest.values()))
-                writer.close(manifest.run_id, counters)
-                display.close()
-            state = ray.get(driver.limiter.state.remote())
+            with new_session(order, plan) as (folder, run_id):
+                driver = Driver(ray, folder, run_id, plan, order.model, order.retry, shards)
+                base = Counters(jobs_total=plan.jobs_total())
+                writer = Writer(folder, LogState())
+                where = f"{shards} Ray shard{'s' if shards > 1 else ''}"
+                display = display_for(order.progress, plan, base, base.jobs_total > 0, where)
+                try:
+                    for k in range(shards):
+                        pin = None if placement is None else placement[k]
+                        driver.launch(Shard(k, shards), driver.limits_of(k), LogState(), pin)
+                    driver.drive(writer, display, base)
+                except BaseException:
+                    driver.stop()  # what is written is a prefix of the records: resume continues
+                    raise
+                finally:
+                    counters = summed(base, list(driver.run.latest.values()))
+                    writer.close(run_id, counters)
+                    display.close()
+                state = ray.get(driver.limiter.state.remote())
         finally:
-            lock.release()
-    finally:
-        if started:
-            ray.shutdown()
-    run = driver.run
-    if run.crash is not None:
-        raise RuntimeError(f"a Ray shard failed:\n{run.crash}")
-    result = result_of(folder, plan, counters, run.done, run.errors, None)
-    return RayRun(result, state, tuple(run.lost))
+            if started:
+                ray.shutdown()
+        run = driver.run
+        if run.crash is not None:
+            raise RuntimeError(f"a Ray shard failed:\n{run.crash}")
+        result = result_of(folder, plan, counters, run.done, run.errors, None)
+        return replace(result, lost=tuple(run.lost), limiter=state)
+
+    def resume(self, order: Resume) -> RunResult:
+        """Refused: a Ray run's folder is continued here or in a ``Pool``."""
+        from harness.errors import ConfigError
+
+        raise ConfigError(
+            f"resume continues a Ray run's folder in this machine's processes: "
+            f"numericjev resume {order.folder} (without --ray)"
+        )
