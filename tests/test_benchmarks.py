@@ -57,10 +57,11 @@ def _comparison(tmp: Path) -> Path:
 
 
 def _calibration(tmp: Path) -> dict[str, Any]:
-    # The study at 3 runs per arm, 3 comparisons per row, 8 families; then the spread flag
-    # on the same cached pool.
-    cache = ["--cache", str(tmp / "pools"), "--runs", "3", "--families", "8"]
-    code = _bench("bench_calibration").main([*cache, "--replicates", "3", "--steady", "2"])
+    # The study's A/A and steady rows at 10 runs per arm (the spread flag's steady k=9 null
+    # needs 10), 3 comparisons per row, 8 families; then the spread flag on the same pool.
+    cache = ["--cache", str(tmp / "pools"), "--runs", "10", "--families", "8"]
+    study = ["--replicates", "3", "--steady", "2", "--scenarios", "aa,steady", "--looks"]
+    code = _bench("bench_calibration").main([*cache, *study])
     flag = _bench("bench_spread_flag").main([*cache, "--replicates", "2", "--flips", "99"])
     return {"calibration_exit": code, "spread_flag_exit": flag}
 
