@@ -24,8 +24,12 @@ def _paper_parser() -> argparse.ArgumentParser:
         prog="numericjev sim-vs-paper",
         description=(
             "Run the affine and exploratory suites against the sim in process (seconds) and "
-            "print its figures beside the paper's published ones. The sim's column is "
-            "SIMULATED; the paper's is the paper's."
+            "print its figures beside the paper's published ones. Without --seeds or --beams: "
+            "the affine suite's headline figures (--all: every figure) at one seed (the spec's; "
+            "0 unless it sets one), so with no spread and no interval (it says so and points to "
+            "--seeds), a line each on what the sim has built in and what it overstates, and the "
+            "exploratory suite's MAPE as the mean of 12 seeds. The sim's column is SIMULATED; "
+            "the paper's is the paper's."
         ),
     )
     p.add_argument(
@@ -50,16 +54,20 @@ def _paper_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar="N",
-        help="instead: the width-4 beams against their greedy trees over seeds 0..N-1, each a "
-        "paired MAPE difference with its 95%% interval, and the questions each asks (set "
-        "off_range in --model: it decides the sign)",
+        help="instead: the width-4 beams against their greedy trees over seeds 0..N-1, at "
+        "equal requests (the greedy tree as it runs) and at equal questions (the greedy tree "
+        "asked each job R times, its median read-out, R the beam's questions over the tree's "
+        "rounded down and up: equal questions lie between): per tree and comparison the mean "
+        "MAPE difference with a 95%% t interval "
+        "over seeds, the seeds whose paired 95%% interval is below, above or holding 0, and "
+        "the questions each side asks (set off_range in --model: it decides the sign)",
     )
     p.add_argument(
         "--param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="an affine suite parameter for --seeds (e.g. per_operator=4: a quarter of the "
+        help="an affine suite parameter for --seeds and --beams (e.g. per_operator=4: a quarter of the "
         "families, faster and noisier; the paper's figures are for the whole suite)",
     )
     p.epilog = EXIT

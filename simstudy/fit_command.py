@@ -190,8 +190,9 @@ def knob_table(known: Sequence[Agreement]) -> str:
         "information on it and its agreement is the refits' alone. 'trades off with X': "
         "it moves the distance, but X makes up for it (the two moved at once in opposite "
         "directions raise the distance by less than half what the two moves do apart); "
-        "its interval then spans that valley too. Identified values, flat ones too, are "
-        "the run's to within their interval; refits show the fit's spread over draws, not "
-        "its bias.\n"
+        "its interval then spans that valley too. An identified value (flat or not) is what "
+        "every draw like the run asks the fit for, to within its interval; refits show the "
+        "fit's spread over draws, not its bias, and a flat knob is where a bias is likeliest "
+        "(docs/models.md).\n"
     )
     return "\n".join(lines)

@@ -66,11 +66,12 @@ class Agreement:
 
     @property
     def spread(self) -> float:
-        """How far the fits stray from their median: the largest ratio either way (1: all equal)."""
-        mid = statistics.median(self.fits)
+        """How far the fits (the valley aside) stray from their median: the largest ratio
+        either way (1: all equal)."""
+        mid, low, high = statistics.median(self.fits), min(self.fits), max(self.fits)
         if mid <= 0:
-            return 1.0 if self.high <= 0 else float("inf")
-        return max(self.high / mid, mid / self.low if self.low > 0 else float("inf"))
+            return 1.0 if high <= 0 else float("inf")
+        return max(high / mid, mid / low if low > 0 else float("inf"))
 
     @property
     def unmoved(self) -> bool:
@@ -92,7 +93,7 @@ class Agreement:
         if not self.refits or self.unmoved:
             return "not identified"
         mid = statistics.median(self.fits)
-        if self.high <= mid * (1 + TOLERANCE) and self.low >= mid * (1 - TOLERANCE):
+        if max(self.fits) <= mid * (1 + TOLERANCE) and min(self.fits) >= mid * (1 - TOLERANCE):
             return "identified"
         return "weakly identified" if self.spread <= WEAK else "not identified"
 
@@ -113,7 +114,10 @@ class Agreement:
             return "no fit moved it from its start: the run does not see it"
         fits = f"fits {self.low:.3g}-{self.high:.3g} over {len(self.fits)} draws"
         if self.profile.trades_with:
-            return f"{fits} and the valley: another knob makes up for it"
+            return (
+                f"{fits} and the valley: another knob makes up for it; the refits alone: "
+                f"{self.agreement}"
+            )
         if self.flat:
             return f"{fits}; the distance barely moves with it: little information"
         return fits

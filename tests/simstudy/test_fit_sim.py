@@ -269,6 +269,7 @@ def test_a_confounded_pair_with_unequal_pulls_is_not_identified() -> None:
     assert a.span[0] < 0.1 < 0.15 < a.span[1] and b.span[0] < 0.15 < 0.3375 <= b.span[1]
     judged = Agreement("a", 0.1, (0.11, 0.115, 0.127), a)
     assert judged.verdict == "trades off with b" and "and the valley" in judged.why
+    assert judged.why.endswith("the refits alone: identified")  # agreeing, and still flagged
     assert judged.low < 0.15 < judged.high
 
 
