@@ -215,7 +215,7 @@ def _beams(params: SimParams, n: int, affine: dict[str, str]) -> int:
 def _power(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
     from harness.protocol.registry import load_suite
-    from simstudy.power import pool, power_table
+    from simstudy.power import pool, power_table, share_interval
     from simstudy.simulate import with_knobs
 
     base = sim_params(args.model)
@@ -277,6 +277,14 @@ def _power(args: argparse.Namespace) -> int:
                     "effect": r.effect,
                     "power": r.power,
                     "any_cell": r.any_cell,
+                    "power_interval": {
+                        n: share_interval(round(p * args.replicates), args.replicates)
+                        for n, p in r.power.items()
+                    },
+                    "any_cell_interval": {
+                        n: share_interval(round(p * args.replicates), args.replicates)
+                        for n, p in r.any_cell.items()
+                    },
                 }
                 for r in rows
             ],
@@ -297,16 +305,23 @@ def _power(args: argparse.Namespace) -> int:
         "| " + " | ".join(head) + " |",
         "| :-- | --: | " + " | ".join("--:" for _ in families) + " |",
     ]
+
+    def share(p: float) -> str:
+        lo, hi = share_interval(round(p * args.replicates), args.replicates)
+        return f"{p:.2f} [{lo:.2f}, {hi:.2f}]"
+
     for r in rows:
         if r.label.startswith("A/A"):
-            cells = [f"{r.any_cell[n]:.2f} any cell" for n in families]
+            cells = [f"{share(r.any_cell[n])} any cell" for n in families]
         else:
-            cells = [f"{r.power[n]:.2f}" for n in families]
+            cells = [share(r.power[n]) for n in families]
         lines.append(f"| {r.label} | {r.effect:+.2f} | " + " | ".join(cells) + " |")
     print("\n".join(lines))
     print(
         "\nPower: share of comparisons calling the focus cell in the direction of the true "
         "difference (Δ, over every unit of both pools). A/A: share calling any cell at all, "
-        "the family-wise false-positive rate (Holm keeps it at or below 0.05 in expectation)."
+        "the family-wise false-positive rate (Holm keeps it at or below 0.05 in expectation). "
+        f"Brackets: exact 95% (Clopper-Pearson) intervals of a share of {args.replicates} "
+        "comparisons: a share is itself a draw (5 of 100 is 0.016-0.113)."
     )
     return 0
