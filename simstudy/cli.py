@@ -45,9 +45,11 @@ def _paper_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help="check the sim's claims over seeds 0..N-1 instead: each leg of the sign pattern "
-        "with the share of seeds it holds at, each tree's MAPE against direct choice with "
-        "its paired 95%% interval, each cell's mean, s.d., range and share of seeds within "
-        "25%% of the paper (about 8 s a seed; docs/models.md quotes N=24)",
+        "and each of the paper's findings with the share of seeds it holds at (legs built "
+        "into the sim marked so), each tree's MAPE against direct choice and each pair of "
+        "neighbouring trees with the seeds whose paired 95%% interval is below, above or "
+        "holding 0, each cell's mean, s.d., range and share of seeds within 25%% of the "
+        "paper (about 8 s a seed; docs/models.md quotes N=24 and N=48)",
     )
     p.add_argument(
         "--beams",
