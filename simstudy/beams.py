@@ -32,9 +32,9 @@ from typing import Any
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.paired import common_with_reference
 from analysis.statistics.paired_test import paired_difference
-from analysis.statistics.student import student_ppf
 from harness.backends.sim import SimParams
 from harness.protocol.registry import load_suite
+from simstudy.intervals import over_seeds
 from simstudy.profile import design_for, outputs_of
 from simstudy.simulate import simulate
 from simstudy.sweep import SWEEP_REPLICATES, Interval
@@ -158,13 +158,6 @@ def beam_sweep(
     return [beam_seed(replace(params, seed=seed), affine) for seed in seeds]
 
 
-def over_seeds(deltas: Sequence[float]) -> Interval:
-    """The mean of per-seed differences with a Student t 95% interval over the seeds."""
-    n, mean = len(deltas), statistics.fmean(deltas)
-    half = float(student_ppf(0.975, n - 1)) * statistics.stdev(deltas) / math.sqrt(n)
-    return Interval(mean, mean - half, mean + half)
-
-
 def beams_table(runs: Sequence[BeamSeed], off_range: float) -> list[str]:
     """The beams over seeds as Markdown: per greedy tree and comparison, the mean difference
     with its interval over seeds, the seeds whose own interval is below, above or holding 0,
@@ -204,9 +197,9 @@ def beams_table(runs: Sequence[BeamSeed], off_range: float) -> list[str]:
             )
         for label, ivs, asked in rows:
             below, above = sum(iv.hi < 0 for iv in ivs), sum(iv.lo > 0 for iv in ivs)
-            mean = over_seeds([iv.delta for iv in ivs])
+            mean, lo, hi = over_seeds([iv.delta for iv in ivs])
             lines.append(
-                f"| {greedy} | {label} | {mean.delta:+.2f} [{mean.lo:+.2f}, {mean.hi:+.2f}] | "
+                f"| {greedy} | {label} | {mean:+.2f} [{lo:+.2f}, {hi:+.2f}] | "
                 f"{below} | {above} | {n - below - above} | {_range(asked, '.2f')} |"
             )
     return lines

@@ -217,7 +217,8 @@ def _beams(params: SimParams, n: int, affine: dict[str, str]) -> int:
 def _power(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
     from harness.protocol.registry import load_suite
-    from simstudy.power import pool, power_table, share_interval
+    from simstudy.intervals import share_interval
+    from simstudy.power import pool, power_table
     from simstudy.simulate import with_knobs
 
     base = sim_params(args.model)

@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import betaincinv
 
 from analysis.statistics.comparison import HIGHER_IS_BETTER, verdict
 from analysis.statistics.family_test import family_p_values
@@ -32,15 +31,6 @@ from simstudy.simulate import simulate
 
 ALPHA = 0.05
 POWER_SEED = 20260923  # the paper's seed, for the replicates' draws of units
-
-
-def share_interval(hits: int, trials: int, level: float = 0.95) -> tuple[float, float]:
-    """The exact (Clopper-Pearson) ``level`` interval of a share ``hits / trials``: 5 of 100
-    gives 0.016-0.113, so a measured share of 0.05 does not show a rate at or below 5%."""
-    tail = (1 - level) / 2
-    lo = 0.0 if hits == 0 else float(betaincinv(hits, trials - hits + 1, tail))
-    hi = 1.0 if hits == trials else float(betaincinv(hits + 1, trials - hits, 1 - tail))
-    return lo, hi
 
 
 @dataclass(frozen=True)

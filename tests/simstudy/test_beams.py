@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.backends.sim import SimParams
-from simstudy.beams import PAIRS, beam_sweep, over_seeds, questions_asked, voted
+from simstudy.beams import PAIRS, beam_sweep, questions_asked, voted
+from simstudy.intervals import over_seeds
 from tests.runhelpers import cli
 
 TINY = {"per_operator": "2"}  # 8 families: enough for an interval (5 or more)
@@ -57,9 +58,9 @@ def test_a_voted_read_out_is_the_median_of_the_first_r(values: list[int], r: int
 
 
 def test_the_mean_over_seeds_has_a_t_interval() -> None:
-    iv = over_seeds([1.0, 2.0, 3.0])  # mean 2, s.d. 1, t(0.975, 2) = 4.303
-    assert iv.delta == 2.0 and iv.hi - 2.0 == pytest.approx(4.303 / 3**0.5, abs=1e-3)
-    assert iv.lo == pytest.approx(4.0 - iv.hi)
+    mean, lo, hi = over_seeds([1.0, 2.0, 3.0])  # mean 2, s.d. 1, t(0.975, 2) = 4.303
+    assert mean == 2.0 and hi - 2.0 == pytest.approx(4.303 / 3**0.5, abs=1e-3)
+    assert lo == pytest.approx(4.0 - hi)
 
 
 def test_off_range_moves_the_beams() -> None:

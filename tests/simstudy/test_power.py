@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.backends.sim.params import RATES
-from simstudy.power import share_interval
+from simstudy.intervals import share_interval
 from tests.runhelpers import cli
 
 EXACT = "sim:" + ",".join(f"{k}=0" for k in RATES)  # every mechanism off: an exact reader
