@@ -24,8 +24,12 @@ def _paper_parser() -> argparse.ArgumentParser:
         prog="numericjev sim-vs-paper",
         description=(
             "Run the affine and exploratory suites against the sim in process (seconds) and "
-            "print its figures beside the paper's published ones. The sim's column is "
-            "SIMULATED; the paper's is the paper's."
+            "print its figures beside the paper's published ones. Without --seeds or --beams: "
+            "the affine suite's headline figures (--all: every figure) at one seed (the spec's; "
+            "0 unless it sets one), so with no spread and no interval (it says so and points to "
+            "--seeds), a line each on what the sim has built in and what it overstates, and the "
+            "exploratory suite's MAPE as the mean of 12 seeds. The sim's column is SIMULATED; "
+            "the paper's is the paper's."
         ),
     )
     p.add_argument(
@@ -41,25 +45,31 @@ def _paper_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help="check the sim's claims over seeds 0..N-1 instead: each leg of the sign pattern "
-        "with the share of seeds it holds at, each tree's MAPE against direct choice with "
-        "its paired 95%% interval, each cell's mean, s.d., range and share of seeds within "
-        "25%% of the paper (about 8 s a seed; docs/models.md quotes N=24)",
+        "and each of the paper's findings with the share of seeds it holds at (legs built "
+        "into the sim marked so), each tree's MAPE against direct choice and each pair of "
+        "neighbouring trees with the seeds whose paired 95%% interval is below, above or "
+        "holding 0, each cell's mean, s.d., range and share of seeds within 25%% of the "
+        "paper (about 8 s a seed; docs/models.md quotes N=24 and N=48)",
     )
     p.add_argument(
         "--beams",
         type=int,
         default=0,
         metavar="N",
-        help="instead: the width-4 beams against their greedy trees over seeds 0..N-1, each a "
-        "paired MAPE difference with its 95%% interval, and the questions each asks (set "
-        "off_range in --model: it decides the sign)",
+        help="instead: the width-4 beams against their greedy trees over seeds 0..N-1, at "
+        "equal requests (the greedy tree as it runs) and at equal questions (the greedy tree "
+        "asked each job R times, its median read-out, R the beam's questions over the tree's "
+        "rounded down and up: equal questions lie between): per tree and comparison the mean "
+        "MAPE difference with a 95%% t interval "
+        "over seeds, the seeds whose paired 95%% interval is below, above or holding 0, and "
+        "the questions each side asks (set off_range in --model: it decides the sign)",
     )
     p.add_argument(
         "--param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="an affine suite parameter for --seeds (e.g. per_operator=4: a quarter of the "
+        help="an affine suite parameter for --seeds and --beams (e.g. per_operator=4: a quarter of the "
         "families, faster and noisier; the paper's figures are for the whole suite)",
     )
     p.epilog = EXIT
@@ -207,6 +217,7 @@ def _beams(params: SimParams, n: int, affine: dict[str, str]) -> int:
 def _power(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
     from harness.protocol.registry import load_suite
+    from simstudy.intervals import share_interval
     from simstudy.power import pool, power_table
     from simstudy.simulate import with_knobs
 
@@ -269,6 +280,14 @@ def _power(args: argparse.Namespace) -> int:
                     "effect": r.effect,
                     "power": r.power,
                     "any_cell": r.any_cell,
+                    "power_interval": {
+                        n: share_interval(round(p * args.replicates), args.replicates)
+                        for n, p in r.power.items()
+                    },
+                    "any_cell_interval": {
+                        n: share_interval(round(p * args.replicates), args.replicates)
+                        for n, p in r.any_cell.items()
+                    },
                 }
                 for r in rows
             ],
@@ -289,16 +308,23 @@ def _power(args: argparse.Namespace) -> int:
         "| " + " | ".join(head) + " |",
         "| :-- | --: | " + " | ".join("--:" for _ in families) + " |",
     ]
+
+    def share(p: float) -> str:
+        lo, hi = share_interval(round(p * args.replicates), args.replicates)
+        return f"{p:.2f} [{lo:.2f}, {hi:.2f}]"
+
     for r in rows:
         if r.label.startswith("A/A"):
-            cells = [f"{r.any_cell[n]:.2f} any cell" for n in families]
+            cells = [f"{share(r.any_cell[n])} any cell" for n in families]
         else:
-            cells = [f"{r.power[n]:.2f}" for n in families]
+            cells = [share(r.power[n]) for n in families]
         lines.append(f"| {r.label} | {r.effect:+.2f} | " + " | ".join(cells) + " |")
     print("\n".join(lines))
     print(
         "\nPower: share of comparisons calling the focus cell in the direction of the true "
         "difference (Δ, over every unit of both pools). A/A: share calling any cell at all, "
-        "the family-wise false-positive rate (Holm keeps it at or below 0.05 in expectation)."
+        "the family-wise false-positive rate (Holm keeps it at or below 0.05 in expectation). "
+        f"Brackets: exact 95% (Clopper-Pearson) intervals of a share of {args.replicates} "
+        "comparisons: a share is itself a draw (5 of 100 is 0.016-0.113)."
     )
     return 0

@@ -123,7 +123,10 @@ def fit_run(
             fit_to(wanted, FIT_SEED + REFIT_SEED * (r + 1), r + 1)[0].knobs
             for r, wanted in enumerate(redraws)
         ]
-        known = agreements(knobs, result.knobs, again, profile)
+        # Each fit's start, so a knob no fit moved (the run does not see it) is told apart
+        # from one whose fits agree because the run pins it.
+        starts = [initial, *(jittered(initial, bounds, r + 1) for r in range(refits))]
+        known = agreements(knobs, result.knobs, again, profile, starts)
     params = with_knobs(base, result.knobs)
     shown = with_knobs(params, {"seed": FIT_SEED})
     sim_profile = profile_of_records(simulate(suite, shown), name)

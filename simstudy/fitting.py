@@ -216,7 +216,8 @@ def _valley(
     (empty: they do not). Each way (a up and b down, a down and b up) the knob whose step
     moves the distance more moves by STEP ** t, t = sqrt(its rise's ratio to the other's)
     (at least 1/4), so that each move alone raises it alike under a quadratic bowl; the pair
-    trades off when the two together raise it by less than TRADE of the sum apart. The flat ways are walked on, k
+    trades off when the two together raise it by less than TRADE of the sum of the two
+    moves' own rises, each measured (a fit off its floor is no quadratic bowl). The flat ways are walked on, k
     steps at once, while the rise stays under the first step's threshold."""
     walked: list[tuple[str, float]] = []
     for sign in (1, -1):
@@ -226,13 +227,22 @@ def _valley(
             continue
         ta = min(1.0, max(0.25, math.sqrt(max(rb, 0.0) / ra))) if ra > rb else 1.0
         tb = min(1.0, max(0.25, math.sqrt(max(ra, 0.0) / rb))) if rb > ra else 1.0
-        apart = max(ra, 0.0) * ta**2 + max(rb, 0.0) * tb**2
+        # Each shortened move's own rise, measured: a fit off its floor on one knob (a
+        # step toward the floor lowers the distance) is not the quadratic bowl that
+        # ``ra * ta**2`` assumes, and two independent knobs would then look like a valley.
+        alone_a = ra if ta == 1.0 else rise({a: STEP ** (sign * ta)})
+        alone_b = rb if tb == 1.0 else rise({b: STEP ** (-sign * tb)})
+        apart = max(alone_a, 0.0) + max(alone_b, 0.0)
+        if apart <= 0:
+            continue
         threshold = TRADE * apart
 
         def moves(k: int) -> dict[str, float]:
             return {a: STEP ** (sign * k * ta), b: STEP ** (-sign * k * tb)}  # noqa: B023
 
-        if rise(moves(1)) >= threshold:
+        # Independent knobs add up (the two moves at once rise by the sum of their own
+        # rises, whatever their signs); a valley takes away more than (1 - TRADE) of them.
+        if rise(moves(1)) - alone_a - alone_b >= -(1 - TRADE) * apart:
             continue
         walked += list(moves(1).items())
         for k in range(2, WALK + 1):

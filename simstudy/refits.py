@@ -4,13 +4,15 @@ A fit matches one run, and that run is one draw: another draw of the same model 
 the fit for other knobs. So ``fit-sim`` fits REFITS more targets drawn like the run (other
 sim seeds of its knobs when the run is a sim run, a bootstrap of its families otherwise),
 each with its own sim seeds and from its own start (``jittered``: a search stops near its
-start where the run leaves a knob free), and calls a knob identified only when every fit
-lands within TOLERANCE of their median; its interval is the fits' range. A knob the
-distance does not move (the profile, ``fitting.identify``) is not identified whatever its
-refits say, nor is one that trades off with another (the pair moved at once along their
-valley barely moves the distance); its interval then spans that valley too. Refits show the
-fit's spread over draws, not its bias: on the affine suite the confounded pair's refits
-agreed on wrong values (docs/models.md): the valley check is what flags them.
+start where the run leaves a knob free). A knob whose fits all land within TOLERANCE of
+their median is identified, whatever its pull on the distance; its interval is the fits'
+range. The profile (``fitting.identify``) then says what kind of knowledge that is: a knob
+the distance barely moves with is ``flat`` (little information: its agreement is the
+refits' alone, and a bias they cannot show is likelier), one that moves it but another knob
+compensates ``trades off`` (its interval then spans that valley too); a knob whose refits
+disagree is not identified. Refits show the fit's spread over draws, not its bias: on the
+affine suite the confounded pair's refits agreed on wrong values (docs/models.md): the
+valley check is what flags them.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class Agreement:
     value: float  # fitted to the run itself
     refits: tuple[float, ...]  # fitted to the redrawn targets
     profile: Identification  # the distance around the fit, this knob moved alone
+    starts: tuple[float, ...] = ()  # where each fit began, the run's first (empty: unknown)
 
     @property
     def fits(self) -> tuple[float, ...]:
@@ -63,41 +66,73 @@ class Agreement:
 
     @property
     def spread(self) -> float:
-        """How far the fits stray from their median: the largest ratio either way (1: all equal)."""
-        mid = statistics.median(self.fits)
+        """How far the fits (the valley aside) stray from their median: the largest ratio
+        either way (1: all equal)."""
+        mid, low, high = statistics.median(self.fits), min(self.fits), max(self.fits)
         if mid <= 0:
-            return 1.0 if self.high <= 0 else float("inf")
-        return max(self.high / mid, mid / self.low if self.low > 0 else float("inf"))
+            return 1.0 if high <= 0 else float("inf")
+        return max(high / mid, mid / low if low > 0 else float("inf"))
 
     @property
-    def verdict(self) -> str:
-        """``identified``, ``weakly identified`` or ``not identified``."""
-        if self.profile.verdict != "identified" or not self.refits:
+    def unmoved(self) -> bool:
+        """No fit moved the knob from its own start: the run does not see it, and fits that
+        agree only agree where they began."""
+        return bool(self.starts) and all(
+            f == s for f, s in zip(self.fits, self.starts, strict=True)
+        )
+
+    @property
+    def flat(self) -> bool:
+        """The distance barely moves with the knob alone (little information)."""
+        return self.profile.verdict == "weak"
+
+    @property
+    def agreement(self) -> str:
+        """What the refits say alone: ``identified`` (within TOLERANCE of their median),
+        ``weakly identified`` (within a factor WEAK) or ``not identified``."""
+        if not self.refits or self.unmoved:
             return "not identified"
         mid = statistics.median(self.fits)
-        if self.high <= mid * (1 + TOLERANCE) and self.low >= mid * (1 - TOLERANCE):
+        if max(self.fits) <= mid * (1 + TOLERANCE) and min(self.fits) >= mid * (1 - TOLERANCE):
             return "identified"
         return "weakly identified" if self.spread <= WEAK else "not identified"
 
     @property
-    def why(self) -> str:
-        """The reason behind the verdict, in a few words."""
-        if self.profile.verdict == "weak":
-            return "the distance barely moves with it"
+    def verdict(self) -> str:
+        """``trades off with ...`` where the profile finds a valley, else the refits'
+        agreement, with ``, flat`` where the distance barely moves with the knob."""
         if self.profile.trades_with:
-            with_ = ", ".join(self.profile.trades_with)
-            return f"trades off with {with_}; its range spans the refits and the valley"
+            return "trades off with " + ", ".join(self.profile.trades_with)
+        return self.agreement + (", flat" if self.flat else "")
+
+    @property
+    def why(self) -> str:
+        """The evidence behind the verdict, in a few words."""
         if not self.refits:
             return "no refits"
-        return f"fits {self.low:.3g}-{self.high:.3g} over {len(self.fits)} draws"
+        if self.unmoved:
+            return "no fit moved it from its start: the run does not see it"
+        fits = f"fits {self.low:.3g}-{self.high:.3g} over {len(self.fits)} draws"
+        if self.profile.trades_with:
+            return (
+                f"{fits} and the valley: another knob makes up for it; the refits alone: "
+                f"{self.agreement}"
+            )
+        if self.flat:
+            return f"{fits}; the distance barely moves with it: little information"
+        return fits
 
     def as_json(self) -> dict[str, Any]:
         """The verdict and its evidence for ``--json``."""
         return {
             "verdict": self.verdict,
+            "agreement": self.agreement,
+            "flat": self.flat,
+            "trades_with": list(self.profile.trades_with),
             "why": self.why,
             "value": self.value,
             "refits": list(self.refits),
+            "starts": list(self.starts),
             "interval": [self.low, self.high],
             "distance_down": self.profile.down,
             "distance_up": self.profile.up,
@@ -110,10 +145,21 @@ def agreements(
     fitted: Mapping[str, float],
     refits: Sequence[Mapping[str, float]],
     profile: Sequence[Identification],
+    starts: Sequence[Mapping[str, float]] = (),
 ) -> tuple[Agreement, ...]:
-    """One Agreement per knob from the run's fit, the redraws' fits and the profile."""
+    """One Agreement per knob from the run's fit, the redraws' fits, the profile and (when
+    given) each fit's start, the run's first."""
     by_knob = {p.knob: p for p in profile}
-    return tuple(Agreement(k, fitted[k], tuple(r[k] for r in refits), by_knob[k]) for k in knobs)
+    return tuple(
+        Agreement(
+            k,
+            fitted[k],
+            tuple(r[k] for r in refits),
+            by_knob[k],
+            tuple(s[k] for s in starts),
+        )
+        for k in knobs
+    )
 
 
 def jittered(

@@ -20,6 +20,7 @@ from analysis.statistics.paired_test import PairedDifference, paired_difference
 from harness.backends.sim import SimParams
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
+from simstudy.intervals import over_seeds, share_interval
 from simstudy.paper import affine_profile
 from simstudy.profile import Profile, design_for, outputs_of, profile_of
 from simstudy.simulate import simulate
@@ -232,41 +233,46 @@ def sweep_tables(runs: Sequence[SeedFigures]) -> list[str]:
     """The sweep as Markdown: legs' shares, tree-vs-direct intervals, the cells' spread."""
     n = len(runs)
     lines = [f"## The sign pattern, leg by leg ({n} seeds; SIMULATED)", ""]
-    lines += ["| Leg | kind | share of seeds | holds at >= 90% |", "| :-- | :-- | --: | :-- |"]
+    lines += ["| Leg | kind | share of seeds [95% interval] | holds at >= 90% |",
+              "| :-- | :-- | --: | :-- |"]  # fmt: skip
     for leg, share in leg_shares(runs):
         kind = "sign pattern" if leg.pattern else "paper's finding"
         kind += f" ({leg.built_in})" if leg.built_in else ""
-        lines.append(f"| {leg.name} | {kind} | {share:.2f} | {'yes' if share >= HOLDS else 'NO'} |")
+        hits = round(share * n)
+        lo, hi = share_interval(hits, n)
+        lines.append(
+            f"| {leg.name} | {kind} | {share:.2f} ({hits} of {n}) [{lo:.2f}, {hi:.2f}] | "
+            f"{'yes' if share >= HOLDS else 'NO'} |"
+        )
+    lines += [
+        "",
+        "The share's interval is exact (Clopper-Pearson) over the seeds; 'holds' reads the "
+        "share itself, not its interval.",
+    ]
     lines += [
         "",
         f"## MAPE, tree minus direct choice, arithmetic (pp, 95% family interval; {n} seeds)",
         "",
     ]
-    lines += ["| Tree | mean difference | seeds with interval below 0 | above 0 | holding 0 |",
-              "| :-- | --: | --: | --: | --: |"]  # fmt: skip
+    lines += ["| Tree | mean difference [95% over seeds] | seeds with interval below 0 | above 0 "
+              "| holding 0 |", "| :-- | --: | --: | --: | --: |"]  # fmt: skip
     for t in TREES:
         ivs = [r.tree_vs_direct[t] for r in runs if t in r.tree_vs_direct]
-        below = sum(iv.hi < 0 for iv in ivs)
-        above = sum(iv.lo > 0 for iv in ivs)
-        mean = statistics.fmean(iv.delta for iv in ivs)
-        lines.append(f"| {t} | {mean:+.2f} | {below} | {above} | {len(ivs) - below - above} |")
+        lines.append(_difference_row(t, ivs))
     lines += [
         "",
         f"## MAPE between neighbouring trees, arithmetic (pp, 95% family interval; {n} seeds)",
         "",
         "Does K matter? The later tree minus the earlier, paired over their common jobs.",
         "",
-        "| Pair | mean difference | seeds with interval below 0 | above 0 | holding 0 |",
+        "| Pair | mean difference [95% over seeds] | seeds with interval below 0 | above 0 "
+        "| holding 0 |",
         "| :-- | --: | --: | --: | --: |",
     ]
     for pair in BETWEEN:
         ivs = [r.between_trees[pair] for r in runs if pair in r.between_trees]
         if ivs:
-            below, above = sum(iv.hi < 0 for iv in ivs), sum(iv.lo > 0 for iv in ivs)
-            mean = statistics.fmean(iv.delta for iv in ivs)
-            lines.append(
-                f"| {pair} | {mean:+.2f} | {below} | {above} | {len(ivs) - below - above} |"
-            )
+            lines.append(_difference_row(pair, ivs))
     counts = near_counts(runs)
     lines += ["", f"## Each cell over {n} seeds beside the paper (SIMULATED)", ""]
     lines.append(
@@ -282,3 +288,14 @@ def sweep_tables(runs: Sequence[SeedFigures]) -> list[str]:
             f"{c.high:.2f} | {c.near:.2f} |"
         )
     return lines
+
+
+def _difference_row(name: str, ivs: Sequence[Interval]) -> str:
+    """One row: the mean of the per-seed differences with its t interval over the seeds,
+    and how many seeds' own paired intervals lie below, above or around 0."""
+    below, above = sum(iv.hi < 0 for iv in ivs), sum(iv.lo > 0 for iv in ivs)
+    mean, lo, hi = over_seeds([iv.delta for iv in ivs])
+    return (
+        f"| {name} | {mean:+.2f} [{lo:+.2f}, {hi:+.2f}] | {below} | {above} | "
+        f"{len(ivs) - below - above} |"
+    )

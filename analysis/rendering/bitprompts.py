@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from analysis.statistics.bootstrap import percentile_interval, ratio_replicates, resample_weights
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.paired import common_with_reference
 from analysis.statistics.paired_test import paired_difference
@@ -28,7 +29,7 @@ from .markdown import Table, fmt, fmt_interval
 from .tables import main_table, register_tables, table_suffix, within5_table
 
 __all__ = ["PAPER", "WordingDifference", "bitprompt_numbers", "bitprompt_tables", "mape_by_order",
-           "wording_differences"]  # fmt: skip
+           "order_intervals", "wording_differences"]  # fmt: skip
 
 SUITE = "bitprompts"
 # The paper's bit-prompt control, MAPE % in its two option orders (the range it gives).
@@ -76,6 +77,32 @@ def mape_by_order(a: Analysis) -> dict[str, dict[str, float]]:
     return found
 
 
+def order_intervals(a: Analysis) -> dict[str, dict[str, tuple[float, float]]]:
+    """Each decoder's MAPE per option order with its family-bootstrap interval: the main
+    table's resamples (replicates, seed, level) of the same families, every order of a
+    family drawn together; NaN where the run has too few families for an interval."""
+    out, b = a.run.outputs, a.bootstrap
+    n_f, n_o = len(out.family_names), len(out.order_names)
+    width = len(out.decoder_names) * n_o
+    lo = hi = np.full(width, np.nan)
+    if b.n_boot > 0 and b.refusal is None and n_f:
+        keep = out.ok & np.isfinite(out.ape)
+        column = out.decoder[keep].astype(np.int64) * n_o + out.order[keep]
+        family = out.family[keep].astype(np.int64)
+        sums, counts = np.zeros((n_f, width)), np.zeros((n_f, width))
+        np.add.at(sums, (family, column), out.ape[keep])
+        np.add.at(counts, (family, column), 1.0)
+        weights = resample_weights(n_f, b.n_boot, b.seed)
+        lo, hi = percentile_interval(ratio_replicates(sums, counts, weights), b.level)
+    return {
+        decoder: {
+            order: (float(lo[d * n_o + o]), float(hi[d * n_o + o]))
+            for o, order in enumerate(out.order_names)
+        }
+        for d, decoder in enumerate(out.decoder_names)
+    }
+
+
 def _condition(a: Analysis) -> int:
     """The condition the tables read (the suite asks only ``arithmetic``)."""
     names = a.design.conditions
@@ -120,14 +147,17 @@ def _mape_cell(a: Analysis, decoder: str) -> str:
 def bitprompt_tables(a: Analysis) -> list[Table]:
     """The control's MAPE and paired wording difference beside the paper's, and the crossed
     table (this project's design)."""
-    by = mape_by_order(a)
+    by, spans = mape_by_order(a), order_intervals(a)
     orders = list(a.run.outputs.order_names)
     suffix = table_suffix(a)
     rows = []
     for (what, wording), decoder in CROSSED.items():
         if decoder not in by or decoder not in a.design.decoders:
             continue
-        cells = [fmt(by[decoder].get(order, float("nan"))) for order in orders]
+        cells = [
+            fmt_interval(by[decoder].get(order, float("nan")), *spans[decoder][order])
+            for order in orders
+        ]
         rows.append((f"{WRITES[what]}, {wording}", *cells, _mape_cell(a, decoder)))
     for wording, (lo, hi) in PAPER.items():
         rows.append((f"paper: {wording} bit queries", *(["–"] * len(orders)), f"{lo}–{hi}"))
@@ -135,8 +165,9 @@ def bitprompt_tables(a: Analysis) -> list[Table]:
     notes = (
         "Underspecified: 'Write x as four binary digits, most significant first. Select digit "
         "i of them' (no weights, no rule); explicit: the weights and 'floor(x / w) modulo 2'. "
-        "Intervals: family bootstrap over the suite's expressions. The paper's rows are its "
-        "published range over its two option orders (no interval), not this run.",
+        "Intervals: 95% family bootstrap over the suite's expressions, per option order too "
+        "(the same resamples). The paper's rows are its published range over its two option "
+        "orders (it published no interval), not this run.",
     )
     control = Table(
         f"Bit-prompt control: MAPE (%) by option order{suffix}", header, tuple(rows), notes
@@ -184,9 +215,13 @@ def bitprompt_tables(a: Analysis) -> list[Table]:
 
 def bitprompt_numbers(a: Analysis) -> dict[str, Any]:
     """The numbers of :func:`bitprompt_tables` for ``analyze --json``."""
-    by = mape_by_order(a)
+    by, spans = mape_by_order(a), order_intervals(a)
     return {
         "mape_by_order": {d: {k: number(v) for k, v in row.items()} for d, row in by.items()},
+        "mape_by_order_interval": {
+            d: {k: [number(lo), number(hi)] for k, (lo, hi) in row.items()}
+            for d, row in spans.items()
+        },
         "wording_differences": [
             {
                 "bits_of": w.writes,

@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 
 from analysis.statistics.facts import SIMULATED_NOTICE
+from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 
-from .markdown import Table, fmt
+from .markdown import Table, fmt, fmt_interval
 from .tables import register_extra, title_suffix
 
 __all__ = ["PAPER_HEADS", "transfer_table"]
@@ -35,14 +36,18 @@ def transfer_table(a: Analysis) -> list[Table]:
     imported = [d for d in a.design.decoders if d in a.run.outputs.imported]
     if not imported:
         return []
-    m = a.metrics
+    m, b = a.metrics, a.bootstrap
     conditions = a.design.conditions
 
     def get(statistic: str, decoder: str, condition: str) -> str:
         if condition not in conditions:
             return "–"
         value = m.get(statistic, decoder, condition)
-        return "–" if math.isnan(value) else fmt(value)
+        if math.isnan(value):
+            return "–"
+        s, d = STATISTICS.index(statistic), a.design.decoders.index(decoder)
+        c = conditions.index(condition)
+        return fmt_interval(value, float(b.lo[s, d, c]), float(b.hi[s, d, c]))
 
     rows: list[tuple[str, ...]] = [
         (
@@ -69,8 +74,8 @@ def transfer_table(a: Analysis) -> list[Table]:
         "this run's predictions added with `numericjev import-predictions`, over their ok "
         "outputs. Paper rows: its four SCM-trained LoRA heads (4B/9B backbones, spline and "
         "Beta), as published; different backbones and training, so no isolated head ablation. "
-        "No intervals: the paper gives none for its heads, and an imported head's intervals "
-        "are the main table's.",
+        "Imported rows: 95% family-bootstrap intervals, the main table's (none with fewer "
+        "than 5 families). Paper rows: no interval, as the paper published none.",
     )
     # The rows are the imported heads' and the paper's, not the run's model's: the title
     # says SIMULATED only when an imported head is the sim's (import-predictions --simulated).

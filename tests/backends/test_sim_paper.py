@@ -66,6 +66,10 @@ def test_the_sweep_table_prints_every_leg_and_cell(short: list[SeedFigures]) -> 
         assert f"| {leg.name} |" in text
     assert "| mape tree10 arithmetic x10000 | 30.96 |" in text
     assert "seeds with interval below 0" in text
+    # Each leg's share as a count of the 4 seeds with its exact interval; each mean
+    # difference with its t interval over the seeds.
+    assert "(4 of 4) [0.40, 1.00]" in text and "Clopper-Pearson" in text
+    assert "mean difference [95% over seeds]" in text
 
 
 def test_the_sweep_table_marks_built_in_legs_and_tests_k_by_intervals(
@@ -106,6 +110,8 @@ def test_sim_vs_paper_seeds_prints_the_sweep(capsys: pytest.CaptureFixture[str])
     assert cli("sim-vs-paper", "--seeds", "2", "--param", "per_operator=1") == 0
     out = capsys.readouterr().out
     assert "over seeds 0-1" in out and "| NMAE tree2 < direct | sign pattern (built in" in out
+    # Every share of seeds with its exact interval, every mean with its t interval.
+    assert "(2 of 2) [0.16, 1.00]" in out and "mean difference [95% over seeds]" in out
 
 
 @pytest.mark.soak

@@ -77,11 +77,8 @@ def test_the_control_tables_show_the_run_beside_the_paper(
     assert cli("analyze", str(folder), "--no-probabilities") == 0
     out = capsys.readouterr().out
     control = out[out.index("Bit-prompt control") : out.index("underspecified minus explicit")]
-    assert cells(control, "| bits of x, underspecified", 2, 4) == [
-        "0.00",
-        "0.00",
-        "0.00 [0.00, 0.00]",
-    ]
+    # Every MAPE with its family interval, per option order too.
+    assert cells(control, "| bits of x, underspecified", 2, 4) == ["0.00 [0.00, 0.00]"] * 3
     assert "| paper: underspecified bit queries" in control and "40.95–46.51" in control
     paired = out[out.index("underspecified minus explicit") : out.index("Crossed prompt table")]
     # The exact oracle: both wordings exact on all 48 jobs of 12 families, no difference.
@@ -122,14 +119,19 @@ def test_imported_predictions_get_the_transfer_table(
     assert cli("analyze", str(folder), "--no-probabilities") == 0
     out = capsys.readouterr().out
     table = out[out.index("Continuous-head transfer") :]
+    # The imported heads with the main table's family intervals; the paper's without.
     assert cells(table, "| exact-head (imported)", 2, 6) == [
-        "100.00",
-        "0.00",
-        "0.00",
-        "100.00",
-        "0.00",
+        "100.00 [100.00, 100.00]",
+        "0.00 [0.00, 0.00]",
+        "0.00 [0.00, 0.00]",
+        "100.00 [100.00, 100.00]",
+        "0.00 [0.00, 0.00]",
     ]
-    assert cells(table, "| high-head (imported)", 2, 3) == ["0.00", "10.00"]
+    assert cells(table, "| high-head (imported)", 2, 3) == [
+        "0.00 [0.00, 0.00]",
+        "10.00 [10.00, 10.00]",
+    ]
+    assert cells(table, "| paper: 4B Spline", 3, 3) == ["117.78"]
     assert "| paper: 9B Beta" in table
     # One value per case, copied to both orders: nothing to permute, so no ordering gap.
     sensitivity = out[out.index("Sensitivity as a percentage") :].split("\n### ")[0]
@@ -138,9 +140,22 @@ def test_imported_predictions_get_the_transfer_table(
     assert "nothing to permute" in sensitivity
 
 
-def test_a_run_without_trees_gets_a_report_without_a_decision_path(tmp_path: Path) -> None:
+def test_a_run_without_trees_gets_a_report_without_a_decision_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "run"
     assert cli("run", "--suite", "bitprompts", "--run", str(folder), "--no-progress") == 0
+    # The sim errs: each order's MAPE lies inside its own family interval, and not every
+    # interval is a single point.
+    capsys.readouterr()
+    assert cli("analyze", str(folder), "--no-probabilities", "--json") == 0
+    control = orjson.loads(capsys.readouterr().out)["suite_tables"]["bit_prompt_control"]
+    spans = control["mape_by_order_interval"]
+    for decoder, row in control["mape_by_order"].items():
+        for order in ("ascending", "reversed"):
+            lo, hi = spans[decoder][order]
+            assert lo <= row[order] <= hi
+    assert any(lo < hi for row in spans.values() for lo, hi in row.values())
     assert cli("report", str(folder)) == 0
     written = {p.name for p in (folder / "report").iterdir()}
     assert "index.html" in written and "report.md" in written

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.backends.sim.params import RATES
+from simstudy.intervals import share_interval
 from tests.runhelpers import cli
 
 EXACT = "sim:" + ",".join(f"{k}=0" for k in RATES)  # every mechanism off: an exact reader
@@ -38,6 +41,21 @@ def test_the_table_says_simulated_and_how_it_was_judged(capsys: pytest.CaptureFi
     assert cli("power", "--model", EXACT, "--vary", "slip_ten=1", *SMALL) == 0
     out = capsys.readouterr().out
     assert "SIMULATED" in out and "Holm" in out and "| slip_ten=1 |" in out
+    # Every share with its exact interval: 20 comparisons, none called -> [0.00, 0.17].
+    assert "0.00 [0.00, 0.17] any cell" in out and "Clopper-Pearson" in out
+
+
+def test_five_of_a_hundred_is_not_shown_to_be_at_or_below_five_percent() -> None:
+    lo, hi = share_interval(5, 100)
+    assert round(lo, 3) == 0.016 and round(hi, 3) == 0.113
+
+
+@given(st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_a_share_lies_in_its_interval(case: tuple[int, int]) -> None:
+    hits, trials = case
+    lo, hi = share_interval(hits, trials)
+    assert 0.0 <= lo <= hits / trials <= hi <= 1.0
+    assert (lo == 0.0) == (hits == 0) and (hi == 1.0) == (hits == trials)
 
 
 @pytest.mark.parametrize(
