@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .chain_units import ChainOutputs
 from .compact import extended, narrow, narrow_type, stride_view
 from .interning import CompactNames, Interner, NameCodes
 from .order_pairs import Questions, pair_steps
@@ -84,6 +85,7 @@ class PathTable:
     pair_depth: np.ndarray
     outputs_read: int  # distinct ok (job, decoder) outputs
     not_intervals: tuple[tuple[str, int], ...]  # (decoder, ok outputs) not interval choices
+    chains: ChainOutputs = field(default_factory=ChainOutputs)  # digits, bits, thresholds
 
     def __len__(self) -> int:
         return len(self.unit["job"])
@@ -129,7 +131,10 @@ class PathStore:
 
 
 def build_table(
-    store: PathStore, interners: dict[str, Interner], orders: tuple[str, str]
+    store: PathStore,
+    interners: dict[str, Interner],
+    orders: tuple[str, str],
+    chains: ChainOutputs | None = None,
 ) -> PathTable:
     """The PathTable of what ``store`` read, the last line per (job, decoder) winning, and
     the steps both ``orders`` shared paired. Empties ``store``'s per-unit arrays, freeing
@@ -199,6 +204,7 @@ def build_table(
         pair_depth=depth,
         outputs_read=outputs_read,
         not_intervals=not_intervals,
+        chains=ChainOutputs() if chains is None else chains,
     )
 
 

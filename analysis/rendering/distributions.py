@@ -48,21 +48,35 @@ def _score_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "True leaf mass 0",
     )
     notes = [
-        "Each output's predicted distribution: the leaves of the partition its path asked, "
-        "piecewise uniform (the followed path's step distributions; each sibling not "
-        "expanded uniform over its interval; direct choice: one leaf per cell). Scored "
-        "against y's cell, at its centre (the decoders look for the cell holding y). Lower "
-        "is better everywhere; [ ] the 95% family-bootstrap interval.",
+        "Each output's predicted distribution, piecewise uniform over grid cells. Trees: the "
+        "leaves of the partition their path asked (the followed path's step distributions; "
+        "each sibling not expanded uniform over its interval; direct choice: one leaf per "
+        "cell). Index digits: the same as a ten-way tree over [0, 10^D) (the followed "
+        "digits' distributions; each digit not followed uniform over the indices it "
+        "stands for); index bits: a two-way tree, heaviest bit first, over [0, 2^B) (a bit "
+        "not followed carries its exact mass under the bits' independence, uniform over "
+        "its span); indices ≥ N keep their mass, as the decoders read them out. Threshold "
+        "CDFs: the answers P(x ≤ z) projected onto a nondecreasing F (isotonic), mass "
+        "F(b_{i+1}) − F(b_i) uniform over cell i. Scored against y's cell, at its centre "
+        "(the decoders look for the cell holding y). Lower is better everywhere; [ ] the "
+        "95% family-bootstrap interval.",
         "CRPS = ∫(F(x) − 1{x ≥ y})² dx, exact for the piecewise-uniform F, in % of U−L: the "
         "unit of NMAE, to which it reduces for a point mass (the headline: it compares "
         "decoders whatever their partitions, and never diverges). Log score: −ln of the "
         "mass of the leaf holding y; density form −ln(m·N/w) for a leaf of w cells, which "
         "compares decoders whose partitions differ. Outputs whose true leaf had mass 0 "
         "(probabilities come rounded to 2 decimals) are counted apart, not in the means.",
-        "Scored: outputs whose whole path was answered with probabilities; n/a: none was. "
-        "Digits, bits and threshold decoders are not interval paths and are not scored "
-        "here (their chains and CDFs are not rebuilt yet).",
+        "Scored: outputs whose every question was answered with probabilities (and, for "
+        "digits and bits, with the label the output read); n/a: none was, or the options "
+        "are not in interval order (bisection's cuts, adaptive thresholds' yes/no).",
     ]
+    if p.distributions.not_scored:
+        listed = ", ".join(decoder_label(d, suite) for d in p.distributions.not_scored)
+        notes.append(
+            f"No predicted distribution (n/a, not 0): {listed}: their outputs are neither "
+            "interval paths, digit or bit chains, nor threshold CDFs (e.g. beams, sets, "
+            "imported point predictions)."
+        )
     title = f"Distributions: proper scores{suffix}"
     return Table(title, header, rows, tuple(notes), left=2)
 
@@ -168,6 +182,7 @@ def distributions_to_dict(p: ProbabilityStats) -> dict[str, Any] | None:
     return {
         "scored_at": "centre of y's cell",
         "families_resampled": d.n_families,
+        "not_scored": list(d.not_scored),
         "rows": [
             {
                 "decoder": r.decoder,

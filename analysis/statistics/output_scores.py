@@ -1,0 +1,166 @@
+"""Each output's predicted distribution scored: trees and direct choice (``predictive``),
+index digits, index bits and threshold CDFs (``chain_leaves``), one row per scored output.
+
+The outcome is y's cell, scored at its centre: the decoders look for the cell holding y
+(read out as its lower endpoint), and on-grid targets would otherwise sit on their cell's
+left edge, where a distribution all on the right cell has PIT 0 and covers no central
+interval. The leaf holding y is the same either way (log score unchanged). CRPS and
+interval scores are in % of U−L (the unit of NMAE); log scores in nats; ``log_density``
+is −ln(m·N/w) for a leaf of w cells. Only outputs whose y lies in [L, U) and whose whole
+distribution was answered with probabilities are scored; the others are n/a. No I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.loading.answer_log import gathered
+from analysis.loading.answers import AnswerLog
+
+from .chain_leaves import chain_leaves, whole_chains
+from .predictive import PathSteps, tree_leaves
+from .proper_scores import (
+    CENTRAL_LEVELS,
+    Leaves,
+    central_intervals,
+    crps,
+    interval_score,
+    log_scores,
+    pit,
+)
+
+__all__ = ["SCORES", "ScoredOutputs", "chain_counts", "score_leaves", "scored_outputs"]
+
+# Per scored output, the means the rows report (each with a bootstrap interval).
+SCORES = (
+    "crps",
+    "log_score",
+    "log_density",
+    *(f"cover{int(100 * a)}" for a in CENTRAL_LEVELS),
+    *(f"is{int(100 * a)}" for a in CENTRAL_LEVELS),
+)
+
+
+@dataclass(frozen=True, eq=False)
+class ScoredOutputs:
+    """Scored outputs: codes into the AnswerLog's names (job, decoder, condition), family
+    codes into ``family_names``, and per output each of SCORES and ``pit`` (NaN: not
+    finite, e.g. the log score of a true leaf of mass 0)."""
+
+    job: np.ndarray
+    decoder: np.ndarray
+    condition: np.ndarray
+    family: np.ndarray
+    family_names: tuple[str, ...]
+    scores: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.job)
+
+
+def score_leaves(
+    leaves: Leaves, target_cells: np.ndarray, n_cells: np.ndarray
+) -> dict[str, np.ndarray]:
+    """SCORES and ``pit`` of each owner's leaves (in cells) at y's cell centre."""
+    y = np.floor(target_cells) + 0.5
+    percent = 100.0 / n_cells
+    plain, density = log_scores(leaves, y, n_cells)
+    scores = {
+        "crps": crps(leaves, y) * percent,
+        "log_score": np.where(np.isfinite(plain), plain, np.nan),
+        "log_density": np.where(np.isfinite(density), density, np.nan),
+        "pit": pit(leaves, y),
+    }
+    for level in CENTRAL_LEVELS:
+        lower, upper = central_intervals(leaves, level)
+        name = int(100 * level)
+        scores[f"cover{name}"] = ((lower <= y) & (y <= upper)).astype(np.float64)
+        scores[f"is{name}"] = interval_score(lower, upper, y, level) * percent
+    return scores
+
+
+def _in_range(target: np.ndarray, n_cells: np.ndarray) -> np.ndarray:
+    return np.isfinite(target) & (target >= 0) & (target < n_cells)
+
+
+def _tree_units(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The tree units with a whole distribution, and their question rows by (unit, depth)."""
+    u = log.units
+    usable = gathered(log.o_chosen >= 0, log.q_outcome)
+    counted = np.bincount(log.q_unit[usable], minlength=len(log))
+    target = u["target_cells"].astype(np.float64)
+    whole = keep & u["tree_path"] & (counted == u["step_count"])
+    whole &= _in_range(target, u["n_cells"])
+    units = np.flatnonzero(whole)
+    rows = np.flatnonzero(usable & gathered(whole, log.q_unit))
+    rows = rows[np.lexsort((log.q_depth[rows], log.q_unit[rows]))]
+    return units, rows
+
+
+def _tree_leaves(log: AnswerLog, units: np.ndarray, rows: np.ndarray) -> Leaves:
+    rank = np.full(len(log), -1, np.int64)
+    rank[units] = np.arange(len(units))
+    outcome = log.q_outcome[rows]
+    k = log.o_options[outcome].astype(np.int64)
+    at = np.repeat(log.o_p_start[outcome], k) + (
+        np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
+    )
+    return tree_leaves(
+        PathSteps(
+            n=len(units),
+            n_cells=log.units["n_cells"][units].astype(np.int64),
+            path=rank[log.q_unit[rows]],
+            k=k,
+            chosen=log.o_chosen[outcome],
+            p=log.o_p[at],
+        )
+    )
+
+
+def chain_counts(log: AnswerLog, keep: np.ndarray | None = None) -> np.ndarray:
+    """Per chain unit (within ``keep``): True when it is scored (whole, y in [L, U))."""
+    c = log.chains
+    whole = whole_chains(c) & _in_range(c.units["target_cells"], c.units["n_cells"])
+    return whole if keep is None else whole & keep
+
+
+def scored_outputs(
+    log: AnswerLog, keep: np.ndarray | None = None, chain_keep: np.ndarray | None = None
+) -> ScoredOutputs:
+    """Every scored output (module doc); ``keep`` selects tree units, ``chain_keep`` chain
+    units (None: all)."""
+    keep = np.ones(len(log), bool) if keep is None else keep
+    units, rows = _tree_units(log, keep)
+    u, c = log.units, log.chains
+    tree = score_leaves(
+        _tree_leaves(log, units, rows),
+        u["target_cells"][units].astype(np.float64),
+        u["n_cells"][units].astype(np.float64),
+    )
+    chained = np.flatnonzero(chain_counts(log, chain_keep))
+    chain = score_leaves(
+        chain_leaves(c, chained),
+        c.units["target_cells"][chained],
+        c.units["n_cells"][chained].astype(np.float64),
+    )
+    # One family code space: the units' names, then the chains' families they lack.
+    names = list(log.names["family"])
+    code = {name: i for i, name in enumerate(names)}
+    for name in c.family_names:
+        if name not in code:
+            code[name] = len(names)
+            names.append(name)
+    chain_family = np.array([code[n] for n in c.family_names], np.int64)
+    return ScoredOutputs(
+        job=np.r_[u["job"][units].astype(np.int64), c.units["job"][chained]],
+        decoder=np.r_[u["decoder"][units].astype(np.int64), c.units["decoder"][chained]],
+        condition=np.r_[u["condition"][units].astype(np.int64), c.units["condition"][chained]],
+        family=np.r_[
+            u["family"][units].astype(np.int64),
+            chain_family[c.units["family"][chained]] if len(chained) else np.zeros(0, np.int64),
+        ],
+        family_names=tuple(names),
+        scores={name: np.r_[tree[name], chain[name]] for name in tree},
+    )
