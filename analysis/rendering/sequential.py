@@ -19,6 +19,7 @@ from analysis.loading.comparison import load_comparison_runs
 from analysis.loading.outputs import family_sort_key
 from analysis.statistics.comparison import compare_runs
 from analysis.statistics.family_test import DEFAULT_METHOD, as_method
+from analysis.statistics.metrics import SCORED
 from analysis.statistics.sequential import SequentialPath, sequential_replay
 from runfolder import load_comparison, look_sizes, read_totals
 
@@ -39,7 +40,8 @@ def sequential_path(folder: Path, look: int | None = None) -> tuple[SequentialPa
     summary = record["options"].get("summary") or {}
     metric = summary.get("metric", "mape")
     method = as_method(summary.get("test", DEFAULT_METHOD))
-    c = compare_runs(load_comparison_runs(folder), metric=metric, n_boot=0)
+    runs = load_comparison_runs(folder, probabilities=metric in SCORED)
+    c = compare_runs(runs, metric=metric, n_boot=0)
     s = c.suites[0]
     axis = sorted({f for r in s.runs for f in r.outputs.family_names}, key=family_sort_key)
     order = [str(f) for f in plan["order"][s.suite]]

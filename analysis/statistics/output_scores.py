@@ -18,6 +18,7 @@ import numpy as np
 
 from analysis.loading.answer_log import gathered
 from analysis.loading.answers import AnswerLog
+from analysis.loading.outputs import Outputs
 
 from .chain_leaves import chain_leaves, whole_chains
 from .predictive import PathSteps, tree_leaves
@@ -31,7 +32,15 @@ from .proper_scores import (
     pit,
 )
 
-__all__ = ["SCORES", "ScoredOutputs", "chain_counts", "score_leaves", "scored_outputs"]
+__all__ = [
+    "COLUMNS",
+    "SCORES",
+    "ScoredOutputs",
+    "chain_counts",
+    "score_columns",
+    "score_leaves",
+    "scored_outputs",
+]
 
 # Per scored output, the means the rows report (each with a bootstrap interval).
 SCORES = (
@@ -41,6 +50,10 @@ SCORES = (
     *(f"cover{int(100 * a)}" for a in CENTRAL_LEVELS),
     *(f"is{int(100 * a)}" for a in CENTRAL_LEVELS),
 )
+
+# The per-output scores the metrics take (``metrics.SCORED``: crps, logscore): the CRPS and
+# the density form of the log score, which compares outputs whose partitions differ.
+COLUMNS = ("crps", "log_density")
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,3 +177,27 @@ def scored_outputs(
         family_names=tuple(names),
         scores={name: np.r_[tree[name], chain[name]] for name in tree},
     )
+
+
+def score_columns(outputs: Outputs, found: ScoredOutputs, names: AnswerLog) -> np.ndarray:
+    """``COLUMNS`` × outputs rows: each scored output's scores at its row in ``outputs``
+    (matched by job and decoder name), NaN elsewhere (n/a). ``names``: the log ``found``
+    was scored from."""
+    columns = np.full((len(COLUMNS), len(outputs)), np.nan)
+    if not len(found):
+        return columns
+    job_row = {name: i for i, name in enumerate(outputs.job_names)}
+    jobs = np.array([job_row.get(n, -1) for n in names.names["job"]], np.int64)
+    dec_row = {name: i for i, name in enumerate(outputs.decoder_names)}
+    decs = np.array([dec_row.get(n, -1) for n in names.names["decoder"]], np.int64)
+    n_dec = len(outputs.decoder_names)
+    row_at = np.full(len(outputs.job_names) * n_dec, -1, np.int64)
+    row_at[outputs.job_code.astype(np.int64) * n_dec + outputs.decoder] = np.arange(len(outputs))
+    job, dec = jobs[found.job], decs[found.decoder]
+    known = (job >= 0) & (dec >= 0)
+    at = np.full(len(found), -1, np.int64)
+    at[known] = row_at[job[known] * n_dec + dec[known]]
+    hit = at >= 0
+    for i, name in enumerate(COLUMNS):
+        columns[i, at[hit]] = found.scores[name][hit]
+    return columns
