@@ -40,6 +40,7 @@ __all__ = [
     "score_columns",
     "score_leaves",
     "scored_outputs",
+    "scored_rows",
 ]
 
 # Per scored output, the means the rows report (each with a bootstrap interval).
@@ -179,11 +180,13 @@ def scored_outputs(
     )
 
 
-def score_columns(outputs: Outputs, found: ScoredOutputs, names: AnswerLog) -> np.ndarray:
-    """``COLUMNS`` × outputs rows: each scored output's scores at its row in ``outputs``
-    (matched by job and decoder name), NaN elsewhere (n/a). ``names``: the log ``found``
-    was scored from."""
-    columns = np.full((len(COLUMNS), len(outputs)), np.nan)
+def score_columns(
+    outputs: Outputs, found: ScoredOutputs, names: AnswerLog, wanted: tuple[str, ...] = COLUMNS
+) -> np.ndarray:
+    """``wanted`` (default ``COLUMNS``) × outputs rows: each scored output's scores at its
+    row in ``outputs`` (matched by job and decoder name), NaN elsewhere (n/a). ``names``:
+    the log ``found`` was scored from."""
+    columns = np.full((len(wanted), len(outputs)), np.nan)
     if not len(found):
         return columns
     job_row = {name: i for i, name in enumerate(outputs.job_names)}
@@ -198,6 +201,15 @@ def score_columns(outputs: Outputs, found: ScoredOutputs, names: AnswerLog) -> n
     at = np.full(len(found), -1, np.int64)
     at[known] = row_at[job[known] * n_dec + dec[known]]
     hit = at >= 0
-    for i, name in enumerate(COLUMNS):
+    for i, name in enumerate(wanted):
         columns[i, at[hit]] = found.scores[name][hit]
     return columns
+
+
+def scored_rows(outputs: Outputs, found: ScoredOutputs, names: AnswerLog) -> np.ndarray:
+    """Per outputs row: True when that output was scored."""
+    marks = ScoredOutputs(
+        found.job, found.decoder, found.condition, found.family, found.family_names,
+        {"one": np.ones(len(found))},
+    )  # fmt: skip
+    return score_columns(outputs, marks, names, ("one",))[0] == 1.0
