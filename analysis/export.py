@@ -40,7 +40,7 @@ FORMATS = ("parquet", "csv")
 _INTEGER = {"seq", "round", "attempt", "http_status", "questions", "input_tokens", "output_tokens",
             "repeat", "rounds", "n_cells", "options"}  # fmt: skip
 _FLOAT = {"t", "latency_ms", "cost_usd", "target_f", "value_f", "ape", "nae", "within5",
-          "p_choice", "crps", "logscore", "logscore_leaf", "pit", "covered_50", "covered_80",
+          "p_choice", "crps", "crps_log10", "logscore", "logscore_leaf", "pit", "covered_50", "covered_80",
           "covered_90", "interval_score_50", "interval_score_80", "interval_score_90"}  # fmt: skip
 _BOOLEAN = {"cache_hit"}
 
@@ -84,6 +84,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         # The predicted distribution's scores (analyze's Distributions section); null: n/a
         # (no whole distribution answered with probabilities, or not a decoder that has one).
         "crps": "CRPS of the predicted distribution, % of U - L (null: n/a)",
+        "crps_log10": "CRPS of log10|y|, decades (|y| floored at half a cell; signs folded)",
         "logscore": "density log score -ln(m N / w) of the leaf holding y, nats (inf: mass 0)",
         "logscore_leaf": "log score -ln m of the leaf holding y, nats (inf: mass 0)",
         "pit": "F(y), y at its cell's centre",
@@ -167,6 +168,7 @@ def _exchange_rows(path: Path) -> Iterator[tuple[dict[str, Any], list[dict[str, 
 # Export column -> output_scores' score.
 _SCORES = {
     "crps": "crps",
+    "crps_log10": "crps_log10",
     "logscore": "log_density",
     "logscore_leaf": "log_score",
     "pit": "pit",

@@ -68,11 +68,9 @@ def ceil_div(n: int, m: int) -> int:
     return -(-n // m)
 
 
-# A path's row (path_table.PATH_INTS), its three floats, its steps' flat fields
+# A path's row (path_table.PATH_INTS), its five floats, its steps' flat fields
 # (path_table.PATH_STEP) and (step offset, bounds) of any cuts steps.
-_Derived = tuple[
-    tuple[int, ...], tuple[float, float, float], list[int], list[tuple[int, tuple[int, ...]]]
-]
+_Derived = tuple[tuple[int, ...], tuple[float, ...], list[int], list[tuple[int, tuple[int, ...]]]]
 
 
 def _derive(
@@ -124,7 +122,13 @@ def _derive(
             true_option(s, cell),
         )
     # y's position in cells: the predicted distributions are scored against it.
-    floats = (float(error), math.nan if forced is None else float(forced), float(position))
+    floats = (
+        float(error),
+        math.nan if forced is None else float(forced),
+        float(position),
+        float(grid.lower),
+        float(grid.eps),
+    )
     return ints, floats, fields, cuts
 
 

@@ -49,7 +49,7 @@ PATH_INTS = (
 # ... and its steps' rows.
 PATH_STEP = ("form", "a", "b", "k", "choice", "truth")
 _KEPT_STEP = ("form", "k", "choice", "truth")  # the answers join reads these (and pair)
-_FLOATS = 3  # a path's floats: error, forced error, y's position (cells)
+_FLOATS = 5  # a path's floats: error, forced error, y's position (cells), L, eps
 _BLOCK = 1 << 16  # units expanded at once: their steps' int64 index, ~2 MB
 # What the last line of an output said, if not a unit.
 LINE_FAILED, LINE_OTHER, LINE_ABSENT = -1, -2, -3
@@ -60,7 +60,9 @@ class PathTable:
     """Units (ok outputs read as interval paths) and their steps, as numpy columns.
 
     Unit columns: ``unit[name]`` for ``IDENTITY``, ``PATH_INTS``, ``step_start`` and the
-    floats ``error_cells``, ``forced_cells`` (NaN without a divergence) and ``target_cells``
+    floats ``error_cells``, ``forced_cells`` (NaN without a divergence), ``lower`` and
+    ``eps`` (the grid's L and ε, as floats: the log-scale CRPS maps cells to values) and
+    ``target_cells``
     (y's position in cells, fractional; NaN when not finite); categorical
     columns are codes into ``names[column]``. ``target_cell`` is -1 outside [L, U);
     ``beyond_term`` flags a unit whose error is not below its term of the bound (never, when
@@ -116,7 +118,7 @@ class PathStore:
     def add_path(
         self,
         ints: tuple[int, ...],
-        floats: tuple[float, float, float],
+        floats: tuple[float, ...],
         steps: list[int],
         cuts: list[tuple[int, tuple[int, ...]]],
     ) -> int:
@@ -190,6 +192,7 @@ def build_table(
     floats = np.frombuffer(store.floats, np.float64).reshape(-1, _FLOATS)
     unit["error_cells"], unit["forced_cells"] = floats[path, 0], floats[path, 1]
     unit["target_cells"] = floats[path, 2]
+    unit["lower"], unit["eps"] = floats[path, 3], floats[path, 4]
     step = _steps(unit, path, questions.start, steps) | {"pair": pair}
     unit_at = _unit_at(unit, len(names["job"]), len(names["decoder"]))
     return PathTable(

@@ -35,6 +35,7 @@ from .output_scores import SCORES, scored_outputs
 from .proper_scores import step_log_loss, step_rps
 
 __all__ = [
+    "LOG_SPAN",
     "PIT_BINS",
     "SCORES",
     "DistributionRow",
@@ -44,6 +45,7 @@ __all__ = [
 ]
 
 PIT_BINS = 10
+LOG_SPAN = 2.0  # decades of |y| from which the CRPS on log10|y| is shown beside y's
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,14 @@ class DistributionStats:
     n_families: int
     # Decoders with ok outputs but no distribution's form (neither interval paths nor chains)
     not_scored: tuple[str, ...] = ()
+    # Decades spanned by the scored outputs' |y| (log10 max/min, |y| floored at half a
+    # cell): the section shows the CRPS on log10|y| from LOG_SPAN decades on.
+    span_decades: float = float("nan")
+
+    @property
+    def log_scale(self) -> bool:
+        """Whether the targets span orders of magnitude (the log-scale CRPS is shown)."""
+        return bool(self.span_decades >= LOG_SPAN)
 
 
 def _ranked(wanted: tuple[str, ...], present: Sequence[str]) -> list[str]:
@@ -163,11 +173,13 @@ def distribution_stats(
                 )
             )
     others = {d for d, n in log.not_intervals if n and d not in CHAIN_DECODERS}
+    y_log = scores["y_log10"][np.isfinite(scores["y_log10"])]
     return DistributionStats(
         tuple(rows),
         _step_rows(log, keep, decoders, conditions),
         n_f,
         tuple(d for d in _ranked(decoders, sorted(others)) if d in others),
+        float(y_log.max() - y_log.min()) if len(y_log) else float("nan"),
     )
 
 

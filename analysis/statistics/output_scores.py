@@ -21,6 +21,7 @@ from analysis.loading.answers import AnswerLog
 from analysis.loading.outputs import Outputs
 
 from .chain_leaves import chain_leaves, whole_chains
+from .log_scale import log_leaves, log_target
 from .predictive import PathSteps, tree_leaves
 from .proper_scores import (
     CENTRAL_LEVELS,
@@ -46,6 +47,7 @@ __all__ = [
 # Per scored output, the means the rows report (each with a bootstrap interval).
 SCORES = (
     "crps",
+    "crps_log10",
     "log_score",
     "log_density",
     *(f"cover{int(100 * a)}" for a in CENTRAL_LEVELS),
@@ -75,23 +77,31 @@ class ScoredOutputs:
 
 
 def score_leaves(
-    leaves: Leaves, target_cells: np.ndarray, n_cells: np.ndarray
+    leaves: Leaves,
+    target_cells: np.ndarray,
+    n_cells: np.ndarray,
+    lower: np.ndarray,
+    eps: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """SCORES and ``pit`` of each owner's leaves (in cells) at y's cell centre."""
+    """SCORES and ``pit`` of each owner's leaves (in cells) at y's cell centre; ``lower``
+    and ``eps`` (the grid's L and ε) place the cells for the CRPS on log10|y| (decades)."""
     y = np.floor(target_cells) + 0.5
     percent = 100.0 / n_cells
     plain, density = log_scores(leaves, y, n_cells)
+    on_log = log_leaves(leaves, lower, eps)
     scores = {
         "crps": crps(leaves, y) * percent,
+        "crps_log10": crps(on_log, log_target(y, lower, eps)),
+        "y_log10": log_target(y, lower, eps),
         "log_score": np.where(np.isfinite(plain), plain, np.nan),
         "log_density": np.where(np.isfinite(density), density, np.nan),
         "pit": pit(leaves, y),
     }
     for level in CENTRAL_LEVELS:
-        lower, upper = central_intervals(leaves, level)
+        low, high = central_intervals(leaves, level)
         name = int(100 * level)
-        scores[f"cover{name}"] = ((lower <= y) & (y <= upper)).astype(np.float64)
-        scores[f"is{name}"] = interval_score(lower, upper, y, level) * percent
+        scores[f"cover{name}"] = ((low <= y) & (y <= high)).astype(np.float64)
+        scores[f"is{name}"] = interval_score(low, high, y, level) * percent
     return scores
 
 
@@ -152,12 +162,16 @@ def scored_outputs(
         _tree_leaves(log, units, rows),
         u["target_cells"][units].astype(np.float64),
         u["n_cells"][units].astype(np.float64),
+        u["lower"][units],
+        u["eps"][units],
     )
     chained = np.flatnonzero(chain_counts(log, chain_keep))
     chain = score_leaves(
         chain_leaves(c, chained),
         c.units["target_cells"][chained],
         c.units["n_cells"][chained].astype(np.float64),
+        c.units["lower"][chained],
+        c.units["eps"][chained],
     )
     # One family code space: the units' names, then the chains' families they lack.
     names = list(log.names["family"])

@@ -79,7 +79,7 @@ def test_the_export_has_each_outputs_scores_and_null_where_na(tmp_path: Path):
     export_run(folder, tmp_path / "out")
     table = pq.read_table(tmp_path / "out" / "outputs.parquet").to_pylist()
     by = {row["decoder"]: row for row in table}
-    names = ("crps", "logscore", "logscore_leaf", "pit", "covered_50", "covered_80",
+    names = ("crps", "crps_log10", "logscore", "logscore_leaf", "pit", "covered_50", "covered_80",
              "covered_90", "interval_score_50", "interval_score_80", "interval_score_90")  # fmt: skip
     assert all(by["digits"][n] is None for n in names)
     assert all(isinstance(by["bits"][n], float) for n in names)
