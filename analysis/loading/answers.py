@@ -235,7 +235,7 @@ class AnswersJoin:
         unit, names = paths.unit, paths.names
         pair_first, pair_second, pair_depth = paths.pair_first, paths.pair_second, paths.pair_depth
         outputs_read, not_intervals = paths.outputs_read, paths.not_intervals
-        chains = self.chains.result(len(names["decoder"]))
+        chains = self.chains.result()
         unit["tree_path"] = tree_paths(
             paths.step["form"], unit["step_start"], unit["step_count"], unit["nested"]
         )

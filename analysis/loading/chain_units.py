@@ -24,8 +24,7 @@ threshold's output does not depend on its labels). No arithmetic on the distribu
 from __future__ import annotations
 
 import math
-from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -156,26 +155,29 @@ class ChainOutputs:
             self.rows[(job, decoder)] = row
 
 
-@dataclass
 class ChainAnswers:
-    """The requests pass's side: the answers to chain questions, a chunk of rows at a time."""
+    """The requests pass's side: the answers to chain questions, a chunk of rows at a time.
 
-    outputs: ChainOutputs
-    parsed: dict[tuple[int, int], tuple[int, tuple[float, ...] | None]] = field(
-        default_factory=dict
-    )
-    unit: array[int] = field(default_factory=lambda: array("q"))
-    position: array[int] = field(default_factory=lambda: array("q"))
-    chosen: array[int] = field(default_factory=lambda: array("q"))
-    p: array[float] = field(default_factory=lambda: array("d"))
-    seen: set[tuple[int, int]] = field(default_factory=set)
-    without: int = 0
-    mismatch: int = 0
+    Per row only ints are kept (unit, position, parsed answer); each distinct (answer,
+    kind) is parsed once (the kept answers' for the whole read, a chunk's own answers once
+    each). Which rows count is decided at the end, in NumPy (module doc).
+    """
 
-    def __post_init__(self) -> None:
-        rows = self.outputs.rows
-        self.keys = list(rows)
-        self.unit_of = {key: i for i, key in enumerate(self.keys)}
+    def __init__(self, outputs: ChainOutputs) -> None:
+        self.rows = list(outputs.rows.values())
+        keys = np.array(list(outputs.rows), np.int64).reshape(-1, 2)
+        self.keys = keys
+        self.families = tuple(outputs.families.strings)
+        self.n_decoders = int(keys[:, 1].max()) + 1 if len(keys) else 0
+        n_jobs = int(keys[:, 0].max()) + 1 if len(keys) else 0
+        self.unit_at = np.full(n_jobs * self.n_decoders, -1, np.int64)
+        self.unit_at[keys[:, 0] * self.n_decoders + keys[:, 1]] = np.arange(len(keys))
+        self.kind = np.array([r[2] for r in self.rows], np.int64)
+        self.parsed: dict[int, int] = {}  # kept answer id · 3 + kind -> parsed answer
+        self.chosen: list[int] = []  # per parsed answer: the selected label's index (-1)
+        self.p_at: list[int] = []  # and where its probabilities start in ``p`` (-1: none)
+        self.p: list[float] = []
+        self.found: dict[str, list[np.ndarray]] = {"unit": [], "position": [], "answer": []}
 
     def add(
         self,
@@ -187,79 +189,108 @@ class ChainAnswers:
         fresh_from: int,
     ) -> None:
         """Rows in log order: job and decoder codes, position, answer id (-1: none)."""
-        rows = self.outputs.rows
-        for j, d, pos, a in zip(
-            job.tolist(), decoder.tolist(), position.tolist(), answer.tolist(), strict=True
-        ):
-            unit = self.unit_of.get((j, d))
-            if unit is None or (unit, pos) in self.seen:
-                continue
-            kind, index = rows[self.keys[unit]][2], rows[self.keys[unit]][4]
-            chosen, p = self._read(a, kind, answer_bytes, fresh_from)
-            if kind != THRESHOLDS and chosen != _read_label(
-                kind, index, pos, rows, self.keys[unit]
-            ):
-                self.mismatch += 1
-                continue
-            self.seen.add((unit, pos))
-            if p is None:
-                self.without += 1
-                continue
-            self.unit.append(unit)
-            self.position.append(pos)
-            self.chosen.append(chosen)
+        job, decoder = job.astype(np.int64), decoder.astype(np.int64)
+        known = (job * self.n_decoders + decoder < len(self.unit_at)) & (decoder < self.n_decoders)
+        unit = np.full(len(job), -1, np.int64)
+        unit[known] = self.unit_at[job[known] * self.n_decoders + decoder[known]]
+        rows = np.flatnonzero(unit >= 0)
+        unit, answer = unit[rows], answer[rows].astype(np.int64)
+        key = answer * 3 + self.kind[unit]
+        parsed = np.empty(len(rows), np.int64)
+        for k in np.unique(key).tolist():
+            a, kind = divmod(k, 3)
+            at = self.parsed.get(k) if a < fresh_from else None
+            if at is None:
+                at = self._parse(a, kind, answer_bytes)
+                if 0 <= a < fresh_from:
+                    self.parsed[k] = at
+            parsed[key == k] = at
+        self.found["unit"].append(unit)
+        self.found["position"].append(position[rows].astype(np.int64))
+        self.found["answer"].append(parsed)
+
+    def _parse(self, a: int, kind: int, answer_bytes: Any) -> int:
+        """Parse answer ``a`` for ``kind``'s labels; its number among the parsed."""
+        chosen, p = (
+            _evaluate(orjson.loads(answer_bytes(a)), _LABELS[kind]) if a >= 0 else (-1, None)
+        )
+        self.chosen.append(chosen)
+        self.p_at.append(-1 if p is None else len(self.p))
+        if p is not None:
             self.p.extend(p)
+        return len(self.chosen) - 1
 
-    def _read(
-        self, a: int, kind: int, answer_bytes: Any, fresh_from: int
-    ) -> tuple[int, tuple[float, ...] | None]:
-        """(selected label's index or -1, renormalised probabilities or None) of answer a."""
-        if a < 0:
-            return -1, None
-        known = self.parsed.get((a, kind))
-        if known is not None:
-            return known
-        found = _evaluate(orjson.loads(answer_bytes(a)), _LABELS[kind])
-        if a < fresh_from:
-            self.parsed[(a, kind)] = found
-        return found
-
-    def result(self, n_decoders: int) -> ChainLog:
-        """The columns (module doc)."""
-        rows = self.outputs.rows
-        units: dict[str, np.ndarray] = {}
-        keys = np.array(self.keys, np.int64).reshape(-1, 2)
-        units["job"], units["decoder"] = keys[:, 0], keys[:, 1]
-        values = list(rows.values())
+    def result(self) -> ChainLog:
+        """The columns (module doc): mismatched labels dropped, then the first answer per
+        (unit, position) counted, those without probabilities left out (and counted)."""
+        units: dict[str, np.ndarray] = {"job": self.keys[:, 0], "decoder": self.keys[:, 1]}
         for i, name in enumerate(("condition", "family", "kind", "n_cells", "index")):
-            units[name] = np.array([r[i] for r in values], np.int64)
+            units[name] = np.array([r[i] for r in self.rows], np.int64)
         for i, name in enumerate(_UNIT_FLOATS, start=5):
-            units[name] = np.array([r[i] for r in values], np.float64)
-        kind = units["kind"]
-        width = np.array([len(_LABELS[k]) for k in range(3)], np.int64)
-        unit = np.frombuffer(self.unit, np.int64).copy()
-        r_width = width[kind[unit]] if len(unit) else np.zeros(0, np.int64)
+            units[name] = np.array([r[i] for r in self.rows], np.float64)
+        unit, position, answer = (
+            np.concatenate(self.found[n]) if self.found[n] else np.zeros(0, np.int64)
+            for n in ("unit", "position", "answer")
+        )
+        chosen = np.array(self.chosen, np.int64)[answer]
+        p_at = np.array(self.p_at, np.int64)[answer]
+        read = _read_labels(units, unit, position)
+        kind = units["kind"][unit]
+        count = _counts(units)[unit]
+        # A position the output's grid does not ask (a log from another grid) counts nowhere.
+        low = np.where(kind == BITS, 0, 1)
+        asked = (position >= low) & (position < low + count)
+        unit, position, answer = unit[asked], position[asked], answer[asked]
+        chosen, p_at, read, kind = chosen[asked], p_at[asked], read[asked], kind[asked]
+        matched = (kind == THRESHOLDS) | (chosen == read)
+        mismatch = int(len(unit) - np.count_nonzero(matched))
+        at = np.flatnonzero(matched)
+        _, first = np.unique(unit[at] * _POSITIONS + position[at], return_index=True)
+        at = np.sort(at[first])  # log order
+        usable = at[p_at[at] >= 0]
+        width = np.array([len(labels) for labels in _LABELS], np.int64)[units["kind"][unit[usable]]]
+        flat = np.repeat(p_at[usable], width) + (
+            np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
+        )
         return ChainLog(
             units=units,
-            family_names=tuple(self.outputs.families.strings),
-            r_unit=unit,
-            r_position=np.frombuffer(self.position, np.int64).copy(),
-            r_chosen=np.frombuffer(self.chosen, np.int64).copy(),
-            r_start=np.cumsum(r_width) - r_width,
-            p=np.frombuffer(self.p, np.float64).copy(),
-            without=self.without,
-            mismatch=self.mismatch,
+            family_names=self.families,
+            r_unit=unit[usable],
+            r_position=position[usable],
+            r_chosen=chosen[usable],
+            r_start=np.cumsum(width) - width,
+            p=np.array(self.p, np.float64)[flat],
+            without=len(at) - len(usable),
+            mismatch=mismatch,
         )
 
 
-def _read_label(kind: int, index: int, position: int, rows: dict[Any, ChainRow], key: Any) -> int:
-    """The label index the output read at ``position``: its digit or bit (-2: unknown)."""
-    if index < 0:
-        return -2
-    if kind == BITS:
-        return (index >> position) & 1
-    count = chain_positions(DIGITS, rows[key][3])
-    return int(str(index).zfill(count)[position - 1]) if 1 <= position <= count else -2
+def _counts(units: dict[str, np.ndarray]) -> np.ndarray:
+    """Per unit, how many positions its output asks."""
+    return np.array(
+        [
+            chain_positions(int(k), int(n))
+            for k, n in zip(units["kind"], units["n_cells"], strict=True)
+        ],
+        np.int64,
+    )
+
+
+_POSITIONS = 1 << 16  # positions per unit in the (unit, position) key: N − 1 thresholds at most
+
+
+def _read_labels(
+    units: dict[str, np.ndarray], unit: np.ndarray, position: np.ndarray
+) -> np.ndarray:
+    """Per row, the label index its output read at its position: the digit or bit of the
+    read index (-2: unknown, or a threshold's)."""
+    index, kind = units["index"][unit], units["kind"][unit]
+    count = _counts(units)[unit]
+    power = np.clip(count - position, 0, 18)
+    digit = (index // np.power(10, power)) % 10
+    bit = (index >> np.clip(position, 0, 62)) & 1
+    found = np.where(kind == DIGITS, digit, np.where(kind == BITS, bit, -2))
+    return np.where(index >= 0, found, -2)
 
 
 def _number(value: Any) -> float:
