@@ -157,7 +157,9 @@ def _step_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "Per decision step, the questions answered with probabilities while an option held "
         "y: ranked probability score over the options in interval order, and −ln p(true) "
         "(mean over those with p(true) > 0; the others counted apart). Where in the tree "
-        "the mass is lost.",
+        "the mass is lost. Index digits: d is the digit's position (1: the highest), while "
+        "the digits read before it were y's; index bits: d = 1 for the heaviest bit, every "
+        "bit (each has a true value).",
     )
     return Table(f"Distributions: per decision step{suffix}", header, rows, notes, left=2)
 

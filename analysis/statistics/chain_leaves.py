@@ -35,7 +35,7 @@ from analysis.loading.chain_units import BITS, DIGITS, THRESHOLDS, ChainLog, cha
 from .predictive import PathSteps, tree_leaves
 from .proper_scores import Leaves
 
-__all__ = ["chain_leaves", "concat_leaves", "projected_masses", "whole_chains"]
+__all__ = ["chain_leaves", "chain_steps", "concat_leaves", "projected_masses", "whole_chains"]
 
 
 def whole_chains(chains: ChainLog) -> np.ndarray:
@@ -134,3 +134,35 @@ def _thresholds(chains: ChainLog, units: np.ndarray) -> Leaves:
         hi=lo + 1.0,
         mass=np.concatenate(masses) if masses else np.zeros(0),
     )
+
+
+def chain_steps(
+    chains: ChainLog, keep: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The digits' and bits' questions with an option holding y, as decision steps: per
+    row its unit, depth (digits: the position; bits: 1 for the heaviest), the option
+    holding y (the digit or bit of y's cell) and its options' start in ``chains.p`` (width
+    10 or 2). A digit holds y only while the digits read before it are y's (as a tree's
+    option after the path left y's interval: none does); a bit always has one."""
+    u = chains.units
+    unit, position = chains.r_unit, chains.r_position
+    kind = u["kind"][unit]
+    y = np.floor(u["target_cells"][unit])
+    inside = np.isfinite(y) & (y >= 0) & (y < u["n_cells"][unit])
+    if keep is not None:
+        inside &= keep[unit]
+    cell = np.where(inside, y, 0).astype(np.int64)
+    count = np.array(
+        [chain_positions(int(k), int(n)) for k, n in zip(u["kind"], u["n_cells"], strict=True)],
+        np.int64,
+    )[unit]
+    index = u["index"][unit]
+    # Digits: y's digit at the position, while the higher digits read are y's.
+    power = np.power(10, np.clip(count - position, 0, 18))
+    same_prefix = (index >= 0) & (index // (power * 10) == cell // (power * 10))
+    digit = np.where(same_prefix, (cell // power) % 10, -1)
+    bit = (cell >> np.clip(position, 0, 62)) & 1
+    truth = np.where(kind == DIGITS, digit, np.where(kind == BITS, bit, -1))
+    depth = np.where(kind == DIGITS, position, count - position)
+    rows = np.flatnonzero(inside & (truth >= 0) & (kind != THRESHOLDS))
+    return unit[rows], depth[rows], truth[rows], chains.r_start[rows]

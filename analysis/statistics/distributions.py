@@ -21,7 +21,7 @@ import numpy as np
 
 from analysis.loading.answer_log import gathered
 from analysis.loading.answers import AnswerLog
-from analysis.loading.chain_units import CHAIN_DECODERS
+from analysis.loading.chain_units import CHAIN_DECODERS, DIGITS
 
 from .bootstrap import (
     DEFAULT_REPLICATES,
@@ -31,6 +31,7 @@ from .bootstrap import (
     ratio_replicates,
     resample_weights,
 )
+from .chain_leaves import chain_steps
 from .output_scores import SCORES, scored_outputs
 from .proper_scores import step_log_loss, step_rps
 
@@ -176,7 +177,7 @@ def distribution_stats(
     y_log = scores["y_log10"][np.isfinite(scores["y_log10"])]
     return DistributionStats(
         tuple(rows),
-        _step_rows(log, keep, decoders, conditions),
+        _step_rows(log, keep, decoders, conditions, chain_mask),
         n_f,
         tuple(d for d in _ranked(decoders, sorted(others)) if d in others),
         float(y_log.max() - y_log.min()) if len(y_log) else float("nan"),
@@ -184,10 +185,15 @@ def distribution_stats(
 
 
 def _step_rows(
-    log: AnswerLog, keep: np.ndarray, decoders: tuple[str, ...], conditions: tuple[str, ...]
+    log: AnswerLog,
+    keep: np.ndarray,
+    decoders: tuple[str, ...],
+    conditions: tuple[str, ...],
+    chain_keep: np.ndarray | None = None,
 ) -> tuple[StepRow, ...]:
     """RPS and log loss per decoder × condition × depth, over tree-path questions whose
-    labels are the option indices and some option holds y."""
+    labels are the option indices and some option holds y, and the digits' and bits'
+    questions with an option holding y (``chain_leaves.chain_steps``)."""
     u, names = log.units, log.names
     truth = gathered(log.o_truth, log.q_outcome)
     rows = np.flatnonzero((truth >= 0) & gathered(keep & u["tree_path"], log.q_unit))
@@ -201,8 +207,22 @@ def _step_rows(
     loss = step_log_loss(log.o_p[log.o_p_start[outcome] + truth[rows]])
     unit = log.q_unit[rows]
     depth = log.q_depth[rows].astype(np.int64)
+    decoder = u["decoder"][unit].astype(np.int64)
+    condition = u["condition"][unit].astype(np.int64)
+    c = log.chains
+    c_unit, c_depth, c_truth, c_start = chain_steps(c, chain_keep)
+    if len(c_unit):
+        width = np.where(c.units["kind"][c_unit] == DIGITS, 10, 2)
+        flat = np.repeat(c_start, width) + (
+            np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
+        )
+        rps = np.r_[rps, step_rps(c.p[flat], width, c_truth)]
+        loss = np.r_[loss, step_log_loss(c.p[c_start + c_truth])]
+        depth = np.r_[depth, c_depth]
+        decoder = np.r_[decoder, c.units["decoder"][c_unit]]
+        condition = np.r_[condition, c.units["condition"][c_unit]]
     n_c, top = len(names["condition"]), int(depth.max(initial=0)) + 1
-    key = (u["decoder"][unit].astype(np.int64) * n_c + u["condition"][unit]) * top + depth
+    key = (decoder * n_c + condition) * top + depth
     size = len(names["decoder"]) * n_c * top
     n = np.bincount(key, minlength=size)
     rps_sum = np.bincount(key, rps, minlength=size)

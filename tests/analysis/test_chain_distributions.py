@@ -172,3 +172,28 @@ def test_an_answer_for_another_digit_than_the_output_read_is_not_used(tmp_path: 
     log = load_answers(digits_run(tmp_path, {"7": 1.0}, chosen="7"))
     assert log.chains.mismatch == 1
     assert whole_chains(log.chains).tolist() == [False, True]
+
+
+def test_a_decoder_with_no_distributions_form_is_named_not_scored(tmp_path: Path):
+    # An imported point prediction (a trace that is neither intervals nor a chain).
+    log = LogWriter(n_cells=100)
+    trace = [{"round": 1, "choice": "42"}]
+    log.raw_output(
+        log._output("j", "mine", Decimal(42), Decimal(42), trace, "arithmetic", "ascending", "c", 0)
+    )
+    log.answers("j", 1, {"q1": ("mine/1", ["42"], "42", {"42": 1.0})})
+    found = load_answers(log.write(tmp_path / "run"))
+    stats = distribution_stats(found, ("mine",), ("arithmetic",), n_boot=0)
+    assert stats.not_scored == ("mine",) and not stats.rows
+
+
+def test_digits_and_bits_steps_score_the_option_holding_y(tmp_path: Path):
+    log = load_answers(digits_run(tmp_path, {"3": 0.5, "2": 0.5}))
+    steps = distribution_stats(log, ("digits", "bits"), ("arithmetic",), n_boot=0).steps
+    by = {(s.decoder, s.depth): s for s in steps}
+    assert sorted(by) == [("bits", d) for d in range(1, 8)] + [("digits", 1), ("digits", 2)]
+    # y = 42: its first digit 4 had 0.8, its second 2 had 0.5 (the read 3 as well).
+    assert np.isclose(by[("digits", 1)].log_loss, -np.log(0.8))
+    assert np.isclose(by[("digits", 2)].log_loss, -np.log(0.5))
+    assert np.isclose(by[("digits", 2)].rps, (0.5**2) / 9)  # P(≤2) = 0.5 where 1{≥2} is 1
+    assert all(np.isclose(by[("bits", d)].log_loss, -np.log(0.9)) for d in range(1, 8))
