@@ -57,13 +57,13 @@ _LABELS = (tuple(str(d) for d in range(10)), ("0", "1"), ("yes", "no"))
 _PREFIX = ("d", "b", "t")
 
 
-def chain_positions(kind: int, n_cells: int) -> int:
-    """How many questions an output of ``kind`` asks on an N-cell grid."""
-    if kind == DIGITS:
-        return len(str(n_cells - 1))
-    if kind == BITS:
-        return max(1, (n_cells - 1).bit_length())
-    return n_cells - 1
+def chain_positions(kind: np.ndarray, n_cells: np.ndarray) -> np.ndarray:
+    """How many questions an output of ``kind`` asks on an N-cell grid, per output: the
+    digits of N − 1, its bits (at least 1), or N − 1 thresholds (exact integer compares)."""
+    kind, top = np.asarray(kind, np.int64), np.asarray(n_cells, np.int64) - 1
+    digits = 1 + sum((top >= 10**i).astype(np.int64) for i in range(1, 19))
+    bits = 1 + sum((top >= 1 << i).astype(np.int64) for i in range(1, 63))
+    return np.where(kind == DIGITS, digits, np.where(kind == BITS, bits, top))
 
 
 def chain_step(kind: int, key: str) -> int:
@@ -267,13 +267,7 @@ class ChainAnswers:
 
 def _counts(units: dict[str, np.ndarray]) -> np.ndarray:
     """Per unit, how many positions its output asks."""
-    return np.array(
-        [
-            chain_positions(int(k), int(n))
-            for k, n in zip(units["kind"], units["n_cells"], strict=True)
-        ],
-        np.int64,
-    )
+    return chain_positions(units["kind"], units["n_cells"])
 
 
 _POSITIONS = 1 << 16  # positions per unit in the (unit, position) key: N − 1 thresholds at most

@@ -41,10 +41,7 @@ __all__ = ["chain_leaves", "chain_steps", "concat_leaves", "projected_masses", "
 def whole_chains(chains: ChainLog) -> np.ndarray:
     """Per chain unit: True when every position was answered with probabilities."""
     u = chains.units
-    expected = np.array(
-        [chain_positions(int(k), int(n)) for k, n in zip(u["kind"], u["n_cells"], strict=True)],
-        np.int64,
-    )
+    expected = chain_positions(u["kind"], u["n_cells"])
     answered = np.bincount(chains.r_unit, minlength=len(chains))
     return (answered == expected) & (expected > 0)
 
@@ -102,9 +99,8 @@ def _tree(chains: ChainLog, units: np.ndarray, kind: int, k: int) -> Leaves:
     # Chain order: digits by position (1 = highest), bits by weight, heaviest first.
     order = np.lexsort((position if kind == DIGITS else -position, owner))
     rows, owner = rows[order], owner[order]
-    count = np.array(
-        [chain_positions(kind, int(n)) for n in chains.units["n_cells"][units]], np.int64
-    )
+    n_cells = chains.units["n_cells"][units]
+    count = chain_positions(np.full(len(units), kind), n_cells)
     at = (chains.r_start[rows][:, None] + np.arange(k)[None, :]).ravel()
     return tree_leaves(
         PathSteps(
@@ -152,10 +148,7 @@ def chain_steps(
     if keep is not None:
         inside &= keep[unit]
     cell = np.where(inside, y, 0).astype(np.int64)
-    count = np.array(
-        [chain_positions(int(k), int(n)) for k, n in zip(u["kind"], u["n_cells"], strict=True)],
-        np.int64,
-    )[unit]
+    count = chain_positions(u["kind"], u["n_cells"])[unit]
     index = u["index"][unit]
     # Digits: y's digit at the position, while the higher digits read are y's.
     power = np.power(10, np.clip(count - position, 0, 18))

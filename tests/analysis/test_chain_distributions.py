@@ -15,7 +15,7 @@ from probability_logs import LogWriter
 from test_proper_scores import integrated_crps, pairwise_crps
 
 from analysis.loading.answers import load_answers
-from analysis.loading.chain_units import BITS, DIGITS, THRESHOLDS, ChainLog
+from analysis.loading.chain_units import BITS, DIGITS, THRESHOLDS, ChainLog, chain_positions
 from analysis.statistics.chain_leaves import chain_leaves, projected_masses, whole_chains
 from analysis.statistics.distributions import distribution_stats
 from analysis.statistics.output_scores import scored_outputs
@@ -197,3 +197,12 @@ def test_digits_and_bits_steps_score_the_option_holding_y(tmp_path: Path):
     assert np.isclose(by[("digits", 2)].log_loss, -np.log(0.5))
     assert np.isclose(by[("digits", 2)].rps, (0.5**2) / 9)  # P(≤2) = 0.5 where 1{≥2} is 1
     assert all(np.isclose(by[("bits", d)].log_loss, -np.log(0.9)) for d in range(1, 8))
+
+
+@given(st.lists(st.integers(1, 10**15), min_size=1, max_size=20))
+def test_positions_are_the_decoders_digit_and_bit_counts(cells):
+    n = np.array(cells, np.int64)
+    ones = np.ones(len(cells), np.int64)
+    assert chain_positions(DIGITS * ones, n).tolist() == [len(str(c - 1)) for c in cells]
+    assert chain_positions(BITS * ones, n).tolist() == [max(1, (c - 1).bit_length()) for c in cells]
+    assert chain_positions(THRESHOLDS * ones, n).tolist() == [c - 1 for c in cells]
