@@ -12,6 +12,7 @@ distribution was answered with probabilities are scored; the others are n/a. No 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,20 +159,30 @@ def scored_outputs(
     keep = np.ones(len(log), bool) if keep is None else keep
     units, rows = _tree_units(log, keep)
     u, c = log.units, log.chains
-    tree = score_leaves(
-        _tree_leaves(log, units, rows),
-        u["target_cells"][units].astype(np.float64),
-        u["n_cells"][units].astype(np.float64),
-        u["lower"][units],
-        u["eps"][units],
+    # A block of outputs at a time: a direct choice's distribution has N leaves, and the
+    # scores' temporaries are a few arrays per leaf (memory follows the block, not the run).
+    at = np.searchsorted(log.q_unit[rows], units) if len(units) else np.zeros(0, np.int64)
+    at = np.r_[at, len(rows)]
+    tree = _blocks(
+        len(units),
+        lambda lo, hi: score_leaves(
+            _tree_leaves(log, units[lo:hi], rows[at[lo] : at[hi]]),
+            u["target_cells"][units[lo:hi]].astype(np.float64),
+            u["n_cells"][units[lo:hi]].astype(np.float64),
+            u["lower"][units[lo:hi]],
+            u["eps"][units[lo:hi]],
+        ),
     )
     chained = np.flatnonzero(chain_counts(log, chain_keep))
-    chain = score_leaves(
-        chain_leaves(c, chained),
-        c.units["target_cells"][chained],
-        c.units["n_cells"][chained].astype(np.float64),
-        c.units["lower"][chained],
-        c.units["eps"][chained],
+    chain = _blocks(
+        len(chained),
+        lambda lo, hi: score_leaves(
+            chain_leaves(c, chained[lo:hi]),
+            c.units["target_cells"][chained[lo:hi]],
+            c.units["n_cells"][chained[lo:hi]].astype(np.float64),
+            c.units["lower"][chained[lo:hi]],
+            c.units["eps"][chained[lo:hi]],
+        ),
     )
     # One family code space: the units' names, then the chains' families they lack.
     names = list(log.names["family"])
@@ -192,6 +203,15 @@ def scored_outputs(
         family_names=tuple(names),
         scores={name: np.r_[tree[name], chain[name]] for name in tree},
     )
+
+
+BLOCK = 1 << 14  # outputs scored at once
+
+
+def _blocks(n: int, score: Callable[[int, int], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``score(lo, hi)`` over outputs ``lo .. hi`` a block at a time, joined."""
+    parts = [score(lo, min(lo + BLOCK, n)) for lo in range(0, max(n, 1), BLOCK)]
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
 
 def score_columns(

@@ -93,3 +93,15 @@ def test_a_run_loaded_with_probabilities_keeps_its_chains(tmp_path: Path):
     again = load_run(run.manifest.run_dir, probabilities=True)  # read back from .columns
     assert again.answers is not None
     assert np.array_equal(again.answers.chains.p, run.answers.chains.p)
+
+
+def test_scoring_a_block_at_a_time_gives_the_same_scores(worse: Path, monkeypatch):
+    from analysis.statistics import output_scores
+
+    log = load_answers(sorted(p for p in worse.iterdir() if p.is_dir())[0])
+    whole = scored_outputs(log)
+    monkeypatch.setattr(output_scores, "BLOCK", 7)
+    blocked = scored_outputs(log)
+    assert np.array_equal(whole.job, blocked.job) and np.array_equal(whole.decoder, blocked.decoder)
+    for name, values in whole.scores.items():
+        assert np.allclose(values, blocked.scores[name], equal_nan=True, rtol=1e-12, atol=1e-12), name
