@@ -101,7 +101,10 @@ def score_leaves(
     for level in CENTRAL_LEVELS:
         low, high = central_intervals(leaves, level)
         name = int(100 * level)
-        scores[f"cover{name}"] = ((low <= y) & (y <= high)).astype(np.float64)
+        # An end within a billionth of a cell of y holds it: a quantile interpolated to the
+        # centre of y's cell lands there only up to rounding.
+        near = 1e-9
+        scores[f"cover{name}"] = ((low <= y + near) & (y <= high + near)).astype(np.float64)
         scores[f"is{name}"] = interval_score(low, high, y, level) * percent
     return scores
 

@@ -103,5 +103,8 @@ def test_scoring_a_block_at_a_time_gives_the_same_scores(worse: Path, monkeypatc
     monkeypatch.setattr(output_scores, "BLOCK", 7)
     blocked = scored_outputs(log)
     assert np.array_equal(whole.job, blocked.job) and np.array_equal(whole.decoder, blocked.decoder)
+    # Equal but for rounding: F's cumulative sums run over the owners scored together.
     for name, values in whole.scores.items():
-        assert np.allclose(values, blocked.scores[name], equal_nan=True, rtol=1e-12, atol=1e-12), name
+        assert np.allclose(values, blocked.scores[name], equal_nan=True, rtol=1e-11, atol=1e-9), (
+            name
+        )
