@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from runfolder import is_comparison, resolve_run
+from runfolder import is_comparison, load_comparison, resolve_run
 
 from .arguments import GATE_FAILED, PROG, SUMMARY_FILES, build_parser
 from .errors import AnalysisError, RunFolderError, StrictRefusedError
@@ -41,6 +41,7 @@ from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
 from .statistics.comparison import Comparison, compare_runs
 from .statistics.diff import diff_runs
 from .statistics.family_test import DEFAULT_METHOD, as_method
+from .statistics.metrics import SCORED
 from .statistics.probabilities import ProbabilityStats
 from .statistics.summary import analyze_run, probabilities_of
 
@@ -80,7 +81,10 @@ def _replicates(args: argparse.Namespace) -> int:
 
 def _comparison(folder: Path, strict: bool, n_boot: int | None, seed: int) -> Comparison:
     """A comparison folder summarised (refused under ``strict`` when a banner applies)."""
-    data = load_comparison_runs(folder)
+    summary = load_comparison(folder)["options"].get("summary")
+    # The predicted distributions' scores need each run's answers read too.
+    scored = isinstance(summary, dict) and summary.get("metric") in SCORED
+    data = load_comparison_runs(folder, probabilities=scored)
     if n_boot is None:
         n_boot = int(data.summary_option("bootstrap", DEFAULT_REPLICATES))
     metric = str(data.summary_option("metric", "mape"))

@@ -27,9 +27,11 @@ import numpy as np
 from runfolder import JsonlReader, RequestLine, scan_logs, verify
 
 from .errors import AnalysisError
+from .loading.answers import AnswerLog, load_answers, order_pair
 from .loading.manifest import load_manifest
 from .loading.outputs import Outputs, load_outputs
 from .statistics.facts import log_repairs
+from .statistics.output_scores import score_columns, scored_outputs, scored_rows
 
 __all__ = ["COLUMNS", "FORMATS", "export_run"]
 
@@ -39,7 +41,8 @@ FORMATS = ("parquet", "csv")
 _INTEGER = {"seq", "round", "attempt", "http_status", "questions", "input_tokens", "output_tokens",
             "repeat", "rounds", "n_cells", "options"}  # fmt: skip
 _FLOAT = {"t", "latency_ms", "cost_usd", "target_f", "value_f", "ape", "nae", "within5",
-          "p_choice"}  # fmt: skip
+          "p_choice", "crps", "crps_log10", "logscore", "logscore_leaf", "pit", "covered_50", "covered_80",
+          "covered_90", "interval_score_50", "interval_score_80", "interval_score_90"}  # fmt: skip
 _BOOLEAN = {"cache_hit"}
 
 COLUMNS: dict[str, dict[str, str]] = {
@@ -79,6 +82,19 @@ COLUMNS: dict[str, dict[str, str]] = {
         "within5": "1 when ape <= 5, 0 when not (NaN: failed)",
         "rounds": "rounds the decoder took (-1: not recorded)",
         "n_cells": "cells of the grid (N)",
+        # The predicted distribution's scores (analyze's Distributions section); null: n/a
+        # (no whole distribution answered with probabilities, or not a decoder that has one).
+        "crps": "CRPS of the predicted distribution, % of U - L (null: n/a)",
+        "crps_log10": "CRPS of log10|y|, decades (|y| floored at half a cell; signs folded)",
+        "logscore": "density log score -ln(m N / w) of the leaf holding y, nats (inf: mass 0)",
+        "logscore_leaf": "log score -ln m of the leaf holding y, nats (inf: mass 0)",
+        "pit": "F(y), y at its cell's centre",
+        "covered_50": "1 when the central 50% interval holds y, else 0",
+        "covered_80": "1 when the central 80% interval holds y, else 0",
+        "covered_90": "1 when the central 90% interval holds y, else 0",
+        "interval_score_50": "interval score of the central 50% interval, % of U - L",
+        "interval_score_80": "interval score of the central 80% interval, % of U - L",
+        "interval_score_90": "interval score of the central 90% interval, % of U - L",
     },
     "answers": {
         "seq": "the exchange's record number",
@@ -150,6 +166,37 @@ def _exchange_rows(
                     }
                 )
         yield row, answers
+
+
+# Export column -> output_scores' score.
+_SCORES = {
+    "crps": "crps",
+    "crps_log10": "crps_log10",
+    "logscore": "log_density",
+    "logscore_leaf": "log_score",
+    "pit": "pit",
+    "covered_50": "cover50",
+    "covered_80": "cover80",
+    "covered_90": "cover90",
+    "interval_score_50": "is50",
+    "interval_score_80": "is80",
+    "interval_score_90": "is90",
+}
+
+
+def _score_columns(o: Outputs, answers: AnswerLog) -> dict[str, list[Any]]:
+    """Each output's predicted-distribution scores; None (null) where n/a, +inf for a log
+    score whose true leaf had mass 0 (the section counts those apart)."""
+    found = scored_outputs(answers)
+    values = score_columns(o, found, answers, tuple(_SCORES.values()))
+    scored = scored_rows(o, found, answers)
+    columns = {}
+    for i, name in enumerate(_SCORES):
+        column = values[i]
+        if name.startswith("logscore"):
+            column = np.where(scored & np.isnan(column), np.inf, column)
+        columns[name] = [None if not s else float(v) for s, v in zip(scored, column, strict=True)]
+    return columns
 
 
 def _output_columns(o: Outputs) -> dict[str, list[Any]]:
@@ -270,7 +317,8 @@ def export_run(
         for answer in rows:
             tables["answers"].add(answer)
     outputs = load_outputs(folder / "outputs.jsonl")
-    tables["outputs"].add_columns(_output_columns(outputs))
+    answers = load_answers(folder, order_pair(load_manifest(folder).orders))
+    tables["outputs"].add_columns(_output_columns(outputs) | _score_columns(outputs, answers))
     for table in tables.values():
         table.close()
     repairs = log_repairs(

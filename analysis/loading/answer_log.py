@@ -12,9 +12,11 @@ outcome columns (27 bytes each) then grow with the questions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from .chain_units import ChainLog, empty_chain_log
 
 __all__ = ["BLOCK", "AnswerCounts", "AnswerLog", "gathered"]
 
@@ -96,6 +98,8 @@ class AnswerLog:
     pair_second_right: np.ndarray
     pair_averaged_ties: np.ndarray
     counts: AnswerCounts
+    # Digits, bits and threshold outputs and their answers (``chain_units``).
+    chains: ChainLog = field(default_factory=empty_chain_log)
 
     def __len__(self) -> int:
         return len(self.units["job"])

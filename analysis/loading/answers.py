@@ -27,6 +27,7 @@ from .answer_log import AnswerCounts, AnswerLog
 from .answer_outcomes import MISMATCH, UNUSABLE, UNUSABLE_LABELLED, WITH, WITHOUT
 from .answer_pairs import LabelSets, PairScorer
 from .asked import AskedChunk, AskedReader
+from .chain_units import CHAIN_DECODERS, ChainAnswers, chain_step
 from .compact import narrow, narrow_type
 from .interning import NameCodes
 from .interval_paths import PathTable, read_paths
@@ -65,6 +66,10 @@ class AnswersJoin:
         self.n_decoders = len(decoders)
         self.target_code = np.empty(0, np.int64)  # qmap value id -> decoder code, or -1
         self.target_depth = np.empty(0, np.int64)
+        # qmap value id -> a chain decoder's code (-1: none) and its position there
+        self.chain_code = np.empty(0, np.int64)
+        self.chain_position = np.empty(0, np.int64)
+        self.chains = ChainAnswers(paths.chains)
         self.job_code = np.empty(0, np.int64)  # a chunk's job name id -> code, or -1
 
     def reader(self) -> AskedReader:
@@ -79,6 +84,7 @@ class AnswersJoin:
         paths = self.paths
         self._grow(chunk)
         jobs = chunk.job if chunk.jobs is None else self.job_code[chunk.job]
+        self._chains(chunk, jobs)
         code, depth = self.target_code[chunk.target], self.target_depth[chunk.target]
         rows = np.flatnonzero((code >= 0) & (jobs >= 0))
         unit = paths.unit_at[jobs[rows].astype(np.int64) * self.n_decoders + code[rows]]
@@ -127,6 +133,11 @@ class AnswersJoin:
             found = [self._target(where) for where in chunk.targets[known:]]
             self.target_code = np.r_[self.target_code, [c for c, _ in found]].astype(np.int64)
             self.target_depth = np.r_[self.target_depth, [d for _, d in found]].astype(np.int64)
+            chained = [self._chain_target(where) for where in chunk.targets[known:]]
+            self.chain_code = np.r_[self.chain_code, [c for c, _ in chained]].astype(np.int64)
+            self.chain_position = np.r_[self.chain_position, [p for _, p in chained]].astype(
+                np.int64
+            )
         if chunk.jobs is not None and len(chunk.jobs) > len(self.job_code):
             codes, names = self.paths.codes["job"], chunk.jobs[len(self.job_code) :]
             if isinstance(codes, NameCodes):
@@ -142,6 +153,31 @@ class AnswersJoin:
         if code is None or not key.isdigit() or int(key) < 1:
             return -1, 0
         return code, int(key)
+
+    def _chain_target(self, where: str) -> tuple[int, int]:
+        """A qmap value ``decoder/<step>`` of a chain decoder (``chain_units``) as (decoder
+        code, position); (-1, -1) if not one."""
+        decoder, _, key = where.partition("/")
+        kind = CHAIN_DECODERS.get(decoder)
+        code = self.paths.codes["decoder"].get(decoder)
+        if kind is None or code is None:
+            return -1, -1
+        position = chain_step(kind, key)
+        return (code, position) if position >= 0 else (-1, -1)
+
+    def _chains(self, chunk: AskedChunk, jobs: np.ndarray) -> None:
+        """Hand the chunk's answers to chain questions on (``chain_units.ChainAnswers``)."""
+        code = self.chain_code[chunk.target]
+        rows = np.flatnonzero((code >= 0) & (jobs >= 0))
+        if len(rows):
+            self.chains.add(
+                jobs[rows],
+                code[rows],
+                self.chain_position[chunk.target[rows]],
+                chunk.answer[rows],
+                chunk.answer_bytes,
+                chunk.fresh_from,
+            )
 
     def _first_answers(self, depth: np.ndarray, step: np.ndarray) -> np.ndarray:
         """True on each row that is the first answer to its step (rows deeper than 63 are
@@ -199,6 +235,7 @@ class AnswersJoin:
         unit, names = paths.unit, paths.names
         pair_first, pair_second, pair_depth = paths.pair_first, paths.pair_second, paths.pair_depth
         outputs_read, not_intervals = paths.outputs_read, paths.not_intervals
+        chains = self.chains.result()
         unit["tree_path"] = tree_paths(
             paths.step["form"], unit["step_start"], unit["step_count"], unit["nested"]
         )
@@ -264,6 +301,7 @@ class AnswersJoin:
             pair_second_right=pairs.second_right,
             pair_averaged_ties=pairs.averaged_ties,
             counts=counts,
+            chains=chains,
         )
 
 

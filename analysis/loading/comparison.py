@@ -49,14 +49,16 @@ class ComparisonRuns:
         return summary.get(key, default) if isinstance(summary, dict) else default
 
 
-def load_comparison_runs(folder: Path | str) -> ComparisonRuns:
-    """Read ``compare.json`` and load the run folder of every cell that has started."""
+def load_comparison_runs(folder: Path | str, probabilities: bool = False) -> ComparisonRuns:
+    """Read ``compare.json`` and load the run folder of every cell that has started (with
+    ``probabilities``, each run's answers too: ``Run.answers``)."""
     folder = Path(folder)
     record = load_comparison(folder)
     cells = []
     for cell in record["cells"]:
         path = folder / cell["folder"]
-        run = load_run(path) if (path / MANIFEST).is_file() else None
+        found = (path / MANIFEST).is_file()
+        run = load_run(path, probabilities=probabilities) if found else None
         totals = read_totals(path)
         requests, cost = (totals["requests"], totals["cost_usd"]) if totals else (0, 0.0)
         cells.append(Cell(cell["suite"], cell["model"], path, run, requests, cost))

@@ -33,6 +33,7 @@ import orjson
 from analysis.errors import bad_output_line
 from runfolder import JsonlReader, OutputLine, stored
 
+from .chain_units import CHAIN_DECODERS, ChainOutputs, ChainRow
 from .compact import extended
 from .exact import parse_decimal
 from .interning import Interner
@@ -67,11 +68,9 @@ def ceil_div(n: int, m: int) -> int:
     return -(-n // m)
 
 
-# A path's row (path_table.PATH_INTS), its three floats, its steps' flat fields
+# A path's row (path_table.PATH_INTS), its five floats, its steps' flat fields
 # (path_table.PATH_STEP) and (step offset, bounds) of any cuts steps.
-_Derived = tuple[
-    tuple[int, ...], tuple[float, float, float], list[int], list[tuple[int, tuple[int, ...]]]
-]
+_Derived = tuple[tuple[int, ...], tuple[float, ...], list[int], list[tuple[int, tuple[int, ...]]]]
 
 
 def _derive(
@@ -123,7 +122,13 @@ def _derive(
             true_option(s, cell),
         )
     # y's position in cells: the predicted distributions are scored against it.
-    floats = (float(error), math.nan if forced is None else float(forced), float(position))
+    floats = (
+        float(error),
+        math.nan if forced is None else float(forced),
+        float(position),
+        float(grid.lower),
+        float(grid.eps),
+    )
     return ints, floats, fields, cuts
 
 
@@ -144,6 +149,7 @@ class PathsReader:
         self.derived: dict[tuple[Any, ...], int] = {}  # exact trace, target, value -> path
         self.pack = struct.Struct(f"={_ROW}i").pack  # a unit's row as store.units' items
         self.last: _Last | None = None  # what ``record`` made of the last line
+        self.chains = ChainOutputs()  # digits, bits, thresholds: the Distributions section's
         self.generation = 0  # how often ``derived`` was cleared (its path ids then renewed)
 
     def grid(self, record: OutputLine) -> GridIndex:
@@ -192,6 +198,17 @@ class PathsReader:
             self.derived[key] = found
         return found
 
+    def _chain(self, record: OutputLine, condition: int, kind: int) -> ChainRow | None:
+        """A chain output's row (``chain_units``); None when its grid or numbers do not read
+        (the line is then left out of the Distributions section, as a trace that is not
+        interval choices is left out of the paths)."""
+        try:
+            grid = self.grid(record)
+            numbers = self.numbers(record, grid)
+            return self.chains.row(record, condition, kind, numbers, float(grid.lower))
+        except (TraceError, ArithmeticError, KeyError, TypeError, ValueError):
+            return None
+
     def add(self, lineno: int, record: OutputLine) -> None:
         """Read one line; a malformed one is refused with its line number."""
         try:
@@ -220,9 +237,13 @@ class PathsReader:
         except KeyError:
             decoder_code = self.codes["decoder"].code(decoder)
             condition_code = self.codes["condition"].code(condition)
+        chain: ChainRow | None = None
         if record.get("status") != "ok":
             outcome: _Outcome = LINE_FAILED
         else:
+            kind = CHAIN_DECODERS.get(decoder)
+            if kind is not None:
+                chain = self._chain(record, condition_code, kind)
             key = (
                 record["L"],
                 record["eps"],
@@ -235,8 +256,9 @@ class PathsReader:
             if path is None:
                 path = self.path_of(record, key)
             outcome = LINE_OTHER if path == _NOT_INTERVALS else self._unit(record, raw, path)
-        self.last = (decoder_code, condition_code, outcome)
+        self.last = (decoder_code, condition_code, outcome, chain)
         self._place(job_code, decoder_code, condition_code, outcome)
+        self.chains.place(job_code, decoder_code, chain)
 
     def _unit(self, record: OutputLine, raw: Any, path: int) -> _Outcome:
         """The codes of an interval unit's names, its repeat and its path."""
@@ -267,10 +289,11 @@ class PathsReader:
             job_code = self.ids[0][job]
         except KeyError:
             job_code = self.codes["job"].code(job)
-        decoder_code, condition_code, outcome = last
+        decoder_code, condition_code, outcome, chain = last
         if outcome.__class__ is tuple:
             outcome = (*outcome[:3], repeat, outcome[4])
         self._place(job_code, decoder_code, condition_code, outcome)
+        self.chains.place(job_code, decoder_code, chain)
 
     def _place(
         self, job_code: int, decoder_code: int, condition_code: int, outcome: _Outcome
@@ -303,17 +326,19 @@ class PathsReader:
         self.derived.clear()
         self.cache.clear()
         self.grids.clear()
-        table = build_table(self.store, self.codes, orders)
+        table = build_table(self.store, self.codes, orders, self.chains)
         # The table holds the names now; a caller that keeps the reader (the answers join
         # runs beside it) keeps no second list of a million job names.
         self.codes, self.ids, self.store = {}, (), PathStore()
+        self.chains = ChainOutputs()
         return table
 
 
 _ROW = 8  # path_table.IDENTITY and the path
 # What a line came to: LINE_FAILED, LINE_OTHER, or a unit's (order, case, family, repeat, path).
 _Outcome = int | tuple[int, ...]
-_Last = tuple[int, int, _Outcome]  # (decoder code, condition code, outcome)
+# (decoder code, condition code, outcome, chain output's row or None)
+_Last = tuple[int, int, _Outcome, ChainRow | None]
 _ABSENT = array("i", [LINE_ABSENT]) * 4096  # a decoder's jobs without a line yet
 
 

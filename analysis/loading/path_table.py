@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .chain_units import ChainOutputs
 from .compact import extended, narrow, narrow_type, stride_view
 from .interning import CompactNames, Interner, NameCodes
 from .order_pairs import Questions, pair_steps
@@ -48,7 +49,7 @@ PATH_INTS = (
 # ... and its steps' rows.
 PATH_STEP = ("form", "a", "b", "k", "choice", "truth")
 _KEPT_STEP = ("form", "k", "choice", "truth")  # the answers join reads these (and pair)
-_FLOATS = 3  # a path's floats: error, forced error, y's position (cells)
+_FLOATS = 5  # a path's floats: error, forced error, y's position (cells), L, eps
 _BLOCK = 1 << 16  # units expanded at once: their steps' int64 index, ~2 MB
 # What the last line of an output said, if not a unit.
 LINE_FAILED, LINE_OTHER, LINE_ABSENT = -1, -2, -3
@@ -59,7 +60,9 @@ class PathTable:
     """Units (ok outputs read as interval paths) and their steps, as numpy columns.
 
     Unit columns: ``unit[name]`` for ``IDENTITY``, ``PATH_INTS``, ``step_start`` and the
-    floats ``error_cells``, ``forced_cells`` (NaN without a divergence) and ``target_cells``
+    floats ``error_cells``, ``forced_cells`` (NaN without a divergence), ``lower`` and
+    ``eps`` (the grid's L and ε, as floats: the log-scale CRPS maps cells to values) and
+    ``target_cells``
     (y's position in cells, fractional; NaN when not finite); categorical
     columns are codes into ``names[column]``. ``target_cell`` is -1 outside [L, U);
     ``beyond_term`` flags a unit whose error is not below its term of the bound (never, when
@@ -84,6 +87,7 @@ class PathTable:
     pair_depth: np.ndarray
     outputs_read: int  # distinct ok (job, decoder) outputs
     not_intervals: tuple[tuple[str, int], ...]  # (decoder, ok outputs) not interval choices
+    chains: ChainOutputs = field(default_factory=ChainOutputs)  # digits, bits, thresholds
 
     def __len__(self) -> int:
         return len(self.unit["job"])
@@ -114,7 +118,7 @@ class PathStore:
     def add_path(
         self,
         ints: tuple[int, ...],
-        floats: tuple[float, float, float],
+        floats: tuple[float, ...],
         steps: list[int],
         cuts: list[tuple[int, tuple[int, ...]]],
     ) -> int:
@@ -129,7 +133,10 @@ class PathStore:
 
 
 def build_table(
-    store: PathStore, interners: dict[str, Interner], orders: tuple[str, str]
+    store: PathStore,
+    interners: dict[str, Interner],
+    orders: tuple[str, str],
+    chains: ChainOutputs | None = None,
 ) -> PathTable:
     """The PathTable of what ``store`` read, the last line per (job, decoder) winning, and
     the steps both ``orders`` shared paired. Empties ``store``'s per-unit arrays, freeing
@@ -185,6 +192,7 @@ def build_table(
     floats = np.frombuffer(store.floats, np.float64).reshape(-1, _FLOATS)
     unit["error_cells"], unit["forced_cells"] = floats[path, 0], floats[path, 1]
     unit["target_cells"] = floats[path, 2]
+    unit["lower"], unit["eps"] = floats[path, 3], floats[path, 4]
     step = _steps(unit, path, questions.start, steps) | {"pair": pair}
     unit_at = _unit_at(unit, len(names["job"]), len(names["decoder"]))
     return PathTable(
@@ -199,6 +207,7 @@ def build_table(
         pair_depth=depth,
         outputs_read=outputs_read,
         not_intervals=not_intervals,
+        chains=ChainOutputs() if chains is None else chains,
     )
 
 

@@ -22,6 +22,7 @@ from runfolder import (
 )
 
 from .answers import AnswerCounts, AnswerLog, AnswersJoin, order_pair
+from .chain_units import ChainLog
 from .column_cache import RUN_LOGS, cache_enabled, cache_key, keep, recall
 from .exchanges import RequestLog
 from .manifest import Manifest, load_manifest
@@ -145,7 +146,7 @@ def _order_free(present: list[Outputs]) -> frozenset[str]:
     return imported.intersection(*free)
 
 
-_KEPT = {c.__name__: c for c in (Outputs, RequestLog, LogStats, AnswerLog, AnswerCounts)}
+_KEPT = {c.__name__: c for c in (Outputs, RequestLog, LogStats, AnswerLog, AnswerCounts, ChainLog)}
 
 # Takes a run's answers as soon as they are read (their names are the outputs' own).
 AnswersDigest = Callable[[AnswerLog, Manifest], None]

@@ -32,7 +32,21 @@ __all__ = [
     "verdict_counts",
 ]
 
-METRIC_LABEL = {"mape": "MAPE", "nmae": "NMAE", "within5": "Within 5%", "lar": "LAR ×100"}
+METRIC_LABEL = {
+    "mape": "MAPE",
+    "nmae": "NMAE",
+    "within5": "Within 5%",
+    "lar": "LAR ×100",
+    "crps": "CRPS",
+    "logscore": "Log score",
+}
+# Each metric's unit in the table's note (every other metric: %).
+_UNIT = {
+    "lar": "hundredths of ln(value/target)",
+    "crps": "% of U−L (the predicted distribution's CRPS, over outputs scored in both runs)",
+    "logscore": "nats (the predicted distribution's density log score −ln(m·N/w) at y, over "
+    "outputs scored in both runs)",
+}
 _NO_VERDICT = "no verdict"
 
 
@@ -202,7 +216,7 @@ def comparison_tables(c: Comparison) -> list[Table]:
     )
     rows = [row for s in c.suites for row in _rows(c, s)]
     notes = [
-        f"{metric} in {'hundredths of ln(value/target)' if c.metric == 'lar' else '%'}. "
+        f"{metric} in {_UNIT.get(c.metric, '%')}. "
         f"Each model's {metric} is over its own ok outputs, with its "
         f"{c.level:.0%} family-bootstrap interval. Δ is over the n (job, decoder) outputs ok "
         "in both runs only, with the interval of the verdict test (the Δ it does not reject "

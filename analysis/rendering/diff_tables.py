@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
+
 from analysis.loading.names import condition_label, decoder_label, domain_label
 from analysis.statistics.diff import RunDiff
 from analysis.statistics.facts import RunFacts
@@ -17,6 +19,7 @@ from .probability_diff import probability_diff_dict, probability_diff_tables
 __all__ = ["diff_markdown", "diff_tables", "diff_title", "diff_to_dict"]
 
 _MAPE, _NMAE = STATISTICS.index("mape"), STATISTICS.index("nmae")
+_CRPS, _LOG = STATISTICS.index("crps"), STATISTICS.index("logscore")
 
 
 def _mark(d: RunDiff) -> str:
@@ -160,6 +163,7 @@ def diff_tables(d: RunDiff) -> list[Table]:
                 left=3,
             )
         )
+    tables += _score_table(d)
     if d.probabilities is not None:
         tables += probability_diff_tables(d.probabilities, d.facts_a.suite, _mark(d))
     sides = tuple(
@@ -182,6 +186,40 @@ def diff_tables(d: RunDiff) -> list[Table]:
         )
     )
     return tables
+
+
+def _score_table(d: RunDiff) -> list[Table]:
+    """The predicted distributions' CRPS and log score, paired (none when no output of
+    either run was scored, e.g. ``--no-probabilities``)."""
+    if not np.any(d.n_paired[_CRPS]) and not np.any(d.n_paired[_LOG]):
+        return []
+    rows = []
+    for i, decoder in enumerate(d.design.decoders):
+        for c, condition in enumerate(d.design.conditions):
+            row = [decoder_label(decoder, d.facts_a.suite), condition_label(condition)]
+            for s in (_CRPS, _LOG):
+                n = int(d.n_paired[s, i, c])
+                row.append(f"{n:,}")
+                row += [
+                    fmt(d.point_a[s, i, c]) if n else "n/a",
+                    fmt(d.point_b[s, i, c]) if n else "n/a",
+                    fmt_interval(d.delta[s, i, c], d.delta_lo[s, i, c], d.delta_hi[s, i, c])
+                    if n
+                    else "n/a",
+                ]
+            rows.append(tuple(row))
+    header: tuple[str, ...] = ("Decoder", "Condition", "n (CRPS)", "CRPS A", "CRPS B", "ΔCRPS")
+    header += ("n (log score)", "Log score A", "Log score B", "ΔLog score")
+    notes = (
+        "Each output's predicted distribution (analyze's Distributions section), paired: n "
+        "counts the outputs (job, decoder) ok and scored in both runs (a whole distribution "
+        "answered with probabilities; for the log score, a true leaf of mass > 0), and both "
+        "sides' means and Δ = B − A are over those n only (negative: B is better). CRPS in % "
+        "of U−L; log score: the density form −ln(m·N/w), nats. n/a: no output scored in "
+        "both; brackets as above.",
+    )
+    title = f"Predicted distributions' scores, paired (B − A){_mark(d)}"
+    return [Table(title, header, tuple(rows), notes, left=2)]
 
 
 def diff_markdown(d: RunDiff) -> str:

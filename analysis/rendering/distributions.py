@@ -26,12 +26,14 @@ def _cell(r: DistributionRow, name: str, scale: float = 1.0, digits: int = 2) ->
 
 def _score_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
     assert p.distributions is not None
+    log_scale = p.distributions.log_scale
     rows = tuple(
         (
             decoder_label(r.decoder, suite),
             condition_label(r.condition),
             f"{r.scored:,} of {r.n:,}",
             _cell(r, "crps"),
+            *((_cell(r, "crps_log10", 100.0),) if log_scale else ()),
             _cell(r, "log_score"),
             _cell(r, "log_density"),
             f"{r.zero_mass:,}" if r.scored else "n/a",
@@ -43,26 +45,53 @@ def _score_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "Condition",
         "Scored",
         "CRPS (% of U−L)",
+        *(("CRPS log10(abs y) ×100",) if log_scale else ()),
         "Log score",
         "Log score (density)",
         "True leaf mass 0",
     )
     notes = [
-        "Each output's predicted distribution: the leaves of the partition its path asked, "
-        "piecewise uniform (the followed path's step distributions; each sibling not "
-        "expanded uniform over its interval; direct choice: one leaf per cell). Scored "
-        "against y's cell, at its centre (the decoders look for the cell holding y). Lower "
-        "is better everywhere; [ ] the 95% family-bootstrap interval.",
+        "Each output's predicted distribution, piecewise uniform over grid cells. Trees: the "
+        "leaves of the partition their path asked (the followed path's step distributions; "
+        "each sibling not expanded uniform over its interval; direct choice: one leaf per "
+        "cell). Index digits: the same as a ten-way tree over [0, 10^D) (the followed "
+        "digits' distributions; each digit not followed uniform over the indices it "
+        "stands for); index bits: a two-way tree, heaviest bit first, over [0, 2^B) (a bit "
+        "not followed carries its exact mass under the bits' independence, uniform over "
+        "its span); indices ≥ N keep their mass, as the decoders read them out. Threshold "
+        "CDFs: the answers P(x ≤ z) projected onto a nondecreasing F (isotonic), mass "
+        "F(b_{i+1}) − F(b_i) uniform over cell i. Scored against y's cell, at its centre "
+        "(the decoders look for the cell holding y). Lower is better everywhere; [ ] the "
+        "95% family-bootstrap interval.",
         "CRPS = ∫(F(x) − 1{x ≥ y})² dx, exact for the piecewise-uniform F, in % of U−L: the "
         "unit of NMAE, to which it reduces for a point mass (the headline: it compares "
         "decoders whatever their partitions, and never diverges). Log score: −ln of the "
         "mass of the leaf holding y; density form −ln(m·N/w) for a leaf of w cells, which "
         "compares decoders whose partitions differ. Outputs whose true leaf had mass 0 "
         "(probabilities come rounded to 2 decimals) are counted apart, not in the means.",
-        "Scored: outputs whose whole path was answered with probabilities; n/a: none was. "
-        "Digits, bits and threshold decoders are not interval paths and are not scored "
-        "here (their chains and CDFs are not rebuilt yet).",
+        "Scored: outputs whose every question was answered with probabilities (and, for "
+        "digits and bits, with the label the output read); n/a: none was, or the options "
+        "are not in interval order (bisection's cuts, adaptive thresholds' yes/no).",
     ]
+    if log_scale:
+        notes.append(
+            f"CRPS log10(abs y): the CRPS of log10|y| in hundredths of a decade, shown because "
+            f"the targets span {p.distributions.span_decades:.1f} decades (a point mass "
+            "scores 100·|log10 ŷ − log10 y|, the LAR ×100 over ln 10). Each leaf's values "
+            "are folded to |x| (a leaf across 0 cut there, its mass shared by width; a sign "
+            "error is not seen on this scale), |x| floored at half a cell (ε/2), and its mass "
+            "spread uniformly over log10 of its ends; overlapping parts add. The CRPS on y "
+            "stays the headline: it is defined for every output, never dominated by values "
+            "near 0 (where a log scale magnifies a one-cell error without bound, as in the "
+            "−50 domain) and reduces to NMAE, the paper's own scale."
+        )
+    if p.distributions.not_scored:
+        listed = ", ".join(decoder_label(d, suite) for d in p.distributions.not_scored)
+        notes.append(
+            f"No predicted distribution (n/a, not 0): {listed}: their outputs are neither "
+            "interval paths, digit or bit chains, nor threshold CDFs (e.g. beams, sets, "
+            "imported point predictions)."
+        )
     title = f"Distributions: proper scores{suffix}"
     return Table(title, header, rows, tuple(notes), left=2)
 
@@ -128,7 +157,9 @@ def _step_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "Per decision step, the questions answered with probabilities while an option held "
         "y: ranked probability score over the options in interval order, and −ln p(true) "
         "(mean over those with p(true) > 0; the others counted apart). Where in the tree "
-        "the mass is lost.",
+        "the mass is lost. Index digits: d is the digit's position (1: the highest), while "
+        "the digits read before it were y's; index bits: d = 1 for the heaviest bit, every "
+        "bit (each has a true value).",
     )
     return Table(f"Distributions: per decision step{suffix}", header, rows, notes, left=2)
 
@@ -168,6 +199,10 @@ def distributions_to_dict(p: ProbabilityStats) -> dict[str, Any] | None:
     return {
         "scored_at": "centre of y's cell",
         "families_resampled": d.n_families,
+        "not_scored": list(d.not_scored),
+        "crps_log10_unit": "decades (log10|y|; |y| floored at half a cell, signs folded)",
+        "targets_span_decades": _number(d.span_decades),
+        "log_scale_shown": d.log_scale,
         "rows": [
             {
                 "decoder": r.decoder,

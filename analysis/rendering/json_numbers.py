@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from analysis.statistics.banners import Banner
-from analysis.statistics.metrics import LOG_ACCURACY, STATISTICS
+from analysis.statistics.metrics import LOG_ACCURACY, SCORED, STATISTICS
 from analysis.statistics.summary import Analysis
 
 from .probability_json import probability_to_dict
@@ -61,6 +61,8 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
                 "n_expected": design.expected(decoder, condition),
             }
             for s, stat in enumerate(STATISTICS):
+                if stat in SCORED:  # analyze's are in probabilities.distributions
+                    continue
                 cell[stat] = {
                     "value": number(metrics.point[s, d, c]),
                     "lo": number(boot.lo[s, d, c]),
@@ -85,6 +87,7 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
                         "n": int(boot.n_paired[s, d, c]),
                     }
                     for s, stat in enumerate(STATISTICS)
+                    if stat not in SCORED
                 }
             cells.append(cell)
     facts = asdict(analysis.facts)

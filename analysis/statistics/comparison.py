@@ -58,8 +58,9 @@ from .family_test import (
     paired_family_test,
 )
 from .looks import SequentialOutcome, sequential_outcome
-from .metrics import STATISTICS, compute_metrics
+from .metrics import SCORED, STATISTICS, compute_metrics
 from .multiple import holm
+from .output_scores import score_columns, scored_outputs
 from .paired import common_outputs
 from .promise import outside_promise, spread_ratio
 
@@ -72,7 +73,8 @@ __all__ = [
     "sequential_look",
 ]
 
-COMPARED = ("mape", "nmae", "within5", "lar")  # the metrics a comparison can judge
+# The metrics a comparison can judge; crps and logscore need the runs' answers (``Run.answers``).
+COMPARED = ("mape", "nmae", "within5", "lar", "crps", "logscore")
 HIGHER_IS_BETTER = frozenset({"within5"})  # every other metric is an error: lower is better
 ALPHA = 0.05
 
@@ -174,8 +176,9 @@ def _suite(
     point, lo, hi = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
     n_ok = np.zeros(shape, np.int64)
     facts = []
+    scores = [_scores(run) for run in runs] if STATISTICS[statistic] in SCORED else None
     for i, run in enumerate(runs):
-        metrics = compute_metrics(run.outputs, design)
+        metrics = compute_metrics(run.outputs, design, None if scores is None else scores[i])
         boot = family_bootstrap(metrics.totals, n_boot=n_boot, seed=seed, level=level)
         point[i], lo[i], hi[i] = metrics.point[statistic], boot.lo[statistic], boot.hi[statistic]
         n_ok[i] = metrics.n_ok
@@ -188,7 +191,8 @@ def _suite(
     diffs = np.zeros((len(runs) - 1, len(families), n_d, n_c))
     counts = np.zeros_like(diffs)
     for k, other in enumerate(runs[1:]):
-        paired = common_outputs(base.outputs, other.outputs, design, families)
+        pair = None if scores is None else (scores[0], scores[k + 1])
+        paired = common_outputs(base.outputs, other.outputs, design, families, pair)
         delta[k] = paired.delta()[statistic]
         n_common[k] = paired.units()[statistic]
         diffs[k] = paired.other.sums[:, statistic] - paired.base.sums[:, statistic]
@@ -215,6 +219,14 @@ def _suite(
         diffs, counts, np.full(later, None, object), np.full(later, np.nan),
         np.full(later, np.nan), spread, np.zeros(later, bool),
     )  # fmt: skip
+
+
+def _scores(run: Run) -> np.ndarray:
+    """A run's predicted-distribution scores per output (``output_scores.score_columns``);
+    all n/a when its answers were not read."""
+    if run.answers is None:
+        return np.full((len(SCORED), len(run.outputs)), np.nan)
+    return score_columns(run.outputs, scored_outputs(run.answers), run.answers)
 
 
 def _banners(

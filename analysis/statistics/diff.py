@@ -26,6 +26,7 @@ from .bootstrap import (
 from .facts import RunFacts, run_facts
 from .family_test import paired_family_test
 from .metrics import compute_metrics
+from .output_scores import score_columns, scored_outputs
 from .paired import common_outputs
 from .probabilities import ProbabilityDiff, diff_probabilities
 
@@ -186,7 +187,14 @@ def diff_runs(
     families = tuple(
         sorted(set(a.outputs.family_names) | set(b.outputs.family_names), key=family_sort_key)
     )
-    paired = common_outputs(a.outputs, b.outputs, design, families)
+    # The predicted distributions' scores (crps, logscore) when the answers were read.
+    scores = None
+    if answers is not None:
+        scores = (
+            score_columns(a.outputs, scored_outputs(answers[0]), answers[0]),
+            score_columns(b.outputs, scored_outputs(answers[1]), answers[1]),
+        )
+    paired = common_outputs(a.outputs, b.outputs, design, families, scores)
     point_a, point_b = paired.base.point(), paired.other.point()
     lo = hi = np.full(point_a.shape, np.nan)
     if n_boot > 0 and len(families) >= MIN_FAMILIES:
@@ -201,7 +209,8 @@ def diff_runs(
         )
         lo, hi = test.lo.reshape(point_a.shape), test.hi.reshape(point_a.shape)
     compared, changed, status, found = _changes(a.outputs, b.outputs, design, top)
-    metrics_a, metrics_b = compute_metrics(a.outputs, design), compute_metrics(b.outputs, design)
+    metrics_a = compute_metrics(a.outputs, design, None if scores is None else scores[0])
+    metrics_b = compute_metrics(b.outputs, design, None if scores is None else scores[1])
     facts_a, facts_b = run_facts(a, metrics_a), run_facts(b, metrics_b)
     return RunDiff(
         facts_a=facts_a,

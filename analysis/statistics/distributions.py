@@ -1,11 +1,11 @@
 """The Distributions section: each output's predicted distribution judged by proper scores.
 
-Ours, not the paper's. Per decoder × condition, over the outputs whose whole path was
-answered with probabilities (``predictive.tree_leaves`` rebuilds the distribution; others
-are counted as n/a, never scored 0): the CRPS (exact for the piecewise-uniform
-distribution; in % of U−L, the unit of NMAE, to which it reduces for a point mass), the log
-score of the leaf holding y (scored at the centre of y's cell: ``unit_scores``; plain −ln m, and the density form −ln(m·N/w) that compares
-decoders whose partitions differ; outputs whose true leaf had no mass are counted apart,
+Ours, not the paper's. Per decoder × condition, over the outputs whose whole distribution
+was answered with probabilities (``output_scores``: trees and direct choice, index digits
+and bits, threshold CDFs; others are counted as n/a, never scored 0): the CRPS (exact for
+the piecewise-uniform distribution; in % of U−L, the unit of NMAE, to which it reduces for
+a point mass), the log score of the leaf holding y (scored at the centre of y's cell;
+plain −ln m, and the density form −ln(m·N/w) that compares decoders whose partitions differ; outputs whose true leaf had no mass are counted apart,
 not in the mean), the PIT histogram, and the coverage and interval score (% of U−L) of
 the central 50/80/90% intervals; each mean with its 95% family-bootstrap interval (the
 calibration tables' replicates and seed). Per decision step: the ranked probability score
@@ -21,6 +21,7 @@ import numpy as np
 
 from analysis.loading.answer_log import gathered
 from analysis.loading.answers import AnswerLog
+from analysis.loading.chain_units import CHAIN_DECODERS, DIGITS
 
 from .bootstrap import (
     DEFAULT_REPLICATES,
@@ -30,37 +31,22 @@ from .bootstrap import (
     ratio_replicates,
     resample_weights,
 )
-from .predictive import PathSteps, tree_leaves
-from .proper_scores import (
-    CENTRAL_LEVELS,
-    central_intervals,
-    crps,
-    interval_score,
-    log_scores,
-    pit,
-    step_log_loss,
-    step_rps,
-)
+from .chain_leaves import chain_steps
+from .output_scores import SCORES, scored_outputs
+from .proper_scores import step_log_loss, step_rps
 
 __all__ = [
+    "LOG_SPAN",
     "PIT_BINS",
     "SCORES",
     "DistributionRow",
     "DistributionStats",
     "StepRow",
     "distribution_stats",
-    "unit_scores",
 ]
 
 PIT_BINS = 10
-# Per scored unit, the means the rows report (each with a bootstrap interval).
-SCORES = (
-    "crps",
-    "log_score",
-    "log_density",
-    *(f"cover{int(100 * a)}" for a in CENTRAL_LEVELS),
-    *(f"is{int(100 * a)}" for a in CENTRAL_LEVELS),
-)
+LOG_SPAN = 2.0  # decades of |y| from which the CRPS on log10|y| is shown beside y's
 
 
 @dataclass(frozen=True)
@@ -69,7 +55,7 @@ class DistributionRow:
 
     decoder: str
     condition: str
-    n: int  # interval outputs of the cell
+    n: int  # outputs of the cell with a distribution's form (interval paths, chains, CDFs)
     scored: int  # of those, with a whole distribution (the rest: n/a)
     zero_mass: int  # scored outputs whose true leaf had mass 0 (log scores left out)
     mean: dict[str, float]  # SCORES -> mean over scored (finite) outputs
@@ -97,62 +83,16 @@ class DistributionStats:
     rows: tuple[DistributionRow, ...]
     steps: tuple[StepRow, ...]
     n_families: int
+    # Decoders with ok outputs but no distribution's form (neither interval paths nor chains)
+    not_scored: tuple[str, ...] = ()
+    # Decades spanned by the scored outputs' |y| (log10 max/min, |y| floored at half a
+    # cell): the section shows the CRPS on log10|y| from LOG_SPAN decades on.
+    span_decades: float = float("nan")
 
-
-def _scored_units(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The units with a whole distribution, and their question rows sorted by (unit, depth)."""
-    u = log.units
-    usable = gathered(log.o_chosen >= 0, log.q_outcome)
-    counted = np.bincount(log.q_unit[usable], minlength=len(log))
-    target = u["target_cells"].astype(np.float64)
-    whole = keep & u["tree_path"] & (counted == u["step_count"]) & np.isfinite(target)
-    whole &= (target >= 0) & (target < u["n_cells"])
-    units = np.flatnonzero(whole)
-    rows = np.flatnonzero(usable & gathered(whole, log.q_unit))
-    rows = rows[np.lexsort((log.q_depth[rows], log.q_unit[rows]))]
-    return units, rows
-
-
-def unit_scores(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The scored units and, per unit, each of SCORES (NaN where not finite) and ``pit``."""
-    units, rows = _scored_units(log, keep)
-    rank = np.full(len(log), -1, np.int64)
-    rank[units] = np.arange(len(units))
-    outcome = log.q_outcome[rows]
-    k = log.o_options[outcome].astype(np.int64)
-    at = np.repeat(log.o_p_start[outcome], k) + (
-        np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
-    )
-    n_cells = log.units["n_cells"][units].astype(np.float64)
-    leaves = tree_leaves(
-        PathSteps(
-            n=len(units),
-            n_cells=n_cells.astype(np.int64),
-            path=rank[log.q_unit[rows]],
-            k=k,
-            chosen=log.o_chosen[outcome],
-            p=log.o_p[at],
-        )
-    )
-    # The outcome is y's cell, scored at its centre: the decoders look for the cell holding
-    # y (read out as its lower endpoint), and on-grid targets would otherwise sit on their
-    # cell's left edge, where a distribution all on the right cell has PIT 0 and covers no
-    # central interval. The leaf holding y is the same either way (log score unchanged).
-    y = np.floor(log.units["target_cells"][units].astype(np.float64)) + 0.5
-    percent = 100.0 / n_cells
-    plain, density = log_scores(leaves, y, n_cells)
-    scores = {
-        "crps": crps(leaves, y) * percent,
-        "log_score": np.where(np.isfinite(plain), plain, np.nan),
-        "log_density": np.where(np.isfinite(density), density, np.nan),
-        "pit": pit(leaves, y),
-    }
-    for level in CENTRAL_LEVELS:
-        lower, upper = central_intervals(leaves, level)
-        name = int(100 * level)
-        scores[f"cover{name}"] = ((lower <= y) & (y <= upper)).astype(np.float64)
-        scores[f"is{name}"] = interval_score(lower, upper, y, level) * percent
-    return units, scores
+    @property
+    def log_scale(self) -> bool:
+        """Whether the targets span orders of magnitude (the log-scale CRPS is shown)."""
+        return bool(self.span_decades >= LOG_SPAN)
 
 
 def _ranked(wanted: tuple[str, ...], present: Sequence[str]) -> list[str]:
@@ -186,23 +126,29 @@ def distribution_stats(
     mask: np.ndarray | None = None,
     n_boot: int = DEFAULT_REPLICATES,
     seed: int = DEFAULT_SEED,
+    chain_mask: np.ndarray | None = None,
 ) -> DistributionStats:
     """Every row of the section, in the given decoder and condition order; ``mask`` selects
-    units. A cell with interval outputs but none scored has a row with ``scored`` 0."""
+    units, ``chain_mask`` chain units. A cell with outputs but none scored has a row with
+    ``scored`` 0 (n/a)."""
     keep = np.ones(len(log), bool) if mask is None else mask
-    u, names = log.units, log.names
+    u, names, chains = log.units, log.names, log.chains.units
     n_d, n_c = len(names["decoder"]), len(names["condition"])
     cell_of = u["decoder"].astype(np.int64) * n_c + u["condition"]
-    units, scores = unit_scores(log, keep)
-    cell = cell_of[units]
+    found = scored_outputs(log, keep, chain_mask)
+    scores = found.scores
+    cell = found.decoder * n_c + found.condition
     values = np.stack([scores[name] for name in SCORES], axis=1)
-    lo, hi, n_f = _intervals(u["family"][units], cell, values, n_d * n_c, n_boot, seed)
+    lo, hi, n_f = _intervals(found.family, cell, values, n_d * n_c, n_boot, seed)
     finite = np.isfinite(values)
     sums = np.zeros((n_d * n_c, len(SCORES)))
     counts = np.zeros((n_d * n_c, len(SCORES)))
     np.add.at(sums, cell, np.where(finite, values, 0.0))
     np.add.at(counts, cell, finite)
     n_all = np.bincount(cell_of[keep], minlength=n_d * n_c)
+    chain_cell = chains["decoder"] * n_c + chains["condition"]
+    chain_keep = np.ones(len(chain_cell), bool) if chain_mask is None else chain_mask
+    n_all += np.bincount(chain_cell[chain_keep], minlength=n_d * n_c)
     n_scored = np.bincount(cell, minlength=n_d * n_c)
     zero = np.bincount(cell[~np.isfinite(scores["log_score"])], minlength=n_d * n_c)
     pit_bin = np.minimum((scores["pit"] * PIT_BINS).astype(np.int64), PIT_BINS - 1)
@@ -227,14 +173,27 @@ def distribution_stats(
                     pit_counts=tuple(pits[c * PIT_BINS : (c + 1) * PIT_BINS].tolist()),
                 )
             )
-    return DistributionStats(tuple(rows), _step_rows(log, keep, decoders, conditions), n_f)
+    others = {d for d, n in log.not_intervals if n and d not in CHAIN_DECODERS}
+    y_log = scores["y_log10"][np.isfinite(scores["y_log10"])]
+    return DistributionStats(
+        tuple(rows),
+        _step_rows(log, keep, decoders, conditions, chain_mask),
+        n_f,
+        tuple(d for d in _ranked(decoders, sorted(others)) if d in others),
+        float(y_log.max() - y_log.min()) if len(y_log) else float("nan"),
+    )
 
 
 def _step_rows(
-    log: AnswerLog, keep: np.ndarray, decoders: tuple[str, ...], conditions: tuple[str, ...]
+    log: AnswerLog,
+    keep: np.ndarray,
+    decoders: tuple[str, ...],
+    conditions: tuple[str, ...],
+    chain_keep: np.ndarray | None = None,
 ) -> tuple[StepRow, ...]:
     """RPS and log loss per decoder × condition × depth, over tree-path questions whose
-    labels are the option indices and some option holds y."""
+    labels are the option indices and some option holds y, and the digits' and bits'
+    questions with an option holding y (``chain_leaves.chain_steps``)."""
     u, names = log.units, log.names
     truth = gathered(log.o_truth, log.q_outcome)
     rows = np.flatnonzero((truth >= 0) & gathered(keep & u["tree_path"], log.q_unit))
@@ -248,8 +207,22 @@ def _step_rows(
     loss = step_log_loss(log.o_p[log.o_p_start[outcome] + truth[rows]])
     unit = log.q_unit[rows]
     depth = log.q_depth[rows].astype(np.int64)
+    decoder = u["decoder"][unit].astype(np.int64)
+    condition = u["condition"][unit].astype(np.int64)
+    c = log.chains
+    c_unit, c_depth, c_truth, c_start = chain_steps(c, chain_keep)
+    if len(c_unit):
+        width = np.where(c.units["kind"][c_unit] == DIGITS, 10, 2)
+        flat = np.repeat(c_start, width) + (
+            np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
+        )
+        rps = np.r_[rps, step_rps(c.p[flat], width, c_truth)]
+        loss = np.r_[loss, step_log_loss(c.p[c_start + c_truth])]
+        depth = np.r_[depth, c_depth]
+        decoder = np.r_[decoder, c.units["decoder"][c_unit]]
+        condition = np.r_[condition, c.units["condition"][c_unit]]
     n_c, top = len(names["condition"]), int(depth.max(initial=0)) + 1
-    key = (u["decoder"][unit].astype(np.int64) * n_c + u["condition"][unit]) * top + depth
+    key = (decoder * n_c + condition) * top + depth
     size = len(names["decoder"]) * n_c * top
     n = np.bincount(key, minlength=size)
     rps_sum = np.bincount(key, rps, minlength=size)

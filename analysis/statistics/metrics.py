@@ -19,6 +19,7 @@ from .log_accuracy import log_ratios, msa, sspb
 
 __all__ = [
     "LOG_ACCURACY",
+    "SCORED",
     "STATISTICS",
     "FamilyTotals",
     "Metrics",
@@ -34,7 +35,11 @@ __all__ = [
 # mape: mean APE (%); nmae: mean 100|ŷ−y|/(U−L); within5: % of outputs with APE <= 5;
 # ordering_gap: mean 100|ŷ_asc−ŷ_rev|/(U−L) over cases; affine_gap: mean 100|idx_t−idx_int|/N;
 # lar: mean 100|ln(ŷ/y)| over outputs whose ratio has a log (log_accuracy.py).
-STATISTICS = ("mape", "nmae", "within5", "ordering_gap", "affine_gap", "lar")
+# crps, logscore: the predicted distribution's CRPS (% of U−L) and density log score (nats)
+# over the outputs scored (output_scores.py); given by the caller as ``scores`` (SCORED rows,
+# one column per output, NaN: n/a), else no units.
+STATISTICS = ("mape", "nmae", "within5", "ordering_gap", "affine_gap", "lar", "crps", "logscore")
+SCORED = ("crps", "logscore")
 # The medians and the counts of outputs without a log ratio, in Metrics.log_accuracy.
 LOG_ACCURACY = ("msa", "sspb", "zero", "sign_mismatch")
 
@@ -182,6 +187,7 @@ def family_totals(
     rows: np.ndarray | None = None,
     as_decoder: np.ndarray | None = None,
     log_ok: np.ndarray | None = None,
+    scores: np.ndarray | None = None,
 ) -> FamilyTotals:
     """Per-family sums and counts of every statistic in STATISTICS.
 
@@ -191,6 +197,8 @@ def family_totals(
     ``as_decoder`` books each of them under that design decoder position instead of its
     own: paired.py uses both to take means over the units common to two sides, and
     ``log_ok`` (one bool per row) to keep LAR to the rows whose partner has a log ratio too.
+    ``scores`` (SCORED × outputs, NaN: n/a) gives the predicted distributions' scores; a
+    paired caller sets NaN where the partner has none.
     """
     families = outputs.family_names if families is None else families
     # Row numbers in the integer type given (int32 from paired.py: half the bytes).
@@ -228,6 +236,7 @@ def family_totals(
             sums,
             counts,
             None if log_ok is None else (log_ok if at is None else log_ok[at]),
+            scores,
         )
     return FamilyTotals(families, STATISTICS, sums, counts)
 
@@ -245,6 +254,7 @@ def _add_block(
     sums: np.ndarray,
     counts: np.ndarray,
     log_ok: np.ndarray | None = None,
+    scores: np.ndarray | None = None,
 ) -> None:
     """Add one block of families' units to ``sums`` and ``counts`` (cells disjoint)."""
     cond = code_positions(outputs.condition_names, design.conditions)[outputs.condition[rows]]
@@ -268,6 +278,9 @@ def _add_block(
     add(2, None, 100.0 * outputs.within5[rows])
     lar = 100.0 * np.abs(log_ratio_codes(outputs)[outputs.number[rows]])
     add(5, None, lar if log_ok is None else np.where(log_ok, lar, np.nan))
+    if scores is not None:
+        for at_score, name in enumerate(SCORED):
+            add(STATISTICS.index(name), None, scores[at_score][rows])
     index, n_cells = outputs.index[rows], outputs.n_cells[rows]
     if len(design.orders) >= 2:
         i, j = _order_pairs(outputs, rows, dec, design.orders[0], design.orders[1])
@@ -307,9 +320,10 @@ def _log_accuracy(
     return out
 
 
-def compute_metrics(outputs: Outputs, design: Design) -> Metrics:
-    """All per decoder × condition metrics of one run (means over ok outputs)."""
-    totals = family_totals(outputs, design)
+def compute_metrics(outputs: Outputs, design: Design, scores: np.ndarray | None = None) -> Metrics:
+    """All per decoder × condition metrics of one run (means over ok outputs); ``scores``:
+    the predicted distributions' (``family_totals``; None: crps and logscore have no units)."""
+    totals = family_totals(outputs, design, scores=scores)
     n_d, n_c, n_m = len(design.decoders), len(design.conditions), len(design.domains)
     dec = positions(outputs.decoder_names, design.decoders, outputs.decoder)
     cond = positions(outputs.condition_names, design.conditions, outputs.condition)

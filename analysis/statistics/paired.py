@@ -123,11 +123,17 @@ def _ok_keys(outputs: Outputs) -> dict[tuple[str, str], int]:
 
 
 def common_outputs(
-    a: Outputs, b: Outputs, design: Design, families: tuple[str, ...]
+    a: Outputs,
+    b: Outputs,
+    design: Design,
+    families: tuple[str, ...],
+    scores: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PairedTotals:
     """Run A (base) and run B (other) over the (job, decoder) outputs ok in both runs.
 
     ``design`` and ``families`` must cover both runs (diff builds them from the union).
+    ``scores``: each run's predicted-distribution scores (``metrics.family_totals``), kept
+    to the common outputs scored on both sides.
     """
     keys_b = _ok_keys(b)
     pairs = [(i, j) for key, i in _ok_keys(a).items() if (j := keys_b.get(key)) is not None]
@@ -138,7 +144,15 @@ def common_outputs(
         np.isfinite(log_ratio_codes(a))[a.number[rows_a]]
         & np.isfinite(log_ratio_codes(b))[b.number[rows_b]]
     )
+    kept_a = kept_b = None
+    if scores is not None:
+        # Scores' units: the common outputs where both runs have a score (n/a on either
+        # side, e.g. no probabilities or a true leaf of mass 0, leaves the pair out).
+        on_both = np.isfinite(scores[0][:, rows_a]) & np.isfinite(scores[1][:, rows_b])
+        kept_a, kept_b = np.full_like(scores[0], np.nan), np.full_like(scores[1], np.nan)
+        kept_a[:, rows_a] = np.where(on_both, scores[0][:, rows_a], np.nan)
+        kept_b[:, rows_b] = np.where(on_both, scores[1][:, rows_b], np.nan)
     return PairedTotals(
-        base=family_totals(a, design, families, rows=rows_a, log_ok=both),
-        other=family_totals(b, design, families, rows=rows_b, log_ok=both),
+        base=family_totals(a, design, families, rows=rows_a, log_ok=both, scores=kept_a),
+        other=family_totals(b, design, families, rows=rows_b, log_ok=both, scores=kept_b),
     )

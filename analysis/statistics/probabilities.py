@@ -137,8 +137,10 @@ def probability_stats(
     conditions: tuple[str, ...],
     orders: tuple[str, str] = ("ascending", "reversed"),
     mask: np.ndarray | None = None,
+    chain_mask: np.ndarray | None = None,
 ) -> ProbabilityStats:
-    """Every figure of the section, rows in the given decoder and condition order."""
+    """Every figure of the section, rows in the given decoder and condition order (``mask``:
+    the units, ``chain_mask``: the chain units, of the Distributions rows; None: all)."""
     keep = np.ones(len(log), bool) if mask is None else mask
     calibration, pooled = calibration_rows(log, decoders, conditions, mask)
     return ProbabilityStats(
@@ -154,7 +156,9 @@ def probability_stats(
         orders=order_rows(log, decoders, conditions, mask),
         order_names=orders,
         distributions=(
-            distribution_stats(log, decoders, conditions, mask) if log.has_probabilities else None
+            distribution_stats(log, decoders, conditions, mask, chain_mask=chain_mask)
+            if log.has_probabilities or len(log.chains.r_unit)
+            else None
         ),
     )
 
@@ -182,10 +186,24 @@ def diff_probabilities(
     common = set(keys_a) & set(keys_b)
     mask_a = np.fromiter((k in common for k in keys_a), bool, len(keys_a))
     mask_b = np.fromiter((k in common for k in keys_b), bool, len(keys_b))
+    # Digits, bits and threshold outputs (``chain_units``): likewise the ones in both runs.
+    chains_a, chains_b = _chain_keys(a), _chain_keys(b)
+    both = set(chains_a) & set(chains_b)
+    chain_a = np.fromiter((k in both for k in chains_a), bool, len(chains_a))
+    chain_b = np.fromiter((k in both for k in chains_b), bool, len(chains_b))
     return ProbabilityDiff(
-        a=probability_stats(a, decoders, conditions, orders, mask_a),
-        b=probability_stats(b, decoders, conditions, orders, mask_b),
+        a=probability_stats(a, decoders, conditions, orders, mask_a, chain_a),
+        b=probability_stats(b, decoders, conditions, orders, mask_b, chain_b),
         n_common=len(common),
         only_a=len(keys_a) - len(common),
         only_b=len(keys_b) - len(common),
     )
+
+
+def _chain_keys(log: AnswerLog) -> list[tuple[str, str]]:
+    """(job, decoder) of every chain unit, in order."""
+    jobs, decoders, u = log.names["job"], log.names["decoder"], log.chains.units
+    return [
+        (jobs[j], decoders[d])
+        for j, d in zip(u["job"].tolist(), u["decoder"].tolist(), strict=True)
+    ]

@@ -26,7 +26,7 @@ from harness.commands.run import (
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.running.interrupts import Interrupts
 
-METRICS = ("mape", "nmae", "within5", "lar")
+METRICS = ("mape", "nmae", "within5", "lar", "crps", "logscore")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -104,7 +104,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=METRICS,
         default="mape",
         help="the metric compared and judged (default mape; within5: higher is better; lar: "
-        "100 x mean |ln(value/target)|, zeros and sign mismatches counted apart)",
+        "100 x mean |ln(value/target)|, zeros and sign mismatches counted apart; crps: the "
+        "predicted distribution's CRPS in %% of U-L; logscore: its density log score in nats; "
+        "both over the outputs scored in both runs, n/a without probabilities)",
     )
     parser.add_argument(
         "--bootstrap",

@@ -35,8 +35,12 @@ def _settled(folder: Path, look: int) -> bool:
     """Whether every cell of the sequential comparison in ``folder`` stopped at ``look``."""
     from analysis.loading.comparison import load_comparison_runs
     from analysis.statistics.comparison import sequential_look
+    from analysis.statistics.metrics import SCORED
 
-    return sequential_look(load_comparison_runs(folder), look).settled
+    # A proper score (crps, logscore) is read from the runs' answers: load them only then.
+    metric = (load_comparison(folder)["options"].get("summary") or {}).get("metric", "mape")
+    runs = load_comparison_runs(folder, probabilities=metric in SCORED)
+    return sequential_look(runs, look).settled
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,8 @@ def _paths(draw: Any) -> list[dict[str, Any]]:
             draw(st.floats(0, 50)),
             draw(st.one_of(st.just(float("nan")), st.floats(0, 9))),
             draw(st.floats(0, 99)),
+            draw(st.floats(-100, 100)),  # L
+            draw(st.floats(0.01, 10)),  # eps
         )
         found.append({"ints": ints, "floats": floats, "steps": steps})
     return found
@@ -153,6 +155,7 @@ def test_the_table_holds_each_outputs_last_path_and_pairs_steps_asked_alike(data
         assert table.unit["step_count"][u] == len(path["steps"])
         assert table.unit["error_cells"][u] == path["floats"][0]
         assert table.unit["target_cells"][u] == path["floats"][2]
+        assert (table.unit["lower"][u], table.unit["eps"][u]) == path["floats"][3:]
         assert table.unit_of(f"job{row[0]}", f"decoder{row[1]}") == u
         for depth, s in enumerate(path["steps"]):
             i = starts[u] + depth
@@ -185,7 +188,7 @@ def test_the_table_holds_each_outputs_last_path_and_pairs_steps_asked_alike(data
 
 def test_of_two_units_of_one_order_and_key_the_later_is_paired() -> None:
     store = PathStore()
-    store.add_path((100, 2, 1, 1, 0, 1, 0, 1), (0.0, 0.0, 1.0), [0, 0, 2, 2, 0, 0], [])
+    store.add_path((100, 2, 1, 1, 0, 1, 0, 1), (0.0, 0.0, 1.0, 0.0, 1.0), [0, 0, 2, 2, 0, 0], [])
     # Jobs 0 and 1 share case, condition, repeat and decoder in the first order; job 2 is
     # the reversed order's.
     for job, order in ((0, 0), (1, 0), (2, 1)):
@@ -200,7 +203,9 @@ def test_bisection_steps_pair_only_with_the_same_cuts() -> None:
     store = PathStore()
     # Three one-step bisection paths over [0, 3) with two options; the first two share cuts.
     for cuts in ((0, 1, 3), (0, 1, 3), (0, 2, 3)):
-        store.add_path((3, 2, 0, 0, 1, -1, 0, 1), (0.0, 0.0, 0.0), [3, 0, 3, 2, 0, 0], [(0, cuts)])
+        store.add_path(
+            (3, 2, 0, 0, 1, -1, 0, 1), (0.0, 0.0, 0.0, 0.0, 1.0), [3, 0, 3, 2, 0, 0], [(0, cuts)]
+        )
     # Case 0: paths 0 and 1 (same cuts); case 1: paths 0 and 2 (other cuts).
     lines = ((0, 0, 0), (1, 1, 0), (2, 0, 1), (3, 2, 1))
     for job, path, case in lines:

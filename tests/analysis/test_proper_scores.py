@@ -223,3 +223,10 @@ def test_no_owners_score_nothing():
     none = np.zeros(0)
     assert len(crps(empty, none)) == 0 and len(pit(empty, none)) == 0
     assert len(log_scores(empty, none, none)[0]) == 0 and len(quantiles(empty, 0.5)) == 0
+
+
+def test_a_quantile_met_exactly_is_found_whatever_the_float_sums():
+    # 0.7 + 0.1 + 0.1 sums to 0.8999999999999999 in floats: F reaches 0.9 at 3 exactly, so
+    # F⁻¹(0.9) is 3, not the far side of the empty cell [3, 4).
+    found = quantiles(one([0, 1, 2, 3, 4], [1, 2, 3, 4, 5], [0.7, 0.1, 0.1, 0.0, 0.1]), 0.9)
+    assert found[0] == 3.0

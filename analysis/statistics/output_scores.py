@@ -1,0 +1,252 @@
+"""Each output's predicted distribution scored: trees and direct choice (``predictive``),
+index digits, index bits and threshold CDFs (``chain_leaves``), one row per scored output.
+
+The outcome is y's cell, scored at its centre: the decoders look for the cell holding y
+(read out as its lower endpoint), and on-grid targets would otherwise sit on their cell's
+left edge, where a distribution all on the right cell has PIT 0 and covers no central
+interval. The leaf holding y is the same either way (log score unchanged). CRPS and
+interval scores are in % of U−L (the unit of NMAE); log scores in nats; ``log_density``
+is −ln(m·N/w) for a leaf of w cells. Only outputs whose y lies in [L, U) and whose whole
+distribution was answered with probabilities are scored; the others are n/a. No I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.loading.answer_log import gathered
+from analysis.loading.answers import AnswerLog
+from analysis.loading.outputs import Outputs
+
+from .chain_leaves import chain_leaves, whole_chains
+from .log_scale import log_leaves, log_target
+from .predictive import PathSteps, tree_leaves
+from .proper_scores import (
+    CENTRAL_LEVELS,
+    Leaves,
+    central_intervals,
+    crps,
+    interval_score,
+    log_scores,
+    pit,
+)
+
+__all__ = [
+    "COLUMNS",
+    "SCORES",
+    "ScoredOutputs",
+    "chain_counts",
+    "score_columns",
+    "score_leaves",
+    "scored_outputs",
+    "scored_rows",
+]
+
+# Per scored output, the means the rows report (each with a bootstrap interval).
+SCORES = (
+    "crps",
+    "crps_log10",
+    "log_score",
+    "log_density",
+    *(f"cover{int(100 * a)}" for a in CENTRAL_LEVELS),
+    *(f"is{int(100 * a)}" for a in CENTRAL_LEVELS),
+)
+
+# The per-output scores the metrics take (``metrics.SCORED``: crps, logscore): the CRPS and
+# the density form of the log score, which compares outputs whose partitions differ.
+COLUMNS = ("crps", "log_density")
+
+
+@dataclass(frozen=True, eq=False)
+class ScoredOutputs:
+    """Scored outputs: codes into the AnswerLog's names (job, decoder, condition), family
+    codes into ``family_names``, and per output each of SCORES and ``pit`` (NaN: not
+    finite, e.g. the log score of a true leaf of mass 0)."""
+
+    job: np.ndarray
+    decoder: np.ndarray
+    condition: np.ndarray
+    family: np.ndarray
+    family_names: tuple[str, ...]
+    scores: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.job)
+
+
+def score_leaves(
+    leaves: Leaves,
+    target_cells: np.ndarray,
+    n_cells: np.ndarray,
+    lower: np.ndarray,
+    eps: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """SCORES and ``pit`` of each owner's leaves (in cells) at y's cell centre; ``lower``
+    and ``eps`` (the grid's L and ε) place the cells for the CRPS on log10|y| (decades)."""
+    y = np.floor(target_cells) + 0.5
+    percent = 100.0 / n_cells
+    plain, density = log_scores(leaves, y, n_cells)
+    on_log = log_leaves(leaves, lower, eps)
+    scores = {
+        "crps": crps(leaves, y) * percent,
+        "crps_log10": crps(on_log, log_target(y, lower, eps)),
+        "y_log10": log_target(y, lower, eps),
+        "log_score": np.where(np.isfinite(plain), plain, np.nan),
+        "log_density": np.where(np.isfinite(density), density, np.nan),
+        "pit": pit(leaves, y),
+    }
+    for level in CENTRAL_LEVELS:
+        low, high = central_intervals(leaves, level)
+        name = int(100 * level)
+        # An end within a billionth of a cell of y holds it: a quantile interpolated to the
+        # centre of y's cell lands there only up to rounding.
+        near = 1e-9
+        scores[f"cover{name}"] = ((low <= y + near) & (y <= high + near)).astype(np.float64)
+        scores[f"is{name}"] = interval_score(low, high, y, level) * percent
+    return scores
+
+
+def _in_range(target: np.ndarray, n_cells: np.ndarray) -> np.ndarray:
+    return np.isfinite(target) & (target >= 0) & (target < n_cells)
+
+
+def _tree_units(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The tree units with a whole distribution, and their question rows by (unit, depth)."""
+    u = log.units
+    usable = gathered(log.o_chosen >= 0, log.q_outcome)
+    counted = np.bincount(log.q_unit[usable], minlength=len(log))
+    target = u["target_cells"].astype(np.float64)
+    whole = keep & u["tree_path"] & (counted == u["step_count"])
+    whole &= _in_range(target, u["n_cells"])
+    units = np.flatnonzero(whole)
+    rows = np.flatnonzero(usable & gathered(whole, log.q_unit))
+    rows = rows[np.lexsort((log.q_depth[rows], log.q_unit[rows]))]
+    return units, rows
+
+
+def _tree_leaves(log: AnswerLog, units: np.ndarray, rows: np.ndarray) -> Leaves:
+    rank = np.full(len(log), -1, np.int64)
+    rank[units] = np.arange(len(units))
+    outcome = log.q_outcome[rows]
+    k = log.o_options[outcome].astype(np.int64)
+    at = np.repeat(log.o_p_start[outcome], k) + (
+        np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
+    )
+    return tree_leaves(
+        PathSteps(
+            n=len(units),
+            n_cells=log.units["n_cells"][units].astype(np.int64),
+            path=rank[log.q_unit[rows]],
+            k=k,
+            chosen=log.o_chosen[outcome],
+            p=log.o_p[at],
+        )
+    )
+
+
+def chain_counts(log: AnswerLog, keep: np.ndarray | None = None) -> np.ndarray:
+    """Per chain unit (within ``keep``): True when it is scored (whole, y in [L, U))."""
+    c = log.chains
+    whole = whole_chains(c) & _in_range(c.units["target_cells"], c.units["n_cells"])
+    return whole if keep is None else whole & keep
+
+
+def scored_outputs(
+    log: AnswerLog, keep: np.ndarray | None = None, chain_keep: np.ndarray | None = None
+) -> ScoredOutputs:
+    """Every scored output (module doc); ``keep`` selects tree units, ``chain_keep`` chain
+    units (None: all)."""
+    keep = np.ones(len(log), bool) if keep is None else keep
+    units, rows = _tree_units(log, keep)
+    u, c = log.units, log.chains
+    # A block of outputs at a time: a direct choice's distribution has N leaves, and the
+    # scores' temporaries are a few arrays per leaf (memory follows the block, not the run).
+    at = np.searchsorted(log.q_unit[rows], units) if len(units) else np.zeros(0, np.int64)
+    at = np.r_[at, len(rows)]
+    tree = _blocks(
+        len(units),
+        lambda lo, hi: score_leaves(
+            _tree_leaves(log, units[lo:hi], rows[at[lo] : at[hi]]),
+            u["target_cells"][units[lo:hi]].astype(np.float64),
+            u["n_cells"][units[lo:hi]].astype(np.float64),
+            u["lower"][units[lo:hi]],
+            u["eps"][units[lo:hi]],
+        ),
+    )
+    chained = np.flatnonzero(chain_counts(log, chain_keep))
+    chain = _blocks(
+        len(chained),
+        lambda lo, hi: score_leaves(
+            chain_leaves(c, chained[lo:hi]),
+            c.units["target_cells"][chained[lo:hi]],
+            c.units["n_cells"][chained[lo:hi]].astype(np.float64),
+            c.units["lower"][chained[lo:hi]],
+            c.units["eps"][chained[lo:hi]],
+        ),
+    )
+    # One family code space: the units' names, then the chains' families they lack.
+    names = list(log.names["family"])
+    code = {name: i for i, name in enumerate(names)}
+    for name in c.family_names:
+        if name not in code:
+            code[name] = len(names)
+            names.append(name)
+    chain_family = np.array([code[n] for n in c.family_names], np.int64)
+    return ScoredOutputs(
+        job=np.r_[u["job"][units].astype(np.int64), c.units["job"][chained]],
+        decoder=np.r_[u["decoder"][units].astype(np.int64), c.units["decoder"][chained]],
+        condition=np.r_[u["condition"][units].astype(np.int64), c.units["condition"][chained]],
+        family=np.r_[
+            u["family"][units].astype(np.int64),
+            chain_family[c.units["family"][chained]] if len(chained) else np.zeros(0, np.int64),
+        ],
+        family_names=tuple(names),
+        scores={name: np.r_[tree[name], chain[name]] for name in tree},
+    )
+
+
+BLOCK = 1 << 14  # outputs scored at once
+
+
+def _blocks(n: int, score: Callable[[int, int], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``score(lo, hi)`` over outputs ``lo .. hi`` a block at a time, joined."""
+    parts = [score(lo, min(lo + BLOCK, n)) for lo in range(0, max(n, 1), BLOCK)]
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+def score_columns(
+    outputs: Outputs, found: ScoredOutputs, names: AnswerLog, wanted: tuple[str, ...] = COLUMNS
+) -> np.ndarray:
+    """``wanted`` (default ``COLUMNS``) × outputs rows: each scored output's scores at its
+    row in ``outputs`` (matched by job and decoder name), NaN elsewhere (n/a). ``names``:
+    the log ``found`` was scored from."""
+    columns = np.full((len(wanted), len(outputs)), np.nan)
+    if not len(found):
+        return columns
+    job_row = {name: i for i, name in enumerate(outputs.job_names)}
+    jobs = np.array([job_row.get(n, -1) for n in names.names["job"]], np.int64)
+    dec_row = {name: i for i, name in enumerate(outputs.decoder_names)}
+    decs = np.array([dec_row.get(n, -1) for n in names.names["decoder"]], np.int64)
+    n_dec = len(outputs.decoder_names)
+    row_at = np.full(len(outputs.job_names) * n_dec, -1, np.int64)
+    row_at[outputs.job_code.astype(np.int64) * n_dec + outputs.decoder] = np.arange(len(outputs))
+    job, dec = jobs[found.job], decs[found.decoder]
+    known = (job >= 0) & (dec >= 0)
+    at = np.full(len(found), -1, np.int64)
+    at[known] = row_at[job[known] * n_dec + dec[known]]
+    hit = at >= 0
+    for i, name in enumerate(wanted):
+        columns[i, at[hit]] = found.scores[name][hit]
+    return columns
+
+
+def scored_rows(outputs: Outputs, found: ScoredOutputs, names: AnswerLog) -> np.ndarray:
+    """Per outputs row: True when that output was scored."""
+    marks = ScoredOutputs(
+        found.job, found.decoder, found.condition, found.family, found.family_names,
+        {"one": np.ones(len(found))},
+    )  # fmt: skip
+    return score_columns(outputs, marks, names, ("one",))[0] == 1.0
