@@ -33,6 +33,7 @@ from .bootstrap import (
 from .predictive import PathSteps, tree_leaves
 from .proper_scores import (
     CENTRAL_LEVELS,
+    Leaves,
     central_intervals,
     crps,
     interval_score,
@@ -113,32 +114,33 @@ def _scored_units(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, np.ndar
     return units, rows
 
 
-def unit_scores(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The scored units and, per unit, each of SCORES (NaN where not finite) and ``pit``."""
-    units, rows = _scored_units(log, keep)
-    rank = np.full(len(log), -1, np.int64)
-    rank[units] = np.arange(len(units))
-    outcome = log.q_outcome[rows]
-    k = log.o_options[outcome].astype(np.int64)
+# Leaves (or options) scored at a time: the per-leaf temporaries stay a few MB, in cache,
+# whatever the run's size (a 100x run has ~15 million leaves: direct choice 100 per output).
+CHUNK = 1 << 18
+
+
+def _chunks(k: np.ndarray, group: np.ndarray, size: int = CHUNK) -> list[tuple[int, int]]:
+    """Row ranges [r0, r1) holding about ``size`` of ``k`` each, cut only where ``group``
+    changes (a path is never split)."""
+    if not len(k):
+        return []
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    before = (np.cumsum(k) - k)[starts]
+    cuts = starts[np.flatnonzero(np.r_[True, np.diff(before // size) > 0])]
+    ends = np.r_[cuts[1:], len(k)]
+    return list(zip(cuts.tolist(), ends.tolist(), strict=True))
+
+
+def _flat_p(log: AnswerLog, outcome: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The probabilities of the questions ``outcome``, flat, k each, in interval order."""
     at = np.repeat(log.o_p_start[outcome], k) + (
         np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
     )
-    n_cells = log.units["n_cells"][units].astype(np.float64)
-    leaves = tree_leaves(
-        PathSteps(
-            n=len(units),
-            n_cells=n_cells.astype(np.int64),
-            path=rank[log.q_unit[rows]],
-            k=k,
-            chosen=log.o_chosen[outcome],
-            p=log.o_p[at],
-        )
-    )
-    # The outcome is y's cell, scored at its centre: the decoders look for the cell holding
-    # y (read out as its lower endpoint), and on-grid targets would otherwise sit on their
-    # cell's left edge, where a distribution all on the right cell has PIT 0 and covers no
-    # central interval. The leaf holding y is the same either way (log score unchanged).
-    y = np.floor(log.units["target_cells"][units].astype(np.float64)) + 0.5
+    return log.o_p[at]
+
+
+def _scores(leaves: Leaves, y: np.ndarray, n_cells: np.ndarray) -> dict[str, np.ndarray]:
+    """Each of SCORES and ``pit`` for the owners of ``leaves``, outcome ``y`` in cells."""
     percent = 100.0 / n_cells
     plain, density = log_scores(leaves, y, n_cells)
     scores = {
@@ -152,6 +154,38 @@ def unit_scores(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, dict[str,
         name = int(100 * level)
         scores[f"cover{name}"] = ((lower <= y) & (y <= upper)).astype(np.float64)
         scores[f"is{name}"] = interval_score(lower, upper, y, level) * percent
+    return scores
+
+
+def unit_scores(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The scored units and, per unit, each of SCORES (NaN where not finite) and ``pit``."""
+    units, rows = _scored_units(log, keep)
+    rank = np.full(len(log), -1, np.int64)
+    rank[units] = np.arange(len(units))
+    outcome = log.q_outcome[rows]
+    k = log.o_options[outcome].astype(np.int64)
+    path = rank[log.q_unit[rows]]
+    n_cells = log.units["n_cells"][units].astype(np.float64)
+    # The outcome is y's cell, scored at its centre: the decoders look for the cell holding
+    # y (read out as its lower endpoint), and on-grid targets would otherwise sit on their
+    # cell's left edge, where a distribution all on the right cell has PIT 0 and covers no
+    # central interval. The leaf holding y is the same either way (log score unchanged).
+    y = np.floor(log.units["target_cells"][units].astype(np.float64)) + 0.5
+    scores = {name: np.empty(len(units)) for name in (*SCORES, "pit")}
+    for r0, r1 in _chunks(k, path):
+        p0, p1 = int(path[r0]), int(path[r1 - 1]) + 1
+        leaves = tree_leaves(
+            PathSteps(
+                n=p1 - p0,
+                n_cells=n_cells[p0:p1].astype(np.int64),
+                path=path[r0:r1] - p0,
+                k=k[r0:r1],
+                chosen=log.o_chosen[outcome[r0:r1]],
+                p=_flat_p(log, outcome[r0:r1], k[r0:r1]),
+            )
+        )
+        for name, values in _scores(leaves, y[p0:p1], n_cells[p0:p1]).items():
+            scores[name][p0:p1] = values
     return units, scores
 
 
@@ -198,10 +232,10 @@ def distribution_stats(
     values = np.stack([scores[name] for name in SCORES], axis=1)
     lo, hi, n_f = _intervals(u["family"][units], cell, values, n_d * n_c, n_boot, seed)
     finite = np.isfinite(values)
-    sums = np.zeros((n_d * n_c, len(SCORES)))
-    counts = np.zeros((n_d * n_c, len(SCORES)))
-    np.add.at(sums, cell, np.where(finite, values, 0.0))
-    np.add.at(counts, cell, finite)
+    slot = (cell[:, None] * len(SCORES) + np.arange(len(SCORES)))[finite]
+    size = n_d * n_c * len(SCORES)
+    sums = np.bincount(slot, values[finite], minlength=size).reshape(-1, len(SCORES))
+    counts = np.bincount(slot, minlength=size).reshape(-1, len(SCORES))
     n_all = np.bincount(cell_of[keep], minlength=n_d * n_c)
     n_scored = np.bincount(cell, minlength=n_d * n_c)
     zero = np.bincount(cell[~np.isfinite(scores["log_score"])], minlength=n_d * n_c)
@@ -240,11 +274,10 @@ def _step_rows(
     rows = np.flatnonzero((truth >= 0) & gathered(keep & u["tree_path"], log.q_unit))
     outcome = log.q_outcome[rows]
     k = log.o_options[outcome].astype(np.int64)
-    at = np.repeat(log.o_p_start[outcome], k) + (
-        np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
-    )
-    p = log.o_p[at]
-    rps = step_rps(p, k, truth[rows])
+    rps = np.empty(len(rows))
+    for r0, r1 in _chunks(k, np.arange(len(rows))):
+        p = _flat_p(log, outcome[r0:r1], k[r0:r1])
+        rps[r0:r1] = step_rps(p, k[r0:r1], truth[rows[r0:r1]])
     loss = step_log_loss(log.o_p[log.o_p_start[outcome] + truth[rows]])
     unit = log.q_unit[rows]
     depth = log.q_depth[rows].astype(np.int64)

@@ -35,40 +35,57 @@ class PathSteps:
 def tree_leaves(steps: PathSteps) -> Leaves:
     """Every path's leaves (module doc), sorted by (path, lo)."""
     path, k, chosen = (np.asarray(c, np.int64) for c in (steps.path, steps.k, steps.chosen))
-    n = steps.n
+    n, n_steps = steps.n, len(path)
+    first = np.searchsorted(path, path)  # each step's path's first step
+    depth = np.arange(n_steps) - first
+    last = np.r_[path[1:] != path[:-1], True] if n_steps else np.zeros(0, bool)
+    # Per step: its parent interval [a, b) and the mass carried down to it, depth by depth.
+    a = np.zeros(n_steps, np.int64)
+    b = np.zeros(n_steps, np.int64)
+    carried = np.ones(n_steps)
     start = np.cumsum(k) - k
-    depth = np.arange(len(path)) - np.searchsorted(path, path)
-    last = np.r_[path[1:] != path[:-1], True] if len(path) else np.zeros(0, bool)
-    a = np.zeros(n, np.int64)
-    b = np.asarray(steps.n_cells, np.int64).copy()
-    carried = np.ones(n)  # mass of the selected path so far
-    parts: list[tuple[np.ndarray, ...]] = []
-    for d in range(int(depth.max(initial=-1)) + 1):
-        rows = np.flatnonzero(depth == d)
-        owner = path[rows]
-        kk = k[rows]
-        flat = np.repeat(np.arange(len(rows)), kk)
-        j = np.arange(len(flat)) - np.repeat(np.cumsum(kk) - kk, kk)
-        pa, pb, pk = a[owner][flat], b[owner][flat], kk[flat]
-        lo = pa + (pb - pa) * j // pk
-        hi = pa + (pb - pa) * (j + 1) // pk
-        mass = carried[owner][flat] * steps.p[start[rows][flat] + j]
-        keep = (j != chosen[rows][flat]) | last[rows][flat]
-        parts.append((owner[flat][keep], lo[keep], hi[keep], mass[keep]))
-        pick = chosen[rows]
-        span = b[owner] - a[owner]
-        new_a = a[owner] + span * pick // kk
-        new_b = a[owner] + span * (pick + 1) // kk
-        carried[owner] *= steps.p[start[rows] + pick]
-        a[owner], b[owner] = new_a, new_b
-    owner = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-    lo = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    order = np.lexsort((lo, owner))
-    hi = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
-    mass = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0)
+    picked = steps.p[start + chosen] if n_steps else np.zeros(0)
+    root = depth == 0
+    b[root] = np.asarray(steps.n_cells, np.int64)[path[root]]
+    for d in range(1, int(depth.max(initial=0)) + 1):
+        at = np.flatnonzero(depth == d)
+        up = at - 1  # the step above, on the same path
+        span = b[up] - a[up]
+        a[at] = a[up] + span * chosen[up] // k[up]
+        b[at] = a[up] + span * (chosen[up] + 1) // k[up]
+        carried[at] = carried[up] * picked[up]
+    # Every child of every step; the followed child of a step that is not the last is no
+    # leaf. Sorted by lo without a sort: left of the path come each depth's left siblings
+    # (shallow first), then the last step's children, then the right siblings (deep first).
+    kept = np.where(last, k, k - 1)
+    total = np.bincount(path, kept, minlength=n).astype(np.int64)
+    base = np.cumsum(total) - total
+    left = np.where(last, 0, chosen)
+    right = np.where(last, 0, k - 1 - chosen)
+    left_before = np.cumsum(left) - left
+    left_before -= left_before[first]
+    right_before = np.cumsum(right) - right
+    right_before -= right_before[first]
+    step = np.repeat(np.arange(n_steps), k)
+    j = np.arange(len(step)) - start[step]
+    keep = (j != chosen[step]) | last[step]
+    step, j = step[keep], j[keep]
+    mass = (np.repeat(carried, k) * steps.p)[keep]
+    on_left = (j < chosen[step]) | last[step]
+    offset = np.where(
+        on_left,
+        left_before[step] + j,
+        total[path[step]] - right_before[step] - (k[step] - j),
+    )
+    at = base[path[step]] + offset
+    span = b[step] - a[step]
+    order = np.empty(len(at), np.int64)
+    order[at] = np.arange(len(at))
+    lo = a[step] + span * j // k[step]
+    hi = a[step] + span * (j + 1) // k[step]
     return Leaves(
         n=n,
-        owner=owner[order],
+        owner=np.repeat(np.arange(n), total),
         lo=lo[order].astype(np.float64),
         hi=hi[order].astype(np.float64),
         mass=mass[order],

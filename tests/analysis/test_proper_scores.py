@@ -223,3 +223,73 @@ def test_no_owners_score_nothing():
     none = np.zeros(0)
     assert len(crps(empty, none)) == 0 and len(pit(empty, none)) == 0
     assert len(log_scores(empty, none, none)[0]) == 0 and len(quantiles(empty, 0.5)) == 0
+
+
+def reference_leaves(n_cells: int, ks: list[int], picks: list[int], ps: list[list[float]]):
+    """One path's leaves the slow way: walk down, keep every sibling, sort by lo."""
+    a, b, carried, found = 0, n_cells, 1.0, []
+    for depth, (k, pick, p) in enumerate(zip(ks, picks, ps, strict=True)):
+        bounds = [a + (b - a) * j // k for j in range(k + 1)]
+        for j in range(k):
+            if j != pick or depth == len(ks) - 1:
+                found.append((bounds[j], bounds[j + 1], carried * p[j]))
+        a, b, carried = bounds[pick], bounds[pick + 1], carried * p[pick]
+    return sorted(found)
+
+
+def random_path(draw, n_cells: int) -> tuple[list[int], list[int], list[list[float]]]:
+    ks, picks, ps, a, b = [], [], [], 0, n_cells
+    while b - a >= 2 and (not ks or draw(st.booleans())):
+        k = draw(st.integers(2, min(10, b - a)))
+        pick = draw(st.integers(0, k - 1))
+        raw = draw(st.lists(st.floats(0.01, 1.0), min_size=k, max_size=k))
+        ks.append(k), picks.append(pick), ps.append([r / sum(raw) for r in raw])
+        a, b = a + (b - a) * pick // k, a + (b - a) * (pick + 1) // k
+    return ks, picks, ps
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_tree_leaves_of_many_paths_match_the_walk_down(data):
+    n_cells = data.draw(st.lists(st.integers(2, 120), min_size=1, max_size=5))
+    paths = [random_path(data.draw, n) for n in n_cells]
+    paths = [(n, *p) for n, p in zip(n_cells, paths, strict=True) if p[0]]
+    if not paths:
+        return
+    steps = PathSteps(
+        n=len(paths),
+        n_cells=np.array([n for n, *_ in paths]),
+        path=np.concatenate([np.full(len(ks), i) for i, (_, ks, _, _) in enumerate(paths)]),
+        k=np.concatenate([ks for _, ks, _, _ in paths]),
+        chosen=np.concatenate([picks for _, _, picks, _ in paths]),
+        p=np.concatenate([np.concatenate(ps) for *_, ps in paths]),
+    )
+    leaves = tree_leaves(steps)
+    for i, path in enumerate(paths):
+        mine = leaves.owner == i
+        expected = reference_leaves(*path)
+        assert leaves.lo[mine].tolist() == [float(lo) for lo, _, _ in expected]
+        assert leaves.hi[mine].tolist() == [float(hi) for _, hi, _ in expected]
+        assert np.allclose(leaves.mass[mine], [m for _, _, m in expected])
+
+
+def test_an_owners_scores_do_not_depend_on_the_owners_before_it():
+    # F⁻¹(0.25) = 1 + (0.25 − 0.05)/0.4 = 1.5 = y: the central 50% interval starts on y.
+    lo, hi, mass = np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0]), np.array([0.05, 0.4, 0.55])
+    rng = np.random.default_rng(3)
+    before = 3000  # owners ahead of it, each summing to 1: a run-wide cumulative sum is large
+    widths = rng.integers(2, 30, before)
+    masses = [rng.dirichlet(np.ones(w)) for w in widths]
+    owner = np.r_[np.repeat(np.arange(before), widths), np.full(3, before)]
+    grid = np.concatenate([np.arange(w, dtype=float) for w in widths])
+    after = Leaves(
+        before + 1, owner, np.r_[grid, lo], np.r_[grid + 1, hi], np.r_[np.concatenate(masses), mass]
+    )
+    alone = one(lo.tolist(), hi.tolist(), mass.tolist())
+    y_alone = np.array([1.5])
+    y_after = np.r_[np.full(before, 0.5), 1.5]
+    for level in (0.5, 0.8, 0.9):
+        first = [q[-1] for q in central_intervals(after, level)]
+        assert first == [q[0] for q in central_intervals(alone, level)]
+    assert crps(after, y_after)[-1] == crps(alone, y_alone)[0]
+    assert pit(after, y_after)[-1] == pit(alone, y_alone)[0]
