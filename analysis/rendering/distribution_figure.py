@@ -50,7 +50,9 @@ def pit_figure(d: DistributionStats, model: str, suite: str, notice: str | None)
         ax = axes[i // columns, i % columns]
         scored = []
         for c, condition in enumerate(conditions):
-            row = next((r for r in d.rows if (r.decoder, r.condition) == (decoder, condition)), None)
+            row = next(
+                (r for r in d.rows if (r.decoder, r.condition) == (decoder, condition)), None
+            )
             if row is None or not row.scored:
                 continue
             density = np.array(row.pit_counts, dtype=float) / row.scored * PIT_BINS
@@ -109,7 +111,9 @@ def coverage_figure(d: DistributionStats, model: str, suite: str, notice: str | 
                 label="nominal" if c == 0 else None)  # fmt: skip
         missing = []
         for i, decoder in enumerate(decoders):
-            row = next((r for r in d.rows if (r.decoder, r.condition) == (decoder, condition)), None)
+            row = next(
+                (r for r in d.rows if (r.decoder, r.condition) == (decoder, condition)), None
+            )
             label = decoder_label(decoder, suite)
             if row is None:
                 continue

@@ -193,24 +193,34 @@ def _ranked(wanted: tuple[str, ...], present: Sequence[str]) -> list[str]:
     return [n for n in wanted if n in present] + [n for n in present if n not in wanted]
 
 
-def _intervals(
-    family: np.ndarray, cell: np.ndarray, values: np.ndarray, n_cells: int, n_boot: int, seed: int
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """95% family-bootstrap intervals of each (cell, score) mean; values (units, scores),
-    NaN left out. Returns lo, hi of shape (cells, scores) and the families resampled."""
+def _cell_means(
+    family: np.ndarray,
+    cell: np.ndarray,
+    scores: dict[str, np.ndarray],
+    n_cells: int,
+    n_boot: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Each (cell, score) mean over finite values and its 95% family-bootstrap interval:
+    mean, lo, hi of shape (cells, SCORES), and the families resampled. One score at a time,
+    as per-(family, cell) sums: nothing the size of units × scores is made."""
     codes, dense = np.unique(family, return_inverse=True)
-    n_f, n_s = len(codes), values.shape[1]
-    nan = np.full((n_cells, n_s), np.nan)
-    if n_f < MIN_FAMILIES or n_boot <= 0:
-        return nan, nan, n_f
-    finite = np.isfinite(values)
-    slot = (dense.reshape(-1) * n_cells + cell)[:, None] * n_s + np.arange(n_s)[None, :]
-    size = n_f * n_cells * n_s
-    sums = np.bincount(slot[finite], values[finite], minlength=size).reshape(n_f, -1)
-    counts = np.bincount(slot[finite], minlength=size).astype(np.float64).reshape(n_f, -1)
-    reps = ratio_replicates(sums, counts, resample_weights(n_f, n_boot, seed))
-    lo, hi = percentile_interval(reps)
-    return lo.reshape(n_cells, n_s), hi.reshape(n_cells, n_s), n_f
+    n_f = len(codes)
+    key = dense.reshape(-1) * n_cells + cell
+    intervals = n_f >= MIN_FAMILIES and n_boot > 0
+    weights = resample_weights(n_f, n_boot, seed) if intervals else None
+    mean, lo, hi = (np.full((n_cells, len(SCORES)), np.nan) for _ in range(3))
+    for i, name in enumerate(SCORES):
+        finite = np.isfinite(scores[name])
+        at, values = key[finite], scores[name][finite]
+        sums = np.bincount(at, values, minlength=n_f * n_cells).reshape(n_f, n_cells)
+        counts = np.bincount(at, minlength=n_f * n_cells).astype(np.float64).reshape(n_f, -1)
+        total = np.bincount(cell[finite], values, minlength=n_cells)  # summed in unit order
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean[:, i] = total / np.bincount(cell[finite], minlength=n_cells)
+        if weights is not None:
+            lo[:, i], hi[:, i] = percentile_interval(ratio_replicates(sums, counts, weights))
+    return mean, lo, hi, n_f
 
 
 def distribution_stats(
@@ -226,16 +236,12 @@ def distribution_stats(
     keep = np.ones(len(log), bool) if mask is None else mask
     u, names = log.units, log.names
     n_d, n_c = len(names["decoder"]), len(names["condition"])
+    # The steps first: their per-question columns are gone before the units' scores exist.
+    steps = _step_rows(log, keep, decoders, conditions)
     cell_of = u["decoder"].astype(np.int64) * n_c + u["condition"]
     units, scores = unit_scores(log, keep)
     cell = cell_of[units]
-    values = np.stack([scores[name] for name in SCORES], axis=1)
-    lo, hi, n_f = _intervals(u["family"][units], cell, values, n_d * n_c, n_boot, seed)
-    finite = np.isfinite(values)
-    slot = (cell[:, None] * len(SCORES) + np.arange(len(SCORES)))[finite]
-    size = n_d * n_c * len(SCORES)
-    sums = np.bincount(slot, values[finite], minlength=size).reshape(-1, len(SCORES))
-    counts = np.bincount(slot, minlength=size).reshape(-1, len(SCORES))
+    means, lo, hi, n_f = _cell_means(u["family"][units], cell, scores, n_d * n_c, n_boot, seed)
     n_all = np.bincount(cell_of[keep], minlength=n_d * n_c)
     n_scored = np.bincount(cell, minlength=n_d * n_c)
     zero = np.bincount(cell[~np.isfinite(scores["log_score"])], minlength=n_d * n_c)
@@ -247,8 +253,6 @@ def distribution_stats(
             c = names["decoder"].index(decoder) * n_c + names["condition"].index(condition)
             if not n_all[c]:
                 continue
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = sums[c] / counts[c]
             rows.append(
                 DistributionRow(
                     decoder=decoder,
@@ -256,12 +260,12 @@ def distribution_stats(
                     n=int(n_all[c]),
                     scored=int(n_scored[c]),
                     zero_mass=int(zero[c]),
-                    mean=dict(zip(SCORES, mean.tolist(), strict=True)),
+                    mean=dict(zip(SCORES, means[c].tolist(), strict=True)),
                     interval={s: (float(lo[c, i]), float(hi[c, i])) for i, s in enumerate(SCORES)},
                     pit_counts=tuple(pits[c * PIT_BINS : (c + 1) * PIT_BINS].tolist()),
                 )
             )
-    return DistributionStats(tuple(rows), _step_rows(log, keep, decoders, conditions), n_f)
+    return DistributionStats(tuple(rows), steps, n_f)
 
 
 def _step_rows(
