@@ -205,22 +205,27 @@ def _cell_means(
     mean, lo, hi of shape (cells, SCORES), and the families resampled. One score at a time,
     as per-(family, cell) sums: nothing the size of units × scores is made."""
     codes, dense = np.unique(family, return_inverse=True)
-    n_f = len(codes)
+    n_f, n_s = len(codes), len(SCORES)
     key = dense.reshape(-1) * n_cells + cell
-    intervals = n_f >= MIN_FAMILIES and n_boot > 0
-    weights = resample_weights(n_f, n_boot, seed) if intervals else None
-    mean, lo, hi = (np.full((n_cells, len(SCORES)), np.nan) for _ in range(3))
+    mean = np.empty((n_cells, n_s))
+    sums = np.empty((n_f * n_cells, n_s))
+    counts = np.empty((n_f * n_cells, n_s))
     for i, name in enumerate(SCORES):
         finite = np.isfinite(scores[name])
-        at, values = key[finite], scores[name][finite]
-        sums = np.bincount(at, values, minlength=n_f * n_cells).reshape(n_f, n_cells)
-        counts = np.bincount(at, minlength=n_f * n_cells).astype(np.float64).reshape(n_f, -1)
+        values = scores[name][finite]
+        sums[:, i] = np.bincount(key[finite], values, minlength=n_f * n_cells)
+        counts[:, i] = np.bincount(key[finite], minlength=n_f * n_cells)
         total = np.bincount(cell[finite], values, minlength=n_cells)  # summed in unit order
         with np.errstate(invalid="ignore", divide="ignore"):
             mean[:, i] = total / np.bincount(cell[finite], minlength=n_cells)
-        if weights is not None:
-            lo[:, i], hi[:, i] = percentile_interval(ratio_replicates(sums, counts, weights))
-    return mean, lo, hi, n_f
+    if n_f < MIN_FAMILIES or n_boot <= 0:
+        nan = np.full((n_cells, n_s), np.nan)
+        return mean, nan, nan, n_f
+    weights = resample_weights(n_f, n_boot, seed)
+    shape = (n_f, n_cells * n_s)
+    reps = ratio_replicates(sums.reshape(shape), counts.reshape(shape), weights)
+    lo, hi = percentile_interval(reps)
+    return mean, lo.reshape(n_cells, n_s), hi.reshape(n_cells, n_s), n_f
 
 
 def distribution_stats(

@@ -57,6 +57,7 @@ def tree_leaves(steps: PathSteps) -> Leaves:
     # Every child of every step; the followed child of a step that is not the last is no
     # leaf. Sorted by lo without a sort: left of the path come each depth's left siblings
     # (shallow first), then the last step's children, then the right siblings (deep first).
+    # Per-step values are spread to the children with np.repeat (a copy, not a gather).
     kept = np.where(last, k, k - 1)
     total = np.bincount(path, kept, minlength=n).astype(np.int64)
     base = np.cumsum(total) - total
@@ -66,27 +67,28 @@ def tree_leaves(steps: PathSteps) -> Leaves:
     left_before -= left_before[first]
     right_before = np.cumsum(right) - right
     right_before -= right_before[first]
-    step = np.repeat(np.arange(n_steps), k)
-    j = np.arange(len(step)) - start[step]
-    keep = (j != chosen[step]) | last[step]
-    step, j = step[keep], j[keep]
+    j = np.arange(int(k.sum())) - np.repeat(start, k)
+    keep = j != np.repeat(np.where(last, -1, chosen), k)
+    j = j[keep]
+
+    def spread(per_step: np.ndarray) -> np.ndarray:
+        return np.repeat(per_step, k)[keep]
+
+    k_of = spread(k)
+    on_left = j < spread(np.where(last, k, chosen))
+    left_at = spread(base[path] + left_before) + j
+    right_at = spread(base[path] + total[path] - right_before - k) + j
+    order = np.empty(len(j), np.int64)
+    order[np.where(on_left, left_at, right_at)] = np.arange(len(j))
+    # Algorithm 1's bounds a + floor((b − a)·j/k) in float64: exact while (b − a)·j < 2^52.
+    a_of, span = spread(a).astype(np.float64), spread(b - a).astype(np.float64)
+    lo = a_of + np.floor(span * j / k_of)
+    hi = a_of + np.floor(span * (j + 1) / k_of)
     mass = (np.repeat(carried, k) * steps.p)[keep]
-    on_left = (j < chosen[step]) | last[step]
-    offset = np.where(
-        on_left,
-        left_before[step] + j,
-        total[path[step]] - right_before[step] - (k[step] - j),
-    )
-    at = base[path[step]] + offset
-    span = b[step] - a[step]
-    order = np.empty(len(at), np.int64)
-    order[at] = np.arange(len(at))
-    lo = a[step] + span * j // k[step]
-    hi = a[step] + span * (j + 1) // k[step]
     return Leaves(
         n=n,
         owner=np.repeat(np.arange(n), total),
-        lo=lo[order].astype(np.float64),
-        hi=hi[order].astype(np.float64),
+        lo=lo[order],
+        hi=hi[order],
         mass=mass[order],
     )
