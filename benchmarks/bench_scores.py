@@ -80,6 +80,8 @@ def measure(folder: Path, tmp: Path, name: str, tree: Path | None = None) -> dic
         found = child(_COMMAND.format(argv=["analyze", str(copy), "--bootstrap", "1000"]), tree)
     finally:
         shutil.rmtree(copy, ignore_errors=True)
+    if not found["calls"]:  # timing nothing would report a ratio of 1: refuse instead
+        raise RuntimeError(f"analyze of {folder} never computed the Distributions section")
     wall, spent = found["wall_s"], found["s"]
     return {
         f"scores_{name}_analyze_wall_s": round(wall, 2),

@@ -40,8 +40,18 @@ def _logs(run: Path, tmp: Path) -> dict[str, Any]:
     return bench(run, run, tmp, params=TINY)
 
 
+def _scores(run: Path, tmp: Path) -> dict[str, Any]:
+    from benchmarks.bench_scores import lines
+    from benchmarks.bench_scores import run as bench
+
+    figures = bench(run, run, tmp)  # the tiny run standing in for both 1x and 100x
+    assert lines(figures)
+    return figures
+
+
 BENCHES: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
     "bench_logs": _logs,
+    "bench_scores": _scores,
 }
 
 
