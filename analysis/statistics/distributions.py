@@ -14,7 +14,7 @@ and the log loss of the questions with an option holding y. No I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,7 +119,7 @@ def _scored_units(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, np.ndar
 CHUNK = 1 << 18
 
 
-def _chunks(k: np.ndarray, group: np.ndarray, size: int = CHUNK) -> list[tuple[int, int]]:
+def _chunks(k: np.ndarray, group: np.ndarray, size: int) -> list[tuple[int, int]]:
     """Row ranges [r0, r1) holding about ``size`` of ``k`` each, cut only where ``group``
     changes (a path is never split)."""
     if not len(k):
@@ -157,35 +157,47 @@ def _scores(leaves: Leaves, y: np.ndarray, n_cells: np.ndarray) -> dict[str, np.
     return scores
 
 
-def unit_scores(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The scored units and, per unit, each of SCORES (NaN where not finite) and ``pit``."""
-    units, rows = _scored_units(log, keep)
+def _chunk_scores(
+    log: AnswerLog, units: np.ndarray, rows: np.ndarray
+) -> Iterator[tuple[slice, dict[str, np.ndarray]]]:
+    """Each of SCORES (NaN where not finite) and ``pit`` for ``units`` (``_scored_units``),
+    a chunk of them at a time: the chunk's slice of ``units`` and its scores."""
     rank = np.full(len(log), -1, np.int64)
     rank[units] = np.arange(len(units))
-    outcome = log.q_outcome[rows]
-    k = log.o_options[outcome].astype(np.int64)
     path = rank[log.q_unit[rows]]
-    n_cells = log.units["n_cells"][units].astype(np.float64)
-    # The outcome is y's cell, scored at its centre: the decoders look for the cell holding
-    # y (read out as its lower endpoint), and on-grid targets would otherwise sit on their
-    # cell's left edge, where a distribution all on the right cell has PIT 0 and covers no
-    # central interval. The leaf holding y is the same either way (log score unchanged).
-    y = np.floor(log.units["target_cells"][units].astype(np.float64)) + 0.5
-    scores = {name: np.empty(len(units)) for name in (*SCORES, "pit")}
-    for r0, r1 in _chunks(k, path):
+    del rank
+    k = log.o_options[log.q_outcome[rows]].astype(np.int64)
+    for r0, r1 in _chunks(k, path, CHUNK):
         p0, p1 = int(path[r0]), int(path[r1 - 1]) + 1
+        outcome = log.q_outcome[rows[r0:r1]]
+        mine = units[p0:p1]
+        n_cells = log.units["n_cells"][mine].astype(np.float64)
         leaves = tree_leaves(
             PathSteps(
                 n=p1 - p0,
-                n_cells=n_cells[p0:p1].astype(np.int64),
+                n_cells=n_cells.astype(np.int64),
                 path=path[r0:r1] - p0,
                 k=k[r0:r1],
-                chosen=log.o_chosen[outcome[r0:r1]],
-                p=_flat_p(log, outcome[r0:r1], k[r0:r1]),
+                chosen=log.o_chosen[outcome],
+                p=_flat_p(log, outcome, k[r0:r1]),
             )
         )
-        for name, values in _scores(leaves, y[p0:p1], n_cells[p0:p1]).items():
-            scores[name][p0:p1] = values
+        # The outcome is y's cell, scored at its centre: the decoders look for the cell
+        # holding y (read out as its lower endpoint), and on-grid targets would otherwise sit
+        # on their cell's left edge, where a distribution all on the right cell has PIT 0 and
+        # covers no central interval. The leaf holding y is the same either way.
+        y = np.floor(log.units["target_cells"][mine].astype(np.float64)) + 0.5
+        yield slice(p0, p1), _scores(leaves, y, n_cells)
+
+
+def unit_scores(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The scored units and, per unit, each of SCORES (NaN where not finite) and ``pit``
+    (per-output arrays, for pairing outputs; the section itself keeps per-cell sums)."""
+    units, rows = _scored_units(log, keep)
+    scores = {name: np.empty(len(units)) for name in (*SCORES, "pit")}
+    for at, chunk in _chunk_scores(log, units, rows):
+        for name, values in chunk.items():
+            scores[name][at] = values
     return units, scores
 
 
@@ -193,39 +205,52 @@ def _ranked(wanted: tuple[str, ...], present: Sequence[str]) -> list[str]:
     return [n for n in wanted if n in present] + [n for n in present if n not in wanted]
 
 
-def _cell_means(
-    family: np.ndarray,
-    cell: np.ndarray,
-    scores: dict[str, np.ndarray],
-    n_cells: int,
-    n_boot: int,
-    seed: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Each (cell, score) mean over finite values and its 95% family-bootstrap interval:
-    mean, lo, hi of shape (cells, SCORES), and the families resampled. One score at a time,
-    as per-(family, cell) sums: nothing the size of units × scores is made."""
-    codes, dense = np.unique(family, return_inverse=True)
-    n_f, n_s = len(codes), len(SCORES)
-    key = dense.reshape(-1) * n_cells + cell
-    mean = np.empty((n_cells, n_s))
-    sums = np.empty((n_f * n_cells, n_s))
-    counts = np.empty((n_f * n_cells, n_s))
-    for i, name in enumerate(SCORES):
-        finite = np.isfinite(scores[name])
-        values = scores[name][finite]
-        sums[:, i] = np.bincount(key[finite], values, minlength=n_f * n_cells)
-        counts[:, i] = np.bincount(key[finite], minlength=n_f * n_cells)
-        total = np.bincount(cell[finite], values, minlength=n_cells)  # summed in unit order
+class _CellSums:
+    """Per (family, cell) sums and counts of each of SCORES, and per cell the PIT bins, the
+    scored outputs and those whose true leaf had no mass: the section's memory follows the
+    cells and families, whatever the number of outputs."""
+
+    def __init__(self, family: np.ndarray, n_cells: int) -> None:
+        self.codes, self.dense = np.unique(family, return_inverse=True)
+        self.n_cells, size = n_cells, len(self.codes) * n_cells
+        self.sums = np.zeros((size, len(SCORES)))
+        self.counts = np.zeros((size, len(SCORES)))
+        self.cell_sums = np.zeros((n_cells, len(SCORES)))
+        self.cell_counts = np.zeros((n_cells, len(SCORES)))
+        self.pits = np.zeros(n_cells * PIT_BINS, np.int64)
+        self.scored = np.zeros(n_cells, np.int64)
+        self.zero = np.zeros(n_cells, np.int64)
+
+    def add(self, at: slice, cell: np.ndarray, scores: dict[str, np.ndarray]) -> None:
+        """The units ``at`` (of the family array given), in cells ``cell``."""
+        n = self.n_cells
+        key = self.dense.reshape(-1)[at] * n + cell
+        for i, name in enumerate(SCORES):
+            finite = np.isfinite(scores[name])
+            values = scores[name][finite]
+            self.sums[:, i] += np.bincount(key[finite], values, minlength=len(self.sums))
+            self.counts[:, i] += np.bincount(key[finite], minlength=len(self.sums))
+            self.cell_sums[:, i] += np.bincount(cell[finite], values, minlength=n)
+            self.cell_counts[:, i] += np.bincount(cell[finite], minlength=n)
+        self.scored += np.bincount(cell, minlength=n)
+        self.zero += np.bincount(cell[~np.isfinite(scores["log_score"])], minlength=n)
+        pit_bin = np.minimum((scores["pit"] * PIT_BINS).astype(np.int64), PIT_BINS - 1)
+        self.pits += np.bincount(cell * PIT_BINS + pit_bin, minlength=len(self.pits))
+
+    def means(self, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each (cell, score) mean over finite values and its 95% family-bootstrap interval
+        (NaN with fewer than MIN_FAMILIES families or no replicates)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean[:, i] = total / np.bincount(cell[finite], minlength=n_cells)
-    if n_f < MIN_FAMILIES or n_boot <= 0:
-        nan = np.full((n_cells, n_s), np.nan)
-        return mean, nan, nan, n_f
-    weights = resample_weights(n_f, n_boot, seed)
-    shape = (n_f, n_cells * n_s)
-    reps = ratio_replicates(sums.reshape(shape), counts.reshape(shape), weights)
-    lo, hi = percentile_interval(reps)
-    return mean, lo.reshape(n_cells, n_s), hi.reshape(n_cells, n_s), n_f
+            mean = self.cell_sums / self.cell_counts
+        n_f, n_s = len(self.codes), len(SCORES)
+        if n_f < MIN_FAMILIES or n_boot <= 0:
+            nan = np.full((self.n_cells, n_s), np.nan)
+            return mean, nan, nan
+        shape = (n_f, self.n_cells * n_s)
+        weights = resample_weights(n_f, n_boot, seed)
+        reps = ratio_replicates(self.sums.reshape(shape), self.counts.reshape(shape), weights)
+        lo, hi = percentile_interval(reps)
+        return mean, lo.reshape(self.n_cells, n_s), hi.reshape(self.n_cells, n_s)
 
 
 def distribution_stats(
@@ -241,36 +266,35 @@ def distribution_stats(
     keep = np.ones(len(log), bool) if mask is None else mask
     u, names = log.units, log.names
     n_d, n_c = len(names["decoder"]), len(names["condition"])
-    # The steps first: their per-question columns are gone before the units' scores exist.
+    # The steps first: their per-question columns are gone before the units' are made.
     steps = _step_rows(log, keep, decoders, conditions)
     cell_of = u["decoder"].astype(np.int64) * n_c + u["condition"]
-    units, scores = unit_scores(log, keep)
-    cell = cell_of[units]
-    means, lo, hi, n_f = _cell_means(u["family"][units], cell, scores, n_d * n_c, n_boot, seed)
+    units, rows = _scored_units(log, keep)
+    cells = _CellSums(u["family"][units], n_d * n_c)
+    for at, scores in _chunk_scores(log, units, rows):
+        cells.add(at, cell_of[units[at]], scores)
+    del rows
+    means, lo, hi = cells.means(n_boot, seed)
     n_all = np.bincount(cell_of[keep], minlength=n_d * n_c)
-    n_scored = np.bincount(cell, minlength=n_d * n_c)
-    zero = np.bincount(cell[~np.isfinite(scores["log_score"])], minlength=n_d * n_c)
-    pit_bin = np.minimum((scores["pit"] * PIT_BINS).astype(np.int64), PIT_BINS - 1)
-    pits = np.bincount(cell * PIT_BINS + pit_bin, minlength=n_d * n_c * PIT_BINS)
-    rows = []
+    rows_out = []
     for decoder in _ranked(decoders, names["decoder"]):
         for condition in _ranked(conditions, names["condition"]):
             c = names["decoder"].index(decoder) * n_c + names["condition"].index(condition)
             if not n_all[c]:
                 continue
-            rows.append(
+            rows_out.append(
                 DistributionRow(
                     decoder=decoder,
                     condition=condition,
                     n=int(n_all[c]),
-                    scored=int(n_scored[c]),
-                    zero_mass=int(zero[c]),
+                    scored=int(cells.scored[c]),
+                    zero_mass=int(cells.zero[c]),
                     mean=dict(zip(SCORES, means[c].tolist(), strict=True)),
                     interval={s: (float(lo[c, i]), float(hi[c, i])) for i, s in enumerate(SCORES)},
-                    pit_counts=tuple(pits[c * PIT_BINS : (c + 1) * PIT_BINS].tolist()),
+                    pit_counts=tuple(cells.pits[c * PIT_BINS : (c + 1) * PIT_BINS].tolist()),
                 )
             )
-    return DistributionStats(tuple(rows), steps, n_f)
+    return DistributionStats(tuple(rows_out), steps, len(cells.codes))
 
 
 def _step_rows(
@@ -284,7 +308,7 @@ def _step_rows(
     outcome = log.q_outcome[rows]
     k = log.o_options[outcome].astype(np.int64)
     rps = np.empty(len(rows))
-    for r0, r1 in _chunks(k, np.arange(len(rows))):
+    for r0, r1 in _chunks(k, np.arange(len(rows)), CHUNK):
         p = _flat_p(log, outcome[r0:r1], k[r0:r1])
         rps[r0:r1] = step_rps(p, k[r0:r1], truth[rows[r0:r1]])
     loss = step_log_loss(log.o_p[log.o_p_start[outcome] + truth[rows]])
