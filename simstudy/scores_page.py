@@ -109,11 +109,18 @@ def _orders(a: Analysis, d: DistributionStats) -> list[str]:
         }
         names = {k: [decoder_label(r.decoder, suite) for r in v] for k, v in by.items()}
         same = [k for k in ("CRPS", "log score") if names[k] == names["MAPE"]]
-        kept = f"the same as by {' and '.join(same)}" if same else "not the same as either"
+        # The log score's mean leaves out outputs whose true leaf had no mass: say how many.
+        apart = ", ".join(
+            f"{decoder_label(r.decoder, suite)} {r.zero_mass:,} of {r.scored:,}"
+            for r in scored
+            if r.zero_mass
+        )
+        kept = f"is that by {' and '.join(same)}" if same else "is neither"
         lines.append(
             f"- {condition_label(condition)}: by CRPS {' < '.join(names['CRPS'])}; by log "
-            f"score {' < '.join(names['log score'])}; by MAPE {' < '.join(names['MAPE'])} "
-            f"({kept})."
+            f"score {' < '.join(names['log score'])}"
+            + (f" (leaving out true leaf mass 0: {apart})" if apart else "")
+            + f"; by MAPE {' < '.join(names['MAPE'])} (MAPE's order {kept})."
         )
     return lines
 
@@ -130,10 +137,10 @@ def measured_part(a: Analysis, p: ProbabilityStats, out_dir: Path, name: str) ->
     for stem, draw in (("pit", pit_figure), ("coverage", coverage_figure)):
         svg, _ = save_figure(draw(d, f.model, f.suite, f.notice), out_dir, stems[stem])
         svg.unlink()  # the page shows the PNG
-    mark = f" ({f.notice})" if f.notice else ""
+    mark = f" — {f.notice}" if f.notice else ""
     lines = [
         f"Run `{f.run_id}`: model `{f.model}`, suite `{f.suite}`, "
-        f"{f.jobs_done:,} jobs done{mark}; decoders scored: "
+        f"{f.jobs_done:,} jobs done{mark}. Decoders scored: "
         + ", ".join(
             decoder_label(dec, f.suite)
             for dec in dict.fromkeys(r.decoder for r in d.rows if r.scored)
@@ -149,9 +156,9 @@ def measured_part(a: Analysis, p: ProbabilityStats, out_dir: Path, name: str) ->
     ]
     for table in distribution_tables(p, f.suite, table_suffix(a))[:2]:
         lines += [table.to_markdown(), ""]
-    caption = f"PIT histograms ({name}{mark})"
+    caption = f"PIT histograms of the {name} run{mark}"
     lines += [f"![{caption}]({stems['pit']}.png)", ""]
-    caption = f"Coverage against nominal ({name}{mark})"
+    caption = f"Coverage against nominal, {name} run{mark}"
     lines += [f"![{caption}]({stems['coverage']}.png)", ""]
     return lines
 

@@ -116,7 +116,7 @@ def _scored_units(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 # Leaves (or options) scored at a time: the per-leaf temporaries stay a few MB, in cache,
 # whatever the run's size (a 100x run has ~15 million leaves: direct choice 100 per output).
-CHUNK = 1 << 18
+CHUNK = 1 << 16
 
 
 def _chunks(k: np.ndarray, group: np.ndarray, size: int) -> list[tuple[int, int]]:
@@ -125,7 +125,7 @@ def _chunks(k: np.ndarray, group: np.ndarray, size: int) -> list[tuple[int, int]
     if not len(k):
         return []
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    before = (np.cumsum(k) - k)[starts]
+    before = np.cumsum(k, dtype=np.int64)[starts] - k[starts]
     cuts = starts[np.flatnonzero(np.r_[True, np.diff(before // size) > 0])]
     ends = np.r_[cuts[1:], len(k)]
     return list(zip(cuts.tolist(), ends.tolist(), strict=True))
@@ -162,24 +162,27 @@ def _chunk_scores(
 ) -> Iterator[tuple[slice, dict[str, np.ndarray]]]:
     """Each of SCORES (NaN where not finite) and ``pit`` for ``units`` (``_scored_units``),
     a chunk of them at a time: the chunk's slice of ``units`` and its scores."""
-    rank = np.full(len(log), -1, np.int64)
+    # Per question row, in the narrowest types (a 100x run has 1.4 million rows): int64
+    # copies are made a chunk at a time.
+    rank = np.full(len(log), -1, np.int32)
     rank[units] = np.arange(len(units))
     path = rank[log.q_unit[rows]]
     del rank
-    k = log.o_options[log.q_outcome[rows]].astype(np.int64)
-    for r0, r1 in _chunks(k, path, CHUNK):
+    options = log.o_options[log.q_outcome[rows]]
+    for r0, r1 in _chunks(options, path, CHUNK):
         p0, p1 = int(path[r0]), int(path[r1 - 1]) + 1
         outcome = log.q_outcome[rows[r0:r1]]
+        k = options[r0:r1].astype(np.int64)
         mine = units[p0:p1]
         n_cells = log.units["n_cells"][mine].astype(np.float64)
         leaves = tree_leaves(
             PathSteps(
                 n=p1 - p0,
                 n_cells=n_cells.astype(np.int64),
-                path=path[r0:r1] - p0,
-                k=k[r0:r1],
+                path=path[r0:r1].astype(np.int64) - p0,
+                k=k,
                 chosen=log.o_chosen[outcome],
-                p=_flat_p(log, outcome, k[r0:r1]),
+                p=_flat_p(log, outcome, k),
             )
         )
         # The outcome is y's cell, scored at its centre: the decoders look for the cell
@@ -303,25 +306,30 @@ def _step_rows(
     """RPS and log loss per decoder × condition × depth, over tree-path questions whose
     labels are the option indices and some option holds y."""
     u, names = log.units, log.names
-    truth = gathered(log.o_truth, log.q_outcome)
-    rows = np.flatnonzero((truth >= 0) & gathered(keep & u["tree_path"], log.q_unit))
-    outcome = log.q_outcome[rows]
-    k = log.o_options[outcome].astype(np.int64)
-    rps = np.empty(len(rows))
-    for r0, r1 in _chunks(k, np.arange(len(rows)), CHUNK):
-        p = _flat_p(log, outcome[r0:r1], k[r0:r1])
-        rps[r0:r1] = step_rps(p, k[r0:r1], truth[rows[r0:r1]])
-    loss = step_log_loss(log.o_p[log.o_p_start[outcome] + truth[rows]])
-    unit = log.q_unit[rows]
-    depth = log.q_depth[rows].astype(np.int64)
-    n_c, top = len(names["condition"]), int(depth.max(initial=0)) + 1
-    key = (u["decoder"][unit].astype(np.int64) * n_c + u["condition"][unit]) * top + depth
+    n_c, top = len(names["condition"]), int(log.q_depth.max(initial=0)) + 1
     size = len(names["decoder"]) * n_c * top
-    n = np.bincount(key, minlength=size)
-    rps_sum = np.bincount(key, rps, minlength=size)
-    had = np.isfinite(loss)
-    loss_sum = np.bincount(key[had], loss[had], minlength=size)
-    loss_n = np.bincount(key[had], minlength=size)
+    n, loss_n = np.zeros(size, np.int64), np.zeros(size, np.int64)
+    rps_sum, loss_sum = np.zeros(size), np.zeros(size)
+    wanted = keep & u["tree_path"]
+    # A block of questions at a time (each up to 100 options: about CHUNK options a block):
+    # nothing per question of the whole run is made.
+    block = max(CHUNK // 100, 1)
+    for q0 in range(0, len(log.q_outcome), block):
+        outcome = log.q_outcome[q0 : q0 + block]
+        unit = log.q_unit[q0 : q0 + block]
+        truth = log.o_truth[outcome].astype(np.int64)
+        mine = np.flatnonzero((truth >= 0) & wanted[unit])
+        outcome, unit, truth = outcome[mine], unit[mine], truth[mine]
+        k = log.o_options[outcome].astype(np.int64)
+        rps = step_rps(_flat_p(log, outcome, k), k, truth)
+        loss = step_log_loss(log.o_p[log.o_p_start[outcome] + truth])
+        depth = log.q_depth[q0 : q0 + block][mine].astype(np.int64)
+        key = (u["decoder"][unit].astype(np.int64) * n_c + u["condition"][unit]) * top + depth
+        n += np.bincount(key, minlength=size)
+        rps_sum += np.bincount(key, rps, minlength=size)
+        had = np.isfinite(loss)
+        loss_sum += np.bincount(key[had], loss[had], minlength=size)
+        loss_n += np.bincount(key[had], minlength=size)
     found = []
     for decoder in _ranked(decoders, names["decoder"]):
         for condition in _ranked(conditions, names["condition"]):
