@@ -183,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     found: list[ProbabilityStats] = []
     try:
         page = args.page.read_text(encoding="utf-8")
+        rewrite(page, args.name, [])  # no markers: refused before any work or file is written
         run = load_run(
             args.run, probabilities=True, digest=lambda s, m: found.append(probabilities_of(s, m))
         )
