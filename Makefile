@@ -11,7 +11,7 @@ SUITE ?= affine
 MODEL ?= sim
 ARGS ?=
 
-.PHONY: setup browser test docs lint fmt run compare list resume status check analyze report diff serve-sim sim-vs-paper fit-sim power bench soak real-model clean
+.PHONY: setup browser test docs lint fmt run compare list resume status check analyze report diff serve-sim sim-vs-paper fit-sim power bench soak real-model scores-page clean
 
 # make run (and every command below that runs the harness) installs what running needs and
 # nothing else; make test, lint, docs and bench add the test and docs extras (DEV_STAMP).
@@ -115,6 +115,15 @@ fit-sim: $(STAMP)
 # Families needed to detect a difference, simulated: make power ARGS="--vary confusion=0.13,0.2"
 power: $(STAMP)
 	@$(NJ) power $(ARGS)
+
+# docs/scores.md's measured part (SIMULATED): the sim's affine run (made once, in SCORES_RUN),
+# its Distributions section as tables and its PIT and coverage figures, between the page's
+# markers. Run it again after the section gains decoders; delete SCORES_RUN for a new run.
+SCORES_RUN ?= runs/scores-sim-affine
+
+scores-page: $(STAMP)
+	@test -f $(SCORES_RUN)/manifest.json || $(NJ) run --suite affine --model sim --run $(SCORES_RUN) --no-progress
+	$(BIN)/python -m simstudy.scores_page $(SCORES_RUN) $(ARGS)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)

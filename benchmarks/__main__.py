@@ -11,7 +11,8 @@ real run (``bench_probe``), resume start-up on a finished
 run, scale at 1x and 100x jobs (wall time and peak RSS, each in a fresh process) with the
 Probabilities section on those two runs, one and two worker processes and a 4-shard run
 merged (``bench_spread``), issue 29's first-read goals beside main's figures on the same
-100x run (and a 1000x run given with ``--x1000``; ``bench_first_reads``), and the analysis
+100x run (and a 1000x run given with ``--x1000``; ``bench_first_reads``), what the
+Distributions section adds to a first analyze at 100x (``bench_scores``), and the analysis
 timings. ``--quick`` skips the 100x runs;
 ``--peers`` also measures Inspect AI on the same shape of work (installs it into the
 git-ignored ``.peer-venv`` the first time) for the in-process ratio.
@@ -103,6 +104,16 @@ def bench_first_reads(tmp: Path, thousand: Path | None) -> dict[str, Any]:
     beside main's figures: each figure is printed with its goal."""
     module = importlib.import_module("benchmarks.bench_first_reads")
     figures: dict[str, Any] = module.run(tmp / "x100", tmp, thousand)
+    for line in module.lines(figures):
+        print(f"  {line}", file=sys.stderr)
+    return figures
+
+
+def bench_scores(tmp: Path) -> dict[str, Any]:
+    """Issue 41's cost: the Distributions section's share of a first analyze at 100x (a
+    ratio inside one run; goal at most 1.2) and its memory at 1x and 100x."""
+    module = importlib.import_module("benchmarks.bench_scores")
+    figures: dict[str, Any] = module.run(tmp / "x100", tmp / "s1", tmp)
     for line in module.lines(figures):
         print(f"  {line}", file=sys.stderr)
     return figures
@@ -220,6 +231,7 @@ def main() -> None:
         if not args.quick:
             sections.append(("scale 1x/100x", lambda: bench_scale(tmp)))
             sections.append(("first reads", lambda: bench_first_reads(tmp, args.x1000)))
+            sections.append(("proper scores", lambda: bench_scores(tmp)))
         sections.append(("workers, shards", lambda: bench_spread(tmp, args.quick, args.peers)))
         sections.append(("request cache", lambda: bench_cache(tmp)))
         sections.append(("analysis", bench_analysis))

@@ -72,6 +72,15 @@ def _main_sections(run: Path, tmp: Path) -> dict[str, Any]:
     return {**main.bench_inprocess(tmp, SUITE), **main.bench_resume(copy.parent, copy.name)}
 
 
+def _scores(run: Path, tmp: Path) -> dict[str, Any]:
+    from benchmarks.bench_scores import lines
+    from benchmarks.bench_scores import run as bench
+
+    figures = bench(run, run, tmp)  # the tiny run standing in for both 1x and 100x
+    assert lines(figures)
+    return figures
+
+
 BENCHES: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
     "__main__": _main_sections,
     "bench_analysis": lambda run, tmp: _bench("bench_analysis").run(families=2, replicates=50),
@@ -99,6 +108,7 @@ BENCHES: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
         tmp, quick=True, with_peers=False, params=SUITE
     ),
     "bench_wires": lambda run, tmp: _bench("bench_wires").run(tmp, params=SUITE),
+    "bench_scores": _scores,
 }
 
 

@@ -8,6 +8,7 @@ from matplotlib.figure import Figure
 from analysis.loading.paths import DecisionPath
 from analysis.statistics.summary import Analysis
 
+from .distribution_figure import distribution_figures
 from .figures import decision_path_figure, domain_figure, nmae_figure, within5_figure
 from .probability_figure import reliability_figures
 
@@ -40,4 +41,4 @@ def report_figures(a: Analysis, path: DecisionPath | None) -> list[tuple[str, st
                 decision_path_figure(path, f.model, f.suite, f.notice),
             )
         )
-    return figures + reliability_figures(a)
+    return figures + reliability_figures(a) + distribution_figures(a)

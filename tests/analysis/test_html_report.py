@@ -126,6 +126,26 @@ def test_report_page_renders_tables_figures_and_rounds(
     assert opened.refused == [] and opened.errors == []
 
 
+def test_report_page_shows_the_pit_histograms_and_the_coverage_plot(
+    folders: dict[str, Path], browser: BrowserContext
+) -> None:
+    opened = open_page(browser, folders["a"] / "report" / "index.html")
+    plots = opened.page.locator("#figures figure.plot")
+    captions = plots.locator("figcaption").all_inner_texts()
+    for name in ("PIT histogram", "Coverage of the central 50/80/90% intervals"):
+        (caption,) = [c for c in captions if c.startswith(name)]
+        assert "ours, not in the paper" in caption and "SIMULATED" in caption
+        figure = plots.filter(has_text=caption)
+        expect(figure.locator("svg.figure")).to_be_visible()
+        drawn = figure.locator("svg.figure").text_content() or ""  # matplotlib keeps text as text
+        assert "ours, not in the paper" in drawn and "SIMULATED" in drawn
+    # Every decoder the Distributions section scored has its own PIT panel.
+    pit = plots.filter(has_text="PIT histogram").locator("svg.figure").text_content() or ""
+    for decoder in ("direct", "tree2", "tree4", "tree10"):
+        assert decoder_label(decoder, "affine") in pit
+    assert opened.refused == [] and opened.errors == []
+
+
 def test_worst_case_rows_open_their_job(folders: dict[str, Path], browser: BrowserContext) -> None:
     opened = open_page(browser, folders["a"] / "report" / "index.html")
     row = opened.page.locator("#worst tr.link").first

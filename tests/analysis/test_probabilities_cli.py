@@ -118,3 +118,15 @@ def test_diff_compares_only_outputs_ok_in_both(
     assert main(["diff", str(a), str(b), "--bootstrap", "0"]) == 0
     out = capsys.readouterr().out
     assert "### First divergence, A and B" in out and "over the 5 interval outputs" in out
+
+
+def test_report_draws_the_distribution_figures_only_with_probabilities(tmp_path: Path) -> None:
+    with_p, without_p = small_run(tmp_path, "a"), small_run(tmp_path, "b", probabilities=False)
+    for folder in (with_p, without_p):
+        assert main(["report", str(folder), "--bootstrap", "0", "--decoder", "tree4"]) == 0
+    for stem in ("pit", "coverage"):
+        assert (with_p / "report" / f"{stem}.svg").is_file()
+        assert not (without_p / "report" / f"{stem}.svg").exists()
+    assert "PIT histogram" in (with_p / "report" / "index.html").read_text()
+    page = (without_p / "report" / "index.html").read_text()
+    assert "PIT histogram" not in page and "Coverage of the central" not in page
