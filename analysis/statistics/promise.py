@@ -14,6 +14,8 @@ k=9's false calls it marks, how many A/A cells) are measured by
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 __all__ = ["SPREAD_FLAG", "outside_promise", "spread_ratio"]
@@ -32,8 +34,11 @@ def spread_ratio(base_sums: np.ndarray, other_sums: np.ndarray, counts: np.ndarr
 
 
 def _spread(means: np.ndarray) -> np.ndarray:
-    """Standard deviation over families; rounding dust of equal values counts as none."""
-    sd = np.nanstd(means, axis=0, ddof=1)
+    """Standard deviation over families (NaN with fewer than two: a cell no output of which
+    was scored has none); rounding dust of equal values counts as none."""
+    with warnings.catch_warnings():  # numpy warns for such a column, not only errstate
+        warnings.simplefilter("ignore", RuntimeWarning)
+        sd = np.nanstd(means, axis=0, ddof=1)
     return np.where(sd <= 1e-9 * np.nanmax(np.abs(means), axis=0, initial=0.0), 0.0, sd)
 
 
