@@ -9,6 +9,7 @@ from typing import NoReturn
 from .export import add_export_parser
 from .loading.column_cache import CACHE_DIR, CACHE_ENV
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
+from .verdict_option import add_test_option
 
 __all__ = ["EXIT_CODES", "GATE_FAILED", "PROG", "SUMMARY_FILES", "OneLineParser", "build_parser"]
 
@@ -133,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a self-contained HTML page (both provenances, deltas, the largest "
         "changes, A's and B's rounds side by side) to the file OUT",
     )
+    add_test_option(p)  # the test whose interval brackets each paired difference
     bootstrap_options(p)
     probability_option(p)
     add_export_parser(sub, EXIT_CODES)

@@ -39,15 +39,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
 
 import numpy as np
 
 from .bootstrap import resample_weights
 from .skew_tests import bootstrap_t_critical, bootstrap_t_replicates, two_sided_p
 from .student import student_ppf, student_sf
+from .verdict_choice import CHOICES, DEFAULT_METHOD, PROMISES, TEST_NAMES, Method, as_method
 
 __all__ = [
+    "CHOICES",
     "DEFAULT_FLIPS",
     "DEFAULT_METHOD",
     "PROMISES",
@@ -62,27 +63,6 @@ __all__ = [
 ]
 
 DEFAULT_FLIPS = 9_999  # sign vectors of the wild bootstrap, family resamples of the bootstrap-t
-Method = Literal["t", "wild", "bootstrap_t"]
-# The verdict test, chosen by issue 44's rule (docs/comparing.md): the candidate that holds
-# alpha on aa, aa-heavy, steady k=2 and erratic, per cell and after the correction, at 8 to
-# 128 families, with the most power. The t over-calls steady k=2 and erratic.
-DEFAULT_METHOD: Method = "bootstrap_t"
-# Each test's name and its promise, one sentence, as summary.md, summary.json, the page and
-# --help show them.
-TEST_NAMES: dict[str, str] = {
-    "bootstrap_t": "cluster bootstrap-t, called only where the cluster-robust t calls too",
-    "t": "cluster-robust t",
-    "wild": "wild cluster bootstrap-t",
-}
-PROMISES: dict[str, str] = {
-    "bootstrap_t": "at most 5% of comparisons get any false better/worse when the two models "
-    "are exchangeable within families (an A/A pair), and, as measured by the calibration "
-    "study, on equal-mean pairs with different spreads (steady k=2, erratic) at 8 to 128 "
-    "families; not promised where one model is several times steadier than the other at "
-    "the same mean (steady k=9)",
-    "t": "level measured on exchangeable pairs only",
-    "wild": "level measured on exchangeable pairs only",
-}
 EXACT_UP_TO = 13  # 2^13 = 8,192 sign vectors: enumerate them all, no draw needed
 POWER = 0.8  # the power at which the minimum detectable effect is quoted
 _TIE = 1e-9  # a flip whose |t| equals the observed one up to rounding counts as reaching it
@@ -104,14 +84,6 @@ class FamilyTest:
     alpha: float
     n_flips: int  # sign vectors or family resamples used; 0 for the t test
     method: str = "t"
-
-
-def as_method(name: object) -> Method:
-    """``name`` as a verdict test's name (``compare --test``, kept in compare.json)."""
-    for method in ("bootstrap_t", "t", "wild"):
-        if name == method:
-            return method
-    raise ValueError(f"unknown verdict test {name!r}: choose bootstrap_t or t")
 
 
 def sign_vectors(n_families: int, n_flips: int, seed: int) -> np.ndarray:
