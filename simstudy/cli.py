@@ -10,11 +10,11 @@ from collections.abc import Sequence
 import orjson
 
 from analysis.rendering.sim_caveats import SIM_CAVEATS
-from analysis.statistics.verdict_choice import TEST_NAMES
-from analysis.verdict_option import add_test_option
+from analysis.statistics.family_test import TEST_NAMES
 from harness.backends.sim import SimParams
 from harness.commands.common import OneLineParser
 from harness.errors import NumericJevError, RunFolderError
+from runfolder.verdict_option import add_test_option
 from simstudy.fit_command import EXIT, fit_command, fit_parser, sim_params
 from simstudy.paper import affine_profile, exploratory_profile
 from simstudy.tables import side_by_side

@@ -8,8 +8,8 @@ residuals ``r_f = d_f - n_f delta``: ``se^2 = G/(G-1) * sum r_f^2 / N^2`` over t
 with a unit.
 
 The default test is ``method="bootstrap_t"`` (below; issue 44 made it the default, see
-``DEFAULT_METHOD``). ``method="t"`` is the cluster-robust t with G-1 degrees of
-freedom: ``t = delta / se`` against Student's t (what Inspect AI's ``ci`` uses; Miller
+``DEFAULT_METHOD``, kept in ``runfolder.verdict_option`` beside the ``--test`` option).
+``method="t"`` is the cluster-robust t with G-1 degrees of freedom: ``t = delta / se`` against Student's t (what Inspect AI's ``ci`` uses; Miller
 2024, "Adding Error Bars to Evals"), and its interval ``delta ± t_(1-alpha/2, G-1) se``,
 which excludes 0 exactly when ``p < alpha`` (rounding at the boundary is settled by the
 p-value). It was the default until issue 44, chosen by a calibration study (benchmarks/bench_calibration.py,
@@ -39,13 +39,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import cast
 
 import numpy as np
+
+from runfolder.verdict_option import CHOICES, DEFAULT_METHOD, Method
 
 from .bootstrap import resample_weights
 from .skew_tests import bootstrap_t_critical, bootstrap_t_replicates, two_sided_p
 from .student import student_ppf, student_sf
-from .verdict_choice import CHOICES, DEFAULT_METHOD, PROMISES, TEST_NAMES, Method, as_method
 
 __all__ = [
     "CHOICES",
@@ -63,6 +65,22 @@ __all__ = [
 ]
 
 DEFAULT_FLIPS = 9_999  # sign vectors of the wild bootstrap, family resamples of the bootstrap-t
+# Each test's name and its promise, one sentence, as summary.md, summary.json, the page and
+# --help show them.
+TEST_NAMES: dict[str, str] = {
+    "bootstrap_t": "cluster bootstrap-t, called only where the cluster-robust t calls too",
+    "t": "cluster-robust t",
+    "wild": "wild cluster bootstrap-t",
+}
+PROMISES: dict[str, str] = {
+    "bootstrap_t": "at most 5% of comparisons get any false better/worse when the two models "
+    "are exchangeable within families (an A/A pair), and, as measured by the calibration "
+    "study, on equal-mean pairs with different spreads (steady k=2, erratic) at 8 to 128 "
+    "families; not promised where one model is several times steadier than the other at "
+    "the same mean (steady k=9)",
+    "t": "level measured on exchangeable pairs only",
+    "wild": "level measured on exchangeable pairs only",
+}
 EXACT_UP_TO = 13  # 2^13 = 8,192 sign vectors: enumerate them all, no draw needed
 POWER = 0.8  # the power at which the minimum detectable effect is quoted
 _TIE = 1e-9  # a flip whose |t| equals the observed one up to rounding counts as reaching it
@@ -84,6 +102,13 @@ class FamilyTest:
     alpha: float
     n_flips: int  # sign vectors or family resamples used; 0 for the t test
     method: str = "t"
+
+
+def as_method(name: object) -> Method:
+    """``name`` as a verdict test's name (``compare --test``, kept in compare.json)."""
+    if name in (*CHOICES, "wild"):
+        return cast(Method, name)
+    raise ValueError(f"unknown verdict test {name!r}: choose bootstrap_t or t")
 
 
 def sign_vectors(n_families: int, n_flips: int, seed: int) -> np.ndarray:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from analysis.verdict_option import add_test_option
 from harness.commands.common import GATE, RUNNING, Handoff, exit_codes, parse_pairs
 from harness.commands.model_options import add_model_options, base_spec
 from harness.commands.run import (
@@ -23,6 +22,7 @@ from harness.commands.run import (
     add_limit_options,
     announce,
 )
+from runfolder.verdict_option import add_test_option
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.running.interrupts import Interrupts
