@@ -32,8 +32,14 @@ Candidates: the percentile bootstrap p, BCa, a plain sign-flip test, the cluster
 ``analysis.statistics.skew_tests`` the pairs bootstrap-t, symmetric and equal-tailed
 (``boot_t_sym``, ``boot_t_eq``), Hall's skewness-corrected t (``hall_t``) and the Mammen
 wild bootstrap-t (``mammen_sym``, ``mammen_eq``); ``boot_t_max`` (``family_test``'s
-``method="bootstrap_t"``) calls a cell only when both ``boot_t_sym`` and ``cluster_t`` do. Each comparison's resamples are
-seeded from its draw, so the draws do not depend on ``--tests``.
+``method="bootstrap_t"``) calls a cell only when both ``boot_t_sym`` and ``cluster_t`` do.
+Issue 44's: ``flip_boot_t``, the intersection of the studentized sign-flip test (exact on
+exchangeable pairs; Webb's weights where 2 / 2^F is above Holm's first step) and
+``boot_t_sym`` (``analysis.statistics.flip_tests``); ``stepdown_t``, the max-t step-down
+over the cells from the bootstrap-t's joint resamples in place of Holm, ``stepdown_max`` the
+same floored by the Holm-adjusted t, and ``minp_max`` the min-P step-down floored alike
+(``analysis.statistics.stepdown``). Each comparison's resamples are seeded from its draw,
+so the draws do not depend on ``--tests``.
 
 ``python -m benchmarks.bench_calibration`` (``make calibration``) prints the tables; the
 last line is JSON.
