@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from runfolder.verdict_option import add_test_option
+
 from .export import add_export_parser
 from .loading.column_cache import CACHE_DIR, CACHE_ENV
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
@@ -133,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a self-contained HTML page (both provenances, deltas, the largest "
         "changes, A's and B's rounds side by side) to the file OUT",
     )
+    add_test_option(p)  # the test whose interval brackets each paired difference
     bootstrap_options(p)
     probability_option(p)
     add_export_parser(sub, EXIT_CODES)

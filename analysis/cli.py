@@ -235,7 +235,9 @@ def _diff(args: argparse.Namespace) -> int:
     run_b = _load(resolve_run(args.b), args, order_pair(run_a.manifest.orders))
     a, b = run_a.answers, run_b.answers  # None under --no-probabilities
     both = (a, b) if a is not None and b is not None else None
-    result = diff_runs(run_a, run_b, _replicates(args), args.seed, args.top, answers=both)
+    result = diff_runs(
+        run_a, run_b, _replicates(args), args.seed, args.top, answers=both, method=args.test
+    )
     _refuse_if_strict(args, result.banners)
     if html is not None:
         from .loading.rounds import load_rounds

@@ -32,8 +32,14 @@ Candidates: the percentile bootstrap p, BCa, a plain sign-flip test, the cluster
 ``analysis.statistics.skew_tests`` the pairs bootstrap-t, symmetric and equal-tailed
 (``boot_t_sym``, ``boot_t_eq``), Hall's skewness-corrected t (``hall_t``) and the Mammen
 wild bootstrap-t (``mammen_sym``, ``mammen_eq``); ``boot_t_max`` (``family_test``'s
-``method="bootstrap_t"``) calls a cell only when both ``boot_t_sym`` and ``cluster_t`` do. Each comparison's resamples are
-seeded from its draw, so the draws do not depend on ``--tests``.
+``method="bootstrap_t"``) calls a cell only when both ``boot_t_sym`` and ``cluster_t`` do.
+Issue 44's: ``flip_boot_t``, the intersection of the studentized sign-flip test (exact on
+exchangeable pairs; Webb's weights where 2 / 2^F is above Holm's first step) and
+``boot_t_sym`` (``analysis.statistics.flip_tests``); ``stepdown_t``, the max-t step-down
+over the cells from the bootstrap-t's joint resamples in place of Holm, ``stepdown_max`` the
+same floored by the Holm-adjusted t, and ``minp_max`` the min-P step-down floored alike
+(``analysis.statistics.stepdown``). Each comparison's resamples are seeded from its draw,
+so the draws do not depend on ``--tests``.
 
 ``python -m benchmarks.bench_calibration`` (``make calibration``) prints the tables; the
 last line is JSON.
@@ -54,15 +60,19 @@ import orjson
 
 from analysis.statistics.bootstrap import ratio_replicates, resample_weights
 from analysis.statistics.family_test import Method, paired_family_test
+from analysis.statistics.flip_tests import flip_boot_t_p, flip_weights
 from analysis.statistics.multiple import bootstrap_p_values, holm
 from analysis.statistics.sequential import sequential_replay
 from analysis.statistics.skew_tests import (
     Tails,
     bootstrap_t_p,
+    bootstrap_t_replicates,
     hall_t_p,
     mammen_weights,
+    two_sided_p,
     wild_mammen_p,
 )
+from analysis.statistics.stepdown import max_t_stepdown, min_p_stepdown
 from benchmarks.calibration_nulls import (
     erratic_factors,
     erratic_values,
@@ -85,10 +95,13 @@ ALPHA = 0.05
 TESTS = (
     "percentile", "bca", "signflip", "cluster_t", "wild_t",
     "boot_t_sym", "boot_t_eq", "hall_t", "mammen_sym", "mammen_eq", "boot_t_max",
+    "flip_boot_t", "stepdown_t", "stepdown_max", "minp_max",
 )  # fmt: skip
 SCENARIOS = ("aa", "aa-heavy", "spread", "conf13", "conf20", "steady", "erratic")
-CHOSEN = "cluster_t"  # the verdict test (analysis.statistics.family_test's default)
-WITH_INTERVAL = (CHOSEN, "boot_t_max")  # the tests whose family-wise interval is printed
+# The verdict test (analysis.statistics.family_test's DEFAULT_METHOD) and the field's t:
+# the tests whose family-wise interval is printed.
+CHOSEN = "boot_t_max"
+WITH_INTERVAL = (CHOSEN, "cluster_t", "flip_boot_t", "stepdown_t", "stepdown_max", "minp_max")
 SPREAD = 3.0  # the spread null's factor (--spread)
 # The sequential rule's p (--sequential-method): its rows' key suffix and column title.
 SEQUENTIAL_KEYS = {"t": "", "bootstrap_t": "_boot_t_max"}
@@ -180,8 +193,12 @@ def p_values(test: str, d: np.ndarray, n: np.ndarray, seed: int) -> np.ndarray:
     if test == "cluster_t":
         return cluster_t_p(d, n)
     if test == "boot_t_max":  # both must reject: the bootstrap-t never below Student's t
-        weights = resample_weights(f, 999, seed - TESTS.index(test) + TESTS.index("boot_t_sym"))
+        weights = resample_weights(f, 999, _sym_seed(test, seed))
         return np.maximum(bootstrap_t_p(d, n, weights), cluster_t_p(d, n))
+    if test == "flip_boot_t":  # both must reject: the flips (exact on A/A) and the bootstrap-t
+        # The flips must reach Holm's first step over the cells (Webb's weights where not).
+        flips = flip_weights(f, 999, seed, ALPHA / d.shape[1])
+        return flip_boot_t_p(d, n, flips, resample_weights(f, 999, _sym_seed(test, seed)))
     if test.startswith("boot_t"):
         tails: Tails = "symmetric" if test == "boot_t_sym" else "equal"
         return bootstrap_t_p(d, n, resample_weights(f, 999, seed), tails)
@@ -191,6 +208,31 @@ def p_values(test: str, d: np.ndarray, n: np.ndarray, seed: int) -> np.ndarray:
         tails = "symmetric" if test == "mammen_sym" else "equal"
         return wild_mammen_p(d, n, mammen_weights(f, 999, seed), tails)
     return paired_family_test(d, n, n_flips=999, seed=seed, interval=False, method="wild").p
+
+
+def _sym_seed(test: str, seed: int) -> int:
+    """boot_t_sym's seed from ``test``'s: the tests built on it share its resamples."""
+    return seed - TESTS.index(test) + TESTS.index("boot_t_sym")
+
+
+def judged(test: str, d: np.ndarray, n: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """One candidate's per-cell p and its family-wise adjusted p over the (F, K) columns:
+    Holm's for the tests of one cell at a time, the max-t step-down's for ``stepdown_*`` and
+    the min-P step-down's for ``minp_max`` (per cell, the bootstrap-t of the same
+    resamples; ``stepdown_max`` and ``minp_max`` floored by the t,
+    Holm-adjusted, as boot_t_max is by the t)."""
+    if not test.startswith(("stepdown", "minp")):
+        p = p_values(test, d, n, seed)
+        return p, holm(p)
+    weights = resample_weights(d.shape[0], 999, _sym_seed(test, seed))
+    t, reps, testable = bootstrap_t_replicates(d, n, weights)
+    p = two_sided_p(t, reps, "symmetric", testable)
+    stepdown = min_p_stepdown if test.startswith("minp") else max_t_stepdown
+    adjusted = stepdown(t, reps, testable)
+    if test in ("stepdown_max", "minp_max"):
+        t_p = cluster_t_p(d, n)
+        p, adjusted = np.maximum(p, t_p), np.maximum(adjusted, holm(t_p))
+    return p, adjusted
 
 
 def binomial_ci(k: int, n: int) -> tuple[float, float]:
@@ -270,8 +312,7 @@ def study(
                     # One seed per comparison: the draws do not depend on which tests run.
                     seed = int(rng.integers(2**31))
                     for test in tests:
-                        p = p_values(test, d, n, seed + TESTS.index(test))
-                        adjusted = holm(p)
+                        p, adjusted = judged(test, d, n, seed + TESTS.index(test))
                         cells[test] += int((p < ALPHA).sum())
                         fw[test] += int((adjusted < ALPHA).any())
                         if truth is not None:
@@ -338,7 +379,7 @@ def tables(result: dict[str, Any]) -> str:
     ]
     lines = [
         "Share called, per cell / family-wise after Holm (%), with the 95% Clopper-Pearson "
-        f"interval of the family-wise share of {' and '.join(WITH_INTERVAL)} (the first the "
+        f"interval of the family-wise share of {', '.join(WITH_INTERVAL)} (the first the "
         "verdict test):",
         "",
         "| null | metric | F | "

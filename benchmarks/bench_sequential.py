@@ -109,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--futility", type=float, default=0.05, help="conditional power floor")
     parser.add_argument("--futility-from", type=float, default=0.25, help="share of families")
+    parser.add_argument("--metric", default="mape", help="the verdicts' metric (compare --metric)")
     args = parser.parse_args(argv)
-    c = compare_runs(load_comparison_runs(args.folder), n_boot=9_999)
+    c = compare_runs(load_comparison_runs(args.folder), args.metric, n_boot=9_999)
     s = c.suites[0]
     # The comparison's own family axis (as ``compare_runs`` builds it).
     families = tuple(
@@ -174,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         "looks": list(sizes or ()) or args.looks,
         "gamma": args.gamma,
         "futility": [args.futility, args.futility_from],
+        "metric": args.metric,
     }
     print(orjson.dumps(result).decode())
     return 0

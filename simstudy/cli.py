@@ -10,9 +10,11 @@ from collections.abc import Sequence
 import orjson
 
 from analysis.rendering.sim_caveats import SIM_CAVEATS
+from analysis.statistics.family_test import TEST_NAMES
 from harness.backends.sim import SimParams
 from harness.commands.common import OneLineParser
 from harness.errors import NumericJevError, RunFolderError
+from runfolder.verdict_option import add_test_option
 from simstudy.fit_command import EXIT, fit_command, fit_parser, sim_params
 from simstudy.paper import affine_profile, exploratory_profile
 from simstudy.tables import side_by_side
@@ -83,9 +85,9 @@ def _power_parser() -> argparse.ArgumentParser:
             "How many families a suite needs to tell two models apart, before anyone pays: "
             "the sim (a spec, e.g. one fitted to a real run with fit-sim) against the same "
             "spec with one knob changed, in simulated replicate comparisons judged exactly "
-            "as `numericjev compare` judges (the verdict test's paired p-values, a cluster-"
-            "robust t over families, Holm-corrected over the suite's decoder x condition "
-            "cells, alpha 0.05). Power: the share of "
+            "as `numericjev compare` judges (the verdict test's paired p-values over "
+            "families, --test as compare's, Holm-corrected over the suite's decoder x "
+            "condition cells, alpha 0.05). Power: the share of "
             "replicates whose verdict on the focus cell has the sign of the true difference. "
             "The A/A row (the spec against itself at other seeds) gives the share of "
             "replicates calling any cell: the false-positive rate. Every figure is SIMULATED."
@@ -118,6 +120,7 @@ def _power_parser() -> argparse.ArgumentParser:
         "--condition", default="arithmetic", help="the focus cell's condition (default arithmetic)"
     )
     p.add_argument("--replicates", type=int, default=100, help="comparisons per cell (default 100)")
+    add_test_option(p)
     p.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="suite parameter"
     )
@@ -262,6 +265,7 @@ def _power(args: argparse.Namespace) -> int:
         families,
         args.replicates,
         args.metric,
+        method=args.test,
     )
     took = time.monotonic() - started
     if args.json:
@@ -270,6 +274,7 @@ def _power(args: argparse.Namespace) -> int:
             "baseline": base.label(),
             "suite": args.suite,
             "metric": args.metric,
+            "test": args.test,
             "focus": [decoder, args.condition],
             "units_per_arm": int(base_pool.sums.shape[0]),
             "replicates": args.replicates,
@@ -299,8 +304,8 @@ def _power(args: argparse.Namespace) -> int:
     print(f"# power: {base.label()} against one knob changed, suite {args.suite} (SIMULATED)\n")
     print(
         f"Focus cell: {decoder} x {args.condition}, {unit}. {args.replicates} simulated comparisons "
-        f"per cell, each judged as compare judges (cluster-robust t, Holm over "
-        f"the suite's cells, alpha 0.05), drawn from {base_pool.sums.shape[0]} family units per arm "
+        f"per cell, each judged as compare judges ({TEST_NAMES[args.test]}, --test "
+        f"{args.test}, Holm over the suite's cells, alpha 0.05), drawn from {base_pool.sums.shape[0]} family units per arm "
         f"({seeds} sim seeds); {took:.0f}s.\n"
     )
     head = ["Alternative (SIMULATED)", f"Δ{unit} (pp)", *(f"power n={n}" for n in families)]

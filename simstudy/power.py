@@ -22,7 +22,7 @@ import numpy as np
 
 from analysis.statistics.comparison import HIGHER_IS_BETTER
 from analysis.statistics.decisions import Verdict, verdict
-from analysis.statistics.family_test import family_p_values
+from analysis.statistics.family_test import DEFAULT_METHOD, Method, family_p_values
 from analysis.statistics.metrics import STATISTICS, family_totals
 from analysis.statistics.multiple import holm
 from harness.backends.sim import SimParams
@@ -68,16 +68,18 @@ def pool(suite: Suite, params: SimParams, seeds: Sequence[int], metric: str) -> 
     return Pool(np.concatenate(sums), np.concatenate(counts), design.decoders, design.conditions)
 
 
-def judge(base: Pool, other: Pool, units: np.ndarray, metric: str) -> tuple[np.ndarray, np.ndarray]:
+def judge(
+    base: Pool, other: Pool, units: np.ndarray, metric: str, method: Method = DEFAULT_METHOD
+) -> tuple[np.ndarray, np.ndarray]:
     """Verdict codes (+1 worse, -1 better, 0 none) and differences of every cell, over
-    ``units``, as ``compare`` judges them (NaN cells have no verdict)."""
+    ``units``, as ``compare --test method`` judges them (NaN cells have no verdict)."""
     if not np.array_equal(base.counts[units], other.counts[units]):
         raise ValueError("the two arms must count the same outputs (a failed output?)")
     diff = (other.sums[units] - base.sums[units]).reshape(len(units), -1)
     counts = base.counts[units].reshape(len(units), -1)
     with np.errstate(invalid="ignore", divide="ignore"):
         delta = diff.sum(axis=0) / counts.sum(axis=0)
-    p_holm = holm(family_p_values(diff, counts, 0.0))
+    p_holm = holm(family_p_values(diff, counts, 0.0, method=method))
     lower_is_better = metric not in HIGHER_IS_BETTER
     codes = np.zeros(len(delta))
     for k in range(len(delta)):
@@ -94,9 +96,11 @@ def power_table(
     replicates: int,
     metric: str,
     progress: Callable[[], None] | None = None,
+    method: Method = DEFAULT_METHOD,
 ) -> list[PowerRow]:
     """One row per arm: the focus cell's pool effect and, per n, the share of replicates
-    in which ``compare`` would call it (in the effect's direction) and any cell at all."""
+    in which ``compare --test method`` would call it (in the effect's direction) and any
+    cell at all."""
     d = base.decoders.index(focus[0])
     c = base.conditions.index(focus[1])
     cell = d * len(base.conditions) + c
@@ -115,7 +119,7 @@ def power_table(
             hits = anywhere = 0
             for _ in range(replicates):
                 drawn = rng.choice(units, size=n, replace=n > units)
-                codes, _ = judge(base, other, drawn, metric)
+                codes, _ = judge(base, other, drawn, metric, method)
                 hits += codes[cell] == right
                 anywhere += bool(np.any(codes != 0))
                 if progress is not None:

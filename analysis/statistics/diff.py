@@ -24,7 +24,7 @@ from .bootstrap import (
     interval_refusal,
 )
 from .facts import RunFacts, run_facts
-from .family_test import paired_family_test
+from .family_test import DEFAULT_METHOD, Method, paired_family_test
 from .metrics import compute_metrics
 from .output_scores import score_columns, scored_outputs
 from .paired import common_outputs
@@ -175,12 +175,14 @@ def diff_runs(
     top: int = 10,
     level: float = DEFAULT_LEVEL,
     answers: tuple[AnswerLog, AnswerLog] | None = None,
+    method: Method = DEFAULT_METHOD,
 ) -> RunDiff:
     """Compare run B with run A (same suite and case set, else DiffRefusedError).
 
     Every difference is over the (job, decoder) outputs ok in both runs. With ``answers``
     (each run's ``load_answers``), the Probabilities figures of both runs are computed on
-    the interval outputs ok in both.
+    the interval outputs ok in both. ``method``: the verdict test whose interval brackets
+    each difference (``diff --test``, as ``compare``'s).
     """
     check_comparable(a, b)
     design = design_of(a.manifest, a.outputs, b.outputs)
@@ -206,6 +208,7 @@ def diff_runs(
             alpha=1 - level,
             n_flips=n_boot,
             seed=seed,
+            method=method,
         )
         lo, hi = test.lo.reshape(point_a.shape), test.hi.reshape(point_a.shape)
     compared, changed, status, found = _changes(a.outputs, b.outputs, design, top)

@@ -8,8 +8,8 @@ residuals ``r_f = d_f - n_f delta``: ``se^2 = G/(G-1) * sum r_f^2 / N^2`` over t
 with a unit.
 
 The default test is ``method="bootstrap_t"`` (below; issue 44 made it the default, see
-``DEFAULT_METHOD``). ``method="t"`` is the cluster-robust t with G-1 degrees of
-freedom: ``t = delta / se`` against Student's t (what Inspect AI's ``ci`` uses; Miller
+``DEFAULT_METHOD``, kept in ``runfolder.verdict_option`` beside the ``--test`` option).
+``method="t"`` is the cluster-robust t with G-1 degrees of freedom: ``t = delta / se`` against Student's t (what Inspect AI's ``ci`` uses; Miller
 2024, "Adding Error Bars to Evals"), and its interval ``delta ± t_(1-alpha/2, G-1) se``,
 which excludes 0 exactly when ``p < alpha`` (rounding at the boundary is settled by the
 p-value). It was the default until issue 44, chosen by a calibration study (benchmarks/bench_calibration.py,
@@ -39,15 +39,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import cast
 
 import numpy as np
+
+from runfolder.verdict_option import CHOICES, DEFAULT_METHOD, Method
 
 from .bootstrap import resample_weights
 from .skew_tests import bootstrap_t_critical, bootstrap_t_replicates, two_sided_p
 from .student import student_ppf, student_sf
 
 __all__ = [
+    "CHOICES",
     "DEFAULT_FLIPS",
     "DEFAULT_METHOD",
     "PROMISES",
@@ -62,11 +65,6 @@ __all__ = [
 ]
 
 DEFAULT_FLIPS = 9_999  # sign vectors of the wild bootstrap, family resamples of the bootstrap-t
-Method = Literal["t", "wild", "bootstrap_t"]
-# The verdict test, chosen by issue 44's rule (docs/comparing.md): the candidate that holds
-# alpha on aa, aa-heavy, steady k=2 and erratic, per cell and after the correction, at 8 to
-# 128 families, with the most power. The t over-calls steady k=2 and erratic.
-DEFAULT_METHOD: Method = "bootstrap_t"
 # Each test's name and its promise, one sentence, as summary.md, summary.json, the page and
 # --help show them.
 TEST_NAMES: dict[str, str] = {
@@ -108,9 +106,8 @@ class FamilyTest:
 
 def as_method(name: object) -> Method:
     """``name`` as a verdict test's name (``compare --test``, kept in compare.json)."""
-    for method in ("bootstrap_t", "t", "wild"):
-        if name == method:
-            return method
+    if name in (*CHOICES, "wild"):
+        return cast(Method, name)
     raise ValueError(f"unknown verdict test {name!r}: choose bootstrap_t or t")
 
 

@@ -22,6 +22,7 @@ from harness.commands.run import (
     add_limit_options,
     announce,
 )
+from runfolder.verdict_option import add_test_option
 
 if TYPE_CHECKING:  # imported when the command runs, so that --help stays fast
     from harness.running.interrupts import Interrupts
@@ -60,16 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "sim,sim:seed=7 or jev-prod,jev-next",
     )
     parser.add_argument("--suites", required=True, help="suites, e.g. affine,exploratory")
-    parser.add_argument(
-        "--test",
-        choices=("bootstrap_t", "t"),
-        default="bootstrap_t",
-        help="the verdict test (default bootstrap_t: the cluster bootstrap-t, a cell called "
-        "only where the cluster-robust t calls it too; at most 5%% false verdicts on A/A "
-        "pairs, and measured so on equal-mean pairs with different spreads (steady k=2, "
-        "erratic) at 8-128 families); t: the cluster-robust t alone, level measured on exchangeable "
-        "pairs only",
-    )
+    add_test_option(parser)
     parser.add_argument(
         "--sequential",
         action="store_true",

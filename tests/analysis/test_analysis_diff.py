@@ -16,6 +16,7 @@ from analysis import (
     paired_family_test,
 )
 from analysis.cli import main
+from analysis.statistics.family_test import Method
 
 MAPE = STATISTICS.index("mape")
 
@@ -67,6 +68,26 @@ def test_paired_interval_is_compares_test_on_both_runs_family_sums(runs: RunFact
     lo, hi = test.lo, test.hi
     assert np.allclose(d.delta_lo.ravel(), lo, equal_nan=True)
     assert np.allclose(d.delta_hi.ravel(), hi, equal_nan=True)
+
+
+@pytest.mark.parametrize(("method", "other"), [("t", "bootstrap_t"), ("bootstrap_t", "t")])
+def test_cli_diff_test_brackets_with_the_test_asked_for(
+    runs: RunFactory, capsys: pytest.CaptureFixture, method: Method, other: Method
+) -> None:
+    # diff --test, as compare's: the brackets are that test's interval (the two tests'
+    # differ on these families).
+    a = runs.affine("a", families=range(8))
+    b = runs.affine("b", families=range(8), predict=worse_tree10)
+    assert main(["diff", str(a), str(b), "--json", "--bootstrap", "250", "--test", method]) == 0
+    data = orjson.loads(capsys.readouterr().out)
+    asked = diff_runs(load_run(a), load_run(b), n_boot=250, method=method)
+    not_asked = diff_runs(load_run(a), load_run(b), n_boot=250, method=other)
+    i, c = asked.design.decoders.index("tree10"), asked.design.conditions.index("arithmetic")
+    cell = next(
+        x for x in data["cells"] if (x["decoder"], x["condition"]) == ("tree10", "arithmetic")
+    )
+    assert cell["mape"]["lo"] == pytest.approx(asked.delta_lo[MAPE, i, c])
+    assert cell["mape"]["lo"] != pytest.approx(not_asked.delta_lo[MAPE, i, c])
 
 
 def test_refuses_different_suites_or_case_sets(runs: RunFactory) -> None:

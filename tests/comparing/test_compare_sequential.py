@@ -52,8 +52,8 @@ def _asked(folder: Path) -> tuple[int, set[str], set[tuple[str, int]]]:
 def test_an_interrupted_sequential_comparison_resumes_to_the_same_stop_asking_nothing_twice(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # --test t: with the default bootstrap-t inside, this comparison asks every family
-    # (issue 44 item 4, not done: docs/comparing.md); the resume mechanics are the subject.
+    # --test t: with the default bootstrap-t inside, this MAPE comparison asks every family
+    # (measured again for issue 44 item 4: docs/comparing.md); resume is the subject here.
     argv = ["compare", "--models", "sim,sim:confusion=0.9", "--suites", "affine", "--test", "t"]
     argv += ["--param", "affine.per_operator=8", "--sequential", "--no-progress"]
     whole, cut = tmp_path / "whole", tmp_path / "cut"

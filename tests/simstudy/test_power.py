@@ -37,6 +37,19 @@ def test_a_large_difference_is_found_and_an_exact_a_a_never_called(
     assert a_a["effect"] == 0.0 and a_a["any_cell"]["8"] == 0.0
 
 
+def test_power_takes_the_verdict_test_as_compare_does(capsys: pytest.CaptureFixture[str]) -> None:
+    # --test t: the t finds more at 4 families than the default bootstrap-t does.
+    args = ("--model", EXACT, "--vary", "slip_ten=1", *SMALL)
+    t = run_json(capsys, *args, "--test", "t")
+    default = run_json(capsys, *args)
+    assert (t["test"], default["test"]) == ("t", "bootstrap_t")
+    power_t, power_default = (d["rows"][1]["power"] for d in (t, default))  # type: ignore[index]
+    assert power_t["4"] > power_default["4"]
+    with pytest.raises(SystemExit) as refused:  # the study's test, not a user's choice
+        cli("power", *args, "--test", "wild")
+    assert refused.value.code == 2 and "invalid choice: 'wild'" in capsys.readouterr().err
+
+
 def test_the_table_says_simulated_and_how_it_was_judged(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli("power", "--model", EXACT, "--vary", "slip_ten=1", *SMALL) == 0
     out = capsys.readouterr().out
