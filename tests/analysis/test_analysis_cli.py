@@ -47,7 +47,7 @@ def test_analyze_prints_the_paper_tables(runs: RunFactory, capsys: pytest.Captur
     assert out.count(NOTICE) >= 8  # banner and every table title
     main_row = table_row(out, "Fixed affine-grid evaluation", "Tree (K=10)")
     counts = ["48/0/0"] * 2  # outputs ok/failed/missing per condition, always in the main table
-    assert main_row == ["Tree (K=10)", *["0.00 [0.00, 0.00]"] * 2, "0.00", "0.00", "2", *counts]
+    assert main_row == ["Tree (K=10)", *["0.00 [0.00, 0.00]"] * 4, "2", *counts]
     domain_header = table_row(out, "Arithmetic MAPE by affine domain", "Decoder")
     assert domain_header == ["Decoder", "Integer", "×0.01", "−50", "×10⁴"]
     sensitivity = table_row(out, "Sensitivity as a percentage", "Decoder")
