@@ -38,6 +38,8 @@ from runfolder import (
 )
 
 FINAL = "failed:refusal"  # a decoder's last status when a refusal failed it for good
+# A run's unfinished jobs: those replayed from the log, then the specs of jobs never asked.
+JobLists = tuple[list[Job], list[JobSpec]]
 
 
 @dataclass
@@ -167,35 +169,22 @@ def shuffled_specs(suite: Suite) -> list[JobSpec]:
     return specs
 
 
-def job_queue(
-    suite: Suite,
-    state: LogState,
-    model: str,
-    shard: Shard | None = None,
-    families: frozenset[int] | None = None,
-) -> tuple[Iterator[Job], int]:
-    """Unfinished jobs (of ``shard`` only, if given), replayed from the log; and how many
-    there are.
-
-    Jobs with recorded answers (those cut short, or failed) are replayed here, before
-    anything is sent, so that a replay the code no longer matches is refused before the
-    session starts (never part-way, after other jobs were asked); jobs never asked are
-    built lazily, so memory grows with the jobs in progress, not the suite.
-    """
-    started, fresh = job_lists(suite, state, model, shard, families)
-    return jobs_of(suite, started, fresh), len(started) + len(fresh)
-
-
 def job_lists(
     suite: Suite,
     state: LogState,
     model: str,
     shard: Shard | None = None,
     families: frozenset[int] | None = None,
-) -> tuple[list[Job], list[JobSpec]]:
-    """``job_queue``'s jobs as two lists in the shuffled order: the replayed jobs (those
-    with recorded answers) and the specs of jobs never asked; ``families``: of those
-    families only (a sequential comparison's looks)."""
+) -> JobLists:
+    """Unfinished jobs (of ``shard`` only, if given; of ``families`` only: a sequential
+    comparison's looks) as two lists in the shuffled order: the jobs with recorded answers
+    (those cut short, or failed), replayed from the log, and the specs of jobs never asked.
+
+    The replay is here, before anything is sent, so that a replay the code no longer
+    matches is refused before the session starts (never part-way, after other jobs were
+    asked); jobs never asked are built lazily (``jobs_of``), so memory grows with the jobs
+    in progress, not the suite.
+    """
     specs = [
         s
         for s in shuffled_specs(suite)

@@ -46,11 +46,10 @@ from harness.running.folder import (
     server_change,
 )
 from harness.running.interrupts import Interrupts, watching
-from harness.running.jobs import Job
 from harness.running.naming import default_run_folder, folder_model_name
 from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS
 from harness.running.refusals import check_before_writing
-from harness.running.replay import LogState, job_queue, read_logs
+from harness.running.replay import JobLists, LogState, job_lists, jobs_of, read_logs
 from harness.running.settings import RunSettings
 from harness.running.sharding import shard_count, shard_from_manifest
 from harness.running.wiring import Wired, display_for
@@ -90,7 +89,6 @@ class RunResult:
 
 Warn = Callable[[str], None]
 Started = Callable[[Path], None]
-Queue = tuple[Iterator[Job], int]  # jobs to run, and how many
 # A progress display, or True for a tqdm bar of this run (False: none).
 Display = bool | Progress
 P = ParamSpec("P")
@@ -294,9 +292,9 @@ async def _start(order: Start) -> RunResult:
     async with _closing(plan.backend):
         check_before_writing(plan)  # before any folder exists
         with new_session(order, plan) as (folder, run_id):
-            queue = job_queue(order.suite, LogState(), plan.backend.name, None, order.families)
+            lists = job_lists(order.suite, LogState(), plan.backend.name, None, order.families)
             return await _execute(
-                folder, run_id, plan, LogState(), queue, order.progress, order.interrupts
+                folder, run_id, plan, LogState(), lists, order.progress, order.interrupts
             )
 
 
@@ -327,13 +325,9 @@ async def _resume(order: Resume) -> RunResult:
     """``resume`` here: the checks, then the unfinished jobs in this event loop."""
     opened, plan = resume_plan(order)
     async with _closing(plan.backend):
-
-        def queue(state: LogState) -> Queue:
-            return job_queue(opened.suite, state, plan.backend.name, plan.shard, order.families)
-
-        with resumed(order, opened, plan, queue) as (state, jobs, warn):
+        with resumed(order, opened, plan, order.families) as (state, lists, warn):
             result = await _execute(
-                order.folder, opened.manifest.run_id, plan, state, jobs, order.progress,
+                order.folder, opened.manifest.run_id, plan, state, lists, order.progress,
                 order.interrupts,
             )  # fmt: skip
     return replace(result, warnings=tuple(warn))
@@ -341,21 +335,22 @@ async def _resume(order: Resume) -> RunResult:
 
 @contextmanager
 def resumed(
-    order: Resume, opened: Opened, plan: RunPlan, jobs: Callable[[LogState], T]
-) -> Iterator[tuple[LogState, T, Warnings]]:
+    order: Resume, opened: Opened, plan: RunPlan, families: frozenset[int] | None
+) -> Iterator[tuple[LogState, JobLists, Warnings]]:
     """Under the folder's lock: what ``--allow-mismatch`` lets through, the logs read, the
-    unfinished ``jobs`` replayed from them (a job this code would ask differently is refused
-    now), the repairs said and this session recorded: a resume refused before leaves no
-    trace. Yields the logs' state, the jobs and the warnings (each passed on as it comes)."""
+    unfinished jobs (of ``families``, None: all) replayed from them (a job this code would
+    ask differently is refused now), the repairs said and this session recorded: a resume
+    refused before leaves no trace. Yields the logs' state, the jobs and the warnings (each
+    passed on as it comes)."""
     warn = Warnings(order.on_warning)
     problems = resume_problems(opened, plan, order.allow_mismatch, warn)
     with RunLock(order.folder):
         state = read_logs(order.folder, opened.suite.decoders, opened.manifest.run_id)
-        queue = jobs(state)
+        lists = job_lists(opened.suite, state, plan.backend.name, plan.shard, families)
         for repair in state.repairs():
             warn(repair)
         record_session(order.folder, "resume", opened.raw, plan, problems)
-        yield state, queue, warn
+        yield state, lists, warn
 
 
 class Warnings(list[str]):
@@ -432,23 +427,23 @@ async def _execute(
     run_id: str,
     plan: RunPlan,
     state: LogState,
-    queue: Queue,
+    lists: JobLists,
     progress: Display,
     interrupts: Interrupts | None,
 ) -> RunResult:
-    """Run the ``queue`` of unfinished jobs; the caller holds the lock."""
+    """Run the unfinished jobs (``job_lists``); the caller holds the lock."""
     backend = plan.backend
-    jobs, pending = queue
+    started, fresh = lists
     counters = state.counters
     counters.jobs_total = plan.jobs_total()
     counters.jobs_done = len(state.finished)
     oracle = isinstance(backend, Oracle)
     before = counters.requests
     where = f"shard {plan.shard.index}/{plan.shard.count}" if plan.shard else ""
-    display = partial(display_for, progress, plan, counters, bool(pending), where)
+    display = partial(display_for, progress, plan, counters, bool(started or fresh), where)
     interrupt = interrupts or Interrupts()  # none given: signals are left alone
     wired = Wired.of(folder, run_id, plan, counters, display, state=state)
-    await wired.run(jobs, interrupt, watching(interrupts))
+    await wired.run(jobs_of(plan.suite, started, fresh), interrupt, watching(interrupts))
     served = set(counters.models)
     simulated = backend.simulated or bool(served & SIMULATOR_MODELS)
     oracle = oracle or bool(served & ORACLE_MODELS)

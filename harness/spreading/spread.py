@@ -28,7 +28,7 @@ from harness.running.folder import (
     record_session,
 )
 from harness.running.refusals import check_before_writing
-from harness.running.replay import LogState, job_queue
+from harness.running.replay import LogState, job_lists
 from harness.running.session import (
     Resume,
     RunResult,
@@ -126,9 +126,9 @@ async def _one_shard(order: Start, parent: Path, shard: Shard) -> RunResult:
             manifest = create_run_folder(folder, plan, lock, run_id, extra=extra)
             try:
                 record_session(folder, "run", manifest.to_dict(), plan, [])
-                queue = job_queue(order.suite, LogState(), plan.backend.name, shard)
+                lists = job_lists(order.suite, LogState(), plan.backend.name, shard)
                 state = LogState()
-                return await _execute(folder, run_id, plan, state, queue, order.progress, None)
+                return await _execute(folder, run_id, plan, state, lists, order.progress, None)
             finally:
                 lock.release()
     # The shard ran before (a requeued array task): continue it where it stopped.

@@ -36,8 +36,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.errors import ConfigError
-from harness.protocol.cases import JobSpec
-from harness.running.jobs import Job
 from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_lists
 from harness.running.session import Resume, RunResult, Start, new_session, resume_plan, resumed
@@ -108,11 +106,7 @@ class Pool:
         replayed here and shared among the workers."""
         opened, plan = resume_plan(order)
         processes_for(plan.backend.name, self.processes)
-
-        def lists(state: LogState) -> tuple[list[Job], list[JobSpec]]:
-            return job_lists(opened.suite, state, plan.backend.name, plan.shard)
-
-        with resumed(order, opened, plan, lists) as (state, (started, fresh), warn):
+        with resumed(order, opened, plan, None) as (state, (started, fresh), warn):
             result = run_pool(
                 order.folder, opened.manifest.run_id, plan, state, started, fresh,
                 processes=self.processes, progress=order.progress, interrupts=order.interrupts,
