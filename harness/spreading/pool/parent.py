@@ -16,7 +16,7 @@ from typing import Any
 from harness.backends.oracle import Oracle
 from harness.calling import Limits
 from harness.errors import WriteFailed
-from harness.progress import Counters, summed
+from harness.progress import Counters, Progress, summed
 from harness.protocol.cases import JobSpec
 from harness.running.folder import RunPlan
 from harness.running.interrupts import Interrupts, can_watch
@@ -83,6 +83,82 @@ class Writer:
         if self.guard.failure is None:
             with suppress(OSError):
                 write_totals(self.folder, totals_record(run_id, counters, end))
+
+
+@dataclass
+class Gathered:
+    """What the workers of a run (forked processes, or Ray shards) said, as its one writer
+    takes it: their lines written, each one's latest counters (the display shows their sum
+    over ``base``), their last words, the errors the user can act on and the first crash."""
+
+    writer: Writer
+    display: Progress
+    base: Counters
+    latest: dict[Any, Counters] = field(default_factory=dict)  # by sender
+    done: list[Done] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    crash: str | None = None  # a bug's traceback: raised here once the others stopped
+
+    def take(self, sender: Any, name: str, message: tuple[Any, ...]) -> str:
+        """Take one of ``sender``'s messages (``name`` heads its error); its kind."""
+        kind, *rest = message
+        if kind == "lines":
+            self.writer.write(rest[0])
+            self.latest[sender] = rest[1]
+            self.display.update(self.counters())
+        elif kind == "done":
+            self.done.append(rest[0])
+            self.latest[sender] = rest[0].counters
+        elif kind == "error":
+            self.errors.append(f"{name}: {rest[0]}")
+        else:  # "crash": a bug
+            self.crash = self.crash or rest[0]
+        return str(kind)
+
+    def counters(self) -> Counters:
+        """The run's totals: ``base`` and every sender's latest."""
+        return summed(self.base, list(self.latest.values()))
+
+    def close(self, run_id: str) -> Counters:
+        """Close the logs (``totals.json`` written: ``Writer.close``) and the display; the
+        run's totals."""
+        counters = self.counters()
+        self.writer.close(run_id, counters)
+        self.display.close()
+        return counters
+
+    def result(
+        self, folder: Path, plan: RunPlan, counters: Counters, signum: int | None, what: str
+    ) -> RunResult:
+        """The run's result from its workers' last words; a crash is raised here, with its
+        traceback (``what``: the kind of worker that failed)."""
+        if self.crash is not None:
+            raise RuntimeError(f"a {what} failed:\n{self.crash}")
+        done, errors = self.done, self.errors
+        stopped = next((d.stopped for d in done if d.stopped), None)
+        if signum is not None:
+            stopped = f"interrupted by {signal.Signals(signum).name}"
+        fatal = next((d.fatal for d in done if d.fatal), None)
+        if errors:
+            fatal = fatal or "; ".join(errors)
+            stopped = stopped or "a worker failed"
+        served = set(counters.models)
+        backend = plan.backend
+        oracle = isinstance(backend, Oracle) or bool(served & ORACLE_MODELS)
+        simulated = not oracle and (backend.simulated or bool(served & SIMULATOR_MODELS))
+        return RunResult(
+            folder,
+            counters,
+            simulated,
+            stopped,
+            fatal,
+            oracle=oracle,
+            sent=sum(d.sent for d in done),
+            attempts=sum(d.attempts for d in done),
+            interrupted=signum,
+            drained=sum(d.drained for d in done),
+            abandoned=sum(d.abandoned for d in done),
+        )
 
 
 def share(amount: int, count: int, index: int) -> int:
@@ -153,10 +229,7 @@ def run_pool(
     writer = Writer(folder, state)
     watching = interrupts is not None and can_watch()
     interrupts = interrupts or Interrupts()  # none given: signals are left alone
-    latest: dict[int, Counters] = {}
-    done: dict[int, Done] = {}
-    errors: list[str] = []
-    crash: str | None = None
+    finished: set[int] = set()  # workers that said they were done
     handler = Signals(interrupts)
     previous: dict[signal.Signals, Any] = {}
     # Signals wait until the workers exist, then reach the parent's handler (which forwards
@@ -181,6 +254,7 @@ def run_pool(
     unfinished = base.jobs_done + base.jobs_failed < base.jobs_total
     # After the fork: tqdm has a thread.
     display = display_for(progress, plan, base, unfinished, f"{processes} processes")
+    run = Gathered(writer, display, base)
     try:
         pending = set(workers)
         while pending:
@@ -188,26 +262,17 @@ def run_pool(
                 assert isinstance(conn, Connection)
                 index, process = workers[conn]
                 try:
-                    kind, *rest = conn.recv()
+                    message = conn.recv()
                 except EOFError:  # no last word: the worker died (killed, out of memory)
                     pending.discard(conn)
-                    if index not in done and not crash:
-                        errors.append(f"worker {index} (pid {process.pid}) exited")
+                    if index not in finished and not run.crash:
+                        run.errors.append(f"worker {index} (pid {process.pid}) exited")
                         stop_others(handler)
                     continue
-                if kind == "lines":
-                    block, counters = rest
-                    writer.write(block)
-                    latest[index] = counters
-                    display.update(summed(base, list(latest.values())))
-                elif kind == "done":
-                    done[index] = rest[0]
-                    latest[index] = rest[0].counters
-                elif kind == "error":
-                    errors.append(f"worker {index}: {rest[0]}")
-                    stop_others(handler)
-                else:  # a bug: stop the others, then raise it here with its traceback
-                    crash = crash or rest[0]
+                kind = run.take(index, f"worker {index}", message)
+                if kind == "done":
+                    finished.add(index)
+                elif kind != "lines":  # an error, or a bug: the others stop first
                     stop_others(handler)
     except BaseException:
         # This process is going (Ctrl-C without ``interrupts``, a disk that refuses a write):
@@ -223,12 +288,8 @@ def run_pool(
             process.join(timeout=30)
             if process.is_alive():
                 process.kill()
-        counters = summed(base, list(latest.values()))
-        writer.close(run_id, counters)
-        display.close()
-    if crash is not None:
-        raise RuntimeError(f"a worker process failed:\n{crash}")
-    return result_of(folder, plan, counters, list(done.values()), errors, interrupts.signum)
+        counters = run.close(run_id)
+    return run.result(folder, plan, counters, interrupts.signum, "worker process")
 
 
 def widen(conn: Connection) -> None:
@@ -244,38 +305,3 @@ def stop_others(handler: Signals) -> None:
     """One worker failed: the others stop as on an interrupt (what is in flight drains)."""
     if handler.told == 0:
         handler.tell()
-
-
-def result_of(
-    folder: Path,
-    plan: RunPlan,
-    counters: Counters,
-    done: Sequence[Done],
-    errors: Sequence[str],
-    signum: int | None,
-) -> RunResult:
-    """The run's result from its workers' last words."""
-    stopped = next((d.stopped for d in done if d.stopped), None)
-    if signum is not None:
-        stopped = f"interrupted by {signal.Signals(signum).name}"
-    fatal = next((d.fatal for d in done if d.fatal), None)
-    if errors:
-        fatal = fatal or "; ".join(errors)
-        stopped = stopped or "a worker failed"
-    served = set(counters.models)
-    backend = plan.backend
-    oracle = isinstance(backend, Oracle) or bool(served & ORACLE_MODELS)
-    simulated = not oracle and (backend.simulated or bool(served & SIMULATOR_MODELS))
-    return RunResult(
-        folder,
-        counters,
-        simulated,
-        stopped,
-        fatal,
-        oracle=oracle,
-        sent=sum(d.sent for d in done),
-        attempts=sum(d.attempts for d in done),
-        interrupted=signum,
-        drained=sum(d.drained for d in done),
-        abandoned=sum(d.abandoned for d in done),
-    )

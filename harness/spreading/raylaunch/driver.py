@@ -15,20 +15,20 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from harness.backends import ModelSpec
 from harness.calling import Limits, RetrySettings
-from harness.progress import Counters, Progress, summed
+from harness.progress import Counters
 from harness.running.folder import RunPlan, check_price
 from harness.running.replay import LogState, read_logs
 from harness.running.session import Resume, RunResult, Start, new_session
 from harness.running.sharding import Shard
 from harness.running.wiring import display_for
-from harness.spreading.pool.parent import Writer, result_of, share
-from harness.spreading.pool.worker import BLOCK_BYTES, Done
+from harness.spreading.pool.parent import Gathered, Writer, share
+from harness.spreading.pool.worker import BLOCK_BYTES
 from harness.spreading.raylaunch.actor import ShardActor, ShardTask, SuiteRef
 from harness.spreading.raylaunch.limiter import LIMITER_CONCURRENCY, RateLimiter
 from runfolder import MANIFEST, RunFolderError
@@ -45,18 +45,6 @@ class _Live:
     actor: Any
     limits: Limits
     said: bool = False  # sent its last word (done, error or crash)
-
-
-@dataclass
-class _Run:
-    """What the driver keeps while the shards run."""
-
-    latest: dict[str, Counters] = field(default_factory=dict)  # by owner
-    done: list[Done] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    lost: list[str] = field(default_factory=list)
-    crash: str | None = None
-    stopping: bool = False
 
 
 class Driver:
@@ -96,7 +84,8 @@ class Driver:
         self.live: dict[str, _Live] = {}
         self.node_of: dict[str, str] = {}  # the node each live actor was placed on
         self.attempts: dict[int, int] = {}
-        self.run = _Run()
+        self.lost: list[str] = []  # shards lost with their node (started again or left)
+        self.stopping = False
 
     def limits_of(self, k: int) -> Limits:
         """Shard ``k``'s part of the request and spend caps (the window and pace are the
@@ -157,9 +146,8 @@ class Driver:
         else:
             self.inbox.put((owner, ("ended",)))
 
-    def drive(self, writer: Writer, display: Progress, base: Counters) -> None:
+    def drive(self, run: Gathered) -> None:
         """Write what the shards send until every one has ended."""
-        run = self.run
         while self.live:
             try:
                 owner, message = self.inbox.get(timeout=POLL_S)
@@ -167,42 +155,33 @@ class Driver:
                 continue
             kind = message[0]
             live = self.live[owner]
-            if kind == "lines":
-                writer.write(message[1])
-                run.latest[owner] = message[2]
-                display.update(summed(base, list(run.latest.values())))
-            elif kind == "done":
-                live.said = True
-                run.done.append(message[1])
-                run.latest[owner] = message[1].counters
-            elif kind in ("error", "crash"):
-                live.said = True
-                if kind == "error":
-                    run.errors.append(f"shard {live.shard.index}: {message[1]}")
-                else:
-                    run.crash = run.crash or message[1]
-                self.stop()
-            else:  # "ended" or "lost": the stream is over
+            if kind in ("ended", "lost"):  # the stream is over
                 del self.live[owner]
-                if not live.said and not run.stopping:
-                    self.restart(owner, live, writer, message[1] if kind == "lost" else "")
+                if not live.said and not self.stopping:
+                    self.restart(owner, live, run, message[1] if kind == "lost" else "")
+                continue
+            run.take(owner, f"shard {live.shard.index}", message)
+            if kind != "lines":  # its last word: done, an error or a crash
+                live.said = True
+            if kind in ("error", "crash"):
+                self.stop()
 
-    def restart(self, owner: str, live: _Live, writer: Writer, reason: str) -> None:
+    def restart(self, owner: str, live: _Live, run: Gathered, reason: str) -> None:
         """``owner``'s actor was lost: its places go back to the limiter, and its shard
         starts again from what the folder holds (or, past ``MAX_RESTARTS``, is left)."""
-        shard, run = live.shard, self.run
+        shard = live.shard
         self.ray.get(self.limiter.forget.remote(owner))
         self.ray.kill(live.actor, no_restart=True)
         lost = f"shard {shard.index} lost ({reason or 'its stream ended early'})"
         if self.attempts[shard.index] > MAX_RESTARTS:
-            run.lost.append(lost)
+            self.lost.append(lost)
             run.errors.append(
                 f"shard {shard.index} lost {self.attempts[shard.index]} times; "
                 f"numericjev resume {self.folder} finishes it"
             )
             return
-        run.lost.append(f"{lost}; started again")
-        writer.flush()  # the folder is read as resume reads it: what it holds of this shard
+        self.lost.append(f"{lost}; started again")
+        run.writer.flush()  # the folder is read as resume reads it: what it holds of this shard
         state = read_logs(self.folder, self.plan.suite.decoders, self.run_id)
         mine = shard.holds_id
         done = {j for j in state.finished | state.failed if mine(j)}  # failed: final here
@@ -220,7 +199,7 @@ class Driver:
 
     def stop(self) -> None:
         """A shard failed (or this process is going): every actor is stopped."""
-        self.run.stopping = True
+        self.stopping = True
         for live in self.live.values():
             self.ray.kill(live.actor, no_restart=True)
 
@@ -281,30 +260,25 @@ class Ray:
             with new_session(order, plan) as (folder, run_id):
                 driver = Driver(ray, folder, run_id, plan, order.model, order.retry, shards)
                 base = Counters(jobs_total=plan.jobs_total())
-                writer = Writer(folder, LogState())
                 where = f"{shards} Ray shard{'s' if shards > 1 else ''}"
                 display = display_for(order.progress, plan, base, base.jobs_total > 0, where)
+                run = Gathered(Writer(folder, LogState()), display, base)
                 try:
                     for k in range(shards):
                         pin = None if placement is None else placement[k]
                         driver.launch(Shard(k, shards), driver.limits_of(k), LogState(), pin)
-                    driver.drive(writer, display, base)
+                    driver.drive(run)
                 except BaseException:
                     driver.stop()  # what is written is a prefix of the records: resume continues
                     raise
                 finally:
-                    counters = summed(base, list(driver.run.latest.values()))
-                    writer.close(run_id, counters)
-                    display.close()
+                    counters = run.close(run_id)
                 state = ray.get(driver.limiter.state.remote())
         finally:
             if started:
                 ray.shutdown()
-        run = driver.run
-        if run.crash is not None:
-            raise RuntimeError(f"a Ray shard failed:\n{run.crash}")
-        result = result_of(folder, plan, counters, run.done, run.errors, None)
-        return replace(result, lost=tuple(run.lost), limiter=state)
+        result = run.result(folder, plan, counters, None, "Ray shard")
+        return replace(result, lost=tuple(driver.lost), limiter=state)
 
     def resume(self, order: Resume) -> RunResult:
         """Refused: a Ray run's folder is continued here or in a ``Pool``."""
