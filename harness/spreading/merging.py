@@ -101,27 +101,10 @@ def _shard_jobs(folder: Path, shard: Shard, decoders: tuple[str, ...]) -> tuple[
 
     Raises when it holds a job of another shard's bucket."""
     path = folder / OUTPUTS
-    if stored(path) != path:  # compressed (run --compress): read through the one reader
-        status = _statuses(path, whole_lines(path), shard)
-    else:
-        whole = _whole_lines(path)
-        if not whole:
-            return set(), 0
-        with path.open("rb") as handle:
-            status = _statuses(path, _lines(handle, whole), shard)
+    status = _statuses(path, whole_lines(path), shard)  # plain or compressed (run --compress)
     complete = {j for j, s in status.items() if all(d in s for d in decoders)}
     failed = sum(1 for j in complete if any(status[j][d] != "ok" for d in decoders))
     return complete, failed
-
-
-def _lines(handle: BinaryIO, length: int) -> Iterator[bytes]:
-    """The lines of the first ``length`` bytes of ``handle``, streamed."""
-    read = 0
-    for line in handle:
-        read += len(line)
-        if read > length:
-            return
-        yield line
 
 
 def _statuses(path: Path, lines: Iterator[bytes], shard: Shard) -> dict[str, dict[str, str]]:
@@ -314,12 +297,6 @@ def _last_number(folder: Path) -> int:
     return last
 
 
-def _renumbered(source: BinaryIO, out: BinaryIO, length: int, offset: int) -> None:
-    """Append ``source``'s first ``length`` bytes to ``out`` with ``offset`` added to each
-    numbered line's ``seq`` (its last key: the digits before the closing brace)."""
-    _renumbered_lines(_lines(source, length), out, offset)
-
-
 def _renumbered_lines(lines: Iterator[bytes], out: BinaryIO, offset: int) -> int:
     """Append ``lines`` to ``out``, ``offset`` added to each numbered line's ``seq``; the
     bytes read."""
@@ -343,16 +320,13 @@ def _concatenate(folder: Path, name: str, count: int, offsets: list[int], tail: 
     with tmp.open("wb") as out:
         for index in range(count):
             path = Shard(index, count).folder(folder) / name
-            if stored(path) != path:  # compressed shard logs: merged as plain lines
+            if stored(path) != path or (name in NUMBERED and offsets[index]):
+                # Compressed shard logs (merged as plain lines), or lines to renumber.
                 total += _renumbered_lines(whole_lines(path), out, offsets[index])
                 continue
             length = _whole_lines(path)
-            if not length:
-                continue
-            with path.open("rb") as source:
-                if name in NUMBERED and offsets[index]:
-                    _renumbered(source, out, length, offsets[index])
-                else:
+            if length:
+                with path.open("rb") as source:
                     _copy(source, out, length)
             total += length
         out.write(tail)
