@@ -242,7 +242,7 @@ def _run(
     *,
     resuming: bool,
 ) -> int | Handoff:
-    from harness.commands.summary import interrupted_line, interrupted_status, summary_lines
+    from harness.commands.summary import interrupted, summary_lines
     from harness.comparing.comparison import run_comparison
     from harness.comparing.sequential import run_sequential
     from runfolder import load_comparison
@@ -267,16 +267,7 @@ def _run(
     else:
         result = run_comparison(folder, **kwargs)
     if result.interrupted is not None:
-        line = interrupted_line(
-            args.command,
-            result.interrupted,
-            result.drained,
-            result.abandoned,
-            "comparison folder",
-            folder,
-        )
-        print(line, file=sys.stderr)
-        return interrupted_status(result.interrupted)
+        return interrupted(args.command, result, "comparison folder")
     out = sys.stderr if args.json else sys.stdout
     for cell in result.cells:
         if cell.result is None or cell.result.complete:

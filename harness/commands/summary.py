@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import signal
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.running.session import RunResult
+
+if TYPE_CHECKING:
+    from harness.comparing.comparison import ComparisonResult
 
 EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal's number
 
@@ -59,11 +62,12 @@ def summary_lines(result: RunResult) -> list[str]:
     return lines
 
 
-def interrupted_line(
-    command: str, signum: int | None, drained: int, abandoned: int, where: str, folder: Path
-) -> str:
-    """The one line an interrupted session (or comparison) ends with; ``where`` names what
-    ``folder`` is (``run folder``, ``comparison folder``)."""
+def interrupted(command: str, result: RunResult | ComparisonResult, where: str) -> int:
+    """Print the one line an interrupted session (or comparison) ends with, on stderr;
+    ``where`` names what ``result.folder`` is (``run folder``, ``comparison folder``). The
+    exit status: 130 for SIGINT, 143 for SIGTERM."""
+    signum, drained, abandoned = result.interrupted, result.drained, result.abandoned
+    folder = result.folder
     name = signal.Signals(signum or signal.SIGINT).name
     said = f"the {drained:,} requests in flight were answered and recorded"
     if not drained:
@@ -73,30 +77,18 @@ def interrupted_line(
             f"{abandoned:,} requests still in flight after --drain-seconds were cut off "
             "(a resume may pay for them again)"
         )
-    return (
+    print(
         f"numericjev {command}: interrupted by {name}; stopped sending, {said}; {where} "
-        f"{folder}; continue with: numericjev resume {folder}"
+        f"{folder}; continue with: numericjev resume {folder}",
+        file=sys.stderr,
     )
-
-
-def interrupted_status(signum: int | None) -> int:
-    """130 for SIGINT, 143 for SIGTERM."""
     return EXIT_INTERRUPTED.get(signal.Signals(signum or signal.SIGINT), 130)
 
 
 def report(command: str, result: RunResult) -> int:
     """Print the summary (and a fatal error on stderr); the exit status."""
     if result.interrupted is not None:
-        line = interrupted_line(
-            command,
-            result.interrupted,
-            result.drained,
-            result.abandoned,
-            "run folder",
-            result.folder,
-        )
-        print(line, file=sys.stderr)
-        return interrupted_status(result.interrupted)
+        return interrupted(command, result, "run folder")
     if result.stopped and not result.fatal and result.attempts == 0:
         # A cap that let nothing through: one line, and nothing else happened.
         option = "--max-cost-usd" if "spend cap" in result.stopped else "--max-requests"
