@@ -56,9 +56,7 @@ RUN_HELP = "the run folder, or latest (the run started last under runs/)"
 def add_suite_options(parser: argparse.ArgumentParser) -> None:
     """``--suite``, ``--seed``, ``--param`` and ``--decoders``."""
     parser.add_argument("--suite", default="affine", help="suite name (default: affine)")
-    parser.add_argument(
-        "--seed", type=int, default=None, help="case-generation seed (default: the suite's)"
-    )
+    parser.add_argument("--seed", type=int, help="case-generation seed (default: the suite's)")
     parser.add_argument(
         "--param",
         action="append",
@@ -68,7 +66,6 @@ def add_suite_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--decoders",
-        default=None,
         help="comma-separated decoders (default: the suite's), e.g. direct,tree3,tree10",
     )
 

@@ -69,13 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "once every cell is decided or futile (alpha spent over the looks, Holm at each; "
         "--margin: a cell whose 95%% interval lies inside +-margin is futile); one suite",
     )
-    parser.add_argument("--looks", type=int, default=None, help="--sequential's looks (default 4)")
-    parser.add_argument(
-        "--sequential-seed", type=int, default=None, help="--sequential's family order seed"
-    )
-    parser.add_argument(
-        "--out", type=Path, default=None, help="comparison folder (default runs/compare-<time>)"
-    )
+    parser.add_argument("--looks", type=int, help="--sequential's looks (default 4)")
+    parser.add_argument("--sequential-seed", type=int, help="--sequential's family order seed")
+    parser.add_argument("--out", type=Path, help="comparison folder (default runs/compare-<time>)")
     parser.add_argument(
         "--param",
         action="append",
@@ -117,7 +113,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--margin",
         type=float,
-        default=None,
         metavar="M",
         help="with --fail-on-worse: the tolerated loss in the metric's points (default 0); a "
         "cell fails only when shown worse by more than M",

@@ -27,9 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
         epilog=exit_codes(*READING),
     )
-    parser.add_argument(
-        "root", type=Path, nargs="?", default=None, metavar="ROOT", help="default: runs"
-    )
+    parser.add_argument("root", type=Path, nargs="?", metavar="ROOT", help="default: runs")
     parser.set_defaults(func=run)
 
 

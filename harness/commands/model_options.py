@@ -42,7 +42,6 @@ def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True
         )
     parser.add_argument(
         "--base-url",
-        default=None,
         help="the server of the model (compare: of every served model), e.g. http://127.0.0.1:8377",
     )
     parser.add_argument(
@@ -62,14 +61,12 @@ def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True
     parser.add_argument(
         "--price-per-million",
         type=float,
-        default=None,
         help="USD per million input tokens (default: the price table, which prices the hosted "
         "TypeSafe API only: Jev 0.042; any other server is unknown unless it reports cost)",
     )
     parser.add_argument(
         "--price-per-million-output",
         type=float,
-        default=None,
         help="USD per million output tokens, with --price-per-million (default 0)",
     )
     parser.add_argument(

@@ -36,19 +36,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--base-url",
-        default=None,
         help="the run's server at another address (refused unless --allow-mismatch)",
     )
     parser.add_argument(
         "--price-per-million",
         type=float,
-        default=None,
         help="USD per million input tokens for this session (default: the run's price)",
     )
     parser.add_argument(
         "--workers",
         type=workers_count,
-        default=None,
         metavar="N",
         help="answer in N local processes, as run --workers (default auto: one per core for "
         "sim and oracle); a sharded run: continue its shards in N processes (one per core)",

@@ -33,20 +33,16 @@ def add_limit_options(parser: argparse.ArgumentParser, *, defaults: bool = True)
         default=DEFAULT_CONCURRENCY if defaults else None,
         help=f"requests in flight at once (default: {DEFAULT_CONCURRENCY}; resume: the run's)",
     )
-    parser.add_argument(
-        "--rps", type=float, default=None, help="at most this many requests per second"
-    )
+    parser.add_argument("--rps", type=float, help="at most this many requests per second")
     parser.add_argument(
         "--max-requests",
         type=int,
-        default=None,
         help="stop cleanly after this many requests sent to the server in this invocation "
         "(an answer from the request cache is not one; resume continues)",
     )
     parser.add_argument(
         "--max-cost-usd",
         type=float,
-        default=None,
         help="stop cleanly before the run's total recorded cost, earlier sessions included, "
         "would exceed this: each request holds its largest possible cost (one token per byte "
         "at the price) until it is answered; needs a price (the table or --price-per-million)",
@@ -59,7 +55,6 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-wait-seconds",
         type=float,
-        default=None,
         help="stop cleanly once 429 replies have paused this invocation this long in total "
         "(a 429 never fails a job; default 600; resume: the run's)",
     )
@@ -83,7 +78,6 @@ def add_cache_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cache",
         choices=("auto", "read-write", "read-only", "off"),
-        default=None,
         help="the request cache (docs/cache.md): auto (default) is off for the "
         "in-process sim and oracle and read-write for every other model; "
         "$NUMERICJEV_CACHE_MODE when neither this nor a settings file says; file: "
@@ -145,7 +139,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_suite_options(parser)
     add_model_options(parser)
     parser.add_argument(
-        "--run", type=Path, default=None, help="run folder (default: runs/<suite>-<model>-<time>)"
+        "--run", type=Path, help="run folder (default: runs/<suite>-<model>-<time>)"
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="send nothing: print jobs, requests, tokens, cost"
@@ -175,7 +169,6 @@ def add_spread_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--workers",
         type=workers_count,
-        default=None,
         metavar="N",
         help="answer in N local processes, this one writing the run folder: for a model "
         "answered in process in Python (sim, oracle); default auto: one per core for those, "
@@ -183,7 +176,6 @@ def add_spread_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--shard",
-        default=None,
         metavar="K/N",
         help="run only shard K of N (jobs by a stable hash of their id) into RUN/shards/K; "
         "needs --run RUN, the same for every shard; then: numericjev merge RUN",
@@ -192,7 +184,6 @@ def add_spread_options(parser: argparse.ArgumentParser) -> None:
         "--ray",
         nargs="?",
         const="",
-        default=None,
         metavar="ADDRESS",
         help="run --workers N shards as Ray actors on any nodes, sharing one rate limit; this "
         "process writes the one run folder (no shared disk, no merge; a lost node's shard is "

@@ -91,7 +91,6 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--key",
-        default=None,
         metavar="KEY",
         help="require 'Authorization: Bearer KEY' on /v1 routes (401 otherwise); "
         "default: accept any key or none",
