@@ -164,21 +164,16 @@ def run(args: argparse.Namespace) -> int | Handoff:
         sequential=_sequential(args),
         per_model=getattr(args, "per_model", None),
     )
+    models, params = split_models(args.models), parse_pairs(args.param, "--param")
+    suites = [s.strip() for s in args.suites.split(",") if s.strip()]
     if args.dry_run:
         from harness.comparing.dryrun import describe_comparison
 
-        suites = [s.strip() for s in args.suites.split(",") if s.strip()]
-        params = parse_pairs(args.param, "--param")
-        for line in describe_comparison(split_models(args.models), suites, params, options):
+        for line in describe_comparison(models, suites, params, options):
             print(line)
         return 0
     folder = create_comparison(
-        split_models(args.models),
-        [s.strip() for s in args.suites.split(",") if s.strip()],
-        folder=args.out,
-        params=parse_pairs(args.param, "--param"),
-        options=options,
-        cache=args.cache,
+        models, suites, folder=args.out, params=params, options=options, cache=args.cache
     )
     announce(args, "comparison folder")(folder)
     # The limits and cache the command line, [defaults] or a profile set are the options';
