@@ -104,22 +104,37 @@ async def watching(interrupts: Interrupts | None) -> AsyncIterator[None]:
         return
     previous = {signum: signal.getsignal(signum) for signum in SIGNALS}
     try:
-        with anyio.open_signal_receiver(*SIGNALS) as received:
-            async with anyio.create_task_group() as tg:
-
-                async def receive() -> None:
-                    async for signum in received:
-                        interrupts.receive(signum)
-
-                tg.start_soon(receive)
-                interrupts._watched = True
-                try:
-                    yield
-                finally:
-                    interrupts._watched = False
-                    tg.cancel_scope.cancel()
+        async with feeding(interrupts, *SIGNALS):
+            interrupts._watched = True
+            try:
+                yield
+            finally:
+                interrupts._watched = False
     finally:
         # asyncio puts back the defaults (SIG_DFL for SIGTERM: a silent death), not these.
         for signum, handler in previous.items():
             if handler is not None:
                 signal.signal(signum, handler)
+
+
+@asynccontextmanager
+async def feeding(
+    interrupts: Interrupts, *signals: signal.Signals, unblock: bool = False
+) -> AsyncIterator[None]:
+    """Each of ``signals`` fed to ``interrupts.receive`` while the block runs (``watching``,
+    and a pool worker's SIGUSR1); ``unblock``: unblock them once the receiver is in place
+    (blocked since a fork, a signal sent before then waits for it)."""
+    with anyio.open_signal_receiver(*signals) as received:
+        if unblock:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, set(signals))
+        async with anyio.create_task_group() as tg:
+
+            async def receive() -> None:
+                async for signum in received:
+                    interrupts.receive(signum)
+
+            tg.start_soon(receive)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()

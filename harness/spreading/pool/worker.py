@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import signal
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -21,7 +21,7 @@ from harness.errors import NumericJevError, RequestCapReached
 from harness.progress import Counters
 from harness.protocol.cases import JobSpec
 from harness.running.folder import RunPlan
-from harness.running.interrupts import Interrupts
+from harness.running.interrupts import Interrupts, feeding
 from harness.running.jobs import Job
 from harness.running.replay import jobs_of
 from harness.running.session import in_own_loop
@@ -137,19 +137,6 @@ class SharedCap(Budget):
         self.sent += 1
 
 
-async def forward_usr1(
-    interrupts: Interrupts, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-) -> None:
-    """The parent's signals, forwarded as SIGUSR1, stop this worker as a signal stops a
-    one-process run (``harness.running.interrupts``): the first drains, a second cuts off."""
-    with anyio.open_signal_receiver(signal.SIGUSR1) as received:
-        # Blocked since the fork: a SIGUSR1 sent before this handler existed waits for it.
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
-        task_status.started()
-        async for signum in received:
-            interrupts.receive(signum)
-
-
 async def work(
     part: Part,
     plan: RunPlan,
@@ -177,7 +164,8 @@ async def work(
     interrupts = Interrupts(drain_s)
     try:
         wired = Wired.of(folder, run_id, plan, counters, sinks=sinks, budget=budget, pacer=pacer)
-        signals = _forwarding(interrupts) if remote is None else nullcontext()
+        # A forked worker gets its parent's signals as SIGUSR1 (``harness.spreading.pool``).
+        signals = nullcontext() if remote else feeding(interrupts, signal.SIGUSR1, unblock=True)
         await wired.run(jobs_of(plan.suite, part.started, part.fresh), interrupts, signals)
     finally:
         with anyio.CancelScope(shield=True):
@@ -194,15 +182,6 @@ async def work(
         drained,
         caller.abandoned,
     )
-
-
-@asynccontextmanager
-async def _forwarding(interrupts: Interrupts) -> AsyncIterator[None]:
-    """The parent's SIGUSR1 fed to ``interrupts`` while the block runs (``forward_usr1``)."""
-    async with anyio.create_task_group() as tg:
-        await tg.start(forward_usr1, interrupts)
-        yield
-        tg.cancel_scope.cancel()
 
 
 def die_with(parent: int) -> None:
