@@ -348,17 +348,15 @@ def limits_of(manifest: Manifest, **changes: Unpack[LimitChanges]) -> Limits:
     """A resume's limits: each given value, else the run's own (the request cap never carries
     over: it counts the requests of one invocation)."""
     saved = manifest.limits
-    concurrency, rps = changes.get("concurrency"), changes.get("rps")
-    cost, wait = changes.get("max_cost_usd"), changes.get("max_wait_s")
-    return Limits(
-        concurrency=concurrency
-        if concurrency is not None
-        else saved["concurrency"] or DEFAULT_CONCURRENCY,
-        rps=rps if rps is not None else saved["rps"],
-        max_requests=changes.get("max_requests"),
-        max_cost_usd=cost if cost is not None else saved["max_cost_usd"],
-        max_wait_s=wait if wait is not None else saved.get("max_wait_s", DEFAULT_MAX_WAIT_S),
-    )
+    own: dict[str, Any] = {
+        "concurrency": saved["concurrency"] or DEFAULT_CONCURRENCY,
+        "rps": saved["rps"],
+        "max_requests": None,
+        "max_cost_usd": saved["max_cost_usd"],
+        "max_wait_s": saved.get("max_wait_s", DEFAULT_MAX_WAIT_S),
+    }
+    own.update((k, v) for k, v in changes.items() if v is not None)
+    return Limits(**own)
 
 
 def model_spec_of(
