@@ -299,15 +299,18 @@ async def _start(order: Start) -> RunResult:
 
 
 @contextmanager
-def new_session(order: Start, plan: RunPlan) -> Iterator[tuple[Path, str]]:
+def new_session(
+    order: Start, plan: RunPlan, extra: dict[str, Any] | None = None
+) -> Iterator[tuple[Path, str]]:
     """The new run folder of ``order`` (None: ``runs/<suite>-<model>-<UTC time>``, made
-    unique) with the plan's manifest written, announced to ``on_start`` and this session
-    recorded, and the run's id; locked until the block ends. The plan's refusals are the
-    caller's, before; a folder reserved here and left empty by a refusal is removed."""
+    unique) with the plan's manifest written (``extra``: fields it adds, a shard's), announced
+    to ``on_start`` and this session recorded, and the run's id; locked until the block ends.
+    The plan's refusals are the caller's, before; a folder reserved here and left empty by a
+    refusal is removed."""
     folder = order.folder or default_run_folder(plan.suite.name, order.name)
     lock = RunLock(folder)
     try:
-        manifest = create_run_folder(folder, plan, lock, order.run_id)
+        manifest = create_run_folder(folder, plan, lock, order.run_id, extra=extra)
     except BaseException:
         if order.folder is None:  # the empty folder reserved for this run: nothing was written
             with suppress(OSError):

@@ -23,9 +23,7 @@ from harness.protocol.cases import Suite
 from harness.running.folder import (
     LimitChanges,
     build_manifest,
-    create_run_folder,
     open_for_resume,
-    record_session,
 )
 from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_lists
@@ -35,14 +33,16 @@ from harness.running.session import (
     Start,
     _closing,
     _execute,
+    _ignore_folder,
     _resume,
     in_own_loop,
+    new_session,
     resume,
     run,
 )
 from harness.running.sharding import Shard, create_or_join_parent, shard_count, split_for_workers
 from harness.spreading.pool.worker import die_with
-from runfolder import MANIFEST, RunFolderError, RunLock, load_manifest
+from runfolder import MANIFEST, RunFolderError, load_manifest
 
 
 @dataclass(frozen=True)
@@ -121,16 +121,11 @@ async def _one_shard(order: Start, parent: Path, shard: Shard) -> RunResult:
         overall = build_manifest(parent, replace(plan, limits=order.limits, shard=None))
         run_id = create_or_join_parent(parent, overall, shard.count).run_id
         if not (folder / MANIFEST).exists():
-            extra = {"shard": shard.record(run_id)}
-            lock = RunLock(folder)
-            manifest = create_run_folder(folder, plan, lock, run_id, extra=extra)
-            try:
-                record_session(folder, "run", manifest.to_dict(), plan, [])
+            first = replace(order, folder=folder, run_id=run_id, on_start=_ignore_folder)
+            with new_session(first, plan, {"shard": shard.record(run_id)}):
                 lists = job_lists(order.suite, LogState(), plan.backend.name, shard)
                 state = LogState()
                 return await _execute(folder, run_id, plan, state, lists, order.progress, None)
-            finally:
-                lock.release()
     # The shard ran before (a requeued array task): continue it where it stopped.
     changes = LimitChanges(
         concurrency=own.concurrency, rps=own.rps, max_requests=own.max_requests,
