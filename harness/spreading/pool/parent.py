@@ -14,7 +14,6 @@ from types import FrameType
 from typing import Any
 
 from harness.backends.oracle import Oracle
-from harness.calling import Limits
 from harness.errors import WriteFailed
 from harness.progress import Counters, Progress, summed
 from harness.protocol.cases import JobSpec
@@ -166,12 +165,13 @@ def share(amount: int, count: int, index: int) -> int:
     return amount // count + (1 if index < amount % count else 0)
 
 
-def parts(
-    limits: Limits, count: int, spent: float, started: list[Job], fresh: list[JobSpec]
-) -> list[Part]:
-    """Every N-th job to each worker, with its part of the concurrency, the pace and what
-    the run may still spend (``spent``: earlier sessions' recorded cost)."""
+def parts(whole: Part, count: int, spent: float) -> list[Part]:
+    """The ``whole`` run's share of each of ``count`` workers: every N-th job, with its part
+    of the concurrency, the pace and what the run may still spend (``spent``: earlier
+    sessions' recorded cost)."""
     parts = []
+    plan, started, fresh = whole.plan, whole.started, whole.fresh
+    limits = plan.limits
     cap = limits.max_cost_usd
     for k in range(count):
         own = replace(
@@ -180,7 +180,10 @@ def parts(
             rps=None if limits.rps is None else limits.rps / count,
             max_cost_usd=None if cap is None else max(cap - spent, 0.0) / count,
         )
-        parts.append(Part(k, count, own, started[k::count], fresh[k::count]))
+        own_plan = replace(plan, limits=own)
+        parts.append(
+            replace(whole, index=k, plan=own_plan, started=started[k::count], fresh=fresh[k::count])
+        )
     return parts
 
 
@@ -219,7 +222,6 @@ def run_pool(
     """Run the unfinished jobs (``started``, replayed, then ``fresh``) in ``processes``
     forked workers, this process writing the folder; the caller holds the lock.
     ``interrupts``: SIGINT and SIGTERM reach every worker (main thread only)."""
-    limits = plan.limits
     base = state.counters
     base.jobs_total = plan.jobs_total()
     base.jobs_done = len(state.finished)
@@ -237,10 +239,11 @@ def run_pool(
     signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     workers: dict[Connection, tuple[int, Any]] = {}
     try:
-        for part in parts(limits, processes, base.cost_usd, started, fresh):
+        whole = Part(0, plan, started, fresh, run_id, folder, interrupts.drain_s)
+        for part in parts(whole, processes, base.cost_usd):
             receive, send = context.Pipe(duplex=False)
             widen(send)
-            args = (part, plan, folder, run_id, interrupts.drain_s, shared, send, os.getpid())
+            args = (part, shared, send, os.getpid())
             process = context.Process(target=worker_main, args=args, daemon=True)
             process.start()
             send.close()

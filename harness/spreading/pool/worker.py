@@ -8,7 +8,7 @@ import signal
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -35,13 +35,17 @@ FORWARDED = {signal.SIGINT, signal.SIGTERM, signal.SIGUSR1}
 
 @dataclass
 class Part:
-    """One worker's share of the run."""
+    """One worker's share of the run: its plan (its own part of the limits in it), its jobs
+    (those replayed, then the specs never asked), the run its lines belong to, and how long
+    what is in flight may drain after the parent's first signal."""
 
     index: int
-    count: int
-    limits: Limits
+    plan: RunPlan
     started: list[Job]
     fresh: list[JobSpec]
+    run_id: str
+    folder: Path
+    drain_s: float
 
 
 @dataclass(frozen=True)
@@ -137,19 +141,11 @@ class SharedCap(Budget):
         self.sent += 1
 
 
-async def work(
-    part: Part,
-    plan: RunPlan,
-    folder: Path,
-    run_id: str,
-    drain_s: float,
-    shared: Any,
-    conn: Any,
-    remote: Remote | None = None,
-) -> Done:
+async def work(part: Part, shared: Any, conn: Any, remote: Remote | None = None) -> Done:
     """Run one worker's share, its lines sent to the parent. ``remote``: a Ray shard's
     settings (``harness.spreading.raylaunch``), which has no parent process to signal it."""
-    limits = part.limits
+    plan = part.plan
+    limits = plan.limits
     counters = Counters()
     lines = Lines(conn, counters, BLOCK_BYTES if remote is None else remote.block_bytes)
     price = plan.price_per_million
@@ -158,12 +154,13 @@ async def work(
         if shared is None  # a Ray shard: its own part of the request cap
         else SharedCap(shared, limits, counters, price)
     )
-    plan = replace(plan, limits=limits)
     sinks = (lines.requests, lines.outputs)
     pacer = None if remote is None else remote.pacer
-    interrupts = Interrupts(drain_s)
+    interrupts = Interrupts(part.drain_s)
     try:
-        wired = Wired.of(folder, run_id, plan, counters, sinks=sinks, budget=budget, pacer=pacer)
+        wired = Wired.of(
+            part.folder, part.run_id, plan, counters, sinks=sinks, budget=budget, pacer=pacer
+        )
         # A forked worker gets its parent's signals as SIGUSR1 (``harness.spreading.pool``).
         signals = nullcontext() if remote else feeding(interrupts, signal.SIGUSR1, unblock=True)
         await wired.run(jobs_of(plan.suite, part.started, part.fresh), interrupts, signals)
@@ -198,16 +195,7 @@ def die_with(parent: int) -> None:
         os._exit(1)
 
 
-def worker_main(
-    part: Part,
-    plan: RunPlan,
-    folder: Path,
-    run_id: str,
-    drain_s: float,
-    shared: Any,
-    conn: Connection,
-    parent: int,
-) -> None:
+def worker_main(part: Part, shared: Any, conn: Connection, parent: int) -> None:
     """A worker process: its share of the jobs, then one last word to the parent."""
     die_with(parent)
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -215,7 +203,7 @@ def worker_main(
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
     async def share() -> Done:
-        return await work(part, plan, folder, run_id, drain_s, shared, conn)
+        return await work(part, shared, conn)
 
     try:
         last_word(conn.send, share)

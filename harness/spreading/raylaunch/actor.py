@@ -97,10 +97,10 @@ def _run(task: ShardTask, limiter: Any, stream: _Stream) -> None:
         start = Start(suite, task.model, task.limits, retry=task.retry, settings=task.settings)
         plan = start.plan()
         started, fresh = job_lists(suite, task.state, plan.backend.name, task.shard)
-        part = Part(task.shard.index, task.shard.count, task.limits, started, fresh)
+        # Nothing is written where the actor runs: the folder is the driver's.
+        part = Part(task.shard.index, plan, started, fresh, task.run_id, Path("."), task.drain_s)
         pacer = RemotePacer(limiter, task.limits.concurrency, task.owner)
-        remote = Remote(pacer, task.block_bytes)
-        return await work(part, plan, Path("."), task.run_id, task.drain_s, None, stream, remote)
+        return await work(part, None, stream, Remote(pacer, task.block_bytes))
 
     last_word(stream.send, share)
 
