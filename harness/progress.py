@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass
@@ -26,6 +26,37 @@ class Counters:
     rounds: int = 0
     error_kinds: dict[str, int] = field(default_factory=dict)
     models: dict[str, int] = field(default_factory=dict)  # served model -> answered requests
+
+    def count(
+        self,
+        answered: bool,
+        kind: str | None,
+        model: str | None,
+        usage: Mapping[str, Any] | None,
+        cost: float | None,
+    ) -> None:
+        """Count one attempt as its log line says (the recorder as it writes the line, resume
+        as it reads it back): answered (``kind`` ``refusal``: some questions declined, counted
+        by kind, not as a failed attempt) or failed (by ``kind``); its tokens and cost, a
+        failed attempt's too when its response was billed (a rejected 200)."""
+        if answered:
+            self.requests += 1
+            if model:
+                self.models[model] = self.models.get(model, 0) + 1
+            if cost is None:
+                self.cost_known = False
+            if kind is not None:
+                self.refusals += 1
+        else:
+            self.errors += 1
+            kind = kind or "error"
+        if kind is not None:
+            self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
+        if usage:
+            self.input_tokens += int(usage.get("input_tokens") or 0)
+            self.output_tokens += int(usage.get("output_tokens") or 0)
+        if cost is not None:
+            self.cost_usd += cost
 
 
 _ADDED = (

@@ -199,29 +199,11 @@ class Recorder:
         self._write(self._requests, REQUESTS, line)
         self.seq += 1
         self._exchange_written()
-        c = self.counters
-        if attempt.answered:  # every question answered, or all but refused ones
-            c.requests += 1
-            model = attempt.model
-            if model:
-                job.served.add(model)
-                c.models[model] = c.models.get(model, 0) + 1
-            if cost is None:
-                c.cost_known = False
-            if kind is not None:  # "refusal": counted by kind, not as a failed attempt
-                c.refusals += 1
-                c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
-        else:
-            c.errors += 1
-            kind = kind or "error"
-            c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
-        # A failed attempt counts too when its response was billed (a rejected 200).
-        if usage:
-            c.input_tokens += int(usage.get("input_tokens", 0))
-            c.output_tokens += int(usage.get("output_tokens", 0))
-        if cost is not None:
-            c.cost_usd += cost
-        self.progress.update(c)
+        answered = attempt.answered  # every question answered, or all but refused ones
+        if answered and attempt.model:
+            job.served.add(attempt.model)
+        self.counters.count(answered, kind, attempt.model, usage, cost)
+        self.progress.update(self.counters)
 
     def finished(self, job: Job, failed: ErrorKind | None) -> None:
         """Write ``job``'s outputs: ok, or failed by an attempt of kind ``failed``."""

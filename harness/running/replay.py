@@ -99,28 +99,15 @@ def read_logs(folder: Path, decoders: tuple[str, ...], run_id: str) -> LogState:
     requests = JsonlReader[RequestLine](folder / REQUESTS, run=run_id)
     for record in requests:
         job = str(record.get("job"))
-        error = record.get("error")
-        # As the recorder counts: a failed attempt's usage and cost count when it was billed.
-        usage = record.get("usage") or {}
-        c.input_tokens += int(usage.get("input_tokens") or 0)
-        c.output_tokens += int(usage.get("output_tokens") or 0)
-        cost = record.get("cost_usd")
-        if cost is not None:
-            c.cost_usd += float(cost)
+        error, cost = record.get("error"), record.get("cost_usd")
+        kind = None
         if error:
             kind = str(error.get("kind", "error")) if isinstance(error, dict) else "error"
-            c.error_kinds[kind] = c.error_kinds.get(kind, 0) + 1
-            if kind != "refusal":
-                c.errors += 1
-                continue
-            c.refusals += 1  # answered, with some questions declined: replayed like any answer
-        c.requests += 1
-        if cost is None:
-            c.cost_known = False
-        model = record.get("model")
-        if model:
-            c.models[model] = c.models.get(model, 0) + 1
-        if job in finished:
+        # A refusal was answered, with some questions declined: replayed like any answer.
+        answered = kind is None or kind == "refusal"
+        cost = None if cost is None else float(cost)
+        c.count(answered, kind, record.get("model"), record.get("usage"), cost)
+        if not answered or job in finished:
             continue
         rounds = state.answered.setdefault(job, {})
         number = int(record.get("round") or 0)
