@@ -6,18 +6,8 @@ live answer passed validation; ``store.Store`` is the SQLite file underneath.
 May import ``harness.calling``, ``harness.wire`` and errors.
 """
 
-from harness.cache.keys import SCHEMA_VERSION, cache_key
-from harness.cache.lookup import MODES, RequestCache, open_cache
-from harness.cache.store import Entry, Stats, Store, default_path
+from harness.cache.keys import cache_key
+from harness.cache.lookup import RequestCache, open_cache
+from harness.cache.store import Entry, Store, default_path
 
-__all__ = [
-    "MODES",
-    "SCHEMA_VERSION",
-    "Entry",
-    "RequestCache",
-    "Stats",
-    "Store",
-    "cache_key",
-    "default_path",
-    "open_cache",
-]
+__all__ = ["Entry", "RequestCache", "Store", "cache_key", "default_path", "open_cache"]

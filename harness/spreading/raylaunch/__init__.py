@@ -12,16 +12,7 @@ Without ADDRESS, ``ray.init()`` starts a local Ray; with one, it joins that clus
 nodes need this package installed).
 """
 
-from harness.spreading.raylaunch.actor import ShardActor, ShardTask, SuiteRef
-from harness.spreading.raylaunch.driver import MAX_RESTARTS, Ray
+from harness.spreading.raylaunch.driver import Ray
 from harness.spreading.raylaunch.limiter import RateLimiter, RemotePacer
 
-__all__ = [
-    "MAX_RESTARTS",
-    "RateLimiter",
-    "Ray",
-    "RemotePacer",
-    "ShardActor",
-    "ShardTask",
-    "SuiteRef",
-]
+__all__ = ["RateLimiter", "Ray", "RemotePacer"]
