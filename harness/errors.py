@@ -137,14 +137,6 @@ class Stopping(NumericJevError):
     """
 
 
-def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            yield from _leaves(exc)
-        else:
-            yield exc
-
-
 @contextmanager
 def first_error() -> Iterator[None]:
     """A task group's errors as the one the user can act on: the harness's own error (a
@@ -153,7 +145,10 @@ def first_error() -> Iterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        leaves = list(_leaves(group))
-        if leaves and all(isinstance(e, NumericJevError | RunFolderError) for e in leaves):
-            raise leaves[0] from group
-        raise
+        ours, rest = group.split((NumericJevError, RunFolderError))
+        if ours is None or rest is not None:
+            raise
+        first: BaseException = ours
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from group
