@@ -50,7 +50,6 @@ from runfolder import (
     JsonlAppender,
     OutputLine,
     RequestLine,
-    TotalsRecord,
     write_totals,
 )
 
@@ -240,12 +239,8 @@ class Recorder:
         self.progress.update(c)
 
     def save_totals(self) -> None:
-        """Write ``totals.json`` from the counters (what ``numericjev list`` shows). A summary
-        of the log, never the record: a disk that refuses it loses nothing."""
-        if self.failure is not None:
-            return  # the counters hold records that never reached the log
-        with suppress(OSError):
-            write_totals(self.folder, totals_record(self.run_id, self.counters, self.requests_end))
+        """Write ``totals.json`` from the counters (``WriteGuard.save_totals``)."""
+        self.guard.save_totals(self.run_id, self.counters, self.requests_end)
 
     @property
     def requests_end(self) -> int:
@@ -298,21 +293,27 @@ class WriteGuard:
             if self.failure is not None and isinstance(sink, JsonlAppender):
                 sink.abandon()
 
-
-def totals_record(run_id: str, counters: Counters, requests_end: int) -> TotalsRecord:
-    """``totals.json`` of a run whose ``requests.jsonl`` is ``requests_end`` bytes long."""
-    c = counters
-    return {
-        "run": run_id,
-        "utc": datetime.now(UTC).isoformat(timespec="seconds"),
-        "requests_end": requests_end,
-        "requests": c.requests,
-        "errors": c.errors,
-        "input_tokens": c.input_tokens,
-        "output_tokens": c.output_tokens,
-        "cost_usd": c.cost_usd,
-        "cost_known": c.cost_known,
-    }
+    def save_totals(self, run_id: str, c: Counters, requests_end: int) -> None:
+        """Write ``totals.json`` (what ``numericjev list`` shows) for a ``requests.jsonl`` of
+        ``requests_end`` bytes: a summary of the log, never the record, so not after a refused
+        write (the counters hold lines never written), and a disk that refuses it loses
+        nothing."""
+        if self.failure is None:
+            with suppress(OSError):
+                write_totals(
+                    self.folder,
+                    {
+                        "run": run_id,
+                        "utc": datetime.now(UTC).isoformat(timespec="seconds"),
+                        "requests_end": requests_end,
+                        "requests": c.requests,
+                        "errors": c.errors,
+                        "input_tokens": c.input_tokens,
+                        "output_tokens": c.output_tokens,
+                        "cost_usd": c.cost_usd,
+                        "cost_known": c.cost_known,
+                    },
+                )
 
 
 def _as_received(response: Any, received: bytes | None) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import AbstractAsyncContextManager, suppress
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,11 +95,8 @@ class Wired:
                         await scheduler.run(jobs)
         finally:
             # Also on Ctrl-C and cancellation: ``numericjev list`` reads these, not the log.
-            # They are a summary of the log, never the record: a disk that refuses them loses
-            # nothing.
             if recorder.writes_folder:
-                with suppress(OSError):
-                    recorder.save_totals()
+                recorder.save_totals()
             recorder.close()
             recorder.progress.close()
             if self.cache is not None:

@@ -20,12 +20,12 @@ from harness.protocol.cases import JobSpec
 from harness.running.folder import RunPlan
 from harness.running.interrupts import Interrupts, can_watch
 from harness.running.jobs import Job
-from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, WriteGuard, totals_record
+from harness.running.recorder import ORACLE_MODELS, SIMULATOR_MODELS, WriteGuard
 from harness.running.replay import LogState
 from harness.running.session import Display, RunResult
 from harness.running.wiring import display_for
 from harness.spreading.pool.worker import FORWARDED, Done, Part, worker_main
-from runfolder import OUTPUTS, REQUESTS, JsonlAppender, write_totals
+from runfolder import OUTPUTS, REQUESTS, JsonlAppender
 
 PIPE_BYTES = 1 << 20  # asked of the kernel for each pipe: a block goes in one write
 
@@ -73,15 +73,12 @@ class Writer:
             self._outputs.flush()
 
     def close(self, run_id: str, counters: Counters) -> None:
-        """Flush both logs to disk and write ``totals.json`` (a summary of the log, never the
-        record: not after a refused write, whose counters hold lines never written)."""
+        """Flush both logs to disk and write ``totals.json`` (``WriteGuard.save_totals``)."""
         end = 0
         with suppress(WriteFailed), self.guard.writing(REQUESTS):
             end = self._requests.position  # a compressed log's last frame is written here
         self.guard.close(((self._requests, REQUESTS), (self._outputs, OUTPUTS)))
-        if self.guard.failure is None:
-            with suppress(OSError):
-                write_totals(self.folder, totals_record(run_id, counters, end))
+        self.guard.save_totals(run_id, counters, end)
 
 
 @dataclass
