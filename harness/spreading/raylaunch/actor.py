@@ -70,7 +70,6 @@ class ShardTask:
     owner: str
     settings: RunSettings  # the driver's: the request cache's mode
     block_bytes: int
-    drain_s: float
 
 
 class _Stream:
@@ -97,8 +96,9 @@ def _run(task: ShardTask, limiter: Any, stream: _Stream) -> None:
         start = Start(suite, task.model, task.limits, retry=task.retry, settings=task.settings)
         plan = start.plan()
         started, fresh = job_lists(suite, task.state, plan.backend.name, task.shard)
-        # Nothing is written where the actor runs: the folder is the driver's.
-        part = Part(task.shard.index, plan, started, fresh, task.run_id, Path("."), task.drain_s)
+        # Nothing is written where the actor runs (the folder is the driver's), and no signal
+        # reaches it (nothing drains: the driver stops the actor).
+        part = Part(task.shard.index, plan, started, fresh, task.run_id, Path("."), 0.0)
         pacer = RemotePacer(limiter, task.limits.concurrency, task.owner)
         return await work(part, None, stream, Remote(pacer, task.block_bytes))
 

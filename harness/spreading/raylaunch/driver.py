@@ -107,7 +107,7 @@ class Driver:
         owner = f"{shard.index}.{attempt}"
         task = ShardTask(
             self.suite, self.model, self.retry, limits, self.run_id, shard, state, owner,
-            self.plan.settings, self.block_bytes, 0.0,
+            self.plan.settings, self.block_bytes,
         )  # fmt: skip
         options: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0}
         if pin:
