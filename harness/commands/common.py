@@ -9,7 +9,6 @@ from typing import NoReturn
 
 from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
-from runfolder import resolve_run
 
 # The exit status of every command, said once (docs/comparing.md "Exit status" lists the same).
 DONE = "0 done"
@@ -43,11 +42,6 @@ class Handoff:
 
     status: int  # the exit status of the runs (0 done, 1 capped or unfinished)
     comparison: Path
-
-
-def run_folder(text: str | Path) -> Path:
-    """The folder a RUN argument names: a path, or ``latest`` (the newest under runs/)."""
-    return resolve_run(text)
 
 
 RUN_HELP = "the run folder, or latest (the run started last under runs/)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.commands.common import READING, RUN_HELP, exit_codes, run_folder
+from harness.commands.common import READING, RUN_HELP, exit_codes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,10 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compact the run (or each run of a comparison) and say what it saved."""
-    from runfolder import COMPARISON, MANIFEST, RunFolderError
+    from runfolder import COMPARISON, MANIFEST, RunFolderError, resolve_run
     from runfolder.compact import compact_run
 
-    folder = run_folder(args.run_folder)
+    folder = resolve_run(args.run_folder)
     if (folder / COMPARISON).exists():
         runs = sorted(p.parent for p in folder.glob(f"*/{MANIFEST}"))
     elif (folder / MANIFEST).exists():

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from harness.commands.common import READING, RUN_HELP, exit_codes, run_folder
+from harness.commands.common import READING, RUN_HELP, exit_codes
 
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 
@@ -115,10 +115,11 @@ def run(args: argparse.Namespace) -> int:
         RunLock,
         is_comparison,
         load_manifest,
+        resolve_run,
         scan_logs,
     )
 
-    folder = run_folder(args.run_folder)
+    folder = resolve_run(args.run_folder)
     if is_comparison(folder):
         raise _fail(
             f"{folder} is a comparison folder; import into one of its runs, e.g. "

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.commands.common import GATE, RUN_HELP, RUNNING, Handoff, exit_codes, run_folder
+from harness.commands.common import GATE, RUN_HELP, RUNNING, Handoff, exit_codes
 from harness.commands.run import add_limit_options, add_session_options, workers_count
 
 
@@ -62,14 +62,14 @@ def run(args: argparse.Namespace) -> int | Handoff:
     from harness.running.folder import recorded_cache
     from harness.running.interrupts import Interrupts
     from harness.running.session import Placement, resume
-    from runfolder import is_comparison, read_manifest_object
+    from runfolder import is_comparison, read_manifest_object, resolve_run
 
     interrupts = Interrupts(args.drain_seconds)
 
     def warn(message: str) -> None:
         print(f"numericjev resume: warning: {message}", file=sys.stderr)
 
-    folder = run_folder(args.run_folder)
+    folder = resolve_run(args.run_folder)
     args.interrupt_folder = folder
     if is_comparison(folder):
         from harness.commands.compare import continue_comparison

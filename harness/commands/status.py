@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from runfolder import Manifest
 
-from harness.commands.common import READING, RUN_HELP, exit_codes, run_folder
-from runfolder import stored
+from harness.commands.common import READING, RUN_HELP, exit_codes
+from runfolder import resolve_run, stored
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         verify,
     )
 
-    folder = run_folder(args.run_folder)
+    folder = resolve_run(args.run_folder)
     if is_comparison(folder):
         row = list_rows([folder])[0]
         print(row.line())
