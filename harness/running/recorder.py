@@ -192,9 +192,9 @@ class Recorder:
             "seq": self.seq,  # last: readers find it at the end of the line without parsing
         }
         if attempt.sent is not None:
-            line = _with_sent(line, attempt.sent)
+            line = _with(line, "request", "sent", attempt.sent)
         if attempt.cached is not None:
-            line = _with_cached(line, attempt.cached)
+            line = _with(line, "run", "cache", dict(attempt.cached))
         self._write(self._requests, REQUESTS, line)
         self.seq += 1
         self._exchange_written()
@@ -333,19 +333,13 @@ def _verbatim(data: bytes) -> Any:
     return Fragment(data)
 
 
-def _with_sent(line: RequestLine, sent: Any) -> RequestLine:
-    """``line`` with ``sent`` right after ``request`` (field order is the order on disk)."""
+def _with(line: RequestLine, after: str, key: str, value: Any) -> RequestLine:
+    """``line`` with ``key`` right after the field ``after`` (field order is the order on
+    disk: ``sent`` after ``request``; the request cache's mark after ``run``, so that ``seq``
+    stays last)."""
     out: dict[str, Any] = {}
-    for key, value in line.items():
-        out[key] = value
-        if key == "request":
-            out["sent"] = sent
-    return cast(RequestLine, out)
-
-
-def _with_cached(line: RequestLine, cached: Mapping[str, Any]) -> RequestLine:
-    """``line`` marked as served by the request cache (``seq`` stays last)."""
-    out: dict[str, Any] = {k: v for k, v in line.items() if k != "seq"}
-    out["cache"] = dict(cached)
-    out["seq"] = line["seq"]
+    for name, field_value in line.items():
+        out[name] = field_value
+        if name == after:
+            out[key] = value
     return cast(RequestLine, out)
