@@ -15,11 +15,11 @@ and the log loss of the questions with an option holding y. No I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.loading.answer_log import gathered
 from analysis.loading.answers import AnswerLog
 from analysis.loading.chain_units import CHAIN_DECODERS, DIGITS
 
@@ -32,8 +32,8 @@ from .bootstrap import (
     resample_weights,
 )
 from .chain_leaves import chain_steps
-from .output_scores import SCORES, scored_outputs
-from .proper_scores import step_log_loss, step_rps
+from .output_scores import SCORES, ScoredOutputs, score_blocks
+from .proper_scores import step_log_loss, step_rps_at
 
 __all__ = [
     "LOG_SPAN",
@@ -46,6 +46,7 @@ __all__ = [
 ]
 
 PIT_BINS = 10
+STEP_BLOCK = 1 << 18  # questions read at once by the step table
 LOG_SPAN = 2.0  # decades of |y| from which the CRPS on log10|y| is shown beside y's
 
 
@@ -99,24 +100,56 @@ def _ranked(wanted: tuple[str, ...], present: Sequence[str]) -> list[str]:
     return [n for n in wanted if n in present] + [n for n in present if n not in wanted]
 
 
-def _intervals(
-    family: np.ndarray, cell: np.ndarray, values: np.ndarray, n_cells: int, n_boot: int, seed: int
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """95% family-bootstrap intervals of each (cell, score) mean; values (units, scores),
-    NaN left out. Returns lo, hi of shape (cells, scores) and the families resampled."""
-    codes, dense = np.unique(family, return_inverse=True)
-    n_f, n_s = len(codes), values.shape[1]
-    nan = np.full((n_cells, n_s), np.nan)
-    if n_f < MIN_FAMILIES or n_boot <= 0:
-        return nan, nan, n_f
-    finite = np.isfinite(values)
-    slot = (dense.reshape(-1) * n_cells + cell)[:, None] * n_s + np.arange(n_s)[None, :]
-    size = n_f * n_cells * n_s
-    sums = np.bincount(slot[finite], values[finite], minlength=size).reshape(n_f, -1)
-    counts = np.bincount(slot[finite], minlength=size).astype(np.float64).reshape(n_f, -1)
-    reps = ratio_replicates(sums, counts, resample_weights(n_f, n_boot, seed))
-    lo, hi = percentile_interval(reps)
-    return lo.reshape(n_cells, n_s), hi.reshape(n_cells, n_s), n_f
+class _CellSums:
+    """Per (family, cell) sums and counts of each of SCORES, and per cell the PIT bins, the
+    scored outputs and those whose true leaf had no mass, added a block at a time: the
+    section's memory follows the cells and families, not the outputs."""
+
+    def __init__(self, n_families: int, n_cells: int) -> None:
+        self.n_cells, size = n_cells, n_families * n_cells
+        self.sums = np.zeros((size, len(SCORES)))
+        self.counts = np.zeros((size, len(SCORES)))
+        self.pits = np.zeros(n_cells * PIT_BINS, np.int64)
+        self.scored = np.zeros(n_cells, np.int64)
+        self.zero = np.zeros(n_cells, np.int64)
+        self.families = np.zeros(n_families, bool)  # those with a scored output
+        self.y_log = (np.inf, -np.inf)
+
+    def add(self, found: ScoredOutputs, n_conditions: int) -> None:
+        """One block of scored outputs."""
+        scores, n = found.scores, self.n_cells
+        cell = found.decoder * n_conditions + found.condition
+        key = found.family * n + cell
+        for i, name in enumerate(SCORES):
+            finite = np.isfinite(scores[name])
+            self.sums[:, i] += np.bincount(key[finite], scores[name][finite], len(self.sums))
+            self.counts[:, i] += np.bincount(key[finite], minlength=len(self.sums))
+        self.families[found.family] = True
+        self.scored += np.bincount(cell, minlength=n)
+        self.zero += np.bincount(cell[~np.isfinite(scores["log_score"])], minlength=n)
+        pit_bin = np.minimum((scores["pit"] * PIT_BINS).astype(np.int64), PIT_BINS - 1)
+        self.pits += np.bincount(cell * PIT_BINS + pit_bin, minlength=len(self.pits))
+        y_log = scores["y_log10"][np.isfinite(scores["y_log10"])]
+        if len(y_log):
+            self.y_log = (min(self.y_log[0], y_log.min()), max(self.y_log[1], y_log.max()))
+
+    def means(self, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Each (cell, score) mean over finite values, its 95% family-bootstrap interval
+        (NaN with fewer than MIN_FAMILIES families or no replicates) and the families
+        resampled (those with a scored output)."""
+        n_s = len(SCORES)
+        sums = self.sums.reshape(-1, self.n_cells * n_s)
+        counts = self.counts.reshape(-1, self.n_cells * n_s)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = (sums.sum(0) / counts.sum(0)).reshape(self.n_cells, n_s)
+        present = np.flatnonzero(self.families)
+        n_f = len(present)
+        if n_f < MIN_FAMILIES or n_boot <= 0:
+            nan = np.full((self.n_cells, n_s), np.nan)
+            return mean, nan, nan, n_f
+        weights = resample_weights(n_f, n_boot, seed)
+        lo, hi = percentile_interval(ratio_replicates(sums[present], counts[present], weights))
+        return mean, lo.reshape(self.n_cells, n_s), hi.reshape(self.n_cells, n_s), n_f
 
 
 def distribution_stats(
@@ -134,53 +167,45 @@ def distribution_stats(
     keep = np.ones(len(log), bool) if mask is None else mask
     u, names, chains = log.units, log.names, log.chains.units
     n_d, n_c = len(names["decoder"]), len(names["condition"])
+    n_families = len(set(names["family"]) | set(log.chains.family_names))
+    cells = _CellSums(n_families, n_d * n_c)
+    # The steps' table is made beside the blocks' scores (numpy lets go of the GIL).
+    with ThreadPoolExecutor(1) as side:
+        steps = side.submit(_step_rows, log, keep, decoders, conditions, chain_mask)
+        for found in score_blocks(log, keep, chain_mask):
+            cells.add(found, n_c)
+    means, lo, hi, n_f = cells.means(n_boot, seed)
     cell_of = u["decoder"].astype(np.int64) * n_c + u["condition"]
-    found = scored_outputs(log, keep, chain_mask)
-    scores = found.scores
-    cell = found.decoder * n_c + found.condition
-    values = np.stack([scores[name] for name in SCORES], axis=1)
-    lo, hi, n_f = _intervals(found.family, cell, values, n_d * n_c, n_boot, seed)
-    finite = np.isfinite(values)
-    sums = np.zeros((n_d * n_c, len(SCORES)))
-    counts = np.zeros((n_d * n_c, len(SCORES)))
-    np.add.at(sums, cell, np.where(finite, values, 0.0))
-    np.add.at(counts, cell, finite)
     n_all = np.bincount(cell_of[keep], minlength=n_d * n_c)
     chain_cell = chains["decoder"] * n_c + chains["condition"]
     chain_keep = np.ones(len(chain_cell), bool) if chain_mask is None else chain_mask
     n_all += np.bincount(chain_cell[chain_keep], minlength=n_d * n_c)
-    n_scored = np.bincount(cell, minlength=n_d * n_c)
-    zero = np.bincount(cell[~np.isfinite(scores["log_score"])], minlength=n_d * n_c)
-    pit_bin = np.minimum((scores["pit"] * PIT_BINS).astype(np.int64), PIT_BINS - 1)
-    pits = np.bincount(cell * PIT_BINS + pit_bin, minlength=n_d * n_c * PIT_BINS)
     rows = []
     for decoder in _ranked(decoders, names["decoder"]):
         for condition in _ranked(conditions, names["condition"]):
             c = names["decoder"].index(decoder) * n_c + names["condition"].index(condition)
             if not n_all[c]:
                 continue
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = sums[c] / counts[c]
             rows.append(
                 DistributionRow(
                     decoder=decoder,
                     condition=condition,
                     n=int(n_all[c]),
-                    scored=int(n_scored[c]),
-                    zero_mass=int(zero[c]),
-                    mean=dict(zip(SCORES, mean.tolist(), strict=True)),
+                    scored=int(cells.scored[c]),
+                    zero_mass=int(cells.zero[c]),
+                    mean=dict(zip(SCORES, means[c].tolist(), strict=True)),
                     interval={s: (float(lo[c, i]), float(hi[c, i])) for i, s in enumerate(SCORES)},
-                    pit_counts=tuple(pits[c * PIT_BINS : (c + 1) * PIT_BINS].tolist()),
+                    pit_counts=tuple(cells.pits[c * PIT_BINS : (c + 1) * PIT_BINS].tolist()),
                 )
             )
     others = {d for d, n in log.not_intervals if n and d not in CHAIN_DECODERS}
-    y_log = scores["y_log10"][np.isfinite(scores["y_log10"])]
+    y_lo, y_hi = cells.y_log
     return DistributionStats(
         tuple(rows),
-        _step_rows(log, keep, decoders, conditions, chain_mask),
+        steps.result(),
         n_f,
         tuple(d for d in _ranked(decoders, sorted(others)) if d in others),
-        float(y_log.max() - y_log.min()) if len(y_log) else float("nan"),
+        float(y_hi - y_lo) if y_hi >= y_lo else float("nan"),
     )
 
 
@@ -194,41 +219,40 @@ def _step_rows(
     """RPS and log loss per decoder × condition × depth, over tree-path questions whose
     labels are the option indices and some option holds y, and the digits' and bits'
     questions with an option holding y (``chain_leaves.chain_steps``)."""
-    u, names = log.units, log.names
-    truth = gathered(log.o_truth, log.q_outcome)
-    rows = np.flatnonzero((truth >= 0) & gathered(keep & u["tree_path"], log.q_unit))
-    outcome = log.q_outcome[rows]
-    k = log.o_options[outcome].astype(np.int64)
-    at = np.repeat(log.o_p_start[outcome], k) + (
-        np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
-    )
-    p = log.o_p[at]
-    rps = step_rps(p, k, truth[rows])
-    loss = step_log_loss(log.o_p[log.o_p_start[outcome] + truth[rows]])
-    unit = log.q_unit[rows]
-    depth = log.q_depth[rows].astype(np.int64)
-    decoder = u["decoder"][unit].astype(np.int64)
-    condition = u["condition"][unit].astype(np.int64)
-    c = log.chains
+    u, names, c = log.units, log.names, log.chains
     c_unit, c_depth, c_truth, c_start = chain_steps(c, chain_keep)
+    n_c = len(names["condition"])
+    top = int(max(log.q_depth.max(initial=0), c_depth.max(initial=0))) + 1
+    size = len(names["decoder"]) * n_c * top
+    n, loss_n = np.zeros(size, np.int64), np.zeros(size, np.int64)
+    rps_sum, loss_sum = np.zeros(size), np.zeros(size)
+
+    def add(key: np.ndarray, rps: np.ndarray, loss: np.ndarray) -> None:
+        nonlocal n, rps_sum, loss_sum, loss_n
+        n += np.bincount(key, minlength=size)
+        rps_sum += np.bincount(key, rps, minlength=size)
+        had = np.isfinite(loss)
+        loss_sum += np.bincount(key[had], loss[had], minlength=size)
+        loss_n += np.bincount(key[had], minlength=size)
+
+    wanted = keep & u["tree_path"]
+    # A block of questions at a time: nothing per question of the whole run is made.
+    for q0 in range(0, len(log.q_outcome), STEP_BLOCK):
+        outcome = log.q_outcome[q0 : q0 + STEP_BLOCK]
+        unit = log.q_unit[q0 : q0 + STEP_BLOCK]
+        truth = log.o_truth[outcome].astype(np.int64)
+        mine = np.flatnonzero((truth >= 0) & wanted[unit])
+        outcome, unit, truth = outcome[mine], unit[mine], truth[mine]
+        start = log.o_p_start[outcome]
+        depth = log.q_depth[q0 : q0 + STEP_BLOCK][mine].astype(np.int64)
+        cell = u["decoder"][unit].astype(np.int64) * n_c + u["condition"][unit]
+        rps = step_rps_at(log.o_p, start, log.o_options[outcome].astype(np.int64), truth)
+        add(cell * top + depth, rps, step_log_loss(log.o_p[start + truth]))
     if len(c_unit):
         width = np.where(c.units["kind"][c_unit] == DIGITS, 10, 2)
-        flat = np.repeat(c_start, width) + (
-            np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
-        )
-        rps = np.r_[rps, step_rps(c.p[flat], width, c_truth)]
-        loss = np.r_[loss, step_log_loss(c.p[c_start + c_truth])]
-        depth = np.r_[depth, c_depth]
-        decoder = np.r_[decoder, c.units["decoder"][c_unit]]
-        condition = np.r_[condition, c.units["condition"][c_unit]]
-    n_c, top = len(names["condition"]), int(depth.max(initial=0)) + 1
-    key = (decoder * n_c + condition) * top + depth
-    size = len(names["decoder"]) * n_c * top
-    n = np.bincount(key, minlength=size)
-    rps_sum = np.bincount(key, rps, minlength=size)
-    had = np.isfinite(loss)
-    loss_sum = np.bincount(key[had], loss[had], minlength=size)
-    loss_n = np.bincount(key[had], minlength=size)
+        cell = c.units["decoder"][c_unit] * n_c + c.units["condition"][c_unit]
+        rps = step_rps_at(c.p, c_start, width, c_truth)
+        add(cell * top + c_depth, rps, step_log_loss(c.p[c_start + c_truth]))
     found = []
     for decoder in _ranked(decoders, names["decoder"]):
         for condition in _ranked(conditions, names["condition"]):

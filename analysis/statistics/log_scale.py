@@ -38,19 +38,58 @@ def log_leaves(leaves: Leaves, lower: np.ndarray, eps: np.ndarray) -> Leaves:
     owner = leaves.owner
     base, step = lower[owner], eps[owner]
     a, b = base + step * leaves.lo, base + step * leaves.hi
+    # An owner whose values keep one sign maps monotonically: its leaves stay disjoint and
+    # only need their order (reversed where negative). Only owners with values on both
+    # sides of 0 fold parts onto each other and need the densities added (``_added``).
+    positive = np.bincount(owner, b > 0.0, leaves.n) > 0
+    mixed = (np.bincount(owner, a < 0.0, leaves.n) > 0) & positive
+    one_sign = ~mixed[owner] & (leaves.mass > 0)
+    folded = _added_parts(leaves.n, owner[~one_sign], a[~one_sign], b[~one_sign],
+                          leaves.mass[~one_sign], step[~one_sign])  # fmt: skip
+    o, lo_v, hi_v, m = owner[one_sign], a[one_sign], b[one_sign], leaves.mass[one_sign]
+    floor = step[one_sign] / 2.0
+    lo = np.log10(np.maximum(np.minimum(np.abs(lo_v), np.abs(hi_v)), floor))
+    hi = np.log10(np.maximum(np.maximum(np.abs(lo_v), np.abs(hi_v)), floor))
+    # Within a negative owner the leaves come in decreasing |x|: reverse them there.
+    negative = np.flatnonzero(~positive[o])
+    if len(negative):
+        on = o[negative]
+        first = np.searchsorted(o, on)
+        last = np.searchsorted(o, on, side="right") - 1
+        order = np.arange(len(o))
+        order[first + last - negative] = negative
+        o, lo, hi, m = o[order], lo[order], hi[order], m[order]
+    if not len(folded.owner):
+        return Leaves(leaves.n, o, lo, hi, m)
+    # Owners are in one part or the other: a stable sort by owner merges the two runs.
+    owners = np.r_[o, folded.owner]
+    merged = np.argsort(owners, kind="stable")
+    return Leaves(
+        n=leaves.n,
+        owner=owners[merged],
+        lo=np.r_[lo, folded.lo][merged],
+        hi=np.r_[hi, folded.hi][merged],
+        mass=np.r_[m, folded.mass][merged],
+    )
+
+
+def _added_parts(
+    n: int, owner: np.ndarray, a: np.ndarray, b: np.ndarray, mass: np.ndarray, step: np.ndarray
+) -> Leaves:
+    """Values ``[a, b)`` folded to log10|x| (module doc) and their densities added."""
     # Cut a leaf straddling 0: the negative part first, its share of the mass by width.
     cut = (a < 0.0) & (b > 0.0)
     width = b - a
     share = np.where(cut, -a / np.where(cut, width, 1.0), 1.0)
     owner = np.r_[owner, owner[cut]]
     lo_v, hi_v = np.r_[a, np.zeros(int(cut.sum()))], np.r_[np.where(cut, 0.0, b), b[cut]]
-    mass = np.r_[leaves.mass * share, leaves.mass[cut] * (1.0 - share[cut])]
+    mass = np.r_[mass * share, mass[cut] * (1.0 - share[cut])]
     floor = np.r_[step, step[cut]] / 2.0
     small = np.minimum(np.abs(lo_v), np.abs(hi_v))
     large = np.maximum(np.abs(lo_v), np.abs(hi_v))
     lo = np.log10(np.maximum(small, floor))
     hi = np.log10(np.maximum(large, floor))
-    return _added(leaves.n, owner, lo, hi, mass)
+    return _added(n, owner, lo, hi, mass)
 
 
 def _added(n: int, owner: np.ndarray, lo: np.ndarray, hi: np.ndarray, mass: np.ndarray) -> Leaves:

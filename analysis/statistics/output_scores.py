@@ -12,13 +12,16 @@ distribution was answered with probabilities are scored; the others are n/a. No 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from analysis.loading.answer_log import gathered
 from analysis.loading.answers import AnswerLog
+from analysis.loading.chain_units import BITS, DIGITS, THRESHOLDS, chain_positions
 from analysis.loading.outputs import Outputs
 
 from .chain_leaves import chain_leaves, whole_chains
@@ -39,6 +42,7 @@ __all__ = [
     "SCORES",
     "ScoredOutputs",
     "chain_counts",
+    "score_blocks",
     "score_columns",
     "score_leaves",
     "scored_outputs",
@@ -127,26 +131,6 @@ def _tree_units(log: AnswerLog, keep: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return units, rows
 
 
-def _tree_leaves(log: AnswerLog, units: np.ndarray, rows: np.ndarray) -> Leaves:
-    rank = np.full(len(log), -1, np.int64)
-    rank[units] = np.arange(len(units))
-    outcome = log.q_outcome[rows]
-    k = log.o_options[outcome].astype(np.int64)
-    at = np.repeat(log.o_p_start[outcome], k) + (
-        np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
-    )
-    return tree_leaves(
-        PathSteps(
-            n=len(units),
-            n_cells=log.units["n_cells"][units].astype(np.int64),
-            path=rank[log.q_unit[rows]],
-            k=k,
-            chosen=log.o_chosen[outcome],
-            p=log.o_p[at],
-        )
-    )
-
-
 def chain_counts(log: AnswerLog, keep: np.ndarray | None = None) -> np.ndarray:
     """Per chain unit (within ``keep``): True when it is scored (whole, y in [L, U))."""
     c = log.chains
@@ -154,39 +138,29 @@ def chain_counts(log: AnswerLog, keep: np.ndarray | None = None) -> np.ndarray:
     return whole if keep is None else whole & keep
 
 
-def scored_outputs(
+# Leaves scored at a time: each score makes a few temporaries per leaf, so a block's stay a
+# few MB (in cache) whatever the run's size: a 100x affine run has ~17 million leaves.
+CHUNK = 1 << 17
+THREADS = 2  # blocks scored at once
+
+
+def _cuts(weight: np.ndarray) -> list[tuple[int, int]]:
+    """Ranges [lo, hi) of consecutive outputs holding about CHUNK leaves each (``weight``:
+    leaves per output; one output is never split)."""
+    if not len(weight):
+        return []
+    bucket = (np.cumsum(weight) - weight) // CHUNK
+    cuts = np.flatnonzero(np.r_[True, np.diff(bucket) > 0])
+    return list(zip(cuts.tolist(), np.r_[cuts[1:], len(weight)].tolist(), strict=True))
+
+
+def score_blocks(
     log: AnswerLog, keep: np.ndarray | None = None, chain_keep: np.ndarray | None = None
-) -> ScoredOutputs:
-    """Every scored output (module doc); ``keep`` selects tree units, ``chain_keep`` chain
-    units (None: all)."""
+) -> Iterator[ScoredOutputs]:
+    """Every scored output (module doc), a block of about CHUNK leaves at a time; ``keep``
+    selects tree units, ``chain_keep`` chain units (None: all)."""
     keep = np.ones(len(log), bool) if keep is None else keep
-    units, rows = _tree_units(log, keep)
     u, c = log.units, log.chains
-    # A block of outputs at a time: a direct choice's distribution has N leaves, and the
-    # scores' temporaries are a few arrays per leaf (memory follows the block, not the run).
-    at = np.searchsorted(log.q_unit[rows], units) if len(units) else np.zeros(0, np.int64)
-    at = np.r_[at, len(rows)]
-    tree = _blocks(
-        len(units),
-        lambda lo, hi: score_leaves(
-            _tree_leaves(log, units[lo:hi], rows[at[lo] : at[hi]]),
-            u["target_cells"][units[lo:hi]].astype(np.float64),
-            u["n_cells"][units[lo:hi]].astype(np.float64),
-            u["lower"][units[lo:hi]],
-            u["eps"][units[lo:hi]],
-        ),
-    )
-    chained = np.flatnonzero(chain_counts(log, chain_keep))
-    chain = _blocks(
-        len(chained),
-        lambda lo, hi: score_leaves(
-            chain_leaves(c, chained[lo:hi]),
-            c.units["target_cells"][chained[lo:hi]],
-            c.units["n_cells"][chained[lo:hi]].astype(np.float64),
-            c.units["lower"][chained[lo:hi]],
-            c.units["eps"][chained[lo:hi]],
-        ),
-    )
     # One family code space: the units' names, then the chains' families they lack.
     names = list(log.names["family"])
     code = {name: i for i, name in enumerate(names)}
@@ -194,27 +168,97 @@ def scored_outputs(
         if name not in code:
             code[name] = len(names)
             names.append(name)
+    family_names = tuple(names)
     chain_family = np.array([code[n] for n in c.family_names], np.int64)
+
+    def block(columns: dict[str, np.ndarray], scores: dict[str, np.ndarray]) -> ScoredOutputs:
+        job, decoder, condition, family = (
+            np.asarray(columns[k], np.int64) for k in ("job", "decoder", "condition", "family")
+        )
+        return ScoredOutputs(job, decoder, condition, family, family_names, scores)
+
+    units, rows = _tree_units(log, keep)
+    # Per question row (sorted by unit, depth): its path's place in ``units``.
+    path = np.searchsorted(units, log.q_unit[rows])
+    outcome = log.q_outcome[rows]
+    options = log.o_options[outcome].astype(np.int64)
+    at = np.r_[np.searchsorted(path, np.arange(len(units))), len(rows)]
+
+    def tree_block(lo: int, hi: int) -> ScoredOutputs:
+        mine, r = units[lo:hi], slice(at[lo], at[hi])
+        k, picked = options[r], outcome[r]
+        flat = np.repeat(log.o_p_start[picked], k) + (
+            np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
+        )
+        leaves = tree_leaves(
+            PathSteps(
+                n=hi - lo,
+                n_cells=u["n_cells"][mine].astype(np.int64),
+                path=path[r] - lo,
+                k=k,
+                chosen=log.o_chosen[picked],
+                p=log.o_p[flat],
+            )
+        )
+        scores = score_leaves(
+            leaves,
+            u["target_cells"][mine].astype(np.float64),
+            u["n_cells"][mine].astype(np.float64),
+            u["lower"][mine],
+            u["eps"][mine],
+        )
+        return block({k: u[k][mine] for k in ("job", "decoder", "condition", "family")}, scores)
+
+    chained = np.flatnonzero(chain_counts(log, chain_keep))
+    kind, n_cells = c.units["kind"][chained], c.units["n_cells"][chained]
+    width = np.where(kind == DIGITS, 10, np.where(kind == BITS, 2, 1))
+
+    def chain_block(lo: int, hi: int) -> ScoredOutputs:
+        mine = chained[lo:hi]
+        scores = score_leaves(
+            chain_leaves(c, mine),
+            c.units["target_cells"][mine],
+            c.units["n_cells"][mine].astype(np.float64),
+            c.units["lower"][mine],
+            c.units["eps"][mine],
+        )
+        columns = {k: c.units[k][mine] for k in ("job", "decoder", "condition")}
+        return block({**columns, "family": chain_family[c.units["family"][mine]]}, scores)
+
+    tree_leaf_count = np.bincount(path, options, minlength=len(units))
+    chain_leaf_count = np.where(kind == THRESHOLDS, n_cells, width * chain_positions(kind, n_cells))
+    work = [partial(tree_block, lo, hi) for lo, hi in _cuts(tree_leaf_count)]
+    work += [partial(chain_block, lo, hi) for lo, hi in _cuts(chain_leaf_count)]
+    # numpy lets go of the GIL in the per-leaf work, so blocks score side by side; ``map``
+    # hands them back in order, and the caller consumes each as it comes.
+    with ThreadPoolExecutor(THREADS) as pool:
+        yield from pool.map(lambda score: score(), work)
+
+
+def scored_outputs(
+    log: AnswerLog, keep: np.ndarray | None = None, chain_keep: np.ndarray | None = None
+) -> ScoredOutputs:
+    """Every scored output (``score_blocks``), joined."""
+    parts = list(score_blocks(log, keep, chain_keep))
+    if not parts:
+        empty = np.zeros(0, np.int64)
+        family = list(log.names["family"]) + [
+            n for n in log.chains.family_names if n not in log.names["family"]
+        ]
+        scores = {name: np.zeros(0) for name in (*SCORES, "y_log10", "pit")}
+        return ScoredOutputs(empty, empty, empty, empty, tuple(family), scores)
+
+    def joined(name: str) -> np.ndarray:
+        return np.concatenate([getattr(p, name) for p in parts])
+
     return ScoredOutputs(
-        job=np.r_[u["job"][units].astype(np.int64), c.units["job"][chained]],
-        decoder=np.r_[u["decoder"][units].astype(np.int64), c.units["decoder"][chained]],
-        condition=np.r_[u["condition"][units].astype(np.int64), c.units["condition"][chained]],
-        family=np.r_[
-            u["family"][units].astype(np.int64),
-            chain_family[c.units["family"][chained]] if len(chained) else np.zeros(0, np.int64),
-        ],
-        family_names=tuple(names),
-        scores={name: np.r_[tree[name], chain[name]] for name in tree},
+        job=joined("job"),
+        decoder=joined("decoder"),
+        condition=joined("condition"),
+        family=joined("family"),
+        family_names=parts[0].family_names,
+        scores={name: np.concatenate([p.scores[name] for p in parts]) for name in parts[0].scores},
     )
-
-
-BLOCK = 1 << 14  # outputs scored at once
-
-
-def _blocks(n: int, score: Callable[[int, int], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """``score(lo, hi)`` over outputs ``lo .. hi`` a block at a time, joined."""
-    parts = [score(lo, min(lo + BLOCK, n)) for lo in range(0, max(n, 1), BLOCK)]
-    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
 
 def score_columns(

@@ -35,41 +35,60 @@ class PathSteps:
 def tree_leaves(steps: PathSteps) -> Leaves:
     """Every path's leaves (module doc), sorted by (path, lo)."""
     path, k, chosen = (np.asarray(c, np.int64) for c in (steps.path, steps.k, steps.chosen))
-    n = steps.n
+    n, n_steps = steps.n, len(path)
+    first = np.searchsorted(path, path)  # each step's path's first step
+    depth = np.arange(n_steps) - first
+    last = np.r_[path[1:] != path[:-1], True] if n_steps else np.zeros(0, bool)
+    # Per step: its parent interval [a, b) and the mass carried down to it, depth by depth.
+    a = np.zeros(n_steps, np.int64)
+    b = np.zeros(n_steps, np.int64)
+    carried = np.ones(n_steps)
     start = np.cumsum(k) - k
-    depth = np.arange(len(path)) - np.searchsorted(path, path)
-    last = np.r_[path[1:] != path[:-1], True] if len(path) else np.zeros(0, bool)
-    a = np.zeros(n, np.int64)
-    b = np.asarray(steps.n_cells, np.int64).copy()
-    carried = np.ones(n)  # mass of the selected path so far
-    parts: list[tuple[np.ndarray, ...]] = []
-    for d in range(int(depth.max(initial=-1)) + 1):
-        rows = np.flatnonzero(depth == d)
-        owner = path[rows]
-        kk = k[rows]
-        flat = np.repeat(np.arange(len(rows)), kk)
-        j = np.arange(len(flat)) - np.repeat(np.cumsum(kk) - kk, kk)
-        pa, pb, pk = a[owner][flat], b[owner][flat], kk[flat]
-        lo = pa + (pb - pa) * j // pk
-        hi = pa + (pb - pa) * (j + 1) // pk
-        mass = carried[owner][flat] * steps.p[start[rows][flat] + j]
-        keep = (j != chosen[rows][flat]) | last[rows][flat]
-        parts.append((owner[flat][keep], lo[keep], hi[keep], mass[keep]))
-        pick = chosen[rows]
-        span = b[owner] - a[owner]
-        new_a = a[owner] + span * pick // kk
-        new_b = a[owner] + span * (pick + 1) // kk
-        carried[owner] *= steps.p[start[rows] + pick]
-        a[owner], b[owner] = new_a, new_b
-    owner = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-    lo = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    order = np.lexsort((lo, owner))
-    hi = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
-    mass = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0)
+    picked = steps.p[start + chosen] if n_steps else np.zeros(0)
+    root = depth == 0
+    b[root] = np.asarray(steps.n_cells, np.int64)[path[root]]
+    for d in range(1, int(depth.max(initial=0)) + 1):
+        at = np.flatnonzero(depth == d)
+        up = at - 1  # the step above, on the same path
+        span = b[up] - a[up]
+        a[at] = a[up] + span * chosen[up] // k[up]
+        b[at] = a[up] + span * (chosen[up] + 1) // k[up]
+        carried[at] = carried[up] * picked[up]
+    # Every child of every step; the followed child of a step that is not the last is no
+    # leaf. Sorted by lo without a sort: left of the path come each depth's left siblings
+    # (shallow first), then the last step's children, then the right siblings (deep first).
+    # Per-step values are spread to the children with np.repeat (a copy, not a gather).
+    kept = np.where(last, k, k - 1)
+    total = np.bincount(path, kept, minlength=n).astype(np.int64)
+    base = np.cumsum(total) - total
+    left = np.where(last, 0, chosen)
+    right = np.where(last, 0, k - 1 - chosen)
+    left_before = np.cumsum(left) - left
+    left_before -= left_before[first]
+    right_before = np.cumsum(right) - right
+    right_before -= right_before[first]
+    j = np.arange(int(k.sum())) - np.repeat(start, k)
+    keep = j != np.repeat(np.where(last, -1, chosen), k)
+    j = j[keep]
+
+    def spread(per_step: np.ndarray) -> np.ndarray:
+        return np.repeat(per_step, k)[keep]
+
+    k_of = spread(k)
+    on_left = j < spread(np.where(last, k, chosen))
+    left_at = spread(base[path] + left_before) + j
+    right_at = spread(base[path] + total[path] - right_before - k) + j
+    order = np.empty(len(j), np.int64)
+    order[np.where(on_left, left_at, right_at)] = np.arange(len(j))
+    # Algorithm 1's bounds a + floor((b − a)·j/k) in float64: exact while (b − a)·j < 2^52.
+    a_of, span = spread(a).astype(np.float64), spread(b - a).astype(np.float64)
+    lo = a_of + np.floor(span * j / k_of)
+    hi = a_of + np.floor(span * (j + 1) / k_of)
+    mass = (np.repeat(carried, k) * steps.p)[keep]
     return Leaves(
         n=n,
-        owner=owner[order],
-        lo=lo[order].astype(np.float64),
-        hi=hi[order].astype(np.float64),
+        owner=np.repeat(np.arange(n), total),
+        lo=lo[order],
+        hi=hi[order],
         mass=mass[order],
     )

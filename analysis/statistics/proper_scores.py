@@ -18,6 +18,7 @@ outputs flat, sorted by (owner, lo). Every function returns one value per owner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,6 +33,7 @@ __all__ = [
     "quantiles",
     "step_log_loss",
     "step_rps",
+    "step_rps_at",
 ]
 
 CENTRAL_LEVELS = (0.5, 0.8, 0.9)  # the central intervals whose coverage is reported
@@ -51,19 +53,25 @@ class Leaves:
     hi: np.ndarray
     mass: np.ndarray
 
-    @property
+    # Cached: every score reads them, and the leaves are not changed once made.
+    @cached_property
     def ends(self) -> tuple[np.ndarray, np.ndarray]:
         """Per owner, the index of its first leaf and of its last."""
         start = np.searchsorted(self.owner, np.arange(self.n))
         return start, np.r_[start[1:], len(self.owner)][: self.n] - 1
 
-    @property
+    @cached_property
     def cum_before(self) -> np.ndarray:
         """Per leaf: the mass of its owner's leaves to its left, ``F(lo)``."""
         cum = np.cumsum(self.mass)
-        start = np.searchsorted(self.owner, np.arange(self.n))
+        start = self.ends[0]
         base = (cum[start] - self.mass[start])[self.owner]
         return cum - self.mass - base
+
+    @cached_property
+    def _search_key(self) -> np.ndarray:
+        # Owner k's cumulative masses shifted by 4k: one sorted array for all owners.
+        return self.cum_before + self.mass + 4.0 * self.owner
 
 
 def _segment(length: np.ndarray, start: np.ndarray, change: np.ndarray) -> np.ndarray:
@@ -93,10 +101,10 @@ def crps(leaves: Leaves, y: np.ndarray) -> np.ndarray:
     total = np.zeros(n)  # (a bincount of nothing is int)
     total += np.bincount(owner, _pieces(leaves.lo, leaves.hi, f_lo, f_hi, yl), minlength=n)
     # Gaps between consecutive leaves of one owner: F flat at the mass to their left.
-    same = owner[1:] == owner[:-1]
-    g_lo, g_hi, g_f = leaves.hi[:-1][same], leaves.lo[1:][same], f_hi[:-1][same]
-    gaps = _pieces(g_lo, g_hi, g_f, g_f, yl[1:][same])
-    total += np.bincount(owner[1:][same], gaps, minlength=n)
+    # (A tree's leaves tile its range: most distributions have no gap at all.)
+    gap = np.flatnonzero((owner[1:] == owner[:-1]) & (leaves.lo[1:] > leaves.hi[:-1]))
+    g_lo, g_hi, g_f = leaves.hi[gap], leaves.lo[gap + 1], f_hi[gap]
+    total += np.bincount(owner[gap], _pieces(g_lo, g_hi, g_f, g_f, yl[gap]), minlength=n)
     # Outside the support: F = 0 below the first leaf, 1 above the last.
     start, end = leaves.ends
     total += np.maximum(leaves.lo[start] - y, 0.0) + np.maximum(y - leaves.hi[end], 0.0)
@@ -144,11 +152,8 @@ def quantiles(leaves: Leaves, q: float) -> np.ndarray:
     as reaching it (masses come rounded to 2 decimals, so F often meets q exactly at a
     leaf's edge, and the float sums that give F miss it by a few ulps either way)."""
     before = leaves.cum_before
-    after = before + leaves.mass
-    # Owner k's cumulative masses shifted by 4k: one sorted array for all owners.
-    shift = 4.0 * leaves.owner
     _, end = leaves.ends
-    at = np.searchsorted(after + shift, (q - TIE) + 4.0 * np.arange(leaves.n), side="left")
+    at = np.searchsorted(leaves._search_key, (q - TIE) + 4.0 * np.arange(leaves.n), side="left")
     at = np.minimum(at, end)  # q above a total short of 1 by rounding: the last leaf
     mass = leaves.mass[at]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -175,15 +180,30 @@ def step_rps(p: np.ndarray, width: np.ndarray, true: np.ndarray) -> np.ndarray:
     """Ranked probability score of each question: flat probabilities ``p`` (options in
     interval order, ``width`` per question), the true option's index; Σ_j (P_j − 1{j ≥ t})²
     over the k−1 inner cumulative sums, divided by k−1."""
-    owner = np.repeat(np.arange(len(width)), width)
-    start = np.cumsum(width) - width
-    j = np.arange(len(p)) - start[owner]
-    cum = np.cumsum(p)
-    cum -= (cum[start] - p[start])[owner]
-    inner = j < width[owner] - 1
-    gap = cum - (j >= true[owner])
-    total = np.bincount(owner[inner], (gap * gap)[inner], minlength=len(width))
-    return total / np.maximum(width - 1, 1)
+    return step_rps_at(p, np.cumsum(width) - width, width, true)
+
+
+# Options read at once by ``step_rps_at``: its temporaries stay a few MB at any run size.
+RPS_BLOCK = 1 << 17
+
+
+def step_rps_at(
+    values: np.ndarray, start: np.ndarray, width: np.ndarray, true: np.ndarray
+) -> np.ndarray:
+    """``step_rps`` of questions whose probabilities are ``values[start : start + width]``:
+    questions of one width at a time, as a (questions, width) block."""
+    found = np.zeros(len(width))
+    for k in np.unique(width).tolist():
+        if k < 2:
+            continue  # one option: no inner cumulative sum, RPS 0
+        sel = np.flatnonzero(width == k)
+        step = np.arange(k - 1)
+        for at in range(0, len(sel), max(RPS_BLOCK // k, 1)):
+            rows = sel[at : at + max(RPS_BLOCK // k, 1)]
+            cum = np.cumsum(values[start[rows][:, None] + step[None, :]], axis=1)
+            gap = cum - (step[None, :] >= true[rows][:, None])
+            found[rows] = np.einsum("ij,ij->i", gap, gap) / (k - 1)
+    return found
 
 
 def step_log_loss(p_true: np.ndarray) -> np.ndarray:

@@ -95,12 +95,18 @@ def test_a_run_loaded_with_probabilities_keeps_its_chains(tmp_path: Path):
     assert np.array_equal(again.answers.chains.p, run.answers.chains.p)
 
 
-def test_scoring_a_block_at_a_time_gives_the_same_scores(worse: Path, monkeypatch):
+@pytest.mark.parametrize("chunk", [1, 7, 300])
+def test_scoring_a_block_at_a_time_gives_the_same_scores(worse: Path, monkeypatch, chunk: int):
+    """Blocks of ``chunk`` leaves (one output never split) give every output's scores and the
+    section's rows as one block does."""
     from analysis.statistics import output_scores
+    from analysis.statistics.distributions import distribution_stats
 
     log = load_answers(sorted(p for p in worse.iterdir() if p.is_dir())[0])
+    decoders, conditions = tuple(log.names["decoder"]), tuple(log.names["condition"])
     whole = scored_outputs(log)
-    monkeypatch.setattr(output_scores, "BLOCK", 7)
+    rows = distribution_stats(log, decoders, conditions).rows
+    monkeypatch.setattr(output_scores, "CHUNK", chunk)
     blocked = scored_outputs(log)
     assert np.array_equal(whole.job, blocked.job) and np.array_equal(whole.decoder, blocked.decoder)
     # Equal but for rounding: F's cumulative sums run over the owners scored together.
@@ -108,3 +114,10 @@ def test_scoring_a_block_at_a_time_gives_the_same_scores(worse: Path, monkeypatc
         assert np.allclose(values, blocked.scores[name], equal_nan=True, rtol=1e-11, atol=1e-9), (
             name
         )
+    for one, many in zip(rows, distribution_stats(log, decoders, conditions).rows, strict=True):
+        assert (one.decoder, one.condition, one.scored, one.zero_mass, one.pit_counts) == (
+            many.decoder, many.condition, many.scored, many.zero_mass, many.pit_counts
+        )  # fmt: skip
+        for name in one.mean:
+            assert np.allclose(one.mean[name], many.mean[name], rtol=1e-11, equal_nan=True)
+            assert np.allclose(one.interval[name], many.interval[name], rtol=1e-11, equal_nan=True)
