@@ -9,7 +9,7 @@ from analysis.statistics.calibration import N_BINS, CalibrationRow
 from analysis.statistics.divergence import DivergenceGroup
 from analysis.statistics.probabilities import ProbabilityStats
 
-from .markdown import Table, fmt
+from .markdown import Table, fmt, fmt_interval
 
 __all__ = ["SECTION_TITLE", "no_probabilities_line", "probability_section", "probability_tables"]
 
@@ -254,10 +254,12 @@ def _order_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
             condition_label(r.condition),
             f"{r.n:,}",
             f"{r.n_cases:,}",
-            _pct(r.first),
-            _pct(r.second),
-            _pct(r.averaged),
-            fmt(100.0 * r.gain, 1),
+            *(
+                fmt_interval(100.0 * value, 100.0 * lo, 100.0 * hi, 1)
+                for value, (lo, hi) in zip(
+                    (r.first, r.second, r.averaged, r.gain), r.intervals, strict=True
+                )
+            ),
         )
         for r in p.orders
     )
@@ -277,6 +279,9 @@ def _order_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "y. Each column: share of those questions whose pick is the interval holding y — "
         "each order's own selected label, or the argmax of the two renormalised "
         "distributions averaged (a t-way tie counts 1/t). Questions: n; Cases: output pairs.",
+        "Brackets: 95% percentile family-bootstrap intervals (10,000 replicates, seed "
+        "20260923, the families resampled as for the main table, each with its pairs; none "
+        "with fewer than 5 families).",
     )
     title = f"Order-averaged probabilities{suffix}"
     return Table(title, header, rows, notes, left=2)
