@@ -135,8 +135,13 @@ def test_imported_predictions_get_the_transfer_table(
     assert "| paper: 9B Beta" in table
     # One value per case, copied to both orders: nothing to permute, so no ordering gap.
     sensitivity = out[out.index("Sensitivity as a percentage") :].split("\n### ")[0]
-    assert cells(sensitivity, "| high-head ", 2, 5) == ["n/a", "n/a", "1.67", "1.67"]
-    assert cells(sensitivity, "| Tree (K=10)", 2, 2) == ["0.00"]
+    assert cells(sensitivity, "| high-head ", 2, 5) == [
+        "n/a",
+        "n/a",
+        "1.67 [1.67, 1.67]",
+        "1.67 [1.67, 1.67]",
+    ]
+    assert cells(sensitivity, "| Tree (K=10)", 2, 2) == ["0.00 [0.00, 0.00]"]
     assert "nothing to permute" in sensitivity
 
 
