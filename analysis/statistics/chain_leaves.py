@@ -74,7 +74,9 @@ def concat_leaves(parts: list[tuple[np.ndarray, Leaves]], n: int) -> Leaves:
         return Leaves(n, np.zeros(0, np.int64), empty, empty, empty)
     owner = np.concatenate([o[leaves.owner] for o, leaves in parts])
     lo = np.concatenate([leaves.lo for _, leaves in parts])
-    order = np.lexsort((lo, owner))
+    # Each part is sorted by (owner, lo) and no owner is in two parts: a stable sort by
+    # owner merges them.
+    order = np.argsort(owner, kind="stable")
     return Leaves(
         n=n,
         owner=owner[order],
