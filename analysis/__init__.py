@@ -4,9 +4,10 @@ intervals, tables, figures and run-to-run diffs.
 The run folder (manifest.json, outputs.jsonl, requests.jsonl) is the only contract with
 the harness: nothing here imports ``harness`` or ``suites``. The flow runs one way::
 
-    loading/     run folder -> Manifest, Outputs, RequestLog, Run, Design (names, exact parsing),
+    loading/     run folder -> Manifest, Outputs, RequestLog, Run (names, exact parsing),
                  AnswerLog (interval paths joined with their answers, streamed)
-    statistics/  -> Metrics, BootstrapResult, RunFacts, Analysis, RunDiff, suite computations,
+    statistics/  -> Design (the tables' rows and columns), Metrics, BootstrapResult, RunFacts,
+                 Analysis, RunDiff, suite computations,
                  ProbabilityStats / ProbabilityDiff (first divergence, calibration, orders)
                  Comparison (a comparison folder's runs: paired differences against the first
                  model, Holm-corrected verdicts), FamilyTest (the verdict test: a paired
@@ -34,7 +35,7 @@ from .loading.manifest import Manifest, ModelSpec, load_manifest
 from .loading.names import decoder_label, order_decoders
 from .loading.outputs import LogStats, Outputs, find_output, load_outputs
 from .loading.paths import DecisionPath, PathLevel, decision_path
-from .loading.run import Design, Run, design_of, load_run
+from .loading.run import Run, load_run
 
 # The suite modules register their tables and JSON sections when imported; importing them
 # here makes the registrations happen before any `analysis` submodule is used.
@@ -62,6 +63,7 @@ from .statistics.bootstrap import (
     resample_weights,
 )
 from .statistics.comparison import Comparison, SuiteComparison, compare_runs
+from .statistics.design import Design, design_of
 from .statistics.diff import ChangedOutput, RunDiff, check_comparable, diff_runs
 from .statistics.exploratory import ThresholdDecreases, threshold_decreases
 from .statistics.facts import ORACLE_NOTICE, SIMULATED_NOTICE, RunFacts, run_facts

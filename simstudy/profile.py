@@ -18,7 +18,7 @@ import orjson
 
 from analysis.loading.names import order_conditions, order_decoders, order_domains
 from analysis.loading.outputs import Outputs, load_outputs
-from analysis.loading.run import Design
+from analysis.statistics.design import Design
 from analysis.statistics.metrics import STATISTICS, compute_metrics
 
 Profile = dict[str, float]

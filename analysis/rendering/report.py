@@ -16,7 +16,8 @@ from analysis.loading.names import tree_branching
 from analysis.loading.outputs import find_output
 from analysis.loading.paths import DecisionPath, decision_path
 from analysis.loading.row_chunks import release_freed
-from analysis.loading.run import REFERENCE_DOMAIN, Run
+from analysis.loading.run import Run
+from analysis.statistics.design import REFERENCE_DOMAIN
 from analysis.statistics.summary import Analysis
 
 from .markdown import MAIN_FIGURE, warning_lines

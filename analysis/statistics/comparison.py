@@ -35,7 +35,7 @@ import numpy as np
 
 from analysis.loading.comparison import ComparisonRuns
 from analysis.loading.outputs import family_sort_key
-from analysis.loading.run import Design, Run, design_of
+from analysis.loading.run import Run
 
 from .banners import Banner, run_banners
 from .bootstrap import (
@@ -47,6 +47,7 @@ from .bootstrap import (
     interval_refusal,
 )
 from .decisions import CellKey, ReleaseGate, Verdict, verdict
+from .design import Design, design_of
 from .diff import check_comparable
 from .facts import RunFacts, run_facts
 from .family_test import (

@@ -13,7 +13,7 @@ import numpy as np
 from analysis.errors import DiffRefusedError
 from analysis.loading.answers import AnswerLog, order_pair
 from analysis.loading.outputs import Outputs, family_sort_key
-from analysis.loading.run import Design, Run, design_of
+from analysis.loading.run import Run
 
 from .banners import Banner, diff_banners
 from .bootstrap import (
@@ -23,6 +23,7 @@ from .bootstrap import (
     MIN_FAMILIES,
     interval_refusal,
 )
+from .design import Design, design_of
 from .facts import RunFacts, run_facts
 from .family_test import DEFAULT_METHOD, Method, paired_family_test
 from .metrics import compute_metrics

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.loading.outputs import Outputs
-from analysis.loading.run import Design
+
+from .design import Design
 
 __all__ = ["ApeSummary", "HistoryDate", "HistoryReadout", "history_readouts"]
 

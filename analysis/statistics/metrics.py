@@ -13,8 +13,8 @@ import numpy as np
 
 from analysis.loading.compact import narrow
 from analysis.loading.outputs import Outputs
-from analysis.loading.run import Design
 
+from .design import Design
 from .log_accuracy import log_ratios, msa, sspb
 
 __all__ = [

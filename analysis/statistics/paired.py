@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.loading.outputs import Outputs
-from analysis.loading.run import Design
 
+from .design import Design
 from .metrics import FamilyTotals, family_totals, log_ratio_codes, positions
 
 __all__ = [

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from analysis.loading.answers import AnswerLog, order_pair
 from analysis.loading.manifest import Manifest
-from analysis.loading.run import Design, Run, design_of, design_order
+from analysis.loading.run import Run
 
 from .banners import Banner, run_banners
 from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, BootstrapResult, family_bootstrap
+from .design import Design, design_of, design_order
 from .facts import RunFacts, run_facts
 from .metrics import Metrics, compute_metrics
 from .paired import common_with_reference

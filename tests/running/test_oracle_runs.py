@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from analysis.cli import main as analysis_main
-from analysis.loading.run import design_of, load_run
+from analysis.loading.run import load_run
+from analysis.statistics.design import design_of
 from analysis.statistics.facts import ORACLE_NOTICE, SIMULATED_NOTICE, run_facts
 from analysis.statistics.metrics import compute_metrics
 from harness.protocol.cases import Case, Suite
