@@ -19,6 +19,7 @@ from analysis.statistics.summary import Analysis
 from .json_numbers import number, register_numbers
 from .markdown import Table, fmt, fmt_interval
 from .tables import (
+    domain_cell,
     main_table,
     paired_table,
     register_tables,
@@ -46,14 +47,14 @@ def _bracket_note(a: Analysis) -> list[str]:
     if b.n_boot <= 0:
         return []
     return [
-        f"Overall brackets: {b.level:.0%} percentile family-bootstrap intervals "
+        f"Brackets: {b.level:.0%} percentile family-bootstrap intervals "
         f"({b.n_boot:,} replicates, seed {b.seed}, {b.n_families} questions resampled with "
         "their option orders and repeats)."
     ]
 
 
 def exploratory_tables(a: Analysis) -> list[Table]:
-    """Paper "Exploratory arithmetic MAPE (%)": MAPE per domain, overall [interval], n."""
+    """Paper "Exploratory arithmetic MAPE (%)": MAPE [interval] per domain and overall, n."""
     m, b = a.metrics, a.bootstrap
     gaps = a.metrics.has_gaps
     tables = []
@@ -67,7 +68,7 @@ def exploratory_tables(a: Analysis) -> list[Table]:
         rows = tuple(
             (
                 decoder_label(decoder, a.facts.suite),
-                *(fmt(v) for v in m.mape_by_domain[d, c]),
+                *(domain_cell(a, d, c, k) for k in range(len(a.design.domains))),
                 fmt_interval(m.point[_MAPE, d, c], b.lo[_MAPE, d, c], b.hi[_MAPE, d, c]),
                 f"{m.n_ok[d, c]}/{m.n_failed[d, c]}/{m.n_missing[d, c]}"
                 if gaps
@@ -112,7 +113,7 @@ def threshold_table(a: Analysis) -> list[Table]:
         "questions are asked together; it counts when some raw P(Y ≤ z) is below the answer "
         "at a smaller threshold, i.e. before the equal-weight isotonic projection.",
         "Repeats send identical requests, so a model may repeat the same answers: the "
-        "groups are not independent observations.",
+        "groups are not independent observations, so no interval is given (a count).",
     ]
     if len(found) > 1:
         notes.append(

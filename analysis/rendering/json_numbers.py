@@ -78,6 +78,11 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
             cell["mape_by_domain"] = {
                 dom: number(metrics.mape_by_domain[d, c, m]) for m, dom in enumerate(design.domains)
             }
+            if boot.domain_lo is not None and boot.domain_hi is not None:
+                cell["mape_by_domain_interval"] = {
+                    dom: [number(boot.domain_lo[d, c, m]), number(boot.domain_hi[d, c, m])]
+                    for m, dom in enumerate(design.domains)
+                }
             if boot.reference is not None and decoder != boot.reference:
                 cell[f"vs_{boot.reference}"] = {
                     stat: {

@@ -134,6 +134,14 @@ def probability_to_dict(p: ProbabilityStats) -> dict[str, Any]:
                     p.order_names[1]: number(r.second),
                     "averaged": number(r.averaged),
                     "averaged_minus_best": number(r.gain),
+                    "intervals": {
+                        name: [number(lo), number(hi)]
+                        for name, (lo, hi) in zip(
+                            (*p.order_names, "averaged", "averaged_minus_best"),
+                            r.intervals,
+                            strict=True,
+                        )
+                    },
                 }
                 for r in p.orders
             ],

@@ -14,7 +14,9 @@ from .sim_caveats import sim_caveats
 
 __all__ = [
     "TableBuilder",
+    "bracket_note",
     "build_tables",
+    "domain_cell",
     "domain_tables",
     "facts_table",
     "log_accuracy_table",
@@ -106,21 +108,27 @@ def resampled_with(a: Analysis) -> str:
     return f" with their {listed}"
 
 
+def bracket_note(a: Analysis) -> list[str]:
+    """The line saying what the brackets are, or why there are none (none asked: no line)."""
+    b = a.bootstrap
+    if b.refusal is not None:
+        return [f"No brackets: {b.refusal}."]
+    if b.n_boot <= 0:
+        return []
+    return [
+        f"Brackets: {b.level:.0%} percentile family-bootstrap intervals "
+        f"({b.n_boot:,} replicates, seed {b.seed}, {b.n_families} families resampled"
+        f"{resampled_with(a)})."
+    ]
+
+
 def standard_notes(a: Analysis, bootstrap: bool) -> list[str]:
     """The notes under a metric table: units, failures, bootstrap intervals, APE at 0."""
     notes = [
         "All numbers in %; means over ok outputs (failed and missing outputs are counted, "
         "never imputed)."
     ]
-    b = a.bootstrap
-    if bootstrap and b.refusal is not None:
-        notes.append(f"No brackets: {b.refusal}.")
-    elif bootstrap and b.n_boot > 0:
-        notes.append(
-            f"Brackets: {b.level:.0%} percentile family-bootstrap intervals "
-            f"({b.n_boot:,} replicates, seed {b.seed}, {b.n_families} families resampled"
-            f"{resampled_with(a)})."
-        )
+    notes += bracket_note(a) if bootstrap else []
     excluded = int(a.metrics.n_ok.sum() - a.metrics.units("mape").sum())
     if excluded:
         notes.append(f"APE is undefined for {excluded} ok output(s) with target 0: not in MAPE.")
@@ -178,8 +186,18 @@ def within5_table(a: Analysis, date_values: bool = False) -> list[Table]:
     return [Table(title, header, rows, tuple(notes))]
 
 
+def domain_cell(a: Analysis, d: int, c: int, m: int) -> str:
+    """MAPE of decoder ``d`` in condition ``c`` and domain ``m`` with its family-bootstrap
+    interval (the main table's resamples; the value alone where there is none)."""
+    b, value = a.bootstrap, a.metrics.mape_by_domain[d, c, m]
+    if b.domain_lo is None or b.domain_hi is None:
+        return fmt(value)
+    return fmt_interval(value, b.domain_lo[d, c, m], b.domain_hi[d, c, m])
+
+
 def domain_tables(a: Analysis, label: str = "MAPE by domain (%)") -> list[Table]:
-    """One table per condition: MAPE by domain (paper: arithmetic MAPE by affine domain)."""
+    """One table per condition: MAPE [interval] by domain (paper: arithmetic MAPE by affine
+    domain)."""
     if len(a.design.domains) < 2:
         return []
     tables = []
@@ -192,7 +210,7 @@ def domain_tables(a: Analysis, label: str = "MAPE by domain (%)") -> list[Table]
         rows = tuple(
             (
                 decoder_label(decoder, a.facts.suite),
-                *(fmt(v) for v in a.metrics.mape_by_domain[d, c]),
+                *(domain_cell(a, d, c, m) for m in range(len(a.design.domains))),
                 *_count_cells(a, d, range(c, c + 1)),
             )
             for d, decoder in enumerate(a.design.decoders)
@@ -200,7 +218,8 @@ def domain_tables(a: Analysis, label: str = "MAPE by domain (%)") -> list[Table]
         title = f"{condition_label(condition)} {label}" + table_suffix(a)
         notes = [
             "Each entry averages families and orders within one domain; the domains "
-            "transform the same base results, so columns are not independent datasets."
+            "transform the same base results, so columns are not independent datasets.",
+            *bracket_note(a),
         ]
         tables.append(Table(title, header, rows, tuple(notes)))
     return tables
@@ -226,9 +245,9 @@ def sensitivity_table(a: Analysis) -> list[Table]:
 
     def cell(s: int, d: int, c: int) -> str:
         # An order-free imported head was shown no options: its ordering gap is undefined.
-        return (
-            "n/a" if s == _ORDER and a.design.decoders[d] in free else fmt(a.metrics.point[s, d, c])
-        )
+        if s == _ORDER and a.design.decoders[d] in free:
+            return "n/a"
+        return _with_interval(a, s, d, c, date_values=False)
 
     rows = tuple(
         (
@@ -244,6 +263,7 @@ def sensitivity_table(a: Analysis) -> list[Table]:
         "untransformed (int) output of the same family, order and condition.",
     }
     notes = [" ".join(explained[s] for s, _ in columns) + " These measure disagreement, not error."]
+    notes += bracket_note(a)
     if free and any(s == _ORDER for s, _ in columns):
         notes.append(
             "n/a: imported predictions with one value per case (no option order was shown, "
@@ -351,7 +371,8 @@ def facts_table(a: Analysis) -> Table:
     ]
     if f.repairs:
         rows.append(("Log repairs", f.repairs))
-    return Table("Run facts" + table_suffix(a), ("Item", "Value"), tuple(rows), left=2)
+    notes = ("No interval: this run's provenance and counts; nothing here is estimated.",)
+    return Table("Run facts" + table_suffix(a), ("Item", "Value"), tuple(rows), notes, left=2)
 
 
 def log_accuracy_table(a: Analysis) -> list[Table]:
@@ -383,6 +404,10 @@ def log_accuracy_table(a: Analysis) -> list[Table]:
         "(positive: values run high). An ok output whose value or target is 0, or whose "
         "value and target have opposite signs, has no log ratio: it is left out of these "
         "three and counted in the last two columns."
+    )
+    notes.append(
+        "MAPE and NMAE: the main table's, with their intervals there. MSA and SSPB are medians, "
+        "not means over units, so the family bootstrap (of sums over counts) gives them none."
     )
     return [Table("Log accuracy ratio" + table_suffix(a), tuple(header), rows, tuple(notes))]
 

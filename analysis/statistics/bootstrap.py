@@ -112,6 +112,9 @@ class BootstrapResult:
     diff_hi: np.ndarray
     n_paired: np.ndarray  # (statistics, D, C): common units of each difference
     min_families: int = MIN_FAMILIES
+    # MAPE's intervals by domain, shape (D, C, domains), on the same resamples (NaN: none).
+    domain_lo: np.ndarray | None = None
+    domain_hi: np.ndarray | None = None
 
     @property
     def refusal(self) -> str | None:
@@ -127,12 +130,15 @@ def family_bootstrap(
     seed: int = DEFAULT_SEED,
     level: float = DEFAULT_LEVEL,
     min_families: int = MIN_FAMILIES,
+    by_domain: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> BootstrapResult:
     """Percentile intervals, and paired differences vs ``reference`` on the same resamples.
 
     ``paired`` holds each decoder and the reference over their common units (see
-    paired.py); without it there are no differences. With fewer than ``min_families``
-    families no interval is computed (NaN), only the point estimates.
+    paired.py); without it there are no differences. ``by_domain``: per-family sums and
+    counts (families, ...) of more means (MAPE by domain), given intervals on the same
+    resamples. With fewer than ``min_families`` families no interval is computed (NaN),
+    only the point estimates.
     """
     n_f, n_s, n_d, n_c = totals.sums.shape
     nan = np.full((n_s, n_d, n_c), np.nan)
@@ -150,4 +156,10 @@ def family_bootstrap(
     if paired is not None:
         pair_lo, pair_hi = percentile_interval(paired_replicates(paired, weights), level)
         diff_lo, diff_hi = pair_lo.reshape(nan.shape), pair_hi.reshape(nan.shape)
-    return replace(result, lo=lo, hi=hi, diff_lo=diff_lo, diff_hi=diff_hi)
+    result = replace(result, lo=lo, hi=hi, diff_lo=diff_lo, diff_hi=diff_hi)
+    if by_domain is None:
+        return result
+    sums, counts = by_domain
+    reps = ratio_replicates(sums.reshape(n_f, -1), counts.reshape(n_f, -1), weights)
+    dom_lo, dom_hi = (a.reshape(sums.shape[1:]) for a in percentile_interval(reps, level))
+    return replace(result, domain_lo=dom_lo, domain_hi=dom_hi)

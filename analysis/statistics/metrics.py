@@ -76,6 +76,10 @@ class Metrics:
     # LOG_ACCURACY per decoder × condition, shape (4, D, C): MSA and SSPB over the outputs
     # with a log ratio, and how many ok outputs had none (target or value 0; signs differ).
     log_accuracy: np.ndarray
+    # MAPE's per-family sums and counts by domain, shape (families, D, C, domains): the
+    # family bootstrap's input for the by-domain intervals (families as in ``totals``).
+    domain_sums: np.ndarray
+    domain_counts: np.ndarray
 
     @property
     def has_gaps(self) -> bool:
@@ -343,6 +347,9 @@ def compute_metrics(outputs: Outputs, design: Design, scores: np.ndarray | None 
     # the same values in the same order as over all outputs at once.
     cells = n_c * n_m
     sums, counts = np.zeros((3, n_d, cells)), np.zeros((3, n_d, cells))
+    # MAPE's cells per family too (the by-domain intervals resample families).
+    n_f = len(totals.families)
+    fam_sums, fam_counts = np.zeros((n_d, n_f * cells)), np.zeros((n_d, n_f * cells))
     for d in range(n_d):
         rows = np.flatnonzero((dec == d) & outputs.ok)
         flat = cond[rows].astype(np.int32) * n_m + dom[rows]
@@ -354,6 +361,10 @@ def compute_metrics(outputs: Outputs, design: Design, scores: np.ndarray | None 
             defined = np.isfinite(values)
             sums[k, d] = np.bincount(flat[defined], values[defined], cells)
             counts[k, d] = np.bincount(flat[defined], None, cells)
+            if k == 0:
+                at = outputs.family[rows][defined].astype(np.int64) * cells + flat[defined]
+                fam_sums[d] = np.bincount(at, values[defined], n_f * cells)
+                fam_counts[d] = np.bincount(at, None, n_f * cells)
     by_domain = _ratio(sums, counts).reshape(3, n_d, n_c, n_m)
     rounds_min = np.full(n_d, -1, np.int64)
     rounds_max = np.full(n_d, -1, np.int64)
@@ -374,4 +385,6 @@ def compute_metrics(outputs: Outputs, design: Design, scores: np.ndarray | None 
         rounds_max=rounds_max,
         by_domain=by_domain,
         log_accuracy=_log_accuracy(outputs, dec, cond, n_d, n_c),
+        domain_sums=fam_sums.reshape(n_d, n_f, n_c, n_m).transpose(1, 0, 2, 3),
+        domain_counts=fam_counts.reshape(n_d, n_f, n_c, n_m).transpose(1, 0, 2, 3),
     )

@@ -14,7 +14,7 @@ includes the true option) is set against each order's own selected label.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,9 +22,19 @@ from analysis.loading.answer_log import gathered
 from analysis.loading.answers import AnswerCounts, AnswerLog
 from analysis.loading.interval_paths import INELIGIBLE, LEFT_OUT
 
+from .bootstrap import (
+    DEFAULT_REPLICATES,
+    DEFAULT_SEED,
+    MIN_FAMILIES,
+    percentile_interval,
+    ratio_replicates,
+    resample_weights,
+)
 from .calibration import CalibrationRow, calibration_rows
 from .distributions import DistributionStats, distribution_stats
 from .divergence import DivergenceGroup, divergence_groups
+
+_NAN = float("nan")
 
 __all__ = [
     "OrderRow",
@@ -47,6 +57,8 @@ class OrderRow:
     first: float  # share whose first-order selection is the true option
     second: float
     averaged: float
+    # 95% family-bootstrap intervals of first, second, averaged and gain (NaN: none).
+    intervals: tuple[tuple[float, float], ...] = ((_NAN, _NAN),) * 4
 
     @property
     def gain(self) -> float:
@@ -95,6 +107,8 @@ def order_rows(
     ranked_c = [c for c in conditions if c in names["condition"]]
     ranked_c += [c for c in names["condition"] if c not in conditions]
     n_units = len(log)
+    family_of = gathered(u["family"], first_unit)  # both orders of a pair: one family
+    found: list[np.ndarray] = []
     for decoder in ranked_d:
         for condition in ranked_c:
             rows_here = np.flatnonzero(
@@ -118,7 +132,46 @@ def order_rows(
                     averaged=float(log.pair_averaged_at(rows_here).mean()),
                 )
             )
-    return tuple(rows)
+            found.append(rows_here)
+    return _with_intervals(log, tuple(rows), found, family_of)
+
+
+def _with_intervals(
+    log: AnswerLog,
+    rows: tuple[OrderRow, ...],
+    found: list[np.ndarray],
+    family_of: np.ndarray,
+    n_boot: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+) -> tuple[OrderRow, ...]:
+    """``rows`` with 95% intervals over resampled families (the main table's resampling, as
+    ECE's): each share a ratio of per-family sums, the gain a difference of replicates."""
+    families, dense = np.unique(family_of, return_inverse=True)
+    n_f = len(families)
+    if n_f < MIN_FAMILIES or not rows or n_boot <= 0:
+        return rows
+    sums = np.zeros((n_f, len(rows), 3))
+    counts = np.zeros((n_f, len(rows), 1))
+    for k, at in enumerate(found):
+        fam = dense.reshape(-1)[at]
+        counts[:, k, 0] = np.bincount(fam, None, n_f)
+        for j, right in enumerate(
+            (log.pair_first_right[at], log.pair_second_right[at], log.pair_averaged_at(at))
+        ):
+            sums[:, k, j] = np.bincount(fam, right.astype(np.float64), n_f)
+    counts = np.broadcast_to(counts, sums.shape)
+    reps = ratio_replicates(
+        sums.reshape(n_f, -1), counts.reshape(n_f, -1), resample_weights(n_f, n_boot, seed)
+    ).reshape(n_boot, len(rows), 3)
+    gain = reps[:, :, 2] - np.maximum(reps[:, :, 0], reps[:, :, 1])
+    lo, hi = percentile_interval(
+        np.concatenate([reps, gain[:, :, None]], axis=2).reshape(n_boot, -1)
+    )
+    lo, hi = lo.reshape(len(rows), 4), hi.reshape(len(rows), 4)
+    return tuple(
+        replace(r, intervals=tuple((float(a), float(b)) for a, b in zip(lo[k], hi[k], strict=True)))
+        for k, r in enumerate(rows)
+    )
 
 
 def _left_out(log: AnswerLog, keep: np.ndarray) -> tuple[tuple[str, str, int], ...]:

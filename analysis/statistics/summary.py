@@ -58,7 +58,8 @@ def analyze_run(
     metrics = compute_metrics(run.outputs, design)
     reference = design.reference_decoder
     paired = common_with_reference(run.outputs, design, reference)
-    boot = family_bootstrap(metrics.totals, paired, reference, n_boot, seed)
+    by_domain = (metrics.domain_sums, metrics.domain_counts)
+    boot = family_bootstrap(metrics.totals, paired, reference, n_boot, seed, by_domain=by_domain)
     del paired
     facts = run_facts(run, metrics)
     if answers is not None:

@@ -153,3 +153,25 @@ def test_fewer_than_five_families_give_no_interval(runs: RunFactory) -> None:
         analyze_run(load_run(runs.affine("none", families=range(2))), n_boot=0).bootstrap.refusal
         is None
     )
+
+
+def test_domain_intervals_are_each_domains_own_mape_interval(runs: RunFactory) -> None:
+    """Issue 42: the by-domain MAPE intervals resample families as the main table does, on
+    the same resamples: each is the MAPE interval of the run cut to that domain's outputs."""
+    from analysis.statistics.metrics import family_totals
+
+    def noisy(family: int, domain: str, condition: str, order: str, decoder: str) -> int:
+        return min(max(true_index(family) + (family * 7 + len(decoder + domain)) % 5 - 2, 0), 99)
+
+    run = load_run(runs.affine(families=range(12), predict=noisy))
+    a = analyze_run(run, n_boot=400, seed=7)
+    assert a.bootstrap.domain_lo is not None and a.bootstrap.domain_hi is not None
+    out, mape = run.outputs, STATISTICS.index("mape")
+    for m, domain in enumerate(a.design.domains):
+        rows = np.flatnonzero(out.ok & (out.domain == out.domain_names.index(domain)))
+        totals = family_totals(out, a.design, rows=rows)
+        alone = family_bootstrap(totals, n_boot=400, seed=7)
+        assert np.array_equal(a.bootstrap.domain_lo[:, :, m], alone.lo[mape], equal_nan=True)
+        assert np.array_equal(a.bootstrap.domain_hi[:, :, m], alone.hi[mape], equal_nan=True)
+        assert np.allclose(a.metrics.mape_by_domain[:, :, m], totals.point()[mape])
+    assert np.isfinite(a.bootstrap.domain_lo).any()
