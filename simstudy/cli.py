@@ -51,7 +51,7 @@ def _paper_parser() -> argparse.ArgumentParser:
         "into the sim marked so), each tree's MAPE against direct choice and each pair of "
         "neighbouring trees with the seeds whose paired 95%% interval is below, above or "
         "holding 0, each cell's mean, s.d., range and share of seeds within 25%% of the "
-        "paper (about 8 s a seed; docs/models.md quotes N=24 and N=48)",
+        "paper (about 3 s a seed on a 2-core machine; docs/models.md quotes N=24 and N=48)",
     )
     p.add_argument(
         "--beams",

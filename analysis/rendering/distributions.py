@@ -134,6 +134,8 @@ def _pit_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         f"% of outputs per PIT bin (F(y) in {PIT_BINS} equal-width bins, from the lower edge "
         "shown). Calibrated: about 10 in every bin; a peak in the middle: too wide; peaks at "
         "both ends: too narrow.",
+        "No interval: a histogram of this run's outputs; the coverage table above carries "
+        "the intervals on calibration.",
     )
     return Table(f"Distributions: PIT histogram{suffix}", header, rows, notes, left=2)
 
@@ -160,6 +162,8 @@ def _step_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "the mass is lost. Index digits: d is the digit's position (1: the highest), while "
         "the digits read before it were y's; index bits: d = 1 for the heaviest bit, every "
         "bit (each has a true value).",
+        "No interval: a diagnostic of where in the tree this run lost mass; the proper-score "
+        "table carries the decoders' intervals.",
     )
     return Table(f"Distributions: per decision step{suffix}", header, rows, notes, left=2)
 

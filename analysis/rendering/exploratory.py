@@ -19,6 +19,7 @@ from analysis.statistics.summary import Analysis
 from .json_numbers import number, register_numbers
 from .markdown import Table, fmt, fmt_interval
 from .tables import (
+    bracket_note,
     domain_cell,
     main_table,
     paired_table,
@@ -38,19 +39,6 @@ __all__ = [
 
 SUITE = "exploratory"
 _MAPE = STATISTICS.index("mape")
-
-
-def _bracket_note(a: Analysis) -> list[str]:
-    b = a.bootstrap
-    if b.refusal is not None:
-        return [f"No brackets: {b.refusal}."]
-    if b.n_boot <= 0:
-        return []
-    return [
-        f"Brackets: {b.level:.0%} percentile family-bootstrap intervals "
-        f"({b.n_boot:,} replicates, seed {b.seed}, {b.n_families} questions resampled with "
-        "their option orders and repeats)."
-    ]
 
 
 def exploratory_tables(a: Analysis) -> list[Table]:
@@ -89,7 +77,9 @@ def exploratory_tables(a: Analysis) -> list[Table]:
                 "each holds one candidate; P(Y ≤ U−ε) = 1 is the fixed endpoint, not asked "
                 '(docs/protocol.md, "Threshold positions").'
             )
-        notes += _bracket_note(a)
+        notes += bracket_note(
+            a, f"{a.bootstrap.n_families} questions resampled with their option orders and repeats"
+        )
         title = f"Exploratory {condition} MAPE (%)" + table_suffix(a)
         tables.append(Table(title, header, rows, tuple(notes)))
     return tables

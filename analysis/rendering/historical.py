@@ -65,6 +65,10 @@ def history_tables(a: Analysis) -> list[Table]:
             + " ok outputs (a direction on few dates, not evidence for a cause).",
             f"Suite {a.facts.suite} only: the historical protocols (ten-way, and the "
             "changed-prompt two-way follow-up) are separate suites and never pooled.",
+            f"No interval: {a.bootstrap.refusal}."
+            if a.bootstrap.refusal
+            else "No interval: ranges, a median and a maximum, not means the family bootstrap "
+            "resamples (the main table's MAPE carries one).",
         ]
         title = f"Historical index readout, {decoder_label(r.decoder, a.facts.suite)}"
         tables.append(Table(title + table_suffix(a), header, tuple(rows), tuple(notes), left=2))

@@ -255,7 +255,10 @@ def run_page(
     if rounds is not None:
         worst = rounds.worst if isinstance(rounds, PackedRounds) else worst_cases(rounds, f.suite)
         groups = tuple((label, (table,)) for label, table in worst)
-        sections.append(PageSection("Worst cases", "worst", groups=groups))
+        single = (
+            "Single outputs, the largest APEs per decoder: no interval, nothing is averaged.",
+        )
+        sections.append(PageSection("Worst cases", "worst", text=single, groups=groups))
     return page_parts(
         f"NumericJev report — run {f.run_id}",
         [PageRun(f.run_id, f, s.manifest, rounds)],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from analysis.loading.names import condition_label, decoder_label
+from analysis.statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, MIN_FAMILIES
 from analysis.statistics.calibration import N_BINS, CalibrationRow
 from analysis.statistics.divergence import DivergenceGroup
 from analysis.statistics.probabilities import ProbabilityStats
@@ -55,6 +56,7 @@ def _read_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "Each answer's probabilities are read over its question's options: a label missing "
         "from `probabilities` gets 0; the vector is then renormalised to sum 1 (Jev rounds "
         "to 2 decimals, so raw sums drift).",
+        "No interval: counts of what this run recorded; nothing here is estimated.",
     )
     title = f"{SECTION_TITLE}: what was read{suffix}"
     return Table(title, ("Item", "Value"), tuple(rows), notes, left=2)
@@ -107,6 +109,8 @@ def _bound_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "likewise) shows how loose the bound is, how much error the divergence rates would "
         "allow that this run did not make. It covers nested paths whose read-out is the final "
         "cell's lower endpoint, in-range targets.",
+        "No interval: the bound and its slack describe this run's own outputs (the inequality "
+        "holds on every run); the mean error's interval is the main table's NMAE.",
     ]
     for decoder, reason, n in p.left_out:
         notes.append(f"Left out: {n:,} {decoder_label(decoder, suite)} output(s), {reason}.")
@@ -164,6 +168,10 @@ def _depth_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
             "model's own estimate of e_d; p̄(true): mean probability on the interval that held "
             "y. Both over the at-risk questions answered with probabilities."
         )
+    notes.append(
+        "No interval: a diagnostic of where this run's paths diverged, over few outputs at "
+        "the deep levels (At risk); the main table's intervals carry the comparison."
+    )
     title = f"First divergence by depth{suffix}"
     return Table(title, tuple(header), tuple(rows), tuple(notes), left=2)
 
@@ -215,6 +223,8 @@ def _calibration_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "or three times). H: entropy of the returned distribution, bits, mean on right and "
         "on wrong selections; AUROC(H): chance a wrong selection has the higher entropy "
         "(0.5: entropy says nothing; ties count ½).",
+        "No interval on p̄(sel), Accuracy, H or AUROC(H): ECE, the calibration summary, carries "
+        "it; these describe this run's questions behind it.",
     )
     title = f"Calibration of the selected option{suffix}"
     return Table(title, header, rows, notes, left=2)
@@ -241,6 +251,8 @@ def _reliability_table(pooled: tuple[CalibrationRow, ...], suffix: str) -> Table
         "selected option's renormalised probability, those empty in every condition not "
         "shown; n/a: empty bin. A calibrated model has accuracy ≈ p̄ in every bin (the report "
         "draws this as a reliability diagram).",
+        "No interval: n counts; p̄ and accuracy per bin are the diagram's points, summed up by "
+        "ECE with its interval in the table above.",
     )
     title = f"Reliability of the selected option's probability{suffix}"
     return Table(title, tuple(header), tuple(rows), notes)
@@ -279,9 +291,9 @@ def _order_table(p: ProbabilityStats, suite: str, suffix: str) -> Table:
         "y. Each column: share of those questions whose pick is the interval holding y — "
         "each order's own selected label, or the argmax of the two renormalised "
         "distributions averaged (a t-way tie counts 1/t). Questions: n; Cases: output pairs.",
-        "Brackets: 95% percentile family-bootstrap intervals (10,000 replicates, seed "
-        "20260923, the families resampled as for the main table, each with its pairs; none "
-        "with fewer than 5 families).",
+        f"Brackets: 95% percentile family-bootstrap intervals ({DEFAULT_REPLICATES:,} "
+        f"replicates, seed {DEFAULT_SEED}, the families resampled as for the main table, each "
+        f"with its pairs; none with fewer than {MIN_FAMILIES} families).",
     )
     title = f"Order-averaged probabilities{suffix}"
     return Table(title, header, rows, notes, left=2)

@@ -23,7 +23,7 @@ SIM_CAVEATS = (
 )
 SEEDS_POINTER = (
     "One run is one seed: `numericjev sim-vs-paper --seeds 24` gives each figure's spread "
-    "over seeds and each claim's share of seeds (about 8 s a seed)."
+    "over seeds and each claim's share of seeds (about 3 s a seed on a 2-core machine)."
 )
 
 

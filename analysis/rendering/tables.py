@@ -108,17 +108,18 @@ def resampled_with(a: Analysis) -> str:
     return f" with their {listed}"
 
 
-def bracket_note(a: Analysis) -> list[str]:
-    """The line saying what the brackets are, or why there are none (none asked: no line)."""
+def bracket_note(a: Analysis, resampled: str | None = None) -> list[str]:
+    """The line saying what the brackets are, or why there are none (none asked: no line);
+    ``resampled`` says what was resampled (default: the run's families and what they hold)."""
     b = a.bootstrap
     if b.refusal is not None:
         return [f"No brackets: {b.refusal}."]
     if b.n_boot <= 0:
         return []
+    what = resampled or f"{b.n_families} families resampled{resampled_with(a)}"
     return [
         f"Brackets: {b.level:.0%} percentile family-bootstrap intervals "
-        f"({b.n_boot:,} replicates, seed {b.seed}, {b.n_families} families resampled"
-        f"{resampled_with(a)})."
+        f"({b.n_boot:,} replicates, seed {b.seed}, {what})."
     ]
 
 
@@ -371,7 +372,8 @@ def facts_table(a: Analysis) -> Table:
     ]
     if f.repairs:
         rows.append(("Log repairs", f.repairs))
-    return Table("Run facts" + table_suffix(a), ("Item", "Value"), tuple(rows), left=2)
+    notes = ("No interval: this run's provenance and counts; nothing here is estimated.",)
+    return Table("Run facts" + table_suffix(a), ("Item", "Value"), tuple(rows), notes, left=2)
 
 
 def log_accuracy_table(a: Analysis) -> list[Table]:

@@ -30,3 +30,23 @@ def test_analyze_prints_them_under_the_main_and_paired_tables(
         section = section[: section.index("\n### ", 1)]
         for line in (*SIM_CAVEATS, SEEDS_POINTER):
             assert line in section, (title, line)
+
+
+def test_every_table_analyze_prints_has_its_interval_or_says_why_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: a cell with a bracket, or a line under the table saying why there is none."""
+    import re
+
+    folder = tmp_path / "run"
+    assert cli("run", *SMALL, "--run", str(folder), "--no-progress") == 0
+    capsys.readouterr()
+    assert cli("analyze", str(folder), "--bootstrap", "50") == 0
+    out = capsys.readouterr().out
+    for section in out.split("\n### ")[1:]:
+        title = section.splitlines()[0]
+        rows = [line for line in section.splitlines() if line.startswith("| ")]
+        notes = [line for line in section.splitlines() if line and line[0] not in "|#>"]
+        bracketed = any(re.search(r"\[-?\d", row) for row in rows[1:])
+        said = any(note.startswith(("No interval", "No brackets")) for note in notes)
+        assert bracketed or said, title
