@@ -327,7 +327,8 @@ def _power(args: argparse.Namespace) -> int:
     print("\n".join(lines))
     print(
         "\nPower: share of comparisons calling the focus cell in the direction of the true "
-        "difference (Δ, over every unit of both pools). A/A: share calling any cell at all, "
+        "difference (Δ, over every unit of both pools: the value the draws estimate, so it "
+        "has no interval). A/A: share calling any cell at all, "
         "the family-wise false-positive rate (Holm keeps it at or below 0.05 in expectation). "
         f"Brackets: exact 95% (Clopper-Pearson) intervals of a share of {args.replicates} "
         "comparisons: a share is itself a draw (5 of 100 is 0.016-0.113)."

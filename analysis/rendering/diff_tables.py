@@ -77,7 +77,8 @@ def _unpaired_table(d: RunDiff) -> list[Table]:
     notes = [
         "Unpaired: each run averaged over its own ok outputs, so A and B cover different "
         "outputs wherever a status changed. Shown for reference only; compare the paired "
-        "table above, never these columns with each other."
+        "table above, never these columns with each other.",
+        "No interval: reference only; the paired table above carries the intervals.",
     ]
     title = f"Unpaired means, each run over its own ok outputs{_mark(d)}"
     return [Table(title, header, tuple(rows), tuple(notes), left=2)]
@@ -160,6 +161,7 @@ def diff_tables(d: RunDiff) -> list[Table]:
                     "ΔAPE",
                 ),
                 top_rows,
+                ("No interval: single outputs, each its own value in A and B.",),
                 left=3,
             )
         )
@@ -182,6 +184,7 @@ def diff_tables(d: RunDiff) -> list[Table]:
             "Runs compared" + _mark(d),
             ("Side", "Run", "Model", "Served model(s)", "Simulated", "ok/failed/missing"),
             sides,
+            ("No interval: what each run recorded; nothing here is estimated.",),
             left=5,
         )
     )
