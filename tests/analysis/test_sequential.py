@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from aa_draws import aa_comparisons
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.statistics.sequential import sequential_replay, spending_levels
@@ -81,6 +81,10 @@ def test_looks_not_taken_leave_cells_open_and_a_margin_makes_small_effects_futil
     assert set(wide.reason) <= {"futile"} and set(wide.stopped_at) == {1}
 
 
+# Each example replays the rule twice with the default test's 9,999 resamples per look
+# (about 0.14 s idle): 25 examples keep the test far inside pytest's 120 s timeout on a
+# machine whose two cores run two suites at once.
+@settings(max_examples=25)
 @given(st.integers(0, 2**31), st.floats(0.0, 3.0), st.sampled_from([0.0, 0.3]))
 def test_what_is_asked_after_a_cell_stopped_changes_no_decision(
     seed: int, effect: float, margin: float
