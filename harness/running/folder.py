@@ -111,8 +111,7 @@ def run_price(spec: ModelSpec | None, backend: Backend) -> Price | None:
     """What prices a reply that carries no cost: ``spec``'s price (input and output), else
     the backend's (input; in-process models: 0), else None (unknown)."""
     given = spec and price_for(None, None, spec.price_per_million, spec.price_per_million_output)
-    per_million = backend.price_per_million
-    return given or (None if per_million is None else Price(per_million))
+    return given or price_for(None, None, backend.price_per_million)
 
 
 def describe_model(plan: RunPlan) -> ModelInfo:
