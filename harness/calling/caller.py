@@ -16,7 +16,7 @@ its own failures; the caller
   malformed answer is a retryable ``TransientError("malformed")`` for every backend, and
   its billed usage and cost are still recorded; a refused question (the model declined it)
   is not malformed: the attempt is answered, logged with kind ``refusal``, and not retried;
-- prices a reply that carries no cost with the run's price per million input tokens;
+- prices a reply that carries no cost at the run's price (``pricing.Price``: input and output);
 - hands every ``Attempt``, failed or answered, to ``on_attempt`` as soon as it is over (the
   scheduler writes it to the log at once, so an attempt is never lost in a buffer);
 - retries ``TransientError`` under the ONE tenacity policy (``policy.build_retrying``), the
@@ -37,6 +37,7 @@ from typing import Any, Protocol
 import anyio
 
 from harness.backends.base import Backend
+from harness.backends.pricing import Price
 from harness.calling.attempt import Attempt
 from harness.calling.budget import Budget, Hold
 from harness.calling.pacing import Pacer
@@ -95,7 +96,7 @@ class Caller:
         pacer: Pacer,
         retry: RetrySettings | None = None,
         *,
-        price_per_million: float | None = None,
+        price: Price | None = None,
         budget: Budget | None = None,
         switch: StopSwitch | None = None,
         probe: bool = False,
@@ -113,7 +114,7 @@ class Caller:
         self.backend = backend
         self.pacer = pacer
         self.retry = retry or RetrySettings()
-        self.price = price_per_million
+        self.price = price
         self.budget = budget
         self.switch = switch or StopSwitch()
         self.answered_any = not probe  # until then the probe() retry policy applies
@@ -288,7 +289,7 @@ class Caller:
         usage: Usage | None = reply.usage or None  # type: ignore[assignment]
         cost = reply.cost_usd
         if cost is None and self.price is not None:
-            cost = (usage.get("input_tokens", 0) if usage else 0) * self.price / 1e6
+            cost = self.price.cost(usage)
         try:
             read = read_answers(body["questions"], reply.body)
         except BackendError as exc:

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.backends import IN_PROCESS, ModelSpec
-from harness.backends.pricing import HOSTED_JEV_CHARS_PER_TOKEN, chars_per_token
+from harness.backends import IN_PROCESS, ModelSpec, server_of
+from harness.backends.pricing import HOSTED_JEV_CHARS_PER_TOKEN, Price, chars_per_token, price_for
 from harness.protocol.cases import Suite
 from harness.protocol.decoders import make_decoder
 from harness.running.check import oracle_for
@@ -36,12 +36,10 @@ PAPER_NOTE = (
 
 
 @dataclass(frozen=True)
-class DryPrice:
-    """USD per million tokens in and out, and where the figure came from."""
+class DryPrice(Price):
+    """USD per million tokens in and out (``Price``), and where the figure came from."""
 
-    input_per_million: float
-    output_per_million: float
-    source: str
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -61,11 +59,11 @@ class WireCounts:
     chars_per_token: float = CHARS_PER_TOKEN  # the input tokens' rule (hosted Jev's own)
 
     def cost(self, price: DryPrice) -> float:
-        """USD of the exact path at ``price``."""
+        """USD of the exact path at ``price`` (``Price.cost``: the run's own formula)."""
         return (
-            self.input_tokens * price.input_per_million
-            + self.output_tokens * price.output_per_million
-        ) / 1e6
+            price.cost({"input_tokens": self.input_tokens, "output_tokens": self.output_tokens})
+            or 0.0
+        )
 
 
 def dry_run_price(spec: ModelSpec) -> DryPrice | None:
@@ -78,9 +76,7 @@ def dry_run_price(spec: ModelSpec) -> DryPrice | None:
     if spec.name in IN_PROCESS or spec.is_gguf:
         return DryPrice(0.0, 0.0, "answered in process: free")
     if spec.wire == "systemone":
-        from harness.backends.pricing import price_for
-
-        price = price_for(spec.name, _systemone_base(spec))
+        price = price_for(spec.name, server_of(spec, os.environ)[0])
         if price is None:
             return None
         source = "the price table (hosted TypeSafe API)"
@@ -94,12 +90,6 @@ def dry_run_price(spec: ModelSpec) -> DryPrice | None:
     if found is None:
         return None
     return DryPrice(found.input_per_million, found.output_per_million, found.source)
-
-
-def _systemone_base(spec: ModelSpec) -> str:
-    from harness.backends.systemone import DEFAULT_BASE_URL
-
-    return spec.base_url or os.environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
 
 
 def _sent(wire: str, body: dict[str, Any], top_logprobs: int) -> list[dict[str, Any]]:
@@ -129,7 +119,7 @@ def count(suite: Suite, spec: ModelSpec) -> WireCounts:
     wire = "in process" if local else spec.wire
     per_token = float(CHARS_PER_TOKEN)
     if wire == "systemone":
-        per_token = chars_per_token(spec.name, _systemone_base(spec))
+        per_token = chars_per_token(spec.name, server_of(spec, os.environ)[0])
     oracle = oracle_for(suite)
     requests = calls = tokens_in = tokens_out = questions = rounds = 0
     for job_spec in suite.jobs():
@@ -158,8 +148,6 @@ def server_lines(spec: ModelSpec, environ: Mapping[str, str]) -> list[str]:
     the run would refuse (``http.checked_url``) is refused here too, as a ``ConfigError``."""
     if spec.name in IN_PROCESS or spec.is_gguf:
         return ["server: none (answered in process)"]
-    from harness.backends import server_of
-
     base, variable, hosted = server_of(spec, environ)
     where = "a hosted API" if hosted else "the server at --base-url (or the profile's)"
     if not environ.get(variable, "").strip():

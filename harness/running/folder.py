@@ -32,7 +32,7 @@ from harness.backends.base import (
     DEFAULT_TOP_LOGPROBS,
     Backend,
 )
-from harness.backends.pricing import recorded_output_price, require_price
+from harness.backends.pricing import Price, price_for, recorded_output_price, require_price
 from harness.calling import Limits, RetrySettings
 from harness.calling.limits import DEFAULT_MAX_WAIT_S
 from harness.errors import ConfigError, ManifestMismatch, RunFolderError
@@ -92,14 +92,26 @@ class RunPlan:
     suite: Suite
     backend: Backend
     limits: Limits
-    price_per_million: float | None = None
+    price: Price | None = None  # prices a reply that carries no cost (None: unknown)
     retry: RetrySettings = field(default_factory=RetrySettings)
     shard: Shard | None = None  # run only this shard's jobs (``harness.running.sharding``)
     settings: RunSettings = field(default_factory=RunSettings)  # cache mode, log form
 
+    @property
+    def price_per_million(self) -> float | None:
+        """USD per million input tokens (None: unknown)."""
+        return None if self.price is None else self.price.input_per_million
+
     def jobs_total(self) -> int:
         """How many jobs this plan runs: the suite's, or its shard's."""
         return len(self.shard.jobs(self.suite)) if self.shard else self.suite.job_count()
+
+
+def run_price(spec: ModelSpec | None, backend: Backend) -> Price | None:
+    """What prices a reply that carries no cost: ``spec``'s price (input and output), else
+    the backend's (input; in-process models: 0), else None (unknown)."""
+    given = spec and price_for(None, None, spec.price_per_million, spec.price_per_million_output)
+    return given or price_for(None, None, backend.price_per_million)
 
 
 def describe_model(plan: RunPlan) -> ModelInfo:

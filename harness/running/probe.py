@@ -23,11 +23,13 @@ import anyio
 
 from harness.backends import ModelSpec, Reply, make_backend
 from harness.backends.base import DEFAULT_CONCURRENCY
+from harness.backends.pricing import Price
 from harness.cache import RequestCache, cache_key, open_cache
 from harness.calling.attempt import Attempt
 from harness.errors import AuthError, BackendError
 from harness.protocol.cases import Suite
 from harness.running.dryrun import DryPrice, WireCounts, count, dry_run_price
+from harness.running.folder import run_price
 from harness.running.jobs import Job
 from harness.running.session import in_own_loop
 from harness.running.settings import RunSettings
@@ -111,7 +113,7 @@ def first_requests(suite: Suite, model: str, requests: int) -> list[tuple[dict[s
 
 def _store(
     cache: RequestCache | None,
-    price: float | None,
+    price: Price | None,
     asked: tuple[dict[str, Any], str, float, float],
     reply: Reply,
     answers: Mapping[str, Any],
@@ -123,7 +125,7 @@ def _store(
     usage: Any = reply.usage or None
     cost = reply.cost_usd
     if cost is None and price is not None:
-        cost = (usage.get("input_tokens", 0) if usage else 0) * price / 1e6
+        cost = price.cost(usage)
     attempt = Attempt(
         1, t, latency_s * 1000.0, reply.status, None, None, reply.body, reply.model, usage,
         cost, reply.request_id, answers, None, reply.sent, reply.request_json,
@@ -144,7 +146,7 @@ async def _ask(
     # Built as a run at ``concurrency`` builds it: its description keys the request cache.
     backend = make_backend(spec, transport=spec.transport(concurrency))
     describe = backend.describe()
-    price = spec.price_per_million or backend.price_per_million
+    price = run_price(spec, backend)
     try:
         cache = open_cache(describe, PROBE_RUN, settings.cache)
     except BaseException:

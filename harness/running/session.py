@@ -43,6 +43,7 @@ from harness.running.folder import (
     open_for_resume,
     record_session,
     recorded_cache,
+    run_price,
     server_change,
 )
 from harness.running.interrupts import Interrupts, watching
@@ -139,13 +140,11 @@ class Start:
             # the oracle also knows the targets no state reveals (historical recall).
             targets = oracle_for(self.suite).known if model.name == "oracle" else None
             backend = make_backend(model, targets, transport=model.transport(limits.concurrency))
-            price = model.price_per_million
             retry = retry or RetrySettings(max_attempts=model.max_attempts)
         else:
-            backend, price = model, None
-        if price is None:
-            price = backend.price_per_million
+            backend = model
         retry = retry or RetrySettings()
+        price = run_price(model if isinstance(model, ModelSpec) else None, backend)
         return RunPlan(self.suite, backend, limits, price, retry, settings=self.settings)
 
     @property

@@ -67,7 +67,7 @@ class Wired:
         budget = budget or Budget(limits, counters, price)
         pacer = pacer or Pacer(limits.concurrency, rps=limits.rps, max_wait_s=limits.max_wait_s)
         caller = Caller(
-            backend, pacer, plan.retry, price_per_million=price, budget=budget, probe=True,
+            backend, pacer, plan.retry, price=plan.price, budget=budget, probe=True,
             cache=cache,
         )  # fmt: skip
         # One worker per allowed request in flight.

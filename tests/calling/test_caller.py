@@ -12,6 +12,7 @@ import pytest
 
 import harness.calling.caller
 from harness.backends import Reply
+from harness.backends.pricing import Price
 from harness.backends.sim import SimModel
 from harness.calling import Attempt, Budget, Caller, Limits, Pacer, RetrySettings
 from harness.errors import AuthError, BackendError, BudgetExhausted, TransientError
@@ -100,10 +101,12 @@ async def test_the_price_prices_a_reply_without_cost() -> None:
             return Reply(reply.body, model="sim", usage=reply.usage)
 
     fake = FakeTime()
-    answered = await caller(Free("sim"), fake, price_per_million=10.0).call(
+    answered = await caller(Free("sim"), fake, price=Price(10.0, 20.0)).call(
         first_body(), lambda a: None
     )
-    assert answered.cost_usd == pytest.approx(first_body_usage()["input_tokens"] * 10 / 1e6)
+    usage = first_body_usage()
+    expected = (usage["input_tokens"] * 10 + usage["output_tokens"] * 20) / 1e6
+    assert usage["output_tokens"] > 0 and answered.cost_usd == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(

@@ -91,3 +91,26 @@ def test_compare_dry_run_counts_every_cell_and_writes_nothing(
     assert f"HTTP calls (openai-chat: one per question): {chat.http_calls:,}" in out
     assert "all cells: " in out and "cost USD" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["numericjev.toml"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://api.typesafe.ai", "https://API.typesafe.ai/", "https://api.typesafe.ai/v1",
+        "https://api.typesafe.ai/v1/systemone", "HTTPS://api.typesafe.ai:443/v1/",
+        "http://api.typesafe.ai", "http://127.0.0.1:8377/v1", "https://proxy.example/v1",
+    ],
+)  # fmt: skip
+def test_the_dry_run_prices_the_normalised_server_url_as_the_raw_one(url: str) -> None:
+    # dry_run_price reads the URL through server_of (normalised); the table's verdict and
+    # the characters a token must be what the raw URL gives (the run's backend uses both).
+    from harness.backends.pricing import chars_per_token, price_for
+
+    spec = ModelSpec("jev-latest", base_url=url)
+    price = dry_run_price(spec)
+    table = price_for("jev-latest", url)
+    assert (price is None) == (table is None)
+    assert price is None or price.input_per_million == table.input_per_million  # type: ignore[union-attr]
+    assert count(load_suite("affine", params={"per_operator": "1"}), spec).chars_per_token == (
+        chars_per_token("jev-latest", url)
+    )
