@@ -73,6 +73,7 @@ from analysis.statistics.skew_tests import (
     wild_mammen_p,
 )
 from analysis.statistics.stepdown import max_t_stepdown, min_p_stepdown
+from benchmarks.calibration_intervals import share_interval
 from benchmarks.calibration_nulls import (
     erratic_factors,
     erratic_values,
@@ -235,42 +236,48 @@ def judged(test: str, d: np.ndarray, n: np.ndarray, seed: int) -> tuple[np.ndarr
     return p, adjusted
 
 
-def binomial_ci(k: int, n: int) -> tuple[float, float]:
-    """Clopper-Pearson 95% interval of a share."""
-    from scipy.stats import beta
-
-    lo = beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
-    hi = beta.ppf(0.975, k + 1, n - k) if k < n else 1.0
-    return float(lo), float(hi)
+def _summary(row: dict[str, Any]) -> dict[str, Any]:
+    """A row without its per-draw lists (the progress line)."""
+    return {
+        k: {kk: vv for kk, vv in v.items() if not kk.endswith("per_draw")}
+        if isinstance(v, dict) else v
+        for k, v in row.items()
+        if k != "units" and not k.endswith("per_draw")
+    }  # fmt: skip
 
 
 def draw(
     pools: dict[str, dict[str, np.ndarray]], scenario: str, metric: int, n_fam: int,
     rng: np.random.Generator, spread: float = SPREAD, steady: int = STEADY,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """One comparison's (F, K) difference sums and counts under ``scenario``."""
-    base = pools["heavy" if scenario == "aa-heavy" else "default"]
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:  # fmt: skip
+    """One comparison's (F, K) difference sums and counts under ``scenario``, and the runs
+    it was made from ("arm:index"; draws that share one are not independent)."""
+    base_arm = "heavy" if scenario == "aa-heavy" else "default"
+    base = pools[base_arm]
     nulls = {"aa": "default", "aa-heavy": "heavy"}  # the rest of the nulls use default runs
     other_arm = nulls.get(scenario, "default" if scenario not in ARMS else scenario)
     other = pools[other_arm]
     i = int(rng.integers(len(base["sums"])))
     j = int(rng.integers(len(other["sums"])))
-    while other_arm == ("heavy" if scenario == "aa-heavy" else "default") and j == i:
+    while other_arm == base_arm and j == i:
         j = int(rng.integers(len(other["sums"])))
     fams = rng.choice(base["sums"].shape[1], size=n_fam, replace=False)
     a = base["sums"][i][fams, metric].reshape(n_fam, -1)
     b = other["sums"][j][fams, metric].reshape(n_fam, -1)
     n = base["counts"][i][fams, metric].reshape(n_fam, -1)
+    runs_b = [j]
     if scenario == "spread":
         mean = other["sums"][:, fams, metric].reshape(len(other["sums"]), n_fam, -1).mean(0)
         b = spread_values(b, mean, spread)
     elif scenario == "steady":  # k other runs, none of them A's (the j above unused)
         runs = other_runs(rng, len(other["sums"]), i, steady)
         b = steady_values(other["sums"][runs][:, fams, metric].reshape(steady, n_fam, -1))
+        runs_b = [int(r) for r in runs]
     elif scenario == "erratic":
         upper = upper_bound(metric, other["counts"][j][fams, metric].reshape(n_fam, -1))
         b = erratic_values(b, upper, erratic_factors(rng, b.shape))
-    return b - a, n
+    # The spread null's B also leans on the pool's mean of every run: not counted here.
+    return b - a, n, (f"{base_arm}:{i}", *(f"{other_arm}:{r}" for r in runs_b))
 
 
 def study(
@@ -292,16 +299,20 @@ def study(
     for scenario in scenarios:
         for m, metric in enumerate(METRICS):
             for n_fam in families:
-                cells = dict.fromkeys(tests, 0)
-                fw = dict.fromkeys(tests, 0)
+                # Per draw: cells called, any called after Holm, and the runs it was made of.
+                cells: dict[str, list[int]] = {test: [] for test in tests}
+                fw: dict[str, list[int]] = {test: [] for test in tests}
+                units: list[tuple[str, ...]] = []
+                seq_fw: list[int] = []
                 hits = dict.fromkeys(tests, 0)
-                seq_fw = seq_hits = 0
+                seq_hits = 0
                 seq_used = 0.0
                 n_cells = 0
                 # Power rows need fewer comparisons than the rates near alpha do.
                 reps = replicates // 2 if scenario.startswith("conf") else replicates
                 for _ in range(reps):
-                    d, n = draw(pools, scenario, m, n_fam, rng, spread, steady)
+                    d, n, runs = draw(pools, scenario, m, n_fam, rng, spread, steady)
+                    units.append(runs)
                     truth = np.sign(
                         pools[scenario]["sums"][:, :, m].reshape(-1, d.shape[1]).sum(0)
                         / pools[scenario]["counts"][:, :, m].reshape(-1, d.shape[1]).sum(0)
@@ -313,8 +324,8 @@ def study(
                     seed = int(rng.integers(2**31))
                     for test in tests:
                         p, adjusted = judged(test, d, n, seed + TESTS.index(test))
-                        cells[test] += int((p < ALPHA).sum())
-                        fw[test] += int((adjusted < ALPHA).any())
+                        cells[test].append(int((p < ALPHA).sum()))
+                        fw[test].append(int((adjusted < ALPHA).any()))
                         if truth is not None:
                             delta = d.sum(0) / n.sum(0)
                             hits[test] += int(
@@ -324,7 +335,7 @@ def study(
                         called, right, used = sequential_once(
                             d, n, seed + 99, focus, sequential_method
                         )
-                        seq_fw += called
+                        seq_fw.append(called)
                         seq_used += used
                         if truth is not None:
                             seq_hits += int(right == truth[focus])
@@ -333,16 +344,23 @@ def study(
                 )
                 row: dict[str, Any] = {"scenario": name, "metric": metric, "families": n_fam}
                 if truth is None:
+                    per_draw = np.full(reps, n_cells // reps)
                     for test in tests:
                         row[test] = {
-                            "cell": cells[test] / n_cells,
-                            "cell_ci": binomial_ci(cells[test], n_cells),
-                            "holm": fw[test] / reps,
-                            "holm_ci": binomial_ci(fw[test], reps),
+                            "cell": sum(cells[test]) / n_cells,
+                            "cell_ci": share_interval(np.array(cells[test]), per_draw, units),
+                            "holm": sum(fw[test]) / reps,
+                            "holm_ci": share_interval(np.array(fw[test]), np.ones(reps), units),
+                            "cells_per_draw": cells[test],
+                            "holm_per_draw": fw[test],
                         }
+                    row["units"] = units
                     if looks:
-                        row[f"sequential_holm{key}"] = seq_fw / reps
-                        row[f"sequential_holm{key}_ci"] = binomial_ci(seq_fw, reps)
+                        row[f"sequential_holm{key}"] = sum(seq_fw) / reps
+                        row[f"sequential_holm{key}_ci"] = share_interval(
+                            np.array(seq_fw), np.ones(reps), units
+                        )
+                        row[f"sequential_holm{key}_per_draw"] = seq_fw
                         row[f"sequential_families_used{key}"] = seq_used / reps
                     out["calibration"].append(row)
                 else:
@@ -352,7 +370,7 @@ def study(
                         row[f"sequential{key}"] = seq_hits / reps
                         row[f"sequential_families_used{key}"] = seq_used / reps
                     out["power"].append(row)
-                print(orjson.dumps(row).decode(), file=sys.stderr, flush=True)
+                print(orjson.dumps(_summary(row)).decode(), file=sys.stderr, flush=True)
     return out
 
 

@@ -113,7 +113,13 @@ BENCHES: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
 
 
 def test_every_bench_module_has_a_miniature() -> None:
-    helpers = {"calibration_nulls", "processes", "same_questions", "sim_runs"}
+    helpers = {
+        "calibration_intervals",
+        "calibration_nulls",
+        "processes",
+        "same_questions",
+        "sim_runs",
+    }
     # bench_spread_flag reads bench_calibration's pool: both run in its miniature.
     covered = set(BENCHES) | {"bench_spread_flag"}
     modules = {m.name for m in pkgutil.iter_modules(benchmarks.__path__)} | {"__main__"}
