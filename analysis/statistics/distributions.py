@@ -32,7 +32,7 @@ from .bootstrap import (
     resample_weights,
 )
 from .chain_leaves import chain_steps
-from .output_scores import SCORES, ScoredOutputs, score_blocks
+from .output_scores import SCORES, ScoredOutputs, all_families, score_blocks
 from .proper_scores import step_log_loss, step_rps_at
 
 __all__ = [
@@ -167,8 +167,7 @@ def distribution_stats(
     keep = np.ones(len(log), bool) if mask is None else mask
     u, names, chains = log.units, log.names, log.chains.units
     n_d, n_c = len(names["decoder"]), len(names["condition"])
-    n_families = len(set(names["family"]) | set(log.chains.family_names))
-    cells = _CellSums(n_families, n_d * n_c)
+    cells = _CellSums(len(all_families(log)), n_d * n_c)
     # The steps' table is made beside the blocks' scores (numpy lets go of the GIL).
     with ThreadPoolExecutor(1) as side:
         steps = side.submit(_step_rows, log, keep, decoders, conditions, chain_mask)

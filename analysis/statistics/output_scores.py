@@ -41,6 +41,7 @@ __all__ = [
     "COLUMNS",
     "SCORES",
     "ScoredOutputs",
+    "all_families",
     "chain_counts",
     "score_blocks",
     "score_columns",
@@ -138,6 +139,14 @@ def chain_counts(log: AnswerLog, keep: np.ndarray | None = None) -> np.ndarray:
     return whole if keep is None else whole & keep
 
 
+def all_families(log: AnswerLog) -> tuple[str, ...]:
+    """The scored outputs' family code space: the units' names, then the chains' families
+    they lack."""
+    names = tuple(log.names["family"])
+    known = set(names)
+    return names + tuple(n for n in dict.fromkeys(log.chains.family_names) if n not in known)
+
+
 # Leaves scored at a time: each score makes a few temporaries per leaf, so a block's stay a
 # few MB (in cache) whatever the run's size: a 100x affine run has ~17 million leaves.
 CHUNK = 1 << 17
@@ -161,14 +170,8 @@ def score_blocks(
     selects tree units, ``chain_keep`` chain units (None: all)."""
     keep = np.ones(len(log), bool) if keep is None else keep
     u, c = log.units, log.chains
-    # One family code space: the units' names, then the chains' families they lack.
-    names = list(log.names["family"])
-    code = {name: i for i, name in enumerate(names)}
-    for name in c.family_names:
-        if name not in code:
-            code[name] = len(names)
-            names.append(name)
-    family_names = tuple(names)
+    family_names = all_families(log)
+    code = {name: i for i, name in enumerate(family_names)}
     chain_family = np.array([code[n] for n in c.family_names], np.int64)
 
     def block(columns: dict[str, np.ndarray], scores: dict[str, np.ndarray]) -> ScoredOutputs:
@@ -242,11 +245,8 @@ def scored_outputs(
     parts = list(score_blocks(log, keep, chain_keep))
     if not parts:
         empty = np.zeros(0, np.int64)
-        family = list(log.names["family"]) + [
-            n for n in log.chains.family_names if n not in log.names["family"]
-        ]
         scores = {name: np.zeros(0) for name in (*SCORES, "y_log10", "pit")}
-        return ScoredOutputs(empty, empty, empty, empty, tuple(family), scores)
+        return ScoredOutputs(empty, empty, empty, empty, all_families(log), scores)
 
     def joined(name: str) -> np.ndarray:
         return np.concatenate([getattr(p, name) for p in parts])
