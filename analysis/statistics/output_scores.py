@@ -34,6 +34,7 @@ from .proper_scores import (
     crps,
     interval_score,
     log_scores,
+    massive,
     pit,
 )
 
@@ -91,6 +92,9 @@ def score_leaves(
 ) -> dict[str, np.ndarray]:
     """SCORES and ``pit`` of each owner's leaves (in cells) at y's cell centre; ``lower``
     and ``eps`` (the grid's L and ε) place the cells for the CRPS on log10|y| (decades)."""
+    # Leaves of mass 0 (unexpanded siblings of probability 0) are most of them: 3 in 4 of
+    # the sim's 100x affine run, 9 in 10 of its trees'. Every score reads them as gaps.
+    leaves = massive(leaves)
     y = np.floor(target_cells) + 0.5
     percent = 100.0 / n_cells
     plain, density = log_scores(leaves, y, n_cells)

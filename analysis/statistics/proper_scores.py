@@ -29,6 +29,7 @@ __all__ = [
     "crps",
     "interval_score",
     "log_scores",
+    "massive",
     "pit",
     "quantiles",
     "step_log_loss",
@@ -72,6 +73,19 @@ class Leaves:
     def _search_key(self) -> np.ndarray:
         # Owner k's cumulative masses shifted by 4k: one sorted array for all owners.
         return self.cum_before + self.mass + 4.0 * self.owner
+
+
+def massive(leaves: Leaves) -> Leaves:
+    """The same distributions without their inner leaves of mass 0 (each score reads those
+    as a gap: F flat, no leaf holding y); each owner keeps its first and last leaf, the
+    support's ends."""
+    start, end = leaves.ends
+    keep = leaves.mass > 0
+    keep[start] = True
+    keep[end] = True
+    if keep.all():
+        return leaves
+    return Leaves(leaves.n, leaves.owner[keep], leaves.lo[keep], leaves.hi[keep], leaves.mass[keep])
 
 
 def _segment(length: np.ndarray, start: np.ndarray, change: np.ndarray) -> np.ndarray:

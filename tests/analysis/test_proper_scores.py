@@ -14,6 +14,7 @@ from analysis.statistics.proper_scores import (
     crps,
     interval_score,
     log_scores,
+    massive,
     pit,
     quantiles,
     step_log_loss,
@@ -72,6 +73,25 @@ def test_crps_matches_the_pairwise_formula(parts, y):
     lo, hi, m = leaves_of(parts)
     found = crps(Leaves(1, np.zeros(len(lo), np.int64), lo, hi, m), np.array([y]))[0]
     assert np.isclose(found, pairwise_crps(lo, hi, m, y), atol=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 5), st.sampled_from([0.0, 0.0, 0.3, 1.0])), min_size=1,
+             max_size=8),
+    st.floats(-3.0, 45.0),
+    st.sampled_from([1.0, 0.97, 1.03]),
+)  # fmt: skip
+def test_dropping_the_inner_leaves_of_mass_0_changes_no_score(parts, y, total):
+    lo, hi, m = leaves_of(parts if any(p for _, p in parts) else [(w, 1.0) for w, _ in parts])
+    whole = Leaves(1, np.zeros(len(lo), np.int64), lo, hi, m * total)  # total: rounding
+    kept, at = massive(whole), np.array([y])
+    assert len(kept.owner) == (m > 0)[1:-1].sum() + min(len(m), 2)
+    assert np.isclose(crps(kept, at)[0], crps(whole, at)[0], atol=1e-12)
+    assert pit(kept, at)[0] == pit(whole, at)[0]
+    assert log_scores(kept, at, np.ones(1)) == log_scores(whole, at, np.ones(1))
+    for q in (0.05, 0.25, 0.5, 0.75, 0.95, 0.99):
+        assert quantiles(kept, q)[0] == quantiles(whole, q)[0]
 
 
 def test_crps_matches_numerical_integration():
