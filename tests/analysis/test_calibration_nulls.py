@@ -121,6 +121,7 @@ def test_saved_results_of_other_tests_on_the_same_draws_join_into_one_row() -> N
     table = tables(merged)
     assert "| cluster_t | boot_t_max | sequential, boot_t_max (Holm) |" in table
     assert "| 2.0 [1.0, 4.0] |" in table
+    assert "| 5.0 [4.0, 6.0] / 4.0 [2.0, 6.0] |" in table  # each share with its interval
 
 
 def test_the_rule_with_a_candidates_p_is_that_candidates_rule() -> None:
