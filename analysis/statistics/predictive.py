@@ -33,7 +33,7 @@ class PathSteps:
 
 
 def tree_leaves(steps: PathSteps) -> Leaves:
-    """Every path's leaves (module doc), sorted by (path, lo)."""
+    """Every path's leaves (module doc) but the inner ones of mass 0, sorted by (path, lo)."""
     path, k, chosen = (np.asarray(c, np.int64) for c in (steps.path, steps.k, steps.chosen))
     n, n_steps = steps.n, len(path)
     first = np.searchsorted(path, path)  # each step's path's first step
@@ -55,9 +55,11 @@ def tree_leaves(steps: PathSteps) -> Leaves:
         b[at] = a[up] + span * (chosen[up] + 1) // k[up]
         carried[at] = carried[up] * picked[up]
     # Every child of every step; the followed child of a step that is not the last is no
-    # leaf. Sorted by lo without a sort: left of the path come each depth's left siblings
-    # (shallow first), then the last step's children, then the right siblings (deep first).
-    # Per-step values are spread to the children with np.repeat (a copy, not a gather).
+    # leaf, and a leaf of mass 0 is left out (``proper_scores.massive``: every score reads
+    # it as a gap; 9 in 10 of a sim run's) unless it is its step's first or last child, so
+    # each path keeps its support's ends. Sorted by lo without a sort: left of the path
+    # come each depth's left siblings (shallow first), then the last step's children, then
+    # the right siblings (deep first).
     kept = np.where(last, k, k - 1)
     total = np.bincount(path, kept, minlength=n).astype(np.int64)
     base = np.cumsum(total) - total
@@ -67,27 +69,29 @@ def tree_leaves(steps: PathSteps) -> Leaves:
     left_before -= left_before[first]
     right_before = np.cumsum(right) - right
     right_before -= right_before[first]
-    j = np.arange(int(k.sum())) - np.repeat(start, k)
-    keep = j != np.repeat(np.where(last, -1, chosen), k)
-    j = j[keep]
-
-    def spread(per_step: np.ndarray) -> np.ndarray:
-        return np.repeat(per_step, k)[keep]
-
-    k_of = spread(k)
-    on_left = j < spread(np.where(last, k, chosen))
-    left_at = spread(base[path] + left_before) + j
-    right_at = spread(base[path] + total[path] - right_before - k) + j
+    step_of = np.repeat(np.arange(n_steps), k)
+    j = np.arange(len(step_of)) - start[step_of]
+    mass = carried[step_of] * steps.p
+    leaf = j != np.where(last, -1, chosen)[step_of]
+    held = np.flatnonzero(leaf & ((mass > 0) | (j == 0) | (j == k[step_of] - 1)))
+    s, j, mass = step_of[held], j[held], mass[held]
+    k_of, home = k[s], base[path[s]]
+    on_left = j < np.where(last, k, chosen)[s]
+    place = np.where(
+        on_left, home + left_before[s] + j, home + total[path[s]] - right_before[s] - k_of + j
+    )
+    # Each held leaf's place among the held: its place among all leaves, ranked.
+    present = np.zeros(int(total.sum()), bool)
+    present[place] = True
     order = np.empty(len(j), np.int64)
-    order[np.where(on_left, left_at, right_at)] = np.arange(len(j))
+    order[np.cumsum(present)[place] - 1] = np.arange(len(j))
     # Algorithm 1's bounds a + floor((b − a)·j/k) in float64: exact while (b − a)·j < 2^52.
-    a_of, span = spread(a).astype(np.float64), spread(b - a).astype(np.float64)
+    a_of, span = a[s].astype(np.float64), (b - a)[s].astype(np.float64)
     lo = a_of + np.floor(span * j / k_of)
     hi = a_of + np.floor(span * (j + 1) / k_of)
-    mass = (np.repeat(carried, k) * steps.p)[keep]
     return Leaves(
         n=n,
-        owner=np.repeat(np.arange(n), total),
+        owner=np.repeat(np.arange(n), np.bincount(path[s], minlength=n)),
         lo=lo[order],
         hi=hi[order],
         mass=mass[order],

@@ -238,6 +238,17 @@ def test_tree_leaves_of_direct_choice_are_the_cells():
     assert leaves.lo.tolist() == [0, 1, 2, 3] and np.allclose(leaves.mass, [0.1, 0.2, 0.3, 0.4])
 
 
+def test_tree_leaves_leave_out_inner_leaves_of_mass_0_and_keep_the_ends():
+    # N = 6, direct choice: cells 1, 3 and 5 have probability 0; cell 5 is the last child.
+    p = np.array([0.2, 0.0, 0.5, 0.0, 0.3, 0.0])
+    steps = PathSteps(1, np.array([6]), np.array([0]), np.array([6]), np.array([2]), p)
+    leaves = tree_leaves(steps)
+    assert leaves.lo.tolist() == [0, 2, 4, 5] and leaves.mass.tolist() == [0.2, 0.5, 0.3, 0.0]
+    full = Leaves(1, np.zeros(6, np.int64), np.arange(6.0), np.arange(1.0, 7.0), p)
+    for y in (0.5, 1.5, 3.5, 5.5):
+        assert np.isclose(crps(leaves, np.array([y]))[0], crps(full, np.array([y]))[0])
+
+
 def test_no_owners_score_nothing():
     empty = Leaves(0, np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
     none = np.zeros(0)
