@@ -397,7 +397,7 @@ def tables(result: dict[str, Any]) -> str:
     ]
     lines = [
         "Share called, per cell / family-wise after Holm (%), with the 95% interval of each "
-        f"share for {', '.join(WITH_INTERVAL)}: Clopper-Pearson on the effective count, the "
+        f"share for {', '.join(t for t in WITH_INTERVAL if t in shown)}: Clopper-Pearson on the effective count, the "
         "draws' cells and shared runs counted as dependent (benchmarks.calibration_intervals):",
         "",
         "| null | metric | F | "
