@@ -31,7 +31,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
 from typing import Any, Protocol
 
 import anyio
@@ -128,10 +127,6 @@ class Caller:
         self.cache = cache
         self._encode = cache is not None and getattr(backend, "sends_body_json", False)
 
-    def describe(self) -> dict[str, Any]:
-        """The retry policy, for the manifest."""
-        return asdict(self.retry)
-
     async def call(
         self, body: Mapping[str, Any], on_attempt: OnAttempt, occasion: str = ""
     ) -> Attempt:
@@ -184,6 +179,11 @@ class Caller:
         # Outside the except block, so that later failures do not chain onto the first.
         return await self._retry(body, on_attempt, first, started, exchange)
 
+    def _settle(self, held: Hold | None, cost: float | None) -> None:
+        """Give back an attempt's hold under the spend cap (if it took one), with its cost."""
+        if held is not None and self.budget is not None:
+            self.budget.settle(held, cost)
+
     async def _wait(self, seconds: float) -> None:
         """A retry's wait, ended at once when the run stops."""
         with self.switch.waiting():
@@ -234,22 +234,20 @@ class Caller:
                 with switch.waiting():
                     generation = await pacer.acquire()
             except BaseException:
-                if held is not None and budget is not None:
-                    budget.settle(held, None)
+                self._settle(held, None)
                 raise
             finally:
                 exchange.paused += self._clock() - began
         if switch.stopping:  # a wait that ended as the run stopped: send nothing
             pacer.release()
-            if held is not None and budget is not None:
-                budget.settle(held, None)
+            self._settle(held, None)
             switch.check()
         return generation, held
 
     async def _attempt(
         self, body: Mapping[str, Any], number: int, on_attempt: OnAttempt, exchange: _Exchange
     ) -> Attempt:
-        pacer, budget = self.pacer, self.budget
+        pacer = self.pacer
         # The common case takes its place without a coroutine (one less per attempt): no
         # spend cap to hold under, the run going on, and room in the pacer's window.
         generation = None if exchange.size or self.switch.stopping else pacer.try_acquire()
@@ -270,8 +268,7 @@ class Caller:
             if limited:
                 pacer.on_rate_limited(generation, error.wait_s)
             on_attempt(Attempt.failed(number, t, latency, error))
-            if held is not None and budget is not None:
-                budget.settle(held, error.cost_usd)
+            self._settle(held, error.cost_usd)
             if limited and pacer.exhausted:
                 raise BudgetExhausted(pacer.exhausted) from error
             raise
@@ -280,8 +277,7 @@ class Caller:
             if self.switch.stopping:
                 self.abandoned += 1  # cancelled while sent: the reply was never read
             pacer.release()
-            if held is not None and budget is not None:
-                budget.settle(held, None)
+            self._settle(held, None)
             raise
         latency = (time.perf_counter() - t0) * 1000.0
         self.sending -= 1
@@ -305,8 +301,7 @@ class Caller:
                 sent=reply.sent,
             )
             on_attempt(Attempt.failed(number, t, latency, malformed))
-            if held is not None and budget is not None:
-                budget.settle(held, cost)
+            self._settle(held, cost)
             raise malformed from exc
         pacer.on_success()
         # Refused questions are final for this exchange: logged as kind "refusal", returned
@@ -323,6 +318,5 @@ class Caller:
             reply.response_json,
         )  # fmt: skip
         on_attempt(answered)
-        if held is not None and budget is not None:
-            budget.settle(held, cost)
+        self._settle(held, cost)
         return answered
