@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from types import TracebackType
 
 import anyio
 
@@ -148,10 +147,6 @@ class Pacer:
         if self._waiters:
             self._wake()
 
-    def slot(self) -> _Slot:
-        """``async with pacer.slot() as generation``: acquire and release around a block."""
-        return _Slot(self)
-
     def _set_limit(self) -> None:
         self._limit = max(1, int(self._window))
         if self._waiters:
@@ -177,21 +172,3 @@ class Pacer:
         self._next_start = start + self.interval
         if start > now:
             await self._sleep(start - now)
-
-
-class _Slot:
-    """One place held for an ``async with`` block."""
-
-    def __init__(self, pacer: Pacer) -> None:
-        self._pacer = pacer
-
-    async def __aenter__(self) -> int:
-        return await self._pacer.acquire()
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._pacer.release()
