@@ -97,7 +97,6 @@ class Caller:
         *,
         price: Price | None = None,
         budget: Budget | None = None,
-        switch: StopSwitch | None = None,
         probe: bool = False,
         sleep: Sleep = anyio.sleep,
         clock: Clock = time.monotonic,
@@ -105,17 +104,17 @@ class Caller:
         rng: random.Random | None = None,
         cache: RequestCache | None = None,
     ) -> None:
-        """``budget`` holds spend per attempt (with a spend cap); ``switch`` stops the run;
-        ``probe``: retry under ``RetrySettings.probe()`` until an exchange is answered (a run
-        does, so that a wrong server is found out in seconds); ``sleep``, ``clock`` (retry
-        waits), ``wall`` (each attempt's ``t``) and ``rng`` are injected in tests; ``cache``:
-        the request cache, asked before an exchange is sent and told every live answer."""
+        """``budget`` holds spend per attempt (with a spend cap); ``probe``: retry under
+        ``RetrySettings.probe()`` until an exchange is answered (a run does, so that a wrong
+        server is found out in seconds); ``sleep``, ``clock`` (retry waits), ``wall`` (each
+        attempt's ``t``) and ``rng`` are injected in tests; ``cache``: the request cache,
+        asked before an exchange is sent and told every live answer."""
         self.backend = backend
         self.pacer = pacer
         self.retry = retry or RetrySettings()
         self.price = price
         self.budget = budget
-        self.switch = switch or StopSwitch()
+        self.switch = StopSwitch()
         self.answered_any = not probe  # until then the probe() retry policy applies
         self.sending = 0  # attempts sent and not over yet
         self.sent = 0  # attempts sent in all

@@ -5,7 +5,7 @@ its reply (or failure) is in. Three things can hold it back:
 
 - the window: attempts in flight, at most ``limit``. A 429 halves it (not below 1) at most
   once per window generation, so a burst of 429s from attempts already in flight counts as
-  one signal, as in TCP; each success adds ``increase`` back, up to ``max_limit``.
+  one signal, as in TCP; each success adds one back, up to ``max_limit``.
 - a run-wide pause: a 429's ``Retry-After`` moves a shared "not before" time that every new
   attempt waits for, instead of each job hammering the server on its own schedule.
 - the pace: with ``rps``, attempts start at least ``1/rps`` seconds apart.
@@ -39,7 +39,6 @@ class Pacer:
         max_limit: int,
         *,
         rps: float | None = None,
-        increase: float = 1.0,
         default_pause_s: float = 1.0,
         max_wait_s: float | None = None,
         clock: Clock = time.monotonic,
@@ -49,7 +48,6 @@ class Pacer:
         if max_limit < 1:
             raise ValueError(f"concurrency must be at least 1; got {max_limit}")
         self.max_limit = max_limit
-        self.increase = increase
         self.default_pause_s = default_pause_s
         self.interval = 1.0 / rps if rps else 0.0
         self.not_before = 0.0  # on ``clock``: no attempt starts before this
@@ -87,7 +85,7 @@ class Pacer:
     def on_success(self) -> None:
         """Additive increase after an answered attempt."""
         if self._window < self.max_limit:
-            self._window = min(float(self.max_limit), self._window + self.increase)
+            self._window = min(float(self.max_limit), self._window + 1.0)
             self._set_limit()
 
     def on_rate_limited(self, generation: int, wait_s: float | None) -> None:

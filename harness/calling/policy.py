@@ -102,7 +102,6 @@ def build_retrying(
     clock: Clock = time.monotonic,
     rng: random.Random | None = None,
     start: float | None = None,
-    before_sleep: Callable[[RetryCallState], Any] | None = None,
     probing: Callable[[], bool] | None = None,
     paused: Callable[[], float] | None = None,
 ) -> AsyncRetrying:
@@ -151,5 +150,4 @@ def build_retrying(
         wait=wait,
         retry=retry_if_exception_type(TransientError),
         reraise=True,
-        before_sleep=before_sleep,
     )
