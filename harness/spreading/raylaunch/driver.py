@@ -21,6 +21,7 @@ from typing import Any
 
 from harness.backends import ModelSpec
 from harness.calling import Limits, RetrySettings
+from harness.errors import ConfigError
 from harness.progress import Counters
 from harness.running.folder import RunPlan, check_price
 from harness.running.replay import LogState, read_logs
@@ -205,8 +206,6 @@ class Driver:
 
 
 def _ray() -> Any:
-    from harness.errors import ConfigError
-
     try:
         import ray
         import ray.util.scheduling_strategies
@@ -239,8 +238,6 @@ class Ray:
 
     def start(self, order: Start) -> RunResult:
         """``run`` on Ray (the class docstring)."""
-        from harness.errors import ConfigError
-
         shards, placement, folder = self.shards, self.resources, order.folder
         if shards < 1:
             raise ConfigError(f"--workers must be at least 1; got {shards}")
@@ -282,8 +279,6 @@ class Ray:
 
     def resume(self, order: Resume) -> RunResult:
         """Refused: a Ray run's folder is continued here or in a ``Pool``."""
-        from harness.errors import ConfigError
-
         raise ConfigError(
             f"resume continues a Ray run's folder in this machine's processes: "
             f"numericjev resume {order.folder} (without --ray)"
