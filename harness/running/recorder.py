@@ -135,16 +135,6 @@ class Recorder:
         """The first write the OS refused (None: none was)."""
         return self.guard.failure
 
-    def _write(self, sink: LineSink, name: str, record: Mapping[str, Any]) -> None:
-        """Write one record to ``sink`` (log ``name``), or raise the run's ``WriteFailed``."""
-        with self.guard.writing(name):
-            sink.write(record)
-
-    def _flush(self, sink: LineSink, name: str) -> None:
-        """Hand ``sink``'s lines to the OS, or raise the run's ``WriteFailed``."""
-        with self.guard.writing(name):
-            sink.flush()
-
     def _flush_soon(self) -> None:
         """The flush at the end of an event-loop pass: a failure stops the run through
         ``on_failure`` (raised here, asyncio would only log it)."""
@@ -154,7 +144,7 @@ class Recorder:
     def _exchange_written(self) -> None:
         """An exchange was written: hand it to the OS now, at the end of this pass, or later."""
         if self._per_line:
-            self._flush(self._requests, REQUESTS)
+            self.guard.flush((self._requests, REQUESTS))
         elif self._loop is not None and not self._flush_pending:
             self._flush_pending = True
             self._loop.call_soon(self._flush_soon)
@@ -162,8 +152,7 @@ class Recorder:
     def flush(self) -> None:
         """Hand both logs' lines to the OS, the exchanges first."""
         self._flush_pending = False
-        self._flush(self._requests, REQUESTS)
-        self._flush(self._outputs, OUTPUTS)
+        self.guard.flush((self._requests, REQUESTS), (self._outputs, OUTPUTS))
 
     def attempt(
         self, job: Job, body: Mapping[str, Any], qmap: dict[str, str], attempt: Attempt
@@ -195,7 +184,8 @@ class Recorder:
             line = _with(line, "request", "sent", attempt.sent)
         if attempt.cached is not None:
             line = _with(line, "run", "cache", dict(attempt.cached))
-        self._write(self._requests, REQUESTS, line)
+        with self.guard.writing(REQUESTS):
+            self._requests.write(line)
         self.seq += 1
         self._exchange_written()
         answered = attempt.answered  # every question answered, or all but refused ones
@@ -214,7 +204,7 @@ class Recorder:
         simulated = not oracle and (self.simulated or bool(job.served & SIMULATOR_MODELS))
         # The exchanges before these outputs reach the OS first, then the outputs: what is on
         # disk stays a prefix of the numbered records whatever a kill interrupts.
-        self._flush(self._requests, REQUESTS)
+        self.guard.flush((self._requests, REQUESTS))
         run_id = self.run_id
         for record in job.outputs(simulated, error=failed):
             if record["decoder"] in job.recorded_ok:
@@ -224,7 +214,8 @@ class Recorder:
                 line["oracle"] = True
             line["run"] = run_id
             line["seq"] = self.seq
-            self._write(self._outputs, OUTPUTS, line)
+            with self.guard.writing(OUTPUTS):
+                self._outputs.write(line)
             self.seq += 1
         # Counted before the outputs are handed over: a worker's block carries its counters
         # as they are when sent, so the job is counted done in the same message that records
@@ -235,7 +226,7 @@ class Recorder:
         else:
             c.jobs_failed += 1
         c.rounds = max(c.rounds, job.round)
-        self._flush(self._outputs, OUTPUTS)
+        self.guard.flush((self._outputs, OUTPUTS))
         self.progress.update(c)
 
     def save_totals(self) -> None:
@@ -282,6 +273,12 @@ class WriteGuard:
                 )
                 self.on_failure()
             raise self.failure from exc
+
+    def flush(self, *logs: tuple[LineSink, str]) -> None:
+        """Hand each (sink, name)'s lines to the OS in turn, or raise the run's ``WriteFailed``."""
+        for sink, name in logs:
+            with self.writing(name):
+                sink.flush()
 
     def close(self, logs: Iterable[tuple[LineSink, str]]) -> None:
         """Close each (sink, name) to disk; after a failed write (before or now), drop what
