@@ -1,18 +1,10 @@
 """Running a suite, and resuming a run, from code: one ``run`` and one ``resume``.
 
-``run`` creates a run folder and runs every job of a suite against a model; ``resume``
-continues a run folder where it stopped, rebuilding its model and limits from its manifest,
-sending only what was never answered. Where the jobs are answered is an argument, the
-``placement`` (as Inspect AI's ``eval`` takes its parallelism): here by default, else a
-``Pool`` of forked processes, ``Shards`` or ``Ray`` (``harness.spreading``). ``run_async``
-and ``resume_async`` answer here inside a caller's event loop (a notebook, a service).
-
-Each session holds the folder's lock, records itself in ``sessions.jsonl`` (with the seal of
-the manifest it runs under), and is wired in one place (``Wired``: one ``Caller`` with its
-retries, validation and timing, ``Pacer``, ``Budget`` and ``Recorder`` around the scheduler),
-whichever process answers. With ``interrupts`` (the command line), SIGINT and SIGTERM stop
-the session after draining what is in flight (``harness.running.interrupts``). Nothing here
-prints but the request cache's summary: the command line words a ``RunResult``.
+Where the jobs are answered is an argument, the ``placement`` (as Inspect AI's ``eval`` takes
+its parallelism): here by default, else ``harness.spreading``'s. Each session holds the
+folder's lock, records itself in ``sessions.jsonl`` and is wired in one place (``Wired``),
+whichever process answers. Nothing here prints but the request cache's summary: the command
+line words a ``RunResult``.
 """
 
 from __future__ import annotations

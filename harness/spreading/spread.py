@@ -1,11 +1,6 @@
-"""Spreading one run over shards: one shard here, or every shard in local worker processes.
-
-``Shards(N, index=K)`` runs shard K of N of a run (``numericjev run --shard K/N --run RUN``):
-it creates the parent run folder or joins it, then starts or resumes ``RUN/shards/K``.
-``Shards(N)`` runs all N shards of a run in N local processes for models that are bound by
-this machine's CPU (the sim, a local model), and merges them when every shard is complete.
-Each process is forked before any event loop starts, so it shares the parent's imported
-code and starts in milliseconds.
+"""Spreading one run over shards (``Shards``): one shard here, or every shard in local
+processes, each forked before any event loop starts (it shares the parent's imported code
+and starts in milliseconds).
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""The driver of a Ray run: the run folder's one writer, and the shards' keeper.
-
-The driver creates an ordinary run folder (the manifest and session line of a one-process
-run), starts one ``ShardActor`` per shard and one ``RateLimiter``, and writes every block of
-lines the shards stream back as a forked pool's parent does (``harness.spreading.pool.parent``
-``Writer``: numbered in the order written, a prefix of the records on disk at any moment).
-A shard whose actor is lost (its node died) is started again on another node from what
-the folder holds of it (its finished jobs skipped, its started jobs replayed), so it costs
-at most the exchanges it had in flight or had not yet sent back; past ``MAX_RESTARTS`` the
-run stops and ``numericjev resume`` finishes it.
+"""The driver of a Ray run: the run folder's one writer (the pool parent's ``Writer``), and
+the shards' keeper. A shard whose actor is lost (its node died) is started again on another
+node from what the folder holds of it, so it costs at most the exchanges it had in flight or
+had not yet sent back; past ``MAX_RESTARTS`` the run stops and ``numericjev resume``
+finishes it.
 """
 
 from __future__ import annotations
