@@ -245,10 +245,8 @@ class Recorder:
 
 
 class WriteGuard:
-    """The one rule for a log write the OS refuses (the module docstring): the first refusal
-    becomes ``failure``, a ``WriteFailed`` naming the file and the reason, ``on_failure`` is
-    called, and nothing is written after it. Shared by this recorder and the one writer of a
-    run in processes or on Ray (``harness.spreading.pool.parent.Writer``)."""
+    """The one rule for a log write the OS refuses (the module docstring), shared by this
+    recorder and the one writer of a run in processes or on Ray (``pool.parent.Writer``)."""
 
     def __init__(self, folder: Path, on_failure: Callable[[], None] = lambda: None) -> None:
         self.folder = folder

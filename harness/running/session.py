@@ -331,13 +331,18 @@ async def _resume(order: Resume) -> RunResult:
 def resumed(
     order: Resume, opened: Opened, plan: RunPlan, families: frozenset[int] | None
 ) -> Iterator[tuple[LogState, JobLists, Warnings]]:
-    """Under the folder's lock: what ``--allow-mismatch`` lets through, the logs read, the
-    unfinished jobs (of ``families``, None: all) replayed from them (a job this code would
-    ask differently is refused now), the repairs said and this session recorded: a resume
-    refused before leaves no trace. Yields the logs' state, the jobs and the warnings (each
+    """Under the folder's lock: what ``--allow-mismatch`` lets through (the server included),
+    the logs read, the unfinished jobs (of ``families``, None: all) replayed from them (a job
+    this code would ask differently is refused now), the repairs said and this session
+    recorded: a resume refused before (a price the plan lacks, a request cache that cannot
+    be opened) leaves no trace. Yields the logs' state, the jobs and the warnings (each
     passed on as it comes)."""
     warn = Warnings(order.on_warning)
-    problems = resume_problems(opened, plan, order.allow_mismatch, warn)
+    check_before_writing(plan)
+    change = server_change(opened.manifest, plan, order.allow_mismatch)
+    problems = [*opened.problems, *([change] if change else [])]
+    for problem in problems:
+        warn(f"{problem} (continuing: --allow-mismatch)")
     with RunLock(order.folder):
         state = read_logs(order.folder, opened.suite.decoders, opened.manifest.run_id)
         lists = job_lists(opened.suite, state, plan.backend.name, plan.shard, families)
@@ -377,18 +382,6 @@ def resume_plan(order: Resume) -> tuple[Opened, RunPlan]:
         )
     plan = again.plan()
     return opened, replace(plan, shard=shard_from_manifest(manifest))
-
-
-def resume_problems(opened: Opened, plan: RunPlan, allow_mismatch: bool, warn: Warn) -> list[str]:
-    """What ``--allow-mismatch`` lets through (each sent to ``warn``), the server included;
-    refuses a price the plan lacks, or a request cache that cannot be opened."""
-    check_before_writing(plan)
-    problems = list(opened.problems)
-    change = server_change(opened.manifest, plan, allow_mismatch)
-    problems += [change] if change else []
-    for problem in problems:
-        warn(f"{problem} (continuing: --allow-mismatch)")
-    return problems
 
 
 def in_own_loop(function: Callable[P, Awaitable[T]]) -> Callable[P, T]:
