@@ -1,26 +1,15 @@
 """The Caller: between the scheduler and a backend, the same for every backend.
 
 As Inspect's ``Model`` wraps a ``ModelAPI``: the backend makes ONE attempt and classifies
-its own failures; the caller
-
-- stops nothing in flight but starts nothing once the run's ``StopSwitch`` is thrown, and
-  ends every wait (pacer, spend cap, retry) at once then (``Stopping``);
-- with a spend cap, holds each attempt's bound under the run's ``Budget`` before it is sent
-  and gives it back, with the attempt's real cost, when it ends;
-- takes a place from the run's ``Pacer`` for every attempt and gives it back, feeding it
-  each success and each 429 (with the server's ``Retry-After``); a 429 is retried without
-  counting as an attempt, and stops the run (``BudgetExhausted``) only when the pacer's
-  ceiling on time paused is reached;
-- times every attempt on its own (start time and latency, no waits included);
-- validates the answers of a reply with ``read_answers`` before anything reads them, so a
-  malformed answer is a retryable ``TransientError("malformed")`` for every backend, and
-  its billed usage and cost are still recorded; a refused question (the model declined it)
-  is not malformed: the attempt is answered, logged with kind ``refusal``, and not retried;
-- prices a reply that carries no cost at the run's price (``pricing.Price``: input and output);
-- hands every ``Attempt``, failed or answered, to ``on_attempt`` as soon as it is over (the
-  scheduler writes it to the log at once, so an attempt is never lost in a buffer);
-- retries ``TransientError`` under the ONE tenacity policy (``policy.build_retrying``), the
-  short ``probe()`` policy while nothing has been answered yet.
+its own failures; the caller runs every attempt under the run's ``StopSwitch`` (``stop``),
+spend ``Budget`` (``budget``), ``Pacer`` (``pacing``: a 429 is retried without counting as an
+attempt) and the ONE retry policy (``policy``), times each on its own (no waits included)
+and hands each ``Attempt``, failed or answered, to ``on_attempt`` as soon as it is over (the
+scheduler writes it at once, so none is lost in a buffer). It validates a reply's answers
+(``read_answers``) before anything reads them: a malformed answer is a retryable
+``TransientError("malformed")`` for every backend, its billed usage and cost still recorded;
+a refused question is not malformed: the attempt is answered, logged with kind ``refusal``,
+and not retried. A reply that carries no cost is priced at the run's ``pricing.Price``.
 
 The first attempt is a plain await: the tenacity loop (tens of microseconds to build) is
 entered only after a failure, so an answered exchange costs no more than one attempt.
