@@ -20,7 +20,7 @@ an earlier session already recorded as ``ok`` is not written again (``Job.record
 each (job, decoder) has one ``ok`` line.
 
 A write the OS refuses (a full disk, a file size limit) stops the run at once: the first
-failure becomes ``failure`` (a ``WriteFailed`` naming the file and the reason), ``on_failure``
+failure becomes ``guard.failure`` (a ``WriteFailed`` naming the file and the reason), ``on_failure``
 is called (the session stops sending and cuts off what is in flight), and nothing more is
 written, not even what is still buffered, so what is on disk stays a prefix of the records
 and ``resume`` continues from it. The flush at the end of an event-loop pass is a callback
@@ -130,11 +130,6 @@ class Recorder:
         self.on_failure: Callable[[], None] = lambda: None  # stops the run (the session's)
         self.guard = WriteGuard(folder, lambda: self.on_failure())
 
-    @property
-    def failure(self) -> WriteFailed | None:
-        """The first write the OS refused (None: none was)."""
-        return self.guard.failure
-
     def _flush_soon(self) -> None:
         """The flush at the end of an event-loop pass: a failure stops the run through
         ``on_failure`` (raised here, asyncio would only log it)."""
@@ -230,13 +225,9 @@ class Recorder:
         self.progress.update(c)
 
     def save_totals(self) -> None:
-        """Write ``totals.json`` from the counters (``WriteGuard.save_totals``)."""
-        self.guard.save_totals(self.run_id, self.counters, self.requests_end)
-
-    @property
-    def requests_end(self) -> int:
-        """The length of ``requests.jsonl`` so far (what the counters cover)."""
-        return self._requests.position
+        """Write ``totals.json`` from the counters, for ``requests.jsonl`` as long as it is
+        now (``WriteGuard.save_totals``)."""
+        self.guard.save_totals(self.run_id, self.counters, self._requests.position)
 
     def close(self) -> None:
         """Flush both logs to disk (a refused write becomes ``failure``); after a failed
