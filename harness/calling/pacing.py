@@ -57,26 +57,12 @@ class Pacer:
         self._clock = clock
         self._sleep = sleep
         self._window = float(max_limit)
-        self._limit = max_limit
-        self._generation = 0
-        self._in_flight = 0
+        self.limit = max_limit  # attempts allowed in flight now
+        # Bumped by every decrease; an attempt reports the generation it started in.
+        self.generation = 0
+        self.in_flight = 0  # attempts holding a place now
         self._next_start = -math.inf  # the pace's next free start time
         self._waiters: deque[anyio.Event] = deque()
-
-    @property
-    def limit(self) -> int:
-        """Attempts allowed in flight now."""
-        return self._limit
-
-    @property
-    def generation(self) -> int:
-        """Bumped by every decrease; an attempt reports the generation it started in."""
-        return self._generation
-
-    @property
-    def in_flight(self) -> int:
-        """Attempts holding a place now."""
-        return self._in_flight
 
     def pause_remaining(self) -> float:
         """Seconds until new attempts may start (0 when not paused)."""
@@ -103,21 +89,21 @@ class Pacer:
         else:
             self.waited_s += added
             self.not_before = until
-        if generation == self._generation:
+        if generation == self.generation:
             self._window = max(1.0, self._window / 2.0)
-            self._generation += 1
+            self.generation += 1
             self._set_limit()
 
     def try_acquire(self) -> int | None:
         """Take a place at once if nothing holds attempts back; the generation, else None."""
-        if self._in_flight < self._limit and not self.interval and not self.not_before:
-            self._in_flight += 1
-            return self._generation
+        if self.in_flight < self.limit and not self.interval and not self.not_before:
+            self.in_flight += 1
+            return self.generation
         return None
 
     async def acquire(self) -> int:
         """Take a place: wait for room in the window, then any pause and the pace."""
-        while self._in_flight >= self._limit:
+        while self.in_flight >= self.limit:
             woken = anyio.Event()
             self._waiters.append(woken)
             try:
@@ -128,7 +114,7 @@ class Pacer:
                 else:
                     self._waiters.remove(woken)
                 raise
-        self._in_flight += 1
+        self.in_flight += 1
         try:
             if self.not_before:
                 await self._wait_pause()
@@ -137,21 +123,21 @@ class Pacer:
         except BaseException:
             self.release()
             raise
-        return self._generation
+        return self.generation
 
     def release(self) -> None:
         """Give a place back (after the attempt's reply or failure)."""
-        self._in_flight -= 1
+        self.in_flight -= 1
         if self._waiters:
             self._wake()
 
     def _set_limit(self) -> None:
-        self._limit = max(1, int(self._window))
+        self.limit = max(1, int(self._window))
         if self._waiters:
             self._wake()  # a larger window lets waiters in; a smaller one revokes nothing
 
     def _wake(self) -> None:
-        room = self._limit - self._in_flight
+        room = self.limit - self.in_flight
         while room > 0 and self._waiters:
             self._waiters.popleft().set()
             room -= 1
