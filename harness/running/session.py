@@ -88,12 +88,8 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def _ignore(message: str) -> None:
-    """Discard a warning (the default: the result carries them too)."""
-
-
-def _ignore_folder(folder: Path) -> None:
-    """Nothing to announce (the default)."""
+def _ignore(_told: object) -> None:
+    """Discard a warning or a folder's announcement (the default: the result carries both)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +113,7 @@ class Start:
     folder: Path | None = None
     retry: RetrySettings | None = None
     progress: Display = False
-    on_start: Started = _ignore_folder
+    on_start: Started = _ignore
     run_id: str | None = None
     interrupts: Interrupts | None = None
     settings: RunSettings = field(default_factory=RunSettings)

@@ -28,7 +28,7 @@ from harness.running.session import (
     Start,
     _closing,
     _execute,
-    _ignore_folder,
+    _ignore,
     _resume,
     in_own_loop,
     new_session,
@@ -116,7 +116,7 @@ async def _one_shard(order: Start, parent: Path, shard: Shard) -> RunResult:
         overall = build_manifest(parent, replace(plan, limits=order.limits, shard=None))
         run_id = create_or_join_parent(parent, overall, shard.count).run_id
         if not (folder / MANIFEST).exists():
-            first = replace(order, folder=folder, run_id=run_id, on_start=_ignore_folder)
+            first = replace(order, folder=folder, run_id=run_id, on_start=_ignore)
             with new_session(first, plan, {"shard": shard.record(run_id)}):
                 lists = job_lists(order.suite, LogState(), plan.backend.name, shard)
                 state = LogState()
