@@ -107,14 +107,11 @@ class Recorder:
         self.progress = progress
         self.simulated = simulated
         self.oracle = oracle
-        self._requests: LineSink
-        self._outputs: LineSink
         self.writes_folder = sinks is None  # else the folder's writer is another process
-        if sinks is None:
-            self._requests = JsonlAppender(folder / REQUESTS, requests_end, buffered=True)
-            self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end, buffered=True)
-        else:
-            self._requests, self._outputs = sinks
+        self._requests, self._outputs = sinks or (
+            JsonlAppender(folder / REQUESTS, requests_end, buffered=True),
+            JsonlAppender(folder / OUTPUTS, outputs_end, buffered=True),
+        )
         # See the module docstring: an in-process sim's or oracle's exchanges go out in
         # blocks; any other model's at the end of each event-loop pass (or, off asyncio, at
         # once).
