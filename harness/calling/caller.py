@@ -1,26 +1,15 @@
 """The Caller: between the scheduler and a backend, the same for every backend.
 
 As Inspect's ``Model`` wraps a ``ModelAPI``: the backend makes ONE attempt and classifies
-its own failures; the caller
-
-- stops nothing in flight but starts nothing once the run's ``StopSwitch`` is thrown, and
-  ends every wait (pacer, spend cap, retry) at once then (``Stopping``);
-- with a spend cap, holds each attempt's bound under the run's ``Budget`` before it is sent
-  and gives it back, with the attempt's real cost, when it ends;
-- takes a place from the run's ``Pacer`` for every attempt and gives it back, feeding it
-  each success and each 429 (with the server's ``Retry-After``); a 429 is retried without
-  counting as an attempt, and stops the run (``BudgetExhausted``) only when the pacer's
-  ceiling on time paused is reached;
-- times every attempt on its own (start time and latency, no waits included);
-- validates the answers of a reply with ``read_answers`` before anything reads them, so a
-  malformed answer is a retryable ``TransientError("malformed")`` for every backend, and
-  its billed usage and cost are still recorded; a refused question (the model declined it)
-  is not malformed: the attempt is answered, logged with kind ``refusal``, and not retried;
-- prices a reply that carries no cost at the run's price (``pricing.Price``: input and output);
-- hands every ``Attempt``, failed or answered, to ``on_attempt`` as soon as it is over (the
-  scheduler writes it to the log at once, so an attempt is never lost in a buffer);
-- retries ``TransientError`` under the ONE tenacity policy (``policy.build_retrying``), the
-  short ``probe()`` policy while nothing has been answered yet.
+its own failures; the caller runs every attempt under the run's ``StopSwitch`` (``stop``),
+spend ``Budget`` (``budget``), ``Pacer`` (``pacing``: a 429 is retried without counting as an
+attempt) and the ONE retry policy (``policy``), times each on its own (no waits included)
+and hands each ``Attempt``, failed or answered, to ``on_attempt`` as soon as it is over (the
+scheduler writes it at once, so none is lost in a buffer). It validates a reply's answers
+(``read_answers``) before anything reads them: a malformed answer is a retryable
+``TransientError("malformed")`` for every backend, its billed usage and cost still recorded;
+a refused question is not malformed: the attempt is answered, logged with kind ``refusal``,
+and not retried. A reply that carries no cost is priced at the run's ``pricing.Price``.
 
 The first attempt is a plain await: the tenacity loop (tens of microseconds to build) is
 entered only after a failure, so an answered exchange costs no more than one attempt.
@@ -31,7 +20,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
 from typing import Any, Protocol
 
 import anyio
@@ -98,7 +86,6 @@ class Caller:
         *,
         price: Price | None = None,
         budget: Budget | None = None,
-        switch: StopSwitch | None = None,
         probe: bool = False,
         sleep: Sleep = anyio.sleep,
         clock: Clock = time.monotonic,
@@ -106,17 +93,17 @@ class Caller:
         rng: random.Random | None = None,
         cache: RequestCache | None = None,
     ) -> None:
-        """``budget`` holds spend per attempt (with a spend cap); ``switch`` stops the run;
-        ``probe``: retry under ``RetrySettings.probe()`` until an exchange is answered (a run
-        does, so that a wrong server is found out in seconds); ``sleep``, ``clock`` (retry
-        waits), ``wall`` (each attempt's ``t``) and ``rng`` are injected in tests; ``cache``:
-        the request cache, asked before an exchange is sent and told every live answer."""
+        """``budget`` holds spend per attempt (with a spend cap); ``probe``: retry under
+        ``RetrySettings.probe()`` until an exchange is answered (a run does, so that a wrong
+        server is found out in seconds); ``sleep``, ``clock`` (retry waits), ``wall`` (each
+        attempt's ``t``) and ``rng`` are injected in tests; ``cache``: the request cache,
+        asked before an exchange is sent and told every live answer."""
         self.backend = backend
         self.pacer = pacer
         self.retry = retry or RetrySettings()
         self.price = price
         self.budget = budget
-        self.switch = switch or StopSwitch()
+        self.switch = StopSwitch()
         self.answered_any = not probe  # until then the probe() retry policy applies
         self.sending = 0  # attempts sent and not over yet
         self.sent = 0  # attempts sent in all
@@ -127,10 +114,6 @@ class Caller:
         self._rng = rng or random.Random()
         self.cache = cache
         self._encode = cache is not None and getattr(backend, "sends_body_json", False)
-
-    def describe(self) -> dict[str, Any]:
-        """The retry policy, for the manifest."""
-        return asdict(self.retry)
 
     async def call(
         self, body: Mapping[str, Any], on_attempt: OnAttempt, occasion: str = ""
@@ -184,6 +167,11 @@ class Caller:
         # Outside the except block, so that later failures do not chain onto the first.
         return await self._retry(body, on_attempt, first, started, exchange)
 
+    def _settle(self, held: Hold | None, cost: float | None) -> None:
+        """Give back an attempt's hold under the spend cap (if it took one), with its cost."""
+        if held is not None and self.budget is not None:
+            self.budget.settle(held, cost)
+
     async def _wait(self, seconds: float) -> None:
         """A retry's wait, ended at once when the run stops."""
         with self.switch.waiting():
@@ -234,22 +222,20 @@ class Caller:
                 with switch.waiting():
                     generation = await pacer.acquire()
             except BaseException:
-                if held is not None and budget is not None:
-                    budget.settle(held, None)
+                self._settle(held, None)
                 raise
             finally:
                 exchange.paused += self._clock() - began
         if switch.stopping:  # a wait that ended as the run stopped: send nothing
             pacer.release()
-            if held is not None and budget is not None:
-                budget.settle(held, None)
+            self._settle(held, None)
             switch.check()
         return generation, held
 
     async def _attempt(
         self, body: Mapping[str, Any], number: int, on_attempt: OnAttempt, exchange: _Exchange
     ) -> Attempt:
-        pacer, budget = self.pacer, self.budget
+        pacer = self.pacer
         # The common case takes its place without a coroutine (one less per attempt): no
         # spend cap to hold under, the run going on, and room in the pacer's window.
         generation = None if exchange.size or self.switch.stopping else pacer.try_acquire()
@@ -270,8 +256,7 @@ class Caller:
             if limited:
                 pacer.on_rate_limited(generation, error.wait_s)
             on_attempt(Attempt.failed(number, t, latency, error))
-            if held is not None and budget is not None:
-                budget.settle(held, error.cost_usd)
+            self._settle(held, error.cost_usd)
             if limited and pacer.exhausted:
                 raise BudgetExhausted(pacer.exhausted) from error
             raise
@@ -280,8 +265,7 @@ class Caller:
             if self.switch.stopping:
                 self.abandoned += 1  # cancelled while sent: the reply was never read
             pacer.release()
-            if held is not None and budget is not None:
-                budget.settle(held, None)
+            self._settle(held, None)
             raise
         latency = (time.perf_counter() - t0) * 1000.0
         self.sending -= 1
@@ -305,8 +289,7 @@ class Caller:
                 sent=reply.sent,
             )
             on_attempt(Attempt.failed(number, t, latency, malformed))
-            if held is not None and budget is not None:
-                budget.settle(held, cost)
+            self._settle(held, cost)
             raise malformed from exc
         pacer.on_success()
         # Refused questions are final for this exchange: logged as kind "refusal", returned
@@ -323,6 +306,5 @@ class Caller:
             reply.response_json,
         )  # fmt: skip
         on_attempt(answered)
-        if held is not None and budget is not None:
-            budget.settle(held, cost)
+        self._settle(held, cost)
         return answered

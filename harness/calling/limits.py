@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import cast
 
 from harness.backends.base import DEFAULT_CONCURRENCY
 from harness.errors import ConfigError
@@ -37,11 +38,5 @@ class Limits:
             raise ConfigError(f"--max-wait-seconds must be >= 0; got {self.max_wait_s}")
 
     def as_record(self) -> LimitsRecord:
-        """The limits as the manifest and sessions.jsonl record them."""
-        return {
-            "concurrency": self.concurrency,
-            "rps": self.rps,
-            "max_requests": self.max_requests,
-            "max_cost_usd": self.max_cost_usd,
-            "max_wait_s": self.max_wait_s,
-        }
+        """The limits as the manifest and sessions.jsonl record them (every field, in order)."""
+        return cast(LimitsRecord, asdict(self))

@@ -5,7 +5,7 @@ its reply (or failure) is in. Three things can hold it back:
 
 - the window: attempts in flight, at most ``limit``. A 429 halves it (not below 1) at most
   once per window generation, so a burst of 429s from attempts already in flight counts as
-  one signal, as in TCP; each success adds ``increase`` back, up to ``max_limit``.
+  one signal, as in TCP; each success adds one back, up to ``max_limit``.
 - a run-wide pause: a 429's ``Retry-After`` moves a shared "not before" time that every new
   attempt waits for, instead of each job hammering the server on its own schedule.
 - the pace: with ``rps``, attempts start at least ``1/rps`` seconds apart.
@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from types import TracebackType
 
 import anyio
 
@@ -40,7 +39,6 @@ class Pacer:
         max_limit: int,
         *,
         rps: float | None = None,
-        increase: float = 1.0,
         default_pause_s: float = 1.0,
         max_wait_s: float | None = None,
         clock: Clock = time.monotonic,
@@ -50,7 +48,6 @@ class Pacer:
         if max_limit < 1:
             raise ValueError(f"concurrency must be at least 1; got {max_limit}")
         self.max_limit = max_limit
-        self.increase = increase
         self.default_pause_s = default_pause_s
         self.interval = 1.0 / rps if rps else 0.0
         self.not_before = 0.0  # on ``clock``: no attempt starts before this
@@ -60,26 +57,12 @@ class Pacer:
         self._clock = clock
         self._sleep = sleep
         self._window = float(max_limit)
-        self._limit = max_limit
-        self._generation = 0
-        self._in_flight = 0
+        self.limit = max_limit  # attempts allowed in flight now
+        # Bumped by every decrease; an attempt reports the generation it started in.
+        self.generation = 0
+        self.in_flight = 0  # attempts holding a place now
         self._next_start = -math.inf  # the pace's next free start time
         self._waiters: deque[anyio.Event] = deque()
-
-    @property
-    def limit(self) -> int:
-        """Attempts allowed in flight now."""
-        return self._limit
-
-    @property
-    def generation(self) -> int:
-        """Bumped by every decrease; an attempt reports the generation it started in."""
-        return self._generation
-
-    @property
-    def in_flight(self) -> int:
-        """Attempts holding a place now."""
-        return self._in_flight
 
     def pause_remaining(self) -> float:
         """Seconds until new attempts may start (0 when not paused)."""
@@ -88,7 +71,7 @@ class Pacer:
     def on_success(self) -> None:
         """Additive increase after an answered attempt."""
         if self._window < self.max_limit:
-            self._window = min(float(self.max_limit), self._window + self.increase)
+            self._window = min(float(self.max_limit), self._window + 1.0)
             self._set_limit()
 
     def on_rate_limited(self, generation: int, wait_s: float | None) -> None:
@@ -106,21 +89,21 @@ class Pacer:
         else:
             self.waited_s += added
             self.not_before = until
-        if generation == self._generation:
+        if generation == self.generation:
             self._window = max(1.0, self._window / 2.0)
-            self._generation += 1
+            self.generation += 1
             self._set_limit()
 
     def try_acquire(self) -> int | None:
         """Take a place at once if nothing holds attempts back; the generation, else None."""
-        if self._in_flight < self._limit and not self.interval and not self.not_before:
-            self._in_flight += 1
-            return self._generation
+        if self.in_flight < self.limit and not self.interval and not self.not_before:
+            self.in_flight += 1
+            return self.generation
         return None
 
     async def acquire(self) -> int:
         """Take a place: wait for room in the window, then any pause and the pace."""
-        while self._in_flight >= self._limit:
+        while self.in_flight >= self.limit:
             woken = anyio.Event()
             self._waiters.append(woken)
             try:
@@ -131,7 +114,7 @@ class Pacer:
                 else:
                     self._waiters.remove(woken)
                 raise
-        self._in_flight += 1
+        self.in_flight += 1
         try:
             if self.not_before:
                 await self._wait_pause()
@@ -140,25 +123,21 @@ class Pacer:
         except BaseException:
             self.release()
             raise
-        return self._generation
+        return self.generation
 
     def release(self) -> None:
         """Give a place back (after the attempt's reply or failure)."""
-        self._in_flight -= 1
+        self.in_flight -= 1
         if self._waiters:
             self._wake()
 
-    def slot(self) -> _Slot:
-        """``async with pacer.slot() as generation``: acquire and release around a block."""
-        return _Slot(self)
-
     def _set_limit(self) -> None:
-        self._limit = max(1, int(self._window))
+        self.limit = max(1, int(self._window))
         if self._waiters:
             self._wake()  # a larger window lets waiters in; a smaller one revokes nothing
 
     def _wake(self) -> None:
-        room = self._limit - self._in_flight
+        room = self.limit - self.in_flight
         while room > 0 and self._waiters:
             self._waiters.popleft().set()
             room -= 1
@@ -177,21 +156,3 @@ class Pacer:
         self._next_start = start + self.interval
         if start > now:
             await self._sleep(start - now)
-
-
-class _Slot:
-    """One place held for an ``async with`` block."""
-
-    def __init__(self, pacer: Pacer) -> None:
-        self._pacer = pacer
-
-    async def __aenter__(self) -> int:
-        return await self._pacer.acquire()
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._pacer.release()

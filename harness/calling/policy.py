@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import anyio
@@ -74,13 +74,12 @@ class RetrySettings:
 
     def probe(self) -> RetrySettings:
         """The policy while no exchange has been answered yet (module docstring)."""
-        return RetrySettings(
+        return replace(
+            self,
             max_attempts=min(self.max_attempts, PROBE_ATTEMPTS),
             budget_s=min(self.budget_s, PROBE_BUDGET_S),
             initial_wait_s=min(self.initial_wait_s, PROBE_MAX_WAIT_S),
             max_wait_s=min(self.max_wait_s, PROBE_MAX_WAIT_S),
-            jitter=self.jitter,
-            max_retry_after_s=self.max_retry_after_s,
         )
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
@@ -102,7 +101,6 @@ def build_retrying(
     clock: Clock = time.monotonic,
     rng: random.Random | None = None,
     start: float | None = None,
-    before_sleep: Callable[[RetryCallState], Any] | None = None,
     probing: Callable[[], bool] | None = None,
     paused: Callable[[], float] | None = None,
 ) -> AsyncRetrying:
@@ -151,5 +149,4 @@ def build_retrying(
         wait=wait,
         retry=retry_if_exception_type(TransientError),
         reraise=True,
-        before_sleep=before_sleep,
     )

@@ -1,16 +1,6 @@
-"""A run folder from the harness's side: its manifest, its sessions, and whether it still fits.
-
-``create_run_folder`` writes the manifest of a new run (what the plan will ask, of which
-model, under which limits, from which code) under the folder's lock, so that of two runs
-started into one new folder one wins and the other is refused in one line;
-``open_for_resume`` reads one back and refuses, naming what differs, to continue a run whose
-manifest was edited since its last session (the seal, ``runfolder.seal``), whose server would
-change (``--base-url``), or whose cases or code changed, unless ``--allow-mismatch``;
-``record_session`` appends each ``run`` or ``resume`` to ``sessions.jsonl`` with the seal of
-the manifest it ran under and what ``--allow-mismatch`` let through; ``model_spec_of`` and
-``limits_of`` give a resume the run's own model, retry policy (``--max-attempts``,
-timeouts) and limits. The format itself (records, manifest class, reader, writer, lock,
-seal) is ``runfolder``'s.
+"""A run folder from the harness's side: its manifest, its sessions, and whether it still fits
+(``create_run_folder``, ``record_session``, ``open_for_resume``, ``model_spec_of``). The
+format itself (records, manifest class, reader, writer, lock, seal) is ``runfolder``'s.
 """
 
 from __future__ import annotations

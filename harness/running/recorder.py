@@ -20,7 +20,7 @@ an earlier session already recorded as ``ok`` is not written again (``Job.record
 each (job, decoder) has one ``ok`` line.
 
 A write the OS refuses (a full disk, a file size limit) stops the run at once: the first
-failure becomes ``failure`` (a ``WriteFailed`` naming the file and the reason), ``on_failure``
+failure becomes ``guard.failure`` (a ``WriteFailed`` naming the file and the reason), ``on_failure``
 is called (the session stops sending and cuts off what is in flight), and nothing more is
 written, not even what is still buffered, so what is on disk stays a prefix of the records
 and ``resume`` continues from it. The flush at the end of an event-loop pass is a callback
@@ -107,14 +107,11 @@ class Recorder:
         self.progress = progress
         self.simulated = simulated
         self.oracle = oracle
-        self._requests: LineSink
-        self._outputs: LineSink
         self.writes_folder = sinks is None  # else the folder's writer is another process
-        if sinks is None:
-            self._requests = JsonlAppender(folder / REQUESTS, requests_end, buffered=True)
-            self._outputs = JsonlAppender(folder / OUTPUTS, outputs_end, buffered=True)
-        else:
-            self._requests, self._outputs = sinks
+        self._requests, self._outputs = sinks or (
+            JsonlAppender(folder / REQUESTS, requests_end, buffered=True),
+            JsonlAppender(folder / OUTPUTS, outputs_end, buffered=True),
+        )
         # See the module docstring: an in-process sim's or oracle's exchanges go out in
         # blocks; any other model's at the end of each event-loop pass (or, off asyncio, at
         # once).
@@ -130,21 +127,6 @@ class Recorder:
         self.on_failure: Callable[[], None] = lambda: None  # stops the run (the session's)
         self.guard = WriteGuard(folder, lambda: self.on_failure())
 
-    @property
-    def failure(self) -> WriteFailed | None:
-        """The first write the OS refused (None: none was)."""
-        return self.guard.failure
-
-    def _write(self, sink: LineSink, name: str, record: Mapping[str, Any]) -> None:
-        """Write one record to ``sink`` (log ``name``), or raise the run's ``WriteFailed``."""
-        with self.guard.writing(name):
-            sink.write(record)
-
-    def _flush(self, sink: LineSink, name: str) -> None:
-        """Hand ``sink``'s lines to the OS, or raise the run's ``WriteFailed``."""
-        with self.guard.writing(name):
-            sink.flush()
-
     def _flush_soon(self) -> None:
         """The flush at the end of an event-loop pass: a failure stops the run through
         ``on_failure`` (raised here, asyncio would only log it)."""
@@ -154,7 +136,7 @@ class Recorder:
     def _exchange_written(self) -> None:
         """An exchange was written: hand it to the OS now, at the end of this pass, or later."""
         if self._per_line:
-            self._flush(self._requests, REQUESTS)
+            self.guard.flush((self._requests, REQUESTS))
         elif self._loop is not None and not self._flush_pending:
             self._flush_pending = True
             self._loop.call_soon(self._flush_soon)
@@ -162,8 +144,7 @@ class Recorder:
     def flush(self) -> None:
         """Hand both logs' lines to the OS, the exchanges first."""
         self._flush_pending = False
-        self._flush(self._requests, REQUESTS)
-        self._flush(self._outputs, OUTPUTS)
+        self.guard.flush((self._requests, REQUESTS), (self._outputs, OUTPUTS))
 
     def attempt(
         self, job: Job, body: Mapping[str, Any], qmap: dict[str, str], attempt: Attempt
@@ -195,7 +176,8 @@ class Recorder:
             line = _with(line, "request", "sent", attempt.sent)
         if attempt.cached is not None:
             line = _with(line, "run", "cache", dict(attempt.cached))
-        self._write(self._requests, REQUESTS, line)
+        with self.guard.writing(REQUESTS):
+            self._requests.write(line)
         self.seq += 1
         self._exchange_written()
         answered = attempt.answered  # every question answered, or all but refused ones
@@ -214,7 +196,7 @@ class Recorder:
         simulated = not oracle and (self.simulated or bool(job.served & SIMULATOR_MODELS))
         # The exchanges before these outputs reach the OS first, then the outputs: what is on
         # disk stays a prefix of the numbered records whatever a kill interrupts.
-        self._flush(self._requests, REQUESTS)
+        self.guard.flush((self._requests, REQUESTS))
         run_id = self.run_id
         for record in job.outputs(simulated, error=failed):
             if record["decoder"] in job.recorded_ok:
@@ -224,7 +206,8 @@ class Recorder:
                 line["oracle"] = True
             line["run"] = run_id
             line["seq"] = self.seq
-            self._write(self._outputs, OUTPUTS, line)
+            with self.guard.writing(OUTPUTS):
+                self._outputs.write(line)
             self.seq += 1
         # Counted before the outputs are handed over: a worker's block carries its counters
         # as they are when sent, so the job is counted done in the same message that records
@@ -235,17 +218,13 @@ class Recorder:
         else:
             c.jobs_failed += 1
         c.rounds = max(c.rounds, job.round)
-        self._flush(self._outputs, OUTPUTS)
+        self.guard.flush((self._outputs, OUTPUTS))
         self.progress.update(c)
 
     def save_totals(self) -> None:
-        """Write ``totals.json`` from the counters (``WriteGuard.save_totals``)."""
-        self.guard.save_totals(self.run_id, self.counters, self.requests_end)
-
-    @property
-    def requests_end(self) -> int:
-        """The length of ``requests.jsonl`` so far (what the counters cover)."""
-        return self._requests.position
+        """Write ``totals.json`` from the counters, for ``requests.jsonl`` as long as it is
+        now (``WriteGuard.save_totals``)."""
+        self.guard.save_totals(self.run_id, self.counters, self._requests.position)
 
     def close(self) -> None:
         """Flush both logs to disk (a refused write becomes ``failure``); after a failed
@@ -254,10 +233,8 @@ class Recorder:
 
 
 class WriteGuard:
-    """The one rule for a log write the OS refuses (the module docstring): the first refusal
-    becomes ``failure``, a ``WriteFailed`` naming the file and the reason, ``on_failure`` is
-    called, and nothing is written after it. Shared by this recorder and the one writer of a
-    run in processes or on Ray (``harness.spreading.pool.parent.Writer``)."""
+    """The one rule for a log write the OS refuses (the module docstring), shared by this
+    recorder and the one writer of a run in processes or on Ray (``pool.parent.Writer``)."""
 
     def __init__(self, folder: Path, on_failure: Callable[[], None] = lambda: None) -> None:
         self.folder = folder
@@ -282,6 +259,12 @@ class WriteGuard:
                 )
                 self.on_failure()
             raise self.failure from exc
+
+    def flush(self, *logs: tuple[LineSink, str]) -> None:
+        """Hand each (sink, name)'s lines to the OS in turn, or raise the run's ``WriteFailed``."""
+        for sink, name in logs:
+            with self.writing(name):
+                sink.flush()
 
     def close(self, logs: Iterable[tuple[LineSink, str]]) -> None:
         """Close each (sink, name) to disk; after a failed write (before or now), drop what

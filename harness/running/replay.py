@@ -176,7 +176,7 @@ def job_lists(
         s
         for s in shuffled_specs(suite)
         if s.id not in state.finished
-        and (shard is None or shard.holds(s))
+        and (shard is None or shard.holds_id(s.id))
         and (families is None or s.case.family in families)
     ]
     started: list[Job] = []

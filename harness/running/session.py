@@ -1,18 +1,10 @@
 """Running a suite, and resuming a run, from code: one ``run`` and one ``resume``.
 
-``run`` creates a run folder and runs every job of a suite against a model; ``resume``
-continues a run folder where it stopped, rebuilding its model and limits from its manifest,
-sending only what was never answered. Where the jobs are answered is an argument, the
-``placement`` (as Inspect AI's ``eval`` takes its parallelism): here by default, else a
-``Pool`` of forked processes, ``Shards`` or ``Ray`` (``harness.spreading``). ``run_async``
-and ``resume_async`` answer here inside a caller's event loop (a notebook, a service).
-
-Each session holds the folder's lock, records itself in ``sessions.jsonl`` (with the seal of
-the manifest it runs under), and is wired in one place (``Wired``: one ``Caller`` with its
-retries, validation and timing, ``Pacer``, ``Budget`` and ``Recorder`` around the scheduler),
-whichever process answers. With ``interrupts`` (the command line), SIGINT and SIGTERM stop
-the session after draining what is in flight (``harness.running.interrupts``). Nothing here
-prints but the request cache's summary: the command line words a ``RunResult``.
+Where the jobs are answered is an argument, the ``placement`` (as Inspect AI's ``eval`` takes
+its parallelism): here by default, else ``harness.spreading``'s. Each session holds the
+folder's lock, records itself in ``sessions.jsonl`` and is wired in one place (``Wired``),
+whichever process answers. Nothing here prints but the request cache's summary: the command
+line words a ``RunResult``.
 """
 
 from __future__ import annotations
@@ -96,12 +88,8 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def _ignore(message: str) -> None:
-    """Discard a warning (the default: the result carries them too)."""
-
-
-def _ignore_folder(folder: Path) -> None:
-    """Nothing to announce (the default)."""
+def _ignore(_told: object) -> None:
+    """Discard a warning or a folder's announcement (the default: the result carries both)."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +113,7 @@ class Start:
     folder: Path | None = None
     retry: RetrySettings | None = None
     progress: Display = False
-    on_start: Started = _ignore_folder
+    on_start: Started = _ignore
     run_id: str | None = None
     interrupts: Interrupts | None = None
     settings: RunSettings = field(default_factory=RunSettings)
@@ -339,13 +327,18 @@ async def _resume(order: Resume) -> RunResult:
 def resumed(
     order: Resume, opened: Opened, plan: RunPlan, families: frozenset[int] | None
 ) -> Iterator[tuple[LogState, JobLists, Warnings]]:
-    """Under the folder's lock: what ``--allow-mismatch`` lets through, the logs read, the
-    unfinished jobs (of ``families``, None: all) replayed from them (a job this code would
-    ask differently is refused now), the repairs said and this session recorded: a resume
-    refused before leaves no trace. Yields the logs' state, the jobs and the warnings (each
+    """Under the folder's lock: what ``--allow-mismatch`` lets through (the server included),
+    the logs read, the unfinished jobs (of ``families``, None: all) replayed from them (a job
+    this code would ask differently is refused now), the repairs said and this session
+    recorded: a resume refused before (a price the plan lacks, a request cache that cannot
+    be opened) leaves no trace. Yields the logs' state, the jobs and the warnings (each
     passed on as it comes)."""
     warn = Warnings(order.on_warning)
-    problems = resume_problems(opened, plan, order.allow_mismatch, warn)
+    check_before_writing(plan)
+    change = server_change(opened.manifest, plan, order.allow_mismatch)
+    problems = [*opened.problems, *([change] if change else [])]
+    for problem in problems:
+        warn(f"{problem} (continuing: --allow-mismatch)")
     with RunLock(order.folder):
         state = read_logs(order.folder, opened.suite.decoders, opened.manifest.run_id)
         lists = job_lists(opened.suite, state, plan.backend.name, plan.shard, families)
@@ -385,18 +378,6 @@ def resume_plan(order: Resume) -> tuple[Opened, RunPlan]:
         )
     plan = again.plan()
     return opened, replace(plan, shard=shard_from_manifest(manifest))
-
-
-def resume_problems(opened: Opened, plan: RunPlan, allow_mismatch: bool, warn: Warn) -> list[str]:
-    """What ``--allow-mismatch`` lets through (each sent to ``warn``), the server included;
-    refuses a price the plan lacks, or a request cache that cannot be opened."""
-    check_before_writing(plan)
-    problems = list(opened.problems)
-    change = server_change(opened.manifest, plan, allow_mismatch)
-    problems += [change] if change else []
-    for problem in problems:
-        warn(f"{problem} (continuing: --allow-mismatch)")
-    return problems
 
 
 def in_own_loop(function: Callable[P, Awaitable[T]]) -> Callable[P, T]:

@@ -61,17 +61,13 @@ class Shard:
             raise ConfigError(f"--shard takes K/N, e.g. 0/4; got {text!r}")
         return cls(*numbers)
 
-    def holds(self, spec: JobSpec) -> bool:
-        """Whether this shard runs ``spec``."""
-        return self.holds_id(spec.id)
-
     def holds_id(self, job_id: str) -> bool:
         """Whether this shard runs the job ``job_id``."""
         return shard_of(job_id, self.count) == self.index
 
     def jobs(self, suite: Suite) -> list[JobSpec]:
         """This shard's jobs, in the suite's order."""
-        return [s for s in suite.jobs() if self.holds(s)]
+        return [s for s in suite.jobs() if self.holds_id(s.id)]
 
     def folder(self, parent: Path) -> Path:
         """``RUN/shards/K``."""

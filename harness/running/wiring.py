@@ -102,8 +102,9 @@ class Wired:
             if self.cache is not None:
                 self.cache.close()  # first: its last commit is counted in the summary's CPU
                 print(self.cache.summary(), file=sys.stderr)
-        if recorder.failure is not None:  # reported by a flush between tasks, or by the last one
-            raise recorder.failure
+        failure = recorder.guard.failure  # reported by a flush between tasks, or by the last one
+        if failure is not None:
+            raise failure
 
 
 def display_for(

@@ -1,11 +1,6 @@
-"""Spreading one run over shards: one shard here, or every shard in local worker processes.
-
-``Shards(N, index=K)`` runs shard K of N of a run (``numericjev run --shard K/N --run RUN``):
-it creates the parent run folder or joins it, then starts or resumes ``RUN/shards/K``.
-``Shards(N)`` runs all N shards of a run in N local processes for models that are bound by
-this machine's CPU (the sim, a local model), and merges them when every shard is complete.
-Each process is forked before any event loop starts, so it shares the parent's imported
-code and starts in milliseconds.
+"""Spreading one run over shards (``Shards``): one shard here, or every shard in local
+processes, each forked before any event loop starts (it shares the parent's imported code
+and starts in milliseconds).
 """
 
 from __future__ import annotations
@@ -33,7 +28,7 @@ from harness.running.session import (
     Start,
     _closing,
     _execute,
-    _ignore_folder,
+    _ignore,
     _resume,
     in_own_loop,
     new_session,
@@ -121,7 +116,7 @@ async def _one_shard(order: Start, parent: Path, shard: Shard) -> RunResult:
         overall = build_manifest(parent, replace(plan, limits=order.limits, shard=None))
         run_id = create_or_join_parent(parent, overall, shard.count).run_id
         if not (folder / MANIFEST).exists():
-            first = replace(order, folder=folder, run_id=run_id, on_start=_ignore_folder)
+            first = replace(order, folder=folder, run_id=run_id, on_start=_ignore)
             with new_session(first, plan, {"shard": shard.record(run_id)}):
                 lists = job_lists(order.suite, LogState(), plan.backend.name, shard)
                 state = LogState()

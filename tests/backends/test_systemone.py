@@ -214,8 +214,6 @@ def test_describe_is_the_manifest_spec() -> None:
     assert (spec["backend"], spec["simulated"]) == ("systemone", False)
     assert spec["base_url"] == "https://***@api.typesafe.ai"
     assert spec["wire"] == "systemone"
-    # The retry policy is the caller's; the manifest records it as model.retries.
-    assert Caller(b, Pacer(1), RetrySettings(max_attempts=9)).describe()["max_attempts"] == 9
     assert spec["params"]["timeout_s"] == 30.0
     assert spec["params"]["price"]["input_usd_per_million"] == 0.042
     assert SystemOneBackend("llama", env={}).describe()["params"]["price"] is None
@@ -586,12 +584,6 @@ async def test_connection_refused_is_a_connection_error() -> None:
     assert caught.value.kind == "connection"
     assert KEY not in str(caught.value)
     assert len(records) == 2
-
-
-def test_retry_settings_are_reported() -> None:
-    settings = RetrySettings(max_attempts=4, budget_s=60.0)
-    b = SystemOneBackend("jev-latest", env={})
-    assert Caller(b, Pacer(1), settings).describe()["budget_s"] == 60.0
 
 
 async def test_loopback_timeout_bounds_the_whole_attempt() -> None:

@@ -19,7 +19,7 @@ from harness.errors import AuthError, BackendError, BudgetExhausted, TransientEr
 from harness.progress import Counters
 from harness.protocol.registry import load_suite
 from harness.running.jobs import Job
-from tests.calling.test_retry import FakeTime
+from tests.calling.test_retry import FakeTime, slot
 
 
 @functools.cache
@@ -155,7 +155,7 @@ async def test_rps_spaces_attempt_starts() -> None:
     pacer = Pacer(8, rps=2.0, clock=fake.clock, sleep=fake.sleep)
     starts = []
     for _ in range(3):
-        async with pacer.slot():
+        async with slot(pacer):
             starts.append(fake.now)
     assert starts == [0.0, 0.5, 1.0]
 
@@ -169,7 +169,7 @@ async def test_a_cancelled_waiter_passes_its_place_on() -> None:
     async def take(name: str) -> None:
         with anyio.CancelScope() as scope:
             scopes[name] = scope
-            async with pacer.slot():
+            async with slot(pacer):
                 got.append(name)
 
     with anyio.fail_after(5):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import aiohttp
 import anyio
@@ -154,6 +156,16 @@ class FakeTime:
         self.sleeps.append(seconds)
         self.now += seconds
         await checkpoint()
+
+
+@asynccontextmanager
+async def slot(pacer: Pacer) -> AsyncIterator[int]:
+    """A place in ``pacer``'s window held for the block (acquired, then released)."""
+    generation = await pacer.acquire()
+    try:
+        yield generation
+    finally:
+        pacer.release()
 
 
 async def run_policy(settings: RetrySettings, outcomes: list[BaseException | str], fake: FakeTime):
@@ -307,10 +319,10 @@ async def test_every_new_attempt_waits_out_the_pause() -> None:
     fake = FakeTime()
     rate = Pacer(8, clock=fake.clock, sleep=fake.sleep)
     rate.on_rate_limited(rate.generation, 2.0)
-    async with rate.slot():
+    async with slot(rate):
         pass
     assert fake.sleeps == [2.0]
-    async with rate.slot():  # the pause is over
+    async with slot(rate):  # the pause is over
         pass
     assert fake.sleeps == [2.0]
 
@@ -322,7 +334,7 @@ async def test_slots_follow_the_window() -> None:
     release = anyio.Event()
 
     async def worker(i: int) -> None:
-        async with rate.slot():
+        async with slot(rate):
             inside.append(i)
             await release.wait()
 

@@ -55,8 +55,7 @@ class Writer:
                 seq += 1
                 i += 1
             if output:
-                with guard.writing(REQUESTS):
-                    requests.flush()
+                guard.flush((requests, REQUESTS))
                 with guard.writing(OUTPUTS):
                     outputs.write_line(b"".join(parts))
                     outputs.flush()
@@ -67,10 +66,7 @@ class Writer:
 
     def flush(self) -> None:
         """Hand both logs' lines to the OS (before the folder is read while the run goes)."""
-        with self.guard.writing(REQUESTS):
-            self._requests.flush()
-        with self.guard.writing(OUTPUTS):
-            self._outputs.flush()
+        self.guard.flush((self._requests, REQUESTS), (self._outputs, OUTPUTS))
 
     def close(self, run_id: str, counters: Counters) -> None:
         """Flush both logs to disk and write ``totals.json`` (``WriteGuard.save_totals``)."""

@@ -1,13 +1,8 @@
-"""The driver of a Ray run: the run folder's one writer, and the shards' keeper.
-
-The driver creates an ordinary run folder (the manifest and session line of a one-process
-run), starts one ``ShardActor`` per shard and one ``RateLimiter``, and writes every block of
-lines the shards stream back as a forked pool's parent does (``harness.spreading.pool.parent``
-``Writer``: numbered in the order written, a prefix of the records on disk at any moment).
-A shard whose actor is lost (its node died) is started again on another node from what
-the folder holds of it (its finished jobs skipped, its started jobs replayed), so it costs
-at most the exchanges it had in flight or had not yet sent back; past ``MAX_RESTARTS`` the
-run stops and ``numericjev resume`` finishes it.
+"""The driver of a Ray run: the run folder's one writer (the pool parent's ``Writer``), and
+the shards' keeper. A shard whose actor is lost (its node died) is started again on another
+node from what the folder holds of it, so it costs at most the exchanges it had in flight or
+had not yet sent back; past ``MAX_RESTARTS`` the run stops and ``numericjev resume``
+finishes it.
 """
 
 from __future__ import annotations
@@ -21,6 +16,7 @@ from typing import Any
 
 from harness.backends import ModelSpec
 from harness.calling import Limits, RetrySettings
+from harness.errors import ConfigError
 from harness.progress import Counters
 from harness.running.folder import RunPlan, check_price
 from harness.running.replay import LogState, read_logs
@@ -205,8 +201,6 @@ class Driver:
 
 
 def _ray() -> Any:
-    from harness.errors import ConfigError
-
     try:
         import ray
         import ray.util.scheduling_strategies
@@ -239,8 +233,6 @@ class Ray:
 
     def start(self, order: Start) -> RunResult:
         """``run`` on Ray (the class docstring)."""
-        from harness.errors import ConfigError
-
         shards, placement, folder = self.shards, self.resources, order.folder
         if shards < 1:
             raise ConfigError(f"--workers must be at least 1; got {shards}")
@@ -282,8 +274,6 @@ class Ray:
 
     def resume(self, order: Resume) -> RunResult:
         """Refused: a Ray run's folder is continued here or in a ``Pool``."""
-        from harness.errors import ConfigError
-
         raise ConfigError(
             f"resume continues a Ray run's folder in this machine's processes: "
             f"numericjev resume {order.folder} (without --ray)"

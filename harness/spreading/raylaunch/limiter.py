@@ -115,12 +115,12 @@ class RemotePacer(Pacer):
             # back once it has (Ray runs the release after ``ref`` resolves).
             self._limiter.release.remote(ref, self._owner)
             raise
-        self._in_flight += 1
+        self.in_flight += 1
         return generation
 
     def release(self) -> None:
         """Give the place back to the coordinator."""
-        self._in_flight -= 1
+        self.in_flight -= 1
         self._limiter.release.remote(None, self._owner)
 
     def on_success(self) -> None:
