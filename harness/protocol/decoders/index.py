@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
-from harness.protocol.decoders.base import Answer, Decoded, OneRoundBits, Question
+from harness.protocol.decoders.base import (
+    Answer,
+    Decoded,
+    OneDigitPerRound,
+    OneRoundBits,
+    Question,
+)
 from harness.protocol.grid import Grid, GridError
 from harness.protocol.prompts import (
     PLACES,
@@ -19,7 +25,7 @@ from harness.protocol.prompts import (
 
 
 @dataclass
-class DigitsDecoder:
+class DigitsDecoder(OneDigitPerRound):
     """The grid index q written in decimal, high digit first, each digit conditioned on the last."""
 
     grid: Grid
@@ -37,19 +43,6 @@ class DigitsDecoder:
         if self.done:
             return []
         return [digit_question(self.grid, self.subject, self.count, tuple(self.digits))]
-
-    def give(self, key: str, answer: Answer) -> None:
-        """Take one digit."""
-        self.digits.append(int(answer.choice))
-
-    @property
-    def done(self) -> bool:
-        """Finished when every digit is chosen."""
-        return len(self.digits) == self.count
-
-    def depths(self) -> tuple[int, int]:
-        """One round per digit."""
-        return self.count, self.count
 
     def result(self) -> Decoded:
         """``L + eps*q``; q may exceed N-1 only if N is not a power of ten (kept, not clipped)."""
