@@ -25,6 +25,7 @@ from harness.protocol.decoders.cdf import (
     midpoint_mean,
     modal_index,
 )
+from harness.protocol.decoders.probabilities import tidy
 from harness.protocol.decoders.tree import tree_depth
 from harness.protocol.grid import MAX_OPTIONS, Grid, GridError, fmt, partition
 from harness.protocol.prompts import THRESHOLD_LABELS, threshold_criteria, threshold_instruction
@@ -163,14 +164,14 @@ class _AllThresholds:
         projected = isotonic_projection(raw)
         masses = histogram_masses(projected)
         trace = [
-            {"round": 1, "threshold": fmt(z), "choice": self.answers[i].choice, "p": _tidy(p)}
+            {"round": 1, "threshold": fmt(z), "choice": self.answers[i].choice, "p": tidy(p)}
             for i, (z, p) in enumerate(zip(zs, raw, strict=True), start=1)
         ]
         extra = {
             "thresholds": [fmt(z) for z in zs],
-            "raw": [_tidy(p) for p in raw],
-            "projected": [_tidy(f) for f in projected],
-            "masses": [_tidy(w) for w in masses],
+            "raw": [tidy(p) for p in raw],
+            "projected": [tidy(f) for f in projected],
+            "masses": [tidy(w) for w in masses],
             "decreased": decreases(raw),
         }
         return trace, extra, masses
@@ -214,14 +215,6 @@ class ThresholdCdfDecoder(_AllThresholds):
         mean = midpoint_mean([g.bound(i) for i in range(g.n + 1)], masses)
         index = min(max(g.index_of(mean), 0), g.n - 1)
         return self._decoded(index, trace, {**extra, "mean": _mean_text(mean, g.places + 6)})
-
-
-def _tidy(x: float) -> float:
-    """A float for the log without binary noise (0.172, not 0.17200000000000004).
-
-    Twelve places keep far more than the two-decimal probabilities the wire carries.
-    """
-    return round(x, 12) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _mean_text(mean: Fraction, digits: int) -> str:
