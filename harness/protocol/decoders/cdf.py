@@ -48,8 +48,7 @@ def histogram_masses(f: Sequence[float]) -> list[float]:
     For a nondecreasing ``f`` in [0, 1] (e.g. from ``isotonic_projection``) the ``m + 1``
     masses are non-negative and sum to one.
     """
-    edges = [0.0, *(float(v) for v in f), 1.0]
-    return [edges[i + 1] - edges[i] for i in range(len(edges) - 1)]
+    return [b - a for a, b in pairwise([0.0, *(float(v) for v in f), 1.0])]
 
 
 def midpoint_mean(bounds: Sequence[Decimal | Fraction], masses: Sequence[float]) -> Fraction:
@@ -74,8 +73,4 @@ def decreases(p: Sequence[float]) -> bool:
 
 def modal_index(masses: Sequence[float]) -> int:
     """The index of the largest mass; ties go to the lower index (the lower value)."""
-    best = 0
-    for i, w in enumerate(masses):
-        if w > masses[best]:
-            best = i
-    return best
+    return masses.index(max(masses))  # max keeps the first of equal masses
