@@ -82,28 +82,15 @@ class RequestCache:
         if self.writable:
             self._flight.join(self.store.db)
 
-    def lookup(self, body: Mapping[str, Any], occasion: str = "") -> tuple[Key, Attempt | None]:
-        """``body``'s key (computed once per exchange: lookup, then save) and its cached
-        answer as an answered attempt costing 0, or None (a miss)."""
-        t0 = time.process_time()  # one clock pair per call: a read costs ~0.5-1 us
-        key = self.key(body, occasion)
-        hit = self._read(key, body)
-        self.lookup_s += time.process_time() - t0
-        if hit is None:
-            self.misses += 1
-            self._jobs[key] = _job(occasion)
-        return key, hit
-
     async def find(self, body: Mapping[str, Any], occasion: str = "") -> tuple[Key, Attempt | None]:
-        """``lookup`` on the event loop: the pass's lookups are keyed and made in one
-        ``SELECT`` as the pass ends (``_answer``), and each exchange goes on in the next.
+        """``body``'s key (computed once per exchange: find, then save) and its cached answer
+        as an answered attempt costing 0, or None (a miss). The pass's finds are keyed and
+        made in one ``SELECT`` as the pass ends (``_answer``), and each exchange goes on in
+        the next.
 
         Only queued here, untimed (an append: less than the ~1 us a clock pair costs); the
         keys and the ``SELECT`` are timed in the pass's end (``_end_pass``)."""
-        try:
-            future: _Found = asyncio.get_running_loop().create_future()
-        except RuntimeError:
-            return self.lookup(body, occasion)
+        future: _Found = asyncio.get_running_loop().create_future()
         self._asks.append((body, occasion, future))
         self._schedule()
         key, hit = await future
@@ -155,20 +142,17 @@ class RequestCache:
         return hit
 
     def _reread(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
-        """``lookup`` of a known key, timed, without counting a miss."""
+        """The stored answer under a known ``key`` as a hit (counted), or None; timed,
+        without counting a miss."""
         t0 = time.process_time()
-        hit = self._read(key, body)
-        self.lookup_s += time.process_time() - t0
-        return hit
-
-    def _read(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
-        """The stored answer under ``key`` as a hit (counted), or None."""
         if key in self._pending:
             self._commit()  # queued here: read from the file
-        if self._schedule():
-            self.store.begin_read()  # one read transaction for the pass's lookups
+        self._schedule()
+        self.store.begin_read()  # one read transaction for the pass's lookups
         entry = self.store.get(key)
-        return None if entry is None else self._hit(entry, body)
+        hit = None if entry is None else self._hit(entry, body)
+        self.lookup_s += time.process_time() - t0
+        return hit
 
     async def claim(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
         """After a miss: None once this process holds the key's lease (it asks), or the
@@ -193,10 +177,7 @@ class RequestCache:
 
     async def _claim(self, key: Key) -> Claim:
         """Try the key's lease in the write transaction that ends this pass."""
-        try:
-            future: asyncio.Future[Claim] = asyncio.get_running_loop().create_future()
-        except RuntimeError:  # not on asyncio: at once, in a transaction of its own
-            return self.store.write((), (), (key,), self._flight)[key]
+        future: asyncio.Future[Claim] = asyncio.get_running_loop().create_future()
         self._claims.append((key, future))
         self._schedule()
         return await future
@@ -209,8 +190,7 @@ class RequestCache:
         self._jobs.pop(key, None)
         if self.writable and self._flight.done(key):
             self._releases.append(key)
-            if not self._schedule():
-                self._commit()
+            self._schedule()
 
     def save(self, key: Key, attempt: Attempt) -> None:
         """Queue a live answer that passed validation with every question answered, to be
@@ -224,7 +204,7 @@ class RequestCache:
             self.release(key)  # errors, refusals and partial answers are never stored
             return
         job = self._jobs.pop(key, None)
-        if job in self._queued:  # (only on asyncio: off it nothing is held)
+        if job in self._queued:
             try:
                 self.commit()  # the job's previous round first: a kill loses only its latest
             except sqlite3.Error as exc:  # as a pass's commit: reported, and the run goes on
@@ -238,11 +218,10 @@ class RequestCache:
             self._queued.add(job)
         if self._flight.done(key):
             self._releases.append(key)  # in the answer's own transaction, as the pass ends
-        if not self._schedule():
-            self.commit()  # not on asyncio: stored at once
+        self._schedule()
 
-    def _schedule(self) -> bool:
-        """Have ``_end_pass`` run as this event-loop pass ends; False off asyncio.
+    def _schedule(self) -> None:
+        """Have ``_end_pass`` run as this event-loop pass ends.
 
         A pass's ``find``s are answered by one ``SELECT`` as it ends (other lookups share
         one read transaction, ended then: nothing is held across an ``await``). Its answers
@@ -261,16 +240,12 @@ class RequestCache:
           interrupt, a cancellation: ``close`` is in the session's ``finally``).
         """
         if not self._scheduled:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                return False
+            loop = asyncio.get_running_loop()
             loop.call_soon(self._end_pass, loop)
             self._scheduled = True
             if not self._ticking and self.writable:
                 self._ticking = True
                 loop.call_later(TICK_S, self._tick, loop)
-        return True
 
     def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
         """Look for other processes even when this one stores nothing (``leases.TICK_S``)."""
