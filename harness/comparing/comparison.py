@@ -56,14 +56,6 @@ from runfolder import (
     write_comparison,
 )
 
-__all__ = [
-    "CellResult",
-    "CompareOptions",
-    "ComparisonResult",
-    "create_comparison",
-    "run_comparison",
-]
-
 
 @dataclass(frozen=True)
 class CellResult:

@@ -25,11 +25,6 @@ from harness.errors import ConfigError
 from harness.running.session import in_own_loop
 from runfolder import load_comparison, look_sizes
 
-__all__ = [
-    "SequentialResult",
-    "run_sequential_async",
-]
-
 
 def _settled(folder: Path, look: int) -> bool:
     """Whether every cell of the sequential comparison in ``folder`` stopped at ``look``."""
