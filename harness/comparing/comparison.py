@@ -39,7 +39,6 @@ from harness.comparing.cells import (
 from harness.comparing.options import CompareOptions
 from harness.errors import ConfigError, RunFolderError
 from harness.progress import CellProgress, Progress, TqdmProgress
-from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
 from harness.running.check import preflight
 from harness.running.interrupts import Interrupts, watching
@@ -98,13 +97,9 @@ class ComparisonResult:
         return self.complete and all(c.result is None or c.result.complete for c in self.cells)
 
 
-def _suite(name: str, params: Mapping[str, str]) -> Suite:
-    return load_suite(name, params=dict(params))
-
-
 def _cells(folder: Path, record: ComparisonRecord, options: CompareOptions) -> list[Cell]:
     """Rebuild every cell (suite, model spec, folder) the record names."""
-    suites = {s: _suite(s, record["suite_params"].get(s, {})) for s in record["suites"]}
+    suites = {s: load_suite(s, params=record["suite_params"].get(s, {})) for s in record["suites"]}
     specs = {m: parse_model(m, options.base(m)) for m in record["models"]}
     return [
         Cell(
@@ -165,7 +160,7 @@ def create_comparison(
     if not suites:
         raise ConfigError("--suites needs at least one suite, e.g. --suites affine,exploratory")
     per_suite = _split_params(params or {}, suites)
-    built = {s: _suite(s, per_suite.get(s, {})) for s in suites}
+    built = {s: load_suite(s, params=per_suite.get(s, {})) for s in suites}
     if options.sequential is not None:
         from harness.comparing.looks import with_orders
 
