@@ -1,16 +1,11 @@
-"""Keys, lookups and stores of the request cache, as the ``Caller`` uses them.
+"""Lookups and stores of the request cache, as the ``Caller`` uses them.
 
-The key (``harness.cache.keys``) hashes the request body's JSON bytes in the order the
-harness built it (the order a model sees), the model spec the manifest records (name,
-backend, wire, base URL, sampling parameters) less the settings that do not change the
-answer (price; in new files also timeouts and concurrency), and the exchange's occasion:
-its job and round. The occasion is there because a model may answer
-the same body differently twice (sampling; serve-sim's sim with fresh_repeats=1): two jobs
-that happen to send the same body (two repeats of a case) are two samples, not one, and a
-second run then replays each job's own answers, whatever order its exchanges complete in.
-The served model an entry names is returned with every hit, so the log and the compare
-banners see the model that really answered; an entry is never served for another model
-spec.
+Keys are ``harness.cache.keys``'s: an exchange's occasion (its job and round) is in its key
+because a model may answer the same body differently twice (sampling; serve-sim's sim with
+fresh_repeats=1), so two jobs that send one body are two samples, and a second run replays
+each job's own answers, whatever order its exchanges complete in. The served model an entry
+names is returned with every hit, so the log and the compare banners see the model that
+really answered; an entry is never served for another model spec.
 """
 
 from __future__ import annotations
