@@ -14,18 +14,6 @@ May import the backends (model specs) and errors; only the commands and the CLI 
 
 from __future__ import annotations
 
-from harness.config.files import CONFIG_NAME, ConfigFile, config_paths, read_config
-from harness.config.profiles import PROFILE_FIELDS, Profile
 from harness.config.settings import Settings, load_settings, resolve
 
-__all__ = [
-    "CONFIG_NAME",
-    "PROFILE_FIELDS",
-    "ConfigFile",
-    "Profile",
-    "Settings",
-    "config_paths",
-    "load_settings",
-    "read_config",
-    "resolve",
-]
+__all__ = ["Settings", "load_settings", "resolve"]
