@@ -27,9 +27,7 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
 
 def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True) -> None:
     """The model and how to reach it (shared with ``probe`` and, less ``--model``
-    (``one_model=False``), ``compare``, where each applies to every model):
-    ``--model``, ``--base-url``, ``--wire``, ``--top-logprobs``, prices, ``--timeout``,
-    ``--max-attempts``."""
+    (``one_model=False``), ``compare``, where each applies to every model)."""
     if one_model:
         parser.add_argument(
             "--model",

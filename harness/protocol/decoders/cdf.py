@@ -43,11 +43,8 @@ def isotonic_projection(p: Sequence[float]) -> list[float]:
 
 
 def histogram_masses(f: Sequence[float]) -> list[float]:
-    """Masses ``w_i = f_{i+1} - f_i`` with endpoints ``f_0 = 0`` and ``f_{m+1} = 1``.
-
-    For a nondecreasing ``f`` in [0, 1] (e.g. from ``isotonic_projection``) the ``m + 1``
-    masses are non-negative and sum to one.
-    """
+    """Masses ``w_i = f_{i+1} - f_i`` with endpoints ``f_0 = 0`` and ``f_{m+1} = 1``
+    (non-negative and summing to one for a nondecreasing ``f`` in [0, 1])."""
     return [b - a for a, b in pairwise([0.0, *(float(v) for v in f), 1.0])]
 
 

@@ -55,12 +55,8 @@ def threshold_question(key: str, subject: str, z: Decimal) -> Question:
 
 @dataclass
 class AdaptiveThresholdDecoder:
-    """Binary search with ``x <= z`` questions, keeping the selected half-interval each round.
-
-    The split is Algorithm 1's with K = 2 (``m = a + floor((b - a) / 2)``) and asks
-    ``x <= L + (m-1)*eps``: "yes" keeps ``[a, m)``, "no" keeps ``[m, b)``. Four rounds on a
-    16-value grid.
-    """
+    """Binary search with ``x <= z`` questions at Algorithm 1's K = 2 split ``m``: "yes"
+    keeps ``[a, m)``, "no" keeps ``[m, b)``."""
 
     grid: Grid
     subject: str
