@@ -66,30 +66,23 @@ def digit_question(grid: Grid, subject: str, count: int, digits: tuple[int, ...]
 
 
 @cache
-def bit_questions(grid: Grid, subject: str) -> tuple[Question, ...]:
-    """The independent bit questions of a grid, weight high to low (the same for every job)."""
-    weights = [1 << i for i in reversed(range(max(1, (grid.n - 1).bit_length())))]
+def bit_questions(grid: Grid, subject: str, plain: bool) -> tuple[Question, ...]:
+    """The independent bit questions of a grid, weight high to low (the same for every job);
+    ``plain``: in the bit-prompt control's underspecified wording (digit i of q)."""
+    count = max(1, (grid.n - 1).bit_length())
+    weights = [1 << i for i in reversed(range(count))]
     return tuple(
         Question(
             f"b{w}",
-            bits_instruction(subject, grid, weights, w),
-            tuple((str(bit), bit_criterion(w, bit)) for bit in (0, 1)),
+            plain_bits_instruction(subject, grid, count, i)
+            if plain
+            else bits_instruction(subject, grid, weights, w),
+            tuple(
+                (str(bit), plain_bit_criterion(i, bit) if plain else bit_criterion(w, bit))
+                for bit in (0, 1)
+            ),
         )
-        for w in weights
-    )
-
-
-@cache
-def plain_bit_questions(grid: Grid, subject: str) -> tuple[Question, ...]:
-    """``bit_questions`` in the bit-prompt control's underspecified wording (digit i of q)."""
-    count = max(1, (grid.n - 1).bit_length())
-    return tuple(
-        Question(
-            f"b{1 << (count - i)}",
-            plain_bits_instruction(subject, grid, count, i),
-            tuple((str(bit), plain_bit_criterion(i, bit)) for bit in (0, 1)),
-        )
-        for i in range(1, count + 1)
+        for i, w in enumerate(weights, start=1)
     )
 
 
@@ -107,9 +100,7 @@ class BitsDecoder(OneRoundBits):
     def __post_init__(self) -> None:
         count = max(1, (self.grid.n - 1).bit_length())
         self.weights = [1 << i for i in reversed(range(count))]
-        # One question per weight, in order.
-        ask = plain_bit_questions if self.plain else bit_questions
-        self._questions = ask(self.grid, self.subject)
+        self._questions = bit_questions(self.grid, self.subject, self.plain)  # by weight
 
     def ready(self) -> list[Question]:
         """Every unanswered bit's question (they are independent)."""
