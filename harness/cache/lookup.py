@@ -221,18 +221,11 @@ class RequestCache:
         A pass's ``find``s are answered by one ``SELECT`` as it ends (other lookups share
         one read transaction, ended then: nothing is held across an ``await``). Its answers
         wait in ``_pending`` for one write transaction of many passes' answers (fewer locks
-        and WAL frames per exchange), committed as soon as any of these holds:
-
-        - a job whose answer is queued has another answer saved (committed first, in
-          ``save``): a SIGKILL loses at most each job's latest round, never an earlier one
-          (issue 29's bound: a job sends one request per round);
-        - the pass gives back a lease or tries one (another process may be waiting for the
-          answer: a waiter never waits on an answer queued here), or ends a ``save`` whose
-          job is unknown;
-        - ``TICK_S`` passed (``_tick``: the look for other processes is in the same
-          transaction, so a newcomer finds every answer this process no longer asks stored);
-        - a lookup asks a key queued here, or the cache is closed (the run's end, an
-          interrupt, a cancellation: ``close`` is in the session's ``finally``).
+        and WAL frames per exchange), committed when docs/cache.md ("Safety") says: a job
+        whose answer is queued has another saved (``save``: a SIGKILL loses at most each
+        job's latest round, issue 29), a lease is given back or tried (a waiter never waits
+        on an answer queued here), ``TICK_S`` passed (``_tick``), a lookup asks a key queued
+        here, or the cache is closed.
         """
         if not self._scheduled:
             loop = asyncio.get_running_loop()
