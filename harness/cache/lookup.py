@@ -1,12 +1,6 @@
-"""Lookups and stores of the request cache, as the ``Caller`` uses them.
-
-Keys are ``harness.cache.keys``'s: an exchange's occasion (its job and round) is in its key
-because a model may answer the same body differently twice (sampling; serve-sim's sim with
-fresh_repeats=1), so two jobs that send one body are two samples, and a second run replays
-each job's own answers, whatever order its exchanges complete in. The served model an entry
-names is returned with every hit, so the log and the compare banners see the model that
-really answered; an entry is never served for another model spec.
-"""
+"""Lookups and stores of the request cache, as the ``Caller`` uses them (docs/cache.md,
+"What is a hit": why an exchange's occasion is in its key, and why a hit names the served
+model and is never served for another model spec)."""
 
 from __future__ import annotations
 
