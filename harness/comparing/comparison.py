@@ -3,16 +3,10 @@
 ``create_comparison`` checks every model and suite, then writes the folder's
 ``compare.json`` (runfolder's record: the models, the first being the baseline, the suites
 and each cell's folder) before any request. ``run_comparison`` then runs the cells one
-after another, suite by suite, under one progress bar, and continues a comparison where it
-stopped: a finished cell is skipped, a cell cut short is resumed (``resume``), a cell
-never started is started. So ``numericjev resume DIR`` continues the whole comparison.
-
-Cells run one after another, not at once: the built-in sim is CPU-bound (two at once on
-this project's two cores only take turns); a served model's limits (concurrency, rps,
-rate limits) are the server's, which two cells at once would split or overrun; and a
-request or cost cap then stops the comparison at one clear place. Each cell already keeps
-``--concurrency`` requests in flight. One ``Interrupts`` watches the whole comparison: a
-Ctrl-C or SIGTERM drains the cell that is sending and starts no other.
+after another, suite by suite, under one progress bar (docs/comparing.md says why not at
+once), and continues a comparison where it stopped: a finished cell is skipped, a cell cut
+short is resumed (``resume``), a cell never started is started. One ``Interrupts`` watches
+the whole comparison: a Ctrl-C or SIGTERM drains the cell that is sending and starts no other.
 
 Nothing here reads results: ``analysis`` summarises the cells' run folders.
 """
