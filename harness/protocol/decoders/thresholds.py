@@ -1,13 +1,10 @@
 """Threshold decoders: adaptive and parallel ``x <= z`` comparisons, and the threshold CDF.
 
-Paper, Appendix "Exploratory Records" and Appendix "CDF Construction and Its Limits".
-Every comparison is asked in the paper's form ``P(Y <= z)`` at an exact grid value: the
-comparison at interior boundary ``b_i = L + i*eps`` (``i = 1 .. N-1``) asks
-``x <= z_i`` with ``z_i = b_i - eps``, the largest grid value below that boundary. For a
-grid-valued x this is the event ``x < b_i``, so the normalised answers estimate the CDF at
-the edges of the harness's cells ``[b_i, b_{i+1})``, and mass ``w_i = f_{i+1} - f_i`` (with
-``f_0 = 0``, ``f_N = 1``) belongs to grid value ``L + i*eps``. Thresholds are written with
-exact decimals (``x <= 0.4375``), never floats.
+Paper, Appendix "Exploratory Records" and Appendix "CDF Construction and Its Limits". The
+parallel comparisons are asked at ``z_i = L + (i-1)*eps`` (``i = 1 .. N-1``), the largest
+grid value below each interior cell boundary, so mass ``w_i = f_{i+1} - f_i`` belongs to
+grid value ``L + i*eps`` (docs/protocol.md, "Threshold positions", says why these
+positions); thresholds are written with exact decimals (``x <= 0.4375``), never floats.
 """
 
 from __future__ import annotations
