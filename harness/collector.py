@@ -1,18 +1,13 @@
 """Python's cyclic garbage collector, set for a run's event loop (``fewer_collections``).
 
-Why: a run allocates a few dozen short-lived objects per exchange (aiohttp's request and
-response, the log line, the attempt), and with hundreds of exchanges in flight many of them
-are still alive when a young-generation collection runs every 700 allocations; they are
-then traversed, promoted, and traversed again by the full collections that promotion
-triggers, which also walk every module, class and suite object built before the run.
-Timed with ``gc.callbacks`` through serve-sim (``make bench``, loopback HTTP): 21-34 us of
-the client's ~200 us of CPU per request at concurrency 256, 8 us at 32; with the settings
-below, under 2 us. During a run the objects that exist already are
-frozen (left out of every collection: they live as long as the run anyway) and the young
-generation holds 50,000 allocations instead of 700, so almost every exchange's objects are
-freed by reference counting before a collection sees them. Cyclic garbage is still
-collected, only less often; both settings are restored when the last run in the process
-ends. Nothing a run records depends on this.
+Why (docs/performance.md, "HTTP, with the aiohttp sender", has the measurements): with
+hundreds of exchanges in flight, young collections every 700 allocations catch their
+objects alive and promote them into full collections of everything built before the run.
+During a run the objects that exist already are frozen (they live as long as the run
+anyway) and the young generation holds 50,000 allocations, so almost every exchange's
+objects are freed by reference counting before a collection sees them. Cyclic garbage is
+still collected, only less often; both settings are restored when the last run in the
+process ends. Nothing a run records depends on this.
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
-"""How a cache file of each version keys an exchange (docs/cache.md, "Cache versions").
+"""How a cache file of each version keys an exchange (docs/cache.md, "Cache versions", says
+why each version keys what it does).
 
-A key hashes three things: the model spec the manifest records, less the settings that
-cannot change an answer (its price; from version 3 also timeouts, concurrency and which
-API key variable is read), the exchange's occasion (its job and round: two jobs that send
-one body are two samples) and the request body's JSON bytes.
-
-- Version 1: SHA-256 (hex) of the spec less its price, and of the body as sorted-key JSON.
-- Version 2: the same with the body's bytes in the order the harness built it (no sort).
-- Version 3 (new files): a 16-byte XXH3-128 digest, stored as a BLOB, of the spec less every
-  setting in ``SETTINGS``, and of the body in the order built. XXH3 is not a cryptographic
-  hash: a key guards against accidents (two different exchanges colliding in 2^128), not
-  against someone crafting bodies, who would have to write the suite to do it; at 10x the
-  speed of SHA-256 on these bodies (0.5 vs 5 us for 1.5 KB) it halves a miss's key.
-
-A file keeps the keys of its version for as long as it is used; the spec's share of every
-key is computed once per run (``keyer``).
+A key hashes the model spec the manifest records, less the settings that cannot change an
+answer (``SETTINGS``; up to version 2, only its price), the exchange's occasion (its job and
+round: two jobs that send one body are two samples) and the request body's JSON bytes:
+SHA-256 (hex) of the body as sorted-key JSON in version 1, of its bytes as built in version
+2; a 16-byte XXH3-128 digest (a BLOB) of its bytes as built in version 3, every new file. A
+file keeps the keys of its version for as long as it is used; the spec's share of every key
+is computed once per run (``keyer``).
 """
 
 from __future__ import annotations

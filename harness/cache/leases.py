@@ -1,24 +1,15 @@
-"""Single flight across processes: a lease row per exchange being asked (issue 32, case 7).
+"""Single flight across processes: a lease row per exchange being asked (issue 32, case 7;
+docs/cache.md, "Two runs at once pay once", says what it promises and what it measured).
 
-Two runs (or a run's worker processes) that miss the same key at once would each pay for
-it. While another live process uses the cache file, a miss takes a lease on its key before
-it is sent, in the write transaction that ends the event-loop pass (``Flight.settle``); a
-process that finds the lease held by another waits for that answer instead of asking
-again. Storing the answer releases the lease in the same transaction, so no reader ever
-sees the lease gone and the answer not yet there.
-
-Leases cost a write per miss, so a process alone with the file takes none: each process
-says it is there (a ``presence`` row) and, every ``TICK_S`` while alone (at every pass's
-commit once another is there), looks whether another is; the moment one is, it takes
-leases on what it is asking already, and on every miss from then on, and says so (its
-``seen`` time): a newcomer waits up to ``TICK_S`` for that. A
-newcomer finds the others there when it opens the file, and sends nothing until each has
-said so since it came: until then it cannot know what they are asking.
-
-Kill-safe: a lease names its holder's host and pid and expires ``LEASE_S`` after it was
-taken. A holder found dead on this host (a SIGKILL, a crash) loses its leases at once; one
-on another host, once they expire. What the dead holder had in flight is then asked again:
-the only exchanges two processes may both pay for.
+While another live process uses the cache file, a miss takes a lease on its key before it
+is sent, in the write transaction that ends the event-loop pass (``Flight.settle``); a
+process that finds the lease held by another waits for that answer instead of asking again.
+Storing the answer releases the lease in the same transaction, so no reader ever sees the
+lease gone and the answer not yet there. Leases cost a write per miss, so a process alone
+with the file takes none: each says it is there (a ``presence`` row) and looks for others
+every ``TICK_S``; a newcomer sends nothing until each process there before it has looked
+since it came. A lease names its holder's host and pid and expires ``LEASE_S`` after it was
+taken; a holder found dead on this host loses its leases at once.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Keys, lookups and stores of the request cache, as the ``Caller`` uses them.
-
-The key (``harness.cache.keys``) hashes the request body's JSON bytes in the order the
-harness built it (the order a model sees), the model spec the manifest records (name,
-backend, wire, base URL, sampling parameters) less the settings that do not change the
-answer (price; in new files also timeouts and concurrency), and the exchange's occasion:
-its job and round. The occasion is there because a model may answer
-the same body differently twice (sampling; serve-sim's sim with fresh_repeats=1): two jobs
-that happen to send the same body (two repeats of a case) are two samples, not one, and a
-second run then replays each job's own answers, whatever order its exchanges complete in.
-The served model an entry names is returned with every hit, so the log and the compare
-banners see the model that really answered; an entry is never served for another model
-spec.
-"""
+"""Lookups and stores of the request cache, as the ``Caller`` uses them (docs/cache.md,
+"What is a hit": why an exchange's occasion is in its key, and why a hit names the served
+model and is never served for another model spec)."""
 
 from __future__ import annotations
 
@@ -82,28 +71,15 @@ class RequestCache:
         if self.writable:
             self._flight.join(self.store.db)
 
-    def lookup(self, body: Mapping[str, Any], occasion: str = "") -> tuple[Key, Attempt | None]:
-        """``body``'s key (computed once per exchange: lookup, then save) and its cached
-        answer as an answered attempt costing 0, or None (a miss)."""
-        t0 = time.process_time()  # one clock pair per call: a read costs ~0.5-1 us
-        key = self.key(body, occasion)
-        hit = self._read(key, body)
-        self.lookup_s += time.process_time() - t0
-        if hit is None:
-            self.misses += 1
-            self._jobs[key] = _job(occasion)
-        return key, hit
-
     async def find(self, body: Mapping[str, Any], occasion: str = "") -> tuple[Key, Attempt | None]:
-        """``lookup`` on the event loop: the pass's lookups are keyed and made in one
-        ``SELECT`` as the pass ends (``_answer``), and each exchange goes on in the next.
+        """``body``'s key (computed once per exchange: find, then save) and its cached answer
+        as an answered attempt costing 0, or None (a miss). The pass's finds are keyed and
+        made in one ``SELECT`` as the pass ends (``_answer``), and each exchange goes on in
+        the next.
 
         Only queued here, untimed (an append: less than the ~1 us a clock pair costs); the
         keys and the ``SELECT`` are timed in the pass's end (``_end_pass``)."""
-        try:
-            future: _Found = asyncio.get_running_loop().create_future()
-        except RuntimeError:
-            return self.lookup(body, occasion)
+        future: _Found = asyncio.get_running_loop().create_future()
         self._asks.append((body, occasion, future))
         self._schedule()
         key, hit = await future
@@ -155,20 +131,17 @@ class RequestCache:
         return hit
 
     def _reread(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
-        """``lookup`` of a known key, timed, without counting a miss."""
+        """The stored answer under a known ``key`` as a hit (counted), or None; timed,
+        without counting a miss."""
         t0 = time.process_time()
-        hit = self._read(key, body)
-        self.lookup_s += time.process_time() - t0
-        return hit
-
-    def _read(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
-        """The stored answer under ``key`` as a hit (counted), or None."""
         if key in self._pending:
             self._commit()  # queued here: read from the file
-        if self._schedule():
-            self.store.begin_read()  # one read transaction for the pass's lookups
+        self._schedule()
+        self.store.begin_read()  # one read transaction for the pass's lookups
         entry = self.store.get(key)
-        return None if entry is None else self._hit(entry, body)
+        hit = None if entry is None else self._hit(entry, body)
+        self.lookup_s += time.process_time() - t0
+        return hit
 
     async def claim(self, key: Key, body: Mapping[str, Any]) -> Attempt | None:
         """After a miss: None once this process holds the key's lease (it asks), or the
@@ -193,10 +166,7 @@ class RequestCache:
 
     async def _claim(self, key: Key) -> Claim:
         """Try the key's lease in the write transaction that ends this pass."""
-        try:
-            future: asyncio.Future[Claim] = asyncio.get_running_loop().create_future()
-        except RuntimeError:  # not on asyncio: at once, in a transaction of its own
-            return self.store.write((), (), (key,), self._flight)[key]
+        future: asyncio.Future[Claim] = asyncio.get_running_loop().create_future()
         self._claims.append((key, future))
         self._schedule()
         return await future
@@ -209,8 +179,7 @@ class RequestCache:
         self._jobs.pop(key, None)
         if self.writable and self._flight.done(key):
             self._releases.append(key)
-            if not self._schedule():
-                self._commit()
+            self._schedule()
 
     def save(self, key: Key, attempt: Attempt) -> None:
         """Queue a live answer that passed validation with every question answered, to be
@@ -224,7 +193,7 @@ class RequestCache:
             self.release(key)  # errors, refusals and partial answers are never stored
             return
         job = self._jobs.pop(key, None)
-        if job in self._queued:  # (only on asyncio: off it nothing is held)
+        if job in self._queued:
             try:
                 self.commit()  # the job's previous round first: a kill loses only its latest
             except sqlite3.Error as exc:  # as a pass's commit: reported, and the run goes on
@@ -238,39 +207,27 @@ class RequestCache:
             self._queued.add(job)
         if self._flight.done(key):
             self._releases.append(key)  # in the answer's own transaction, as the pass ends
-        if not self._schedule():
-            self.commit()  # not on asyncio: stored at once
+        self._schedule()
 
-    def _schedule(self) -> bool:
-        """Have ``_end_pass`` run as this event-loop pass ends; False off asyncio.
+    def _schedule(self) -> None:
+        """Have ``_end_pass`` run as this event-loop pass ends.
 
         A pass's ``find``s are answered by one ``SELECT`` as it ends (other lookups share
         one read transaction, ended then: nothing is held across an ``await``). Its answers
         wait in ``_pending`` for one write transaction of many passes' answers (fewer locks
-        and WAL frames per exchange), committed as soon as any of these holds:
-
-        - a job whose answer is queued has another answer saved (committed first, in
-          ``save``): a SIGKILL loses at most each job's latest round, never an earlier one
-          (issue 29's bound: a job sends one request per round);
-        - the pass gives back a lease or tries one (another process may be waiting for the
-          answer: a waiter never waits on an answer queued here), or ends a ``save`` whose
-          job is unknown;
-        - ``TICK_S`` passed (``_tick``: the look for other processes is in the same
-          transaction, so a newcomer finds every answer this process no longer asks stored);
-        - a lookup asks a key queued here, or the cache is closed (the run's end, an
-          interrupt, a cancellation: ``close`` is in the session's ``finally``).
+        and WAL frames per exchange), committed when docs/cache.md ("Safety") says: a job
+        whose answer is queued has another saved (``save``: a SIGKILL loses at most each
+        job's latest round, issue 29), a lease is given back or tried (a waiter never waits
+        on an answer queued here), ``TICK_S`` passed (``_tick``), a lookup asks a key queued
+        here, or the cache is closed.
         """
         if not self._scheduled:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                return False
+            loop = asyncio.get_running_loop()
             loop.call_soon(self._end_pass, loop)
             self._scheduled = True
             if not self._ticking and self.writable:
                 self._ticking = True
                 loop.call_later(TICK_S, self._tick, loop)
-        return True
 
     def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
         """Look for other processes even when this one stores nothing (``leases.TICK_S``)."""

@@ -1,23 +1,14 @@
 """A content-addressed SQLite cache of answered exchanges, shared by runs, processes, machines.
 
-One table, one row per key (``keying.cache_key``). SQLite in WAL mode gives what the run
-itself survives: each ``put`` (or ``write``, the answers a run held: ``RequestCache._schedule``)
-is one transaction (a SIGKILL mid-write loses those rows and no others: the WAL's uncommitted
-frames are discarded on the next open), many readers with one
-writer at a time (a second writer waits on ``busy_timeout`` rather than failing), and a
-reader never blocks a writer. The first answer stored for a key stays (unless it fails its
-check, ``_INSERT``), so two runs writing the same key at once store it once, and importing
-twice adds nothing.
-
-The schema version (``PRAGMA user_version``) also says how the file's keys were made
-(``keys.KEY_VERSIONS``): a version 1 or 2 file keeps its keys (SHA-256, as hex text) for as
-long as it is used, a new file is made at version 3 (a 16-byte digest in a BLOB key). All
-are read and written; only entries of one version can be imported into another.
-
-A file is ours before anything is read from it or written to it (``verdict``): SQLite's
-``application_id`` says so, with a known version and our table. Each row carries a digest
-of its answer (``answer_digest``), checked on every read: an answer changed in the file
-after it was stored is asked again, and the fresh answer replaces it.
+One table, one row per key (``keys.keyer``; the schema version, ``PRAGMA user_version``, says
+how the file's keys were made: ``keys.KEY_VERSIONS``, and only entries of one version can be
+imported into another). SQLite in WAL mode gives what the run itself survives: each ``put``
+or ``write`` is one transaction (a SIGKILL mid-write loses those rows and no others: the
+WAL's uncommitted frames are discarded on the next open), many readers with one writer at a
+time (a second writer waits on ``busy_timeout`` rather than failing), and a reader never
+blocks a writer. The first answer stored for a key stays (``_INSERT``), so two runs writing
+the same key at once store it once, and importing twice adds nothing. A file is checked to be
+ours (``verdict``) before anything is read from it or written to it.
 """
 
 from __future__ import annotations

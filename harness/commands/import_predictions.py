@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from harness.commands.common import READING, RUN_HELP, exit_codes
+from harness.errors import ConfigError
 
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 
@@ -53,15 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _fail(message: str) -> Exception:
-    from harness.errors import ConfigError
-
-    return ConfigError(message)
-
-
 def _read(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
-        raise _fail(f"{path} is not a file; pass a JSONL file of predictions")
+        raise ConfigError(f"{path} is not a file; pass a JSONL file of predictions")
     rows = []
     for number, line in enumerate(path.read_bytes().splitlines(), start=1):
         if not line.strip():
@@ -69,24 +64,21 @@ def _read(path: Path) -> list[dict[str, Any]]:
         try:
             row = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            raise _fail(f"{path}: line {number} is not JSON ({exc})") from exc
-        if (
-            not isinstance(row, dict)
-            or "case" not in row
-            or "condition" not in row
-            or "value" not in row
-        ):
-            raise _fail(f'{path}: line {number} needs "case", "condition" and "value"')
+            raise ConfigError(f"{path}: line {number} is not JSON ({exc})") from exc
+        if not isinstance(row, dict) or not {"case", "condition", "value"} <= row.keys():
+            raise ConfigError(f'{path}: line {number} needs "case", "condition" and "value"')
         try:
             value = Decimal(str(row["value"]))
         except InvalidOperation as exc:
-            raise _fail(f"{path}: line {number}: value {row['value']!r} is not a number") from exc
+            raise ConfigError(
+                f"{path}: line {number}: value {row['value']!r} is not a number"
+            ) from exc
         if not value.is_finite():
-            raise _fail(f"{path}: line {number}: value {row['value']!r} is not finite")
+            raise ConfigError(f"{path}: line {number}: value {row['value']!r} is not finite")
         row["value"] = value
         rows.append(row)
     if not rows:
-        raise _fail(f"{path} holds no predictions")
+        raise ConfigError(f"{path} holds no predictions")
     return rows
 
 
@@ -121,18 +113,18 @@ def run(args: argparse.Namespace) -> int:
 
     folder = resolve_run(args.run_folder)
     if is_comparison(folder):
-        raise _fail(
+        raise ConfigError(
             f"{folder} is a comparison folder; import into one of its runs, e.g. "
             f"{folder}/<suite>-m1-<model>"
         )
     manifest = load_manifest(folder)
     name = args.name
     if not _NAME.match(name):
-        raise _fail(
+        raise ConfigError(
             f"--name {name!r}: use lowercase letters, digits, '_', '-', '.' (start with a letter)"
         )
     if name in manifest.decoders:
-        raise _fail(f"--name {name!r} is one of the run's own decoders; choose another name")
+        raise ConfigError(f"--name {name!r} is one of the run's own decoders; choose another name")
     suite = suite_of(manifest)
     rows = _read(args.predictions)
     specs = {spec.id: spec for spec in suite.jobs()}
@@ -141,24 +133,30 @@ def run(args: argparse.Namespace) -> int:
     for row in rows:
         case, condition = str(row["case"]), str(row["condition"])
         if case not in cases:
-            raise _fail(
+            raise ConfigError(
                 f"case {case!r} is not in suite {suite.name} (cases look like {suite.cases[0].id!r})"
             )
         if condition not in suite.conditions:
-            raise _fail(f"condition {condition!r} is not one of {', '.join(suite.conditions)}")
+            raise ConfigError(
+                f"condition {condition!r} is not one of {', '.join(suite.conditions)}"
+            )
         orders = [str(row["order"])] if "order" in row else list(suite.orders)
         repeats = [int(row["repeat"])] if "repeat" in row else list(range(suite.repeats))
         for order in orders:
             for repeat in repeats:
                 job = f"{suite.name}/{case}/{condition}/{order}/r{repeat}"
                 if job not in specs:
-                    raise _fail(f"no job {job} in this run (order {order!r}, repeat {repeat})")
+                    raise ConfigError(
+                        f"no job {job} in this run (order {order!r}, repeat {repeat})"
+                    )
                 if job in chosen:
-                    raise _fail(f"two predictions for {job}; give each case and condition once")
+                    raise ConfigError(
+                        f"two predictions for {job}; give each case and condition once"
+                    )
                 chosen[job] = row
     missing = len(specs) - len(chosen)
     if missing and not args.allow_partial:
-        raise _fail(
+        raise ConfigError(
             f"{missing} of {len(specs)} jobs have no prediction; pass --allow-partial to accept that"
         )
     digest = hashlib.sha256(args.predictions.read_bytes()).hexdigest()

@@ -27,9 +27,7 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
 
 def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True) -> None:
     """The model and how to reach it (shared with ``probe`` and, less ``--model``
-    (``one_model=False``), ``compare``, where each applies to every model):
-    ``--model``, ``--base-url``, ``--wire``, ``--top-logprobs``, prices, ``--timeout``,
-    ``--max-attempts``."""
+    (``one_model=False``), ``compare``, where each applies to every model)."""
     if one_model:
         parser.add_argument(
             "--model",
@@ -84,13 +82,11 @@ def add_model_options(parser: argparse.ArgumentParser, *, one_model: bool = True
     )
 
 
-def model_spec(args: argparse.Namespace, text: str | None = None) -> ModelSpec:
-    """The model the options name (``text``: one spec of ``compare --models`` instead of
-    ``--model``), e.g. ``sim:seed=7``."""
+def model_spec(args: argparse.Namespace) -> ModelSpec:
+    """The model the options name, e.g. ``sim:seed=7``."""
     from harness.backends import parse_model
 
-    text = args.model if text is None else text
-    return parse_model(text, base_spec(args, text))
+    return parse_model(args.model, base_spec(args, args.model))
 
 
 def base_spec(args: argparse.Namespace, name: str = "") -> ModelSpec:

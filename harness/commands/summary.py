@@ -1,9 +1,5 @@
-"""What ``run`` and ``resume`` print when they end: a run's result in a few lines.
-
-Exit status: 0 every job done; 1 stopped by a cap or with jobs unfinished; 2 a fatal error
-(a refused key, a wrong server); 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM. An
-interrupt, and a session that a cap kept from sending anything, say so in one line.
-"""
+"""What ``run`` and ``resume`` print when they end, and their exit status (``common.RUNNING``):
+a run's result in a few lines; an interrupt, or a cap that let nothing through, in one."""
 
 from __future__ import annotations
 

@@ -16,16 +16,6 @@ from harness.running.interrupts import Interrupts
 from harness.running.session import RunResult, resume_async, run_async
 from runfolder import MANIFEST, ComparisonCell, job_status, read_totals
 
-__all__ = [
-    "Cell",
-    "Pace",
-    "cost_elsewhere",
-    "done_jobs",
-    "ignore",
-    "run_cell",
-    "wanted_jobs",
-]
-
 
 @dataclass(frozen=True)
 class Cell:

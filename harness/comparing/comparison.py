@@ -3,16 +3,10 @@
 ``create_comparison`` checks every model and suite, then writes the folder's
 ``compare.json`` (runfolder's record: the models, the first being the baseline, the suites
 and each cell's folder) before any request. ``run_comparison`` then runs the cells one
-after another, suite by suite, under one progress bar, and continues a comparison where it
-stopped: a finished cell is skipped, a cell cut short is resumed (``resume``), a cell
-never started is started. So ``numericjev resume DIR`` continues the whole comparison.
-
-Cells run one after another, not at once: the built-in sim is CPU-bound (two at once on
-this project's two cores only take turns); a served model's limits (concurrency, rps,
-rate limits) are the server's, which two cells at once would split or overrun; and a
-request or cost cap then stops the comparison at one clear place. Each cell already keeps
-``--concurrency`` requests in flight. One ``Interrupts`` watches the whole comparison: a
-Ctrl-C or SIGTERM drains the cell that is sending and starts no other.
+after another, suite by suite, under one progress bar (docs/comparing.md says why not at
+once), and continues a comparison where it stopped: a finished cell is skipped, a cell cut
+short is resumed (``resume``), a cell never started is started. One ``Interrupts`` watches
+the whole comparison: a Ctrl-C or SIGTERM drains the cell that is sending and starts no other.
 
 Nothing here reads results: ``analysis`` summarises the cells' run folders.
 """
@@ -39,7 +33,6 @@ from harness.comparing.cells import (
 from harness.comparing.options import CompareOptions
 from harness.errors import ConfigError, RunFolderError
 from harness.progress import CellProgress, Progress, TqdmProgress
-from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
 from harness.running.check import preflight
 from harness.running.interrupts import Interrupts, watching
@@ -55,14 +48,6 @@ from runfolder import (
     unique_folder,
     write_comparison,
 )
-
-__all__ = [
-    "CellResult",
-    "CompareOptions",
-    "ComparisonResult",
-    "create_comparison",
-    "run_comparison",
-]
 
 
 @dataclass(frozen=True)
@@ -106,13 +91,9 @@ class ComparisonResult:
         return self.complete and all(c.result is None or c.result.complete for c in self.cells)
 
 
-def _suite(name: str, params: Mapping[str, str]) -> Suite:
-    return load_suite(name, params=dict(params))
-
-
 def _cells(folder: Path, record: ComparisonRecord, options: CompareOptions) -> list[Cell]:
     """Rebuild every cell (suite, model spec, folder) the record names."""
-    suites = {s: _suite(s, record["suite_params"].get(s, {})) for s in record["suites"]}
+    suites = {s: load_suite(s, params=record["suite_params"].get(s, {})) for s in record["suites"]}
     specs = {m: parse_model(m, options.base(m)) for m in record["models"]}
     return [
         Cell(
@@ -173,7 +154,7 @@ def create_comparison(
     if not suites:
         raise ConfigError("--suites needs at least one suite, e.g. --suites affine,exploratory")
     per_suite = _split_params(params or {}, suites)
-    built = {s: _suite(s, per_suite.get(s, {})) for s in suites}
+    built = {s: load_suite(s, params=per_suite.get(s, {})) for s in suites}
     if options.sequential is not None:
         from harness.comparing.looks import with_orders
 

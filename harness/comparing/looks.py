@@ -12,8 +12,6 @@ from harness.errors import ConfigError
 from harness.protocol.cases import Suite
 from runfolder import MIN_LOOK
 
-__all__ = ["sequential_plan", "with_orders"]
-
 
 def sequential_plan(looks: int, seed: int, margin: float) -> dict[str, Any]:
     """The plan's settings, checked (each suite's order is added by ``with_orders``)."""

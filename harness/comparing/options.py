@@ -10,8 +10,6 @@ from harness.backends import GGUF_PREFIX, IN_PROCESS, ModelSpec
 from harness.backends.base import DEFAULT_CONCURRENCY
 from harness.running.settings import RunSettings
 
-__all__ = ["CompareOptions"]
-
 _SPEC_FIELDS = frozenset(ModelSpec.__dataclass_fields__)
 
 

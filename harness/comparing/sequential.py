@@ -1,16 +1,12 @@
-"""``compare --sequential``: ask a comparison's families in looks, stop once every cell has.
+"""``compare --sequential``: ask a comparison's families in looks, stop once every cell has
+(docs/comparing.md gives the rule and the plan kept in ``compare.json``).
 
-The plan, kept in ``compare.json`` (``options.sequential``) before any request: a seed,
-the number of looks, the ``--margin``, and each suite's families in a seeded random order.
-Look k asks the first ``look_sizes(F, looks)[k-1]`` families of that order in every cell
-(``run_comparison_async(..., families=...)``); then the rule, decided in
-``analysis.statistics`` (``comparison.sequential_look``, on the run folders: the harness
-itself never reads results), says whether every cell has stopped, decided or futile, at that
-look. The comparison stops asking at the first look that says so.
-
-Nothing else is recorded: each look's families are fixed by the plan, so a resume replays
-the looks already taken from the run folders (their jobs are done: nothing is sent) and
-continues with the first look whose families are not all asked, or stops where it stopped.
+Look k asks the first ``look_sizes(F, looks)[k-1]`` families of the plan's order in every
+cell (``run_comparison_async(..., families=...)``); then ``analysis.statistics``
+(``comparison.sequential_look``, on the run folders: the harness itself never reads results)
+says whether every cell has stopped. Nothing else is recorded: each look's families are
+fixed by the plan, so a resume replays the looks already taken (their jobs are done: nothing
+is sent) and continues with the first look whose families are not all asked.
 """
 
 from __future__ import annotations
@@ -24,11 +20,6 @@ from harness.comparing.comparison import ComparisonResult, run_comparison_async
 from harness.errors import ConfigError
 from harness.running.session import in_own_loop
 from runfolder import load_comparison, look_sizes
-
-__all__ = [
-    "SequentialResult",
-    "run_sequential_async",
-]
 
 
 def _settled(folder: Path, look: int) -> bool:

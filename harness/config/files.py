@@ -57,10 +57,6 @@ def did_you_mean(key: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _parts(header: str) -> tuple[str, ...]:
-    return tuple(part.strip().strip("\"'") for part in header.split("."))
-
-
 def line_of(text: str, table: tuple[str, ...], key: str | None) -> int:
     """The 1-based line of ``key = ...`` under ``[table]``; else the header's (or, for an
     inline table, its own key's line under the parent table); else 1."""
@@ -68,7 +64,7 @@ def line_of(text: str, table: tuple[str, ...], key: str | None) -> int:
     header: int | None = None
     for number, line in enumerate(text.splitlines(), start=1):
         if found := _HEADER.match(line):
-            current = _parts(found.group(1))
+            current = tuple(part.strip().strip("\"'") for part in found.group(1).split("."))
             if current == table and header is None:
                 header = number
                 if key is None:

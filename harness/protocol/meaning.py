@@ -198,11 +198,8 @@ def _below(a: float, b: float) -> bool:
     return b - a > (abs(a) + abs(b)) * 1e-15 + 1e-300
 
 
-def exact_label(meaning: Meaning, x: Fraction, xf: float | None = None) -> str:
-    """The label an exact reader picks for target ``x`` (clamped into the offered range).
-
-    ``xf`` is ``float(x)`` when the caller has it already (the sim asks many questions of
-    one target)."""
+def exact_label(meaning: Meaning, x: Fraction) -> str:
+    """The label an exact reader picks for target ``x`` (clamped into the offered range)."""
     if meaning.kind in EXPLORATORY_KINDS:
         return _exact_exploratory(meaning, x)
     opts = meaning.options
@@ -211,8 +208,7 @@ def exact_label(meaning: Meaning, x: Fraction, xf: float | None = None) -> str:
         # Bisect on floats, then confirm exactly; redo it exactly only when rounding put x on
         # the wrong side of a bound. A float comparison settles a confirmation when the two
         # floats are far apart beside their rounding error (``_below``): exact otherwise.
-        if xf is None:
-            xf = float(x)
+        xf = float(x)
         i = bisect_right(lows_f, xf) - 1
         low_ok = i < 0 or _below(lows_f[i], xf) or x >= lows[i]
         high_ok = i + 1 >= len(lows) or _below(xf, lows_f[i + 1]) or x < lows[i + 1]

@@ -1,15 +1,10 @@
 """Suites by name: found through entry points or registered in code, built on first use.
 
-The harness never imports a suite. A distribution declares its suites as entry points in
-the ``numericjev.suites`` group (this project's own in ``pyproject.toml``)::
-
-    [project.entry-points."numericjev.suites"]
-    affine = "suites.affine:SUITE"
-
-Each entry names a ``SuiteBuilder`` (or a bare function that builds a ``Suite``). Names are
-listed from the installed metadata when first needed and a suite's module is imported only
-when that suite is loaded, so a plugin's suites appear in ``numericjev run --suite`` and in
-``resume`` with no change here. ``register_suite`` adds one from code (a notebook, a test).
+The harness never imports a suite: a distribution declares its suites as entry points in the
+``numericjev.suites`` group (docs/extending.md, "A new suite"), each naming a
+``SuiteBuilder`` or a bare function that builds a ``Suite``. Names are listed from the
+installed metadata when first needed and a suite's module is imported only when that suite
+is loaded. ``register_suite`` adds one from code (a notebook, a test).
 """
 
 from __future__ import annotations

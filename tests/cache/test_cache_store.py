@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import anyio
 import orjson
 import pytest
 from hypothesis import given
@@ -217,13 +218,17 @@ def test_an_older_cache_is_read_and_written_under_its_own_keys(
     old.put(Entry(cache_key(spec, body, "j#1", version=version), "m", "m", answered,
                   None, 0.5, time.time(), "paid"))  # fmt: skip
     cache = RequestCache(Store(path), True, spec, "r")
-    _, hit = cache.lookup(body, "j#1")
-    assert hit is not None and hit.cached is not None and hit.cached["from_run"] == "paid"
-    missed, none = cache.lookup(body, "j#2")
-    assert none is None and missed == cache_key(spec, body, "j#2", version=version)
     answer = Attempt(1, 0.0, 1.0, 200, None, None, {"answers": {"q1": {"choice": "b"}}}, "m",
                      None, 0.1, None)  # fmt: skip
-    cache.save(missed, answer)  # off the loop: stored at once, under the old key
+
+    async def ask() -> None:
+        _, hit = await cache.find(body, "j#1")
+        assert hit is not None and hit.cached is not None and hit.cached["from_run"] == "paid"
+        missed, none = await cache.find(body, "j#2")
+        assert none is None and missed == cache_key(spec, body, "j#2", version=version)
+        cache.save(missed, answer)  # stored under the old key
+
+    anyio.run(ask)
     cache.close()
     again = Store(path)
     assert again.version == version and again.stats().entries == 2
@@ -235,13 +240,17 @@ def test_a_new_cache_is_version_3_and_keeps_its_answers(tmp_path: Path) -> None:
     answer = Attempt(1, 0.0, 1.0, 200, None, None, {"answers": {"q1": {"choice": "b"}}}, "m",
                      None, 0.1, None)  # fmt: skip
     cache = RequestCache(Store(tmp_path / "c.sqlite3"), True, spec, "paid")
-    key, none = cache.lookup(BODY, "j#1")
-    assert none is None and isinstance(key, bytes)
-    cache.save(key, answer)
+
+    async def ask() -> None:
+        key, none = await cache.find(BODY, "j#1")
+        assert none is None and isinstance(key, bytes)
+        cache.save(key, answer)
+
+    anyio.run(ask)
     cache.close()
     again = RequestCache(Store(tmp_path / "c.sqlite3", readonly=True), False, spec, "r")
     assert again.store.version == 3
-    _, hit = again.lookup(BODY, "j#1")
+    _, hit = anyio.run(again.find, BODY, "j#1")
     assert hit is not None and hit.answers["q1"].choice == "b" and again.hits == 1
 
 

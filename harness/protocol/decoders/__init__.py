@@ -98,32 +98,16 @@ def decoder_factory(name: str) -> Callable[[Grid, str], Decoder]:
             raise ConfigError(f"decoder {name!r}: a tree needs K >= 2, e.g. tree2 or tree10")
         variant, beam = match.group(2), match.group(3)
         if variant is None:
-            return partial(_tree, k=k)
+            return partial(TreeDecoder, k=k)
         if beam is None:
-            return partial(_readout, k=k, name=name, readout=variant)
+            return partial(TreeReadoutDecoder, k=k, name=name, readout=variant)
         if int(beam) < 1:
             raise ConfigError(f"decoder {name!r}: a beam keeps B >= 1 intervals, e.g. tree4_beam2")
-        return partial(_beam, k=k, beam=int(beam), name=name)
+        return partial(BeamTreeDecoder, k=k, beam=int(beam), name=name)
     match = _BISECT.match(name)
     if match:
         k = int(match.group(1))
         if k < 2:
             raise ConfigError(f"decoder {name!r}: bisection needs K >= 2, e.g. bisect2 or bisect4")
-        return partial(_bisect, k=k, name=name)
+        return partial(BisectionDecoder, k=k, name=name)
     raise ConfigError(f"unknown decoder {name!r}; known decoders: {KNOWN}")
-
-
-def _tree(grid: Grid, subject: str, *, k: int) -> Decoder:
-    return TreeDecoder(grid, subject, k)
-
-
-def _readout(grid: Grid, subject: str, *, k: int, name: str, readout: str) -> Decoder:
-    return TreeReadoutDecoder(grid, subject, k, name, readout=readout)
-
-
-def _beam(grid: Grid, subject: str, *, k: int, beam: int, name: str) -> Decoder:
-    return BeamTreeDecoder(grid, subject, k, beam, name)
-
-
-def _bisect(grid: Grid, subject: str, *, k: int, name: str) -> Decoder:
-    return BisectionDecoder(grid, subject, k, name)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 
-from harness.protocol.decoders.base import Answer, Decoded, Question
+from harness.protocol.decoders.base import Decoded, OneDigitPerRound, Question
 from harness.protocol.grid import Grid, GridError, fmt
 from harness.protocol.prompts import (
     FRACTION_PLACES,
@@ -25,7 +25,7 @@ from harness.protocol.prompts import (
 
 
 @dataclass
-class ActualDigitsDecoder:
+class ActualDigitsDecoder(OneDigitPerRound):
     """One sequential question per decimal digit of x."""
 
     grid: Grid
@@ -52,6 +52,7 @@ class ActualDigitsDecoder:
             )
         # Powers of ten of the asked digits, highest first: 1, 0 for DD; -1 .. -4 for 0.DDDD.
         self.powers = list(range(self.whole - 1, -self.frac - 1, -1))
+        self.count = len(self.powers)
 
     def ready(self) -> list[Question]:
         """The next digit's question, stating the digits already selected."""
@@ -62,19 +63,6 @@ class ActualDigitsDecoder:
         text = actual_digits_instruction(self.subject, self.whole, self.frac, known, power)
         criteria = tuple((str(d), actual_digit_criterion(power, d)) for d in range(10))
         return [Question(f"d{len(self.digits) + 1}", text, criteria)]
-
-    def give(self, key: str, answer: Answer) -> None:
-        """Take one digit."""
-        self.digits.append(int(answer.choice))
-
-    @property
-    def done(self) -> bool:
-        """Finished when every digit is chosen."""
-        return len(self.digits) == len(self.powers)
-
-    def depths(self) -> tuple[int, int]:
-        """One round per digit."""
-        return len(self.powers), len(self.powers)
 
     def result(self) -> Decoded:
         """The number the digits write, as read: it may lie off the grid or above it.
@@ -98,4 +86,4 @@ class ActualDigitsDecoder:
         if self.frac:
             written = f"{written[: self.whole] or '0'}.{written[self.whole :]}"
         extra = {"digits": written, "on_grid": bool(on_grid)}
-        return Decoded(value, (value, value + unit), len(self.powers), trace, extra)
+        return Decoded(value, (value, value + unit), self.count, trace, extra)

@@ -100,6 +100,27 @@ class Decoder(Protocol):
         ...
 
 
+class OneDigitPerRound:
+    """Shared by decoders that ask ``count`` decimal digits, one per round, each after the
+    ones already chosen (``digits``)."""
+
+    count: int
+    digits: list[int]
+
+    def give(self, key: str, answer: Answer) -> None:
+        """Take one digit."""
+        self.digits.append(int(answer.choice))
+
+    @property
+    def done(self) -> bool:
+        """Finished when every digit is chosen."""
+        return len(self.digits) == self.count
+
+    def depths(self) -> tuple[int, int]:
+        """One round per digit."""
+        return self.count, self.count
+
+
 class OneRoundBits:
     """Shared by decoders that ask one independent question per weight, all in one round.
 

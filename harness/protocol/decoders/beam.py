@@ -1,26 +1,14 @@
-"""``tree{K}_beam{B}``: Algorithm 1's tree searched with a beam of the B most probable paths.
+"""``tree{K}_beam{B}``: Algorithm 1's tree searched with a beam of the B most probable paths
+(docs/protocol.md, "Beam").
 
-A node is an interval ``[a, b)`` of Algorithm 1's tree; its *path probability* is the
-product of the returned probabilities (normalised over each question's labels) of the
-options taken from the root to it. Each round asks the tree question of every kept node
-that is not yet a single cell, all in ONE request (they are independent questions of one
-job round), then replaces each asked node by its children, and keeps the B most probable
-nodes of that pool (children and the single-cell leaves kept earlier). Zero-probability
-nodes are dropped: their leaves could never be read out. Ties go to the node whose every
-step was the selected label (the greedy path), then to the lower interval. When every kept
-node is a single cell, the read-out is the most probable of them (its lower endpoint).
-
-An answer without probabilities counts as probability one on its selected label, so with
-such answers the beam follows the greedy path (``extra["one_hot_answers"]`` counts them).
-``tree{K}_beam1`` equals ``tree{K}`` whenever each selected label carries the largest
-returned probability of its question (ties included). A leaf met early keeps its path
-probability while deeper paths multiply in more factors below one, so on grids where the
-tree's leaves lie at two depths the shallower leaves are favoured; that is what a product
-of probabilities does, and the paper does not claim that product is a distribution.
-
-Depth: the same as the greedy tree's (``tree_depth(N, K)``): every round descends one level
-and the read-out leaf lies at a leaf depth of the tree. Questions per round: at most B
-(one for the root in round one), so at most ``1 + B (D - 1)`` in all for depth D.
+A node is an interval ``[a, b)`` of Algorithm 1's tree; its path probability is the product
+of the returned probabilities (normalised over each question's labels) of the options taken
+from the root to it. Each round asks the tree question of every kept node that is not yet a
+single cell, all in ONE request (independent questions of one job round), and keeps the B
+most probable nodes of the pool (their children and the leaves kept earlier; zero-probability
+nodes dropped; ties to the greedy path, then to the lower interval). An answer without
+probabilities counts as probability one on its selected label (``extra["one_hot_answers"]``
+counts them). Depth: the greedy tree's (``tree_depth(N, K)``).
 """
 
 from __future__ import annotations

@@ -1,40 +1,25 @@
 """``bisect{K}``: probabilistic bisection over the grid (Horstein 1963; Waeber, Frazier and
-Henderson 2013), asked with the paper's interval questions.
+Henderson 2013), asked with the paper's interval questions (docs/protocol.md, "Probabilistic
+bisection", gives the model, the stopping rules and the rounds).
 
 The decoder keeps a posterior over the N grid cells, uniform at the start. Each round it
 cuts the grid at the posterior's ``j/k`` quantiles (``k = min(K, N)``) into k intervals
-with integer cell boundaries, asks Algorithm 1's tree question about them ("Select the
-interval containing x", criteria ``lower <= x < upper``), and updates the posterior.
-
-Quantile cuts: cut ``j`` is the cell boundary whose cumulative posterior mass is nearest to
-``j/k`` (ties to the lower boundary), then moved, if needed, so that every interval holds at
-least one cell. On the uniform start this is Algorithm 1's partition wherever ``N j / k``
-has a fractional part of at most one half. (Taking the boundary *below* the quantile, as
-Algorithm 1 does, can ask the same question forever: two tied cells holding most of the
-mass are never separated.)
-
-Likelihood model (virtual evidence): the returned probabilities, normalised over the k
-labels to ``r_j``, are read as the likelihood of the answer given "the target lies in
-interval j", mixed with a uniform floor:
+with integer cell boundaries, asks Algorithm 1's tree question about them, and updates the
+posterior by the answer's normalised probabilities ``r_j`` mixed with a uniform floor:
 
     l_j = (1 - FLOOR) r_j + FLOOR / k,      posterior(i) ∝ prior(i) l_{j(i)}
 
-so answers are treated as conditionally independent given the target, and a confident
-wrong answer (``r = 1`` on a wrong interval) multiplies the true cell by ``FLOOR / k``
-instead of zero: later answers can bring it back. An answer without probabilities counts
-as ``r`` = one on its selected label. The arithmetic is exact (Fractions; a float
-probability is read through its shortest repr), so the same answers give the same
-questions on any machine, which resume relies on.
+Quantile cuts: cut ``j`` is the cell boundary whose cumulative posterior mass is nearest to
+``j/k`` (ties to the lower boundary), then moved, if needed, so that every interval holds at
+least one cell. (Taking the boundary *below* the quantile, as Algorithm 1 does, can ask the
+same question forever: two tied cells holding most of the mass are never separated.)
 
-Stopping: before each round, if one cell holds more than ``STOP_MASS`` of the posterior the
-decoder stops; otherwise it stops after the round budget, ``tree_depth(N, K)[1] +
-EXTRA_ROUNDS`` (the greedy tree's depth plus a few rounds to recover from a wrong answer).
-The read-out is the most probable cell's lower endpoint (lower cell on ties);
-``extra["stop"]`` says which rule ended it. With an exact answerer the threshold is always
-reached, within the tree's depth plus two rounds on the grids tested.
-
-The posterior is stored as runs of cells with equal weight (at most ``1 + rounds (k - 1)``
-runs), so a million-cell grid costs no more than a small one.
+It stops once one cell holds more than ``STOP_MASS``, or after ``tree_depth(N, K)[1] +
+EXTRA_ROUNDS`` rounds (``extra["stop"]`` says which), and reads out the most probable cell's
+lower endpoint (lower cell on ties). The arithmetic is exact (Fractions), so the same answers
+give the same questions on any machine, which resume relies on. The posterior is stored as
+runs of cells with equal weight (at most ``1 + rounds (k - 1)`` runs), so a million-cell
+grid costs no more than a small one.
 """
 
 from __future__ import annotations

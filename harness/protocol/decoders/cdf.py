@@ -43,13 +43,9 @@ def isotonic_projection(p: Sequence[float]) -> list[float]:
 
 
 def histogram_masses(f: Sequence[float]) -> list[float]:
-    """Masses ``w_i = f_{i+1} - f_i`` with endpoints ``f_0 = 0`` and ``f_{m+1} = 1``.
-
-    For a nondecreasing ``f`` in [0, 1] (e.g. from ``isotonic_projection``) the ``m + 1``
-    masses are non-negative and sum to one.
-    """
-    edges = [0.0, *(float(v) for v in f), 1.0]
-    return [edges[i + 1] - edges[i] for i in range(len(edges) - 1)]
+    """Masses ``w_i = f_{i+1} - f_i`` with endpoints ``f_0 = 0`` and ``f_{m+1} = 1``
+    (non-negative and summing to one for a nondecreasing ``f`` in [0, 1])."""
+    return [b - a for a, b in pairwise([0.0, *(float(v) for v in f), 1.0])]
 
 
 def midpoint_mean(bounds: Sequence[Decimal | Fraction], masses: Sequence[float]) -> Fraction:
@@ -74,8 +70,4 @@ def decreases(p: Sequence[float]) -> bool:
 
 def modal_index(masses: Sequence[float]) -> int:
     """The index of the largest mass; ties go to the lower index (the lower value)."""
-    best = 0
-    for i, w in enumerate(masses):
-        if w > masses[best]:
-            best = i
-    return best
+    return masses.index(max(masses))  # max keeps the first of equal masses

@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
-from harness.protocol.decoders.base import Answer, Decoded, OneRoundBits, Question
+from harness.protocol.decoders.base import (
+    Answer,
+    Decoded,
+    OneDigitPerRound,
+    OneRoundBits,
+    Question,
+)
 from harness.protocol.grid import Grid, GridError
 from harness.protocol.prompts import (
     PLACES,
@@ -19,7 +25,7 @@ from harness.protocol.prompts import (
 
 
 @dataclass
-class DigitsDecoder:
+class DigitsDecoder(OneDigitPerRound):
     """The grid index q written in decimal, high digit first, each digit conditioned on the last."""
 
     grid: Grid
@@ -37,19 +43,6 @@ class DigitsDecoder:
         if self.done:
             return []
         return [digit_question(self.grid, self.subject, self.count, tuple(self.digits))]
-
-    def give(self, key: str, answer: Answer) -> None:
-        """Take one digit."""
-        self.digits.append(int(answer.choice))
-
-    @property
-    def done(self) -> bool:
-        """Finished when every digit is chosen."""
-        return len(self.digits) == self.count
-
-    def depths(self) -> tuple[int, int]:
-        """One round per digit."""
-        return self.count, self.count
 
     def result(self) -> Decoded:
         """``L + eps*q``; q may exceed N-1 only if N is not a power of ten (kept, not clipped)."""
@@ -73,30 +66,23 @@ def digit_question(grid: Grid, subject: str, count: int, digits: tuple[int, ...]
 
 
 @cache
-def bit_questions(grid: Grid, subject: str) -> tuple[Question, ...]:
-    """The independent bit questions of a grid, weight high to low (the same for every job)."""
-    weights = [1 << i for i in reversed(range(max(1, (grid.n - 1).bit_length())))]
+def bit_questions(grid: Grid, subject: str, plain: bool) -> tuple[Question, ...]:
+    """The independent bit questions of a grid, weight high to low (the same for every job);
+    ``plain``: in the bit-prompt control's underspecified wording (digit i of q)."""
+    count = max(1, (grid.n - 1).bit_length())
+    weights = [1 << i for i in reversed(range(count))]
     return tuple(
         Question(
             f"b{w}",
-            bits_instruction(subject, grid, weights, w),
-            tuple((str(bit), bit_criterion(w, bit)) for bit in (0, 1)),
+            plain_bits_instruction(subject, grid, count, i)
+            if plain
+            else bits_instruction(subject, grid, weights, w),
+            tuple(
+                (str(bit), plain_bit_criterion(i, bit) if plain else bit_criterion(w, bit))
+                for bit in (0, 1)
+            ),
         )
-        for w in weights
-    )
-
-
-@cache
-def plain_bit_questions(grid: Grid, subject: str) -> tuple[Question, ...]:
-    """``bit_questions`` in the bit-prompt control's underspecified wording (digit i of q)."""
-    count = max(1, (grid.n - 1).bit_length())
-    return tuple(
-        Question(
-            f"b{1 << (count - i)}",
-            plain_bits_instruction(subject, grid, count, i),
-            tuple((str(bit), plain_bit_criterion(i, bit)) for bit in (0, 1)),
-        )
-        for i in range(1, count + 1)
+        for i, w in enumerate(weights, start=1)
     )
 
 
@@ -114,9 +100,7 @@ class BitsDecoder(OneRoundBits):
     def __post_init__(self) -> None:
         count = max(1, (self.grid.n - 1).bit_length())
         self.weights = [1 << i for i in reversed(range(count))]
-        # One question per weight, in order.
-        ask = plain_bit_questions if self.plain else bit_questions
-        self._questions = ask(self.grid, self.subject)
+        self._questions = bit_questions(self.grid, self.subject, self.plain)  # by weight
 
     def ready(self) -> list[Question]:
         """Every unanswered bit's question (they are independent)."""

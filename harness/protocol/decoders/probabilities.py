@@ -65,6 +65,7 @@ def decimal_text(value: Fraction, places: int) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def tidy(p: Fraction) -> float:
-    """A probability for the log: a float rounded to 12 places (the wire carries 2)."""
-    return round(float(p), 12) + 0.0
+def tidy(p: Fraction | float) -> float:
+    """A probability for the log: a float rounded to 12 places (the wire carries 2), without
+    binary noise (0.172, not 0.17200000000000004)."""
+    return round(float(p), 12) + 0.0  # + 0.0 turns -0.0 into 0.0

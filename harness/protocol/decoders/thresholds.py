@@ -1,13 +1,10 @@
 """Threshold decoders: adaptive and parallel ``x <= z`` comparisons, and the threshold CDF.
 
-Paper, Appendix "Exploratory Records" and Appendix "CDF Construction and Its Limits".
-Every comparison is asked in the paper's form ``P(Y <= z)`` at an exact grid value: the
-comparison at interior boundary ``b_i = L + i*eps`` (``i = 1 .. N-1``) asks
-``x <= z_i`` with ``z_i = b_i - eps``, the largest grid value below that boundary. For a
-grid-valued x this is the event ``x < b_i``, so the normalised answers estimate the CDF at
-the edges of the harness's cells ``[b_i, b_{i+1})``, and mass ``w_i = f_{i+1} - f_i`` (with
-``f_0 = 0``, ``f_N = 1``) belongs to grid value ``L + i*eps``. Thresholds are written with
-exact decimals (``x <= 0.4375``), never floats.
+Paper, Appendix "Exploratory Records" and Appendix "CDF Construction and Its Limits". The
+parallel comparisons are asked at ``z_i = L + (i-1)*eps`` (``i = 1 .. N-1``), the largest
+grid value below each interior cell boundary, so mass ``w_i = f_{i+1} - f_i`` belongs to
+grid value ``L + i*eps`` (docs/protocol.md, "Threshold positions", says why these
+positions); thresholds are written with exact decimals (``x <= 0.4375``), never floats.
 """
 
 from __future__ import annotations
@@ -25,6 +22,7 @@ from harness.protocol.decoders.cdf import (
     midpoint_mean,
     modal_index,
 )
+from harness.protocol.decoders.probabilities import tidy
 from harness.protocol.decoders.tree import tree_depth
 from harness.protocol.grid import MAX_OPTIONS, Grid, GridError, fmt, partition
 from harness.protocol.prompts import THRESHOLD_LABELS, threshold_criteria, threshold_instruction
@@ -54,12 +52,8 @@ def threshold_question(key: str, subject: str, z: Decimal) -> Question:
 
 @dataclass
 class AdaptiveThresholdDecoder:
-    """Binary search with ``x <= z`` questions, keeping the selected half-interval each round.
-
-    The split is Algorithm 1's with K = 2 (``m = a + floor((b - a) / 2)``) and asks
-    ``x <= L + (m-1)*eps``: "yes" keeps ``[a, m)``, "no" keeps ``[m, b)``. Four rounds on a
-    16-value grid.
-    """
+    """Binary search with ``x <= z`` questions at Algorithm 1's K = 2 split ``m``: "yes"
+    keeps ``[a, m)``, "no" keeps ``[m, b)``."""
 
     grid: Grid
     subject: str
@@ -163,14 +157,14 @@ class _AllThresholds:
         projected = isotonic_projection(raw)
         masses = histogram_masses(projected)
         trace = [
-            {"round": 1, "threshold": fmt(z), "choice": self.answers[i].choice, "p": _tidy(p)}
+            {"round": 1, "threshold": fmt(z), "choice": self.answers[i].choice, "p": tidy(p)}
             for i, (z, p) in enumerate(zip(zs, raw, strict=True), start=1)
         ]
         extra = {
             "thresholds": [fmt(z) for z in zs],
-            "raw": [_tidy(p) for p in raw],
-            "projected": [_tidy(f) for f in projected],
-            "masses": [_tidy(w) for w in masses],
+            "raw": [tidy(p) for p in raw],
+            "projected": [tidy(f) for f in projected],
+            "masses": [tidy(w) for w in masses],
             "decreased": decreases(raw),
         }
         return trace, extra, masses
@@ -214,14 +208,6 @@ class ThresholdCdfDecoder(_AllThresholds):
         mean = midpoint_mean([g.bound(i) for i in range(g.n + 1)], masses)
         index = min(max(g.index_of(mean), 0), g.n - 1)
         return self._decoded(index, trace, {**extra, "mean": _mean_text(mean, g.places + 6)})
-
-
-def _tidy(x: float) -> float:
-    """A float for the log without binary noise (0.172, not 0.17200000000000004).
-
-    Twelve places keep far more than the two-decimal probabilities the wire carries.
-    """
-    return round(x, 12) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _mean_text(mean: Fraction, digits: int) -> str:

@@ -1,23 +1,15 @@
-"""``tree{K}_mean`` and ``tree{K}_median``: Algorithm 1's questions, a probability read-out.
+"""``tree{K}_mean`` and ``tree{K}_median``: Algorithm 1's questions, a probability read-out
+(docs/protocol.md, "Mean and median").
 
-The questions and the path are exactly the greedy tree's (the selected label refines the
-interval); only the read-out at the last level changes. The *final question* is the last
-one asked: it partitions its parent interval ``[a, b)`` into options ``[t_j, t_{j+1})``, the
-chosen one a single cell. Its returned probabilities, normalised over its labels, give each
-option a mass ``p_j``, spread evenly over the option's cells (an option can hold several
-cells when ``b - a`` is not a multiple of K). A cell stands for its grid value (its lower
-endpoint, the value the greedy tree returns), so on the parent's cells ``i``:
+The questions and the path are exactly the greedy tree's; only the read-out at the last level
+changes. On the final question's parent cells ``i`` (option ``j`` is ``[t_j, t_{j+1})``):
 
     mass m_i = p_j / (t_{j+1} - t_j)   for t_j <= i < t_{j+1}
     mean     = sum_i m_i (L + i eps)                      (exact, a Fraction)
     median   = the smallest L + i eps whose cumulative mass reaches 1/2 (a grid value)
 
-The mean is in general off the grid and need not terminate as a decimal: ``value`` is the
-mean rounded half-to-even to the grid's decimal places (the precision of every other
-output), ``extra["mean"]`` the mean to six more places, and ``cell`` the grid cell holding
-``value``. The median is a grid value. An exact answerer (probability one on the true
-label) gives the greedy value. An answer without probabilities falls back to the greedy
-read-out, recorded as ``extra["readout"] = "greedy"`` with the reason.
+An answer without probabilities falls back to the greedy read-out, recorded as
+``extra["readout"] = "greedy"`` with the reason.
 """
 
 from __future__ import annotations
