@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import analysis.loading.rounds as rounds_module
-import analysis.loading.run as run_module
+import analysis.loading.run_columns as run_columns
 from analysis.cli import main as analysis_main
 from analysis.loading.column_cache import CACHE_DIR, CACHE_ENV, RUN_LOGS, cache_key, keep
 from analysis.loading.rounds import load_rounds
@@ -55,7 +55,7 @@ def _no_log_reading(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: Any) -> None:
         raise AssertionError("the logs were read although their columns are kept")
 
-    monkeypatch.setattr(run_module, "_read_logs", refuse)
+    monkeypatch.setattr(run_columns, "read_logs", refuse)
     monkeypatch.setattr(rounds_module, "_read_rounds", refuse)
 
 
