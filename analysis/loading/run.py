@@ -14,12 +14,12 @@ from runfolder import (
     verify,
 )
 
-from .answers import AnswerLog, order_pair
-from .exchanges import RequestLog
+from .cache.run_columns import AnswersDigest, cached_columns
+from .logs.exchanges import RequestLog
+from .logs.outputs import Outputs
 from .manifest import Manifest, load_manifest
-from .outputs import Outputs
+from .probabilities.answers import AnswerLog, order_pair
 from .provenance import HashCheck, recheck
-from .run_columns import AnswersDigest, cached_columns
 
 __all__ = ["AnswersDigest", "Run", "load_run"]
 

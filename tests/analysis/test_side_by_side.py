@@ -13,9 +13,9 @@ import orjson
 import pytest
 from probability_logs import LogWriter, tree_path, true_child
 
-from analysis.loading import both_logs, side_by_side
+from analysis.loading.reading import both_logs, side_by_side
+from analysis.loading.reading.side_by_side import exchanges_aside, read_exchanges
 from analysis.loading.run import Run, load_run
-from analysis.loading.side_by_side import exchanges_aside, read_exchanges
 from runfolder import RunFolderError
 
 

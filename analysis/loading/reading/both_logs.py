@@ -12,12 +12,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from analysis.loading.columns.row_chunks import release_freed
+from analysis.loading.logs.exchanges import RequestLog
+from analysis.loading.logs.outputs import Outputs
+from analysis.loading.probabilities.answers import AnswerLog, AnswersJoin
 from runfolder import OUTPUTS, REQUESTS, JsonlReader, RunFolderError, check_sequence, stored
 
-from .answers import AnswerLog, AnswersJoin
-from .exchanges import RequestLog
-from .outputs import Outputs
-from .row_chunks import release_freed
 from .side_by_side import (
     SIDE_BY_SIDE_MAX_BYTES,
     Aside,

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from .answers import AnswerCounts, AnswerLog
-from .both_logs import Read, read_logs
-from .chain_units import ChainLog
+from analysis.loading.logs.exchanges import RequestLog
+from analysis.loading.logs.outputs import LogStats, Outputs
+from analysis.loading.manifest import Manifest
+from analysis.loading.probabilities.answers import AnswerCounts, AnswerLog
+from analysis.loading.probabilities.chain_units import ChainLog
+from analysis.loading.reading.both_logs import Read, read_logs
+
 from .column_cache import RUN_LOGS, cache_enabled, cache_key, keep, recall
-from .exchanges import RequestLog
-from .manifest import Manifest
-from .outputs import LogStats, Outputs
 
 __all__ = ["AnswersDigest", "cached_columns"]
 
