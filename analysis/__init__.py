@@ -27,15 +27,15 @@ from .errors import (
     SelectionError,
     StrictRefusedError,
 )
-from .loading.answers import AnswerLog, load_answers
+from .loading.columns.exact import output_errors, parse_decimal
 from .loading.comparison import ComparisonRuns, load_comparison_runs
-from .loading.exact import output_errors, parse_decimal
-from .loading.exchanges import RequestLog, load_requests
+from .loading.logs.exchanges import RequestLog, load_requests
+from .loading.logs.outputs import LogStats, Outputs, find_output, load_outputs
 from .loading.manifest import Manifest, ModelSpec, load_manifest
 from .loading.names import decoder_label, order_decoders
-from .loading.outputs import LogStats, Outputs, find_output, load_outputs
-from .loading.paths import DecisionPath, PathLevel, decision_path
+from .loading.probabilities.answers import AnswerLog, load_answers
 from .loading.run import Run, load_run
+from .loading.viewer.paths import DecisionPath, PathLevel, decision_path
 
 # The suite modules register their tables and JSON sections when imported; importing them
 # here makes the registrations happen before any `analysis` submodule is used.

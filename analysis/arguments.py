@@ -9,7 +9,7 @@ from typing import NoReturn
 from runfolder.verdict_option import add_test_option
 
 from .export import add_export_parser
-from .loading.column_cache import CACHE_DIR, CACHE_ENV
+from .loading.cache.column_cache import CACHE_DIR, CACHE_ENV
 from .statistics.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED
 
 __all__ = ["EXIT_CODES", "GATE_FAILED", "PROG", "SUMMARY_FILES", "OneLineParser", "build_parser"]

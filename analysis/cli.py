@@ -22,9 +22,9 @@ from runfolder import is_comparison, load_comparison, resolve_run
 from .arguments import GATE_FAILED, PROG, SUMMARY_FILES, build_parser
 from .errors import AnalysisError, RunFolderError, StrictRefusedError
 from .export import export_command
-from .loading.answers import order_pair
-from .loading.column_cache import switched_off
+from .loading.cache.column_cache import switched_off
 from .loading.comparison import load_comparison_runs
+from .loading.probabilities.answers import order_pair
 from .loading.run import Run, load_run
 from .rendering.comparison import comparison_markdown, comparison_to_dict
 from .rendering.diff_tables import diff_markdown, diff_to_dict
@@ -119,7 +119,7 @@ def _write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:
     """summary.md, summary.json, index.html (the job viewer: the first suite's runs) and
     the figure of the paired differences it opens with (``paired_differences.svg``/``.png``);
     a sequential comparison's figure of each cell's path over the looks beside it."""
-    from .loading.rounds import load_rounds
+    from .loading.viewer.rounds import load_rounds
     from .rendering.comparison_page import comparison_page
     from .rendering.figures import save_figure
     from .rendering.forest import forest_figure
@@ -240,7 +240,7 @@ def _diff(args: argparse.Namespace) -> int:
     )
     _refuse_if_strict(args, result.banners)
     if html is not None:
-        from .loading.rounds import load_rounds
+        from .loading.viewer.rounds import load_rounds
         from .rendering.html import diff_page
 
         manifest_a, manifest_b = run_a.manifest, run_b.manifest

@@ -27,9 +27,9 @@ import numpy as np
 from runfolder import JsonlReader, RequestLine, scan_logs, verify
 
 from .errors import AnalysisError
-from .loading.answers import AnswerLog, load_answers, order_pair
+from .loading.logs.outputs import Outputs, load_outputs
 from .loading.manifest import load_manifest
-from .loading.outputs import Outputs, load_outputs
+from .loading.probabilities.answers import AnswerLog, load_answers, order_pair
 from .statistics.facts import log_repairs
 from .statistics.output_scores import score_columns, scored_outputs, scored_rows
 

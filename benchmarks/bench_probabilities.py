@@ -22,7 +22,7 @@ __all__ = ["run"]
 
 _SECTION = """
 import resource, time, orjson
-from analysis.loading.answers import load_answers
+from analysis.loading.probabilities.answers import load_answers
 from analysis.statistics.probabilities import probability_stats
 t0 = time.perf_counter()
 log = load_answers({folder!r})

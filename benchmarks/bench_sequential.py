@@ -25,7 +25,7 @@ import numpy as np
 import orjson
 
 from analysis.loading.comparison import load_comparison_runs
-from analysis.loading.outputs import family_sort_key
+from analysis.loading.logs.outputs import family_sort_key
 from analysis.statistics.comparison import compare_runs
 from analysis.statistics.sequential import MIN_LOOK, sequential_replay
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
+from analysis.loading.logs.outputs import Outputs, load_outputs
 from analysis.loading.names import order_conditions, order_decoders, order_domains
-from analysis.loading.outputs import Outputs, load_outputs
 from analysis.statistics.design import Design
 from analysis.statistics.metrics import STATISTICS, compute_metrics
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from analysis.loading.rounds import JobRounds
+from analysis.loading.viewer.rounds import JobRounds
 from analysis.statistics.comparison import Comparison
 
 from .comparison import comparison_tables, comparison_title, counts_line, notices, test_line

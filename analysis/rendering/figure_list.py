@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from analysis.loading.paths import DecisionPath
+from analysis.loading.viewer.paths import DecisionPath
 from analysis.statistics.summary import Analysis
 
 from .distribution_figure import distribution_figures

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from analysis.loading.names import condition_label, decoder_label, domain_label
-from analysis.loading.paths import DecisionPath, PathLevel
+from analysis.loading.viewer.paths import DecisionPath, PathLevel
 from analysis.statistics.metrics import STATISTICS
 from analysis.statistics.summary import Analysis
 

@@ -31,7 +31,7 @@ from markupsafe import Markup
 
 from analysis.loading.manifest import Manifest
 from analysis.loading.names import condition_label, decoder_label, domain_label
-from analysis.loading.rounds import JobRounds
+from analysis.loading.viewer.rounds import JobRounds
 from analysis.statistics.diff import RunDiff
 from analysis.statistics.facts import RunFacts
 from analysis.statistics.summary import Analysis

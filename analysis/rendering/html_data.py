@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from analysis.loading.job_rounds import PROBABILITY_SCALE
-from analysis.loading.rounds import JobRounds
+from analysis.loading.viewer.job_rounds import PROBABILITY_SCALE
+from analysis.loading.viewer.rounds import JobRounds
 
 __all__ = ["PROBABILITY_SCALE", "pack_rounds"]
 

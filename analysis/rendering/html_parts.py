@@ -15,7 +15,7 @@ import numpy as np
 
 from analysis.loading.manifest import Manifest
 from analysis.loading.names import condition_label, decoder_label, domain_label
-from analysis.loading.rounds import NONE, JobRounds
+from analysis.loading.viewer.rounds import NONE, JobRounds
 from analysis.statistics.banners import Banner
 from analysis.statistics.facts import RunFacts
 

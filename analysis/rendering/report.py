@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analysis.errors import SelectionError
-from analysis.loading.exchanges import job_answers
+from analysis.loading.columns.row_chunks import release_freed
+from analysis.loading.logs.exchanges import job_answers
+from analysis.loading.logs.outputs import find_output
 from analysis.loading.manifest import load_manifest
 from analysis.loading.names import tree_branching
-from analysis.loading.outputs import find_output
-from analysis.loading.paths import DecisionPath, decision_path
-from analysis.loading.row_chunks import release_freed
 from analysis.loading.run import Run
+from analysis.loading.viewer.paths import DecisionPath, decision_path
 from analysis.statistics.design import REFERENCE_DOMAIN
 from analysis.statistics.summary import Analysis
 
@@ -163,7 +163,7 @@ def _release_freed_memory() -> None:
 def prepare_viewer(run_dir: Path) -> PackedRounds:
     """The job viewer of ``run_dir`` packed for :func:`write_report_page`: called before
     the run is loaded, its columns are gone before the analysis makes its own."""
-    from analysis.loading.rounds import load_rounds
+    from analysis.loading.viewer.rounds import load_rounds
 
     from .html import pack_viewer
 
@@ -185,7 +185,7 @@ def write_report_page(
     Needs no :class:`Analysis`: a caller that drops its run before this call keeps the
     peak memory of a 100× run to that of the analysis or of the viewer data, not both.
     """
-    from analysis.loading.rounds import load_rounds
+    from analysis.loading.viewer.rounds import load_rounds
 
     from .html import run_page
 

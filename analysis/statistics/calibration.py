@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.loading.answer_log import BLOCK, gathered
-from analysis.loading.answers import AnswerLog
-from analysis.loading.compact import narrow_type
+from analysis.loading.columns.compact import narrow_type
+from analysis.loading.probabilities.answer_log import BLOCK, gathered
+from analysis.loading.probabilities.answers import AnswerLog
 
 from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, MIN_FAMILIES, resample_weights
 

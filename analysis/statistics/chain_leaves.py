@@ -30,7 +30,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from analysis.loading.chain_units import BITS, DIGITS, THRESHOLDS, ChainLog, chain_positions
+from analysis.loading.probabilities.chain_units import (
+    BITS,
+    DIGITS,
+    THRESHOLDS,
+    ChainLog,
+    chain_positions,
+)
 
 from .predictive import PathSteps, tree_leaves
 from .proper_scores import Leaves

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.loading.comparison import ComparisonRuns
-from analysis.loading.outputs import family_sort_key
+from analysis.loading.logs.outputs import family_sort_key
 from analysis.loading.run import Run
 
 from .banners import Banner, run_banners

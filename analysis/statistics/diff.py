@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from analysis.errors import DiffRefusedError
-from analysis.loading.answers import AnswerLog, order_pair
-from analysis.loading.outputs import Outputs, family_sort_key
+from analysis.loading.logs.outputs import Outputs, family_sort_key
+from analysis.loading.probabilities.answers import AnswerLog, order_pair
 from analysis.loading.run import Run
 
 from .banners import Banner, diff_banners

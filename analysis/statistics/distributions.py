@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.loading.answers import AnswerLog
-from analysis.loading.chain_units import CHAIN_DECODERS, DIGITS
+from analysis.loading.probabilities.answers import AnswerLog
+from analysis.loading.probabilities.chain_units import CHAIN_DECODERS, DIGITS
 
 from .bootstrap import (
     DEFAULT_REPLICATES,

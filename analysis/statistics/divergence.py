@@ -24,11 +24,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from analysis.loading.answer_log import gathered
-from analysis.loading.answers import AnswerLog
-from analysis.loading.compact import narrow_type
-from analysis.loading.interval_paths import INELIGIBLE, LEFT_OUT, ceil_div
-from analysis.loading.order_pairs import group_key
+from analysis.loading.columns.compact import narrow_type
+from analysis.loading.probabilities.answer_log import gathered
+from analysis.loading.probabilities.answers import AnswerLog
+from analysis.loading.probabilities.interval_paths import INELIGIBLE, LEFT_OUT, ceil_div
+from analysis.loading.probabilities.order_pairs import group_key
 
 __all__ = ["DepthRow", "DivergenceGroup", "divergence_groups"]
 

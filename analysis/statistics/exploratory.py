@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.loading.outputs import Outputs
+from analysis.loading.logs.outputs import Outputs
 
 __all__ = ["ThresholdDecreases", "threshold_decreases"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.loading.outputs import Outputs
+from analysis.loading.logs.outputs import Outputs
 
 from .design import Design
 

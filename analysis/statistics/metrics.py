@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.loading.compact import narrow
-from analysis.loading.outputs import Outputs
+from analysis.loading.columns.compact import narrow
+from analysis.loading.logs.outputs import Outputs
 
 from .design import Design
 from .log_accuracy import log_ratios, msa, sspb

@@ -19,10 +19,10 @@ from functools import partial
 
 import numpy as np
 
-from analysis.loading.answer_log import gathered
-from analysis.loading.answers import AnswerLog
-from analysis.loading.chain_units import BITS, DIGITS, THRESHOLDS, chain_positions
-from analysis.loading.outputs import Outputs
+from analysis.loading.logs.outputs import Outputs
+from analysis.loading.probabilities.answer_log import gathered
+from analysis.loading.probabilities.answers import AnswerLog
+from analysis.loading.probabilities.chain_units import BITS, DIGITS, THRESHOLDS, chain_positions
 
 from .chain_leaves import chain_leaves, whole_chains
 from .log_scale import log_leaves, log_target

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.loading.outputs import Outputs
+from analysis.loading.logs.outputs import Outputs
 
 from .design import Design
 from .metrics import FamilyTotals, family_totals, log_ratio_codes, positions

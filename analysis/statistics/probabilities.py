@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from analysis.loading.answer_log import gathered
-from analysis.loading.answers import AnswerCounts, AnswerLog
-from analysis.loading.interval_paths import INELIGIBLE, LEFT_OUT
+from analysis.loading.probabilities.answer_log import gathered
+from analysis.loading.probabilities.answers import AnswerCounts, AnswerLog
+from analysis.loading.probabilities.interval_paths import INELIGIBLE, LEFT_OUT
 
 from .bootstrap import (
     DEFAULT_REPLICATES,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.loading.answers import AnswerLog, order_pair
 from analysis.loading.manifest import Manifest
+from analysis.loading.probabilities.answers import AnswerLog, order_pair
 from analysis.loading.run import Run
 
 from .banners import Banner, run_banners

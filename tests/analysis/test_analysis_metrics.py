@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from analysis import compute_metrics, design_of, load_run, output_errors, parse_decimal
+from analysis.loading.logs.outputs import load_outputs
 from analysis.loading.manifest import Manifest, ModelSpec
-from analysis.loading.outputs import load_outputs
 
 # Family 0 has z=10, family 1 has z=20 (set explicitly below).
 # int domain:    f0 asc 10, f0 rev 12, f1 asc 21, f1 rev 20

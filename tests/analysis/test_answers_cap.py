@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 from probability_logs import LogWriter, tree_path
 
-from analysis.loading import asked, side_by_side
-from analysis.loading.answer_log import AnswerLog
-from analysis.loading.answers import AnswersJoin
-from analysis.loading.asked import AskedChunk, AskedReader
-from analysis.loading.interval_paths import read_paths
+from analysis.loading.probabilities import asked
+from analysis.loading.probabilities.answer_log import AnswerLog
+from analysis.loading.probabilities.answers import AnswersJoin
+from analysis.loading.probabilities.asked import AskedChunk, AskedReader
+from analysis.loading.probabilities.interval_paths import read_paths
+from analysis.loading.reading import side_by_side
+from analysis.loading.reading.side_by_side import exchanges_aside, read_exchanges
 from analysis.loading.run import load_run
-from analysis.loading.side_by_side import exchanges_aside, read_exchanges
 
 ORDERS = ("ascending", "reversed")
 

@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from probability_logs import LogWriter, tree_path
 
-from analysis.loading import answer_pairs
-from analysis.loading.answer_outcomes import MISMATCH, WITH, WITHOUT, evaluate
-from analysis.loading.answer_pairs import LabelSets
-from analysis.loading.answers import AnswersJoin
-from analysis.loading.asked import AskedReader
-from analysis.loading.interval_paths import PathTable, read_paths
+from analysis.loading.probabilities import answer_pairs
+from analysis.loading.probabilities.answer_outcomes import MISMATCH, WITH, WITHOUT, evaluate
+from analysis.loading.probabilities.answer_pairs import LabelSets
+from analysis.loading.probabilities.answers import AnswersJoin
+from analysis.loading.probabilities.asked import AskedReader
+from analysis.loading.probabilities.interval_paths import PathTable, read_paths
 from analysis.loading.run import load_run
 from runfolder import JsonlReader
 

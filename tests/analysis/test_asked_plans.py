@@ -13,9 +13,9 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.loading import asked
-from analysis.loading.asked import AskedChunk, AskedReader
-from analysis.loading.request_parts import decode_parts
+from analysis.loading.logs.request_parts import decode_parts
+from analysis.loading.probabilities import asked
+from analysis.loading.probabilities.asked import AskedChunk, AskedReader
 
 QIDS = ("q1", "q2", "q3", "q4")
 targets = st.one_of(

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis import analyze_run, load_run
-from analysis.loading.answers import load_answers, order_pair
+from analysis.loading.probabilities.answers import load_answers, order_pair
 from analysis.statistics.calibration import ece_interval, reliability
 from tests.runhelpers import cli
 

@@ -14,8 +14,14 @@ from hypothesis import strategies as st
 from probability_logs import LogWriter
 from test_proper_scores import integrated_crps, pairwise_crps
 
-from analysis.loading.answers import load_answers
-from analysis.loading.chain_units import BITS, DIGITS, THRESHOLDS, ChainLog, chain_positions
+from analysis.loading.probabilities.answers import load_answers
+from analysis.loading.probabilities.chain_units import (
+    BITS,
+    DIGITS,
+    THRESHOLDS,
+    ChainLog,
+    chain_positions,
+)
 from analysis.statistics.chain_leaves import chain_leaves, projected_masses, whole_chains
 from analysis.statistics.distributions import distribution_stats
 from analysis.statistics.output_scores import scored_outputs

@@ -12,12 +12,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-import analysis.loading.rounds as rounds_module
-import analysis.loading.run as run_module
+import analysis.loading.cache.run_columns as run_columns
+import analysis.loading.viewer.rounds as rounds_module
 from analysis.cli import main as analysis_main
-from analysis.loading.column_cache import CACHE_DIR, CACHE_ENV, RUN_LOGS, cache_key, keep
-from analysis.loading.rounds import load_rounds
+from analysis.loading.cache import column_cache
+from analysis.loading.cache.column_cache import CACHE_DIR, CACHE_ENV, RUN_LOGS, cache_key, keep
 from analysis.loading.run import load_run
+from analysis.loading.viewer.rounds import load_rounds
 from tests.runhelpers import SMALL, cli
 
 
@@ -55,7 +56,7 @@ def _no_log_reading(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: Any) -> None:
         raise AssertionError("the logs were read although their columns are kept")
 
-    monkeypatch.setattr(run_module, "_read_logs", refuse)
+    monkeypatch.setattr(run_columns, "read_logs", refuse)
     monkeypatch.setattr(rounds_module, "_read_rounds", refuse)
 
 
@@ -150,3 +151,23 @@ def test_the_option_orders_are_part_of_the_answers_key(
     again = load_run(run_dir, probabilities=True, orders=("reversed", "ascending"))
     assert again.answers is not None
     np.testing.assert_array_equal(again.answers.pair_first, swapped.answers.pair_first)
+
+
+def test_a_change_to_any_loading_module_changes_the_key(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The code digest covers every module of analysis/loading, its subpackages' too (the
+    cache's own module sits in one of them): an edit to the join rebuilds the kept files."""
+    copy = tmp_path / "loading"
+    source = Path(column_cache.__file__).parents[1]
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(column_cache, "_LOADING", copy)
+    column_cache._code_digest.cache_clear()
+    try:
+        before = cache_key(run_dir, RUN_LOGS)
+        joined = copy / "probabilities" / "answers.py"
+        joined.write_text(joined.read_text() + "# an edit\n")
+        column_cache._code_digest.cache_clear()
+        assert cache_key(run_dir, RUN_LOGS) != before
+    finally:
+        column_cache._code_digest.cache_clear()  # later tests key by the real code

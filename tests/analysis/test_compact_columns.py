@@ -11,9 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.loading.compact import narrow
-from analysis.loading.interval_paths import INELIGIBLE, LEFT_OUT
-from analysis.loading.job_rounds import NO_PROBABILITY, PROBABILITY_SCALE, quantised
+from analysis.loading.columns.compact import narrow
+from analysis.loading.probabilities.interval_paths import INELIGIBLE, LEFT_OUT
+from analysis.loading.viewer.job_rounds import NO_PROBABILITY, PROBABILITY_SCALE, quantised
 from analysis.statistics.divergence import divergence_groups
 
 _INT64 = st.integers(-(2**63), 2**63 - 1)

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analysis.loading.interning import CompactNames, NameCodes
+from analysis.loading.columns.interning import CompactNames, NameCodes
 
 
 @given(st.lists(st.text(), unique=True), st.lists(st.text()))

@@ -13,8 +13,8 @@ import pytest
 from test_chain_distributions import digits_run
 
 from analysis.export import export_run
-from analysis.loading.answers import load_answers
 from analysis.loading.comparison import load_comparison_runs
+from analysis.loading.probabilities.answers import load_answers
 from analysis.loading.run import load_run
 from analysis.statistics.comparison import compare_runs
 from analysis.statistics.output_scores import scored_outputs

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.loading.exchanges import JobCount, RequestsReader, counts_by_name
-from analysis.loading.outputs import LogStats
-from analysis.loading.request_parts import decode_parts
-from analysis.loading.row_chunks import FloatChunks, RowChunks
+from analysis.loading.columns.row_chunks import FloatChunks, RowChunks
+from analysis.loading.logs.exchanges import JobCount, RequestsReader, counts_by_name
+from analysis.loading.logs.outputs import LogStats
+from analysis.loading.logs.request_parts import decode_parts
 
 _PARTS = st.sampled_from(["", "a", "b", "r1", "a/b"])
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analysis.loading.rounds import load_rounds
-from analysis.loading.targets import option_holding, target_label
+from analysis.loading.viewer.rounds import load_rounds
+from analysis.loading.viewer.targets import option_holding, target_label
 from analysis.rendering.html import _json_block
 from analysis.rendering.html_data import PROBABILITY_SCALE, _sorted_order, pack_rounds
 from tests.browser import chromium, open_page

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.loading.option_order import option_vectors, tree_paths
-from analysis.loading.outcome_table import OutcomeTable
+from analysis.loading.probabilities.option_order import option_vectors, tree_paths
+from analysis.loading.probabilities.outcome_table import OutcomeTable
 
 
 def table_of(labels: tuple[str, ...], raw: list[float], picked: int, true: int) -> OutcomeTable:

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.loading.compact import narrow
-from analysis.loading.outputs import LogStats, Outputs, OutputsReader
-from analysis.loading.row_chunks import RowChunks
+from analysis.loading.columns.compact import narrow
+from analysis.loading.columns.row_chunks import RowChunks
+from analysis.loading.logs.outputs import LogStats, Outputs, OutputsReader
 from runfolder.errors import LogFormatError
 
 _VALUES = st.integers(-(2**63), 2**63 - 1) | st.integers(-200, 200)

@@ -13,11 +13,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.loading.compact import extended, narrow, narrow_type, stride_view
-from analysis.loading.interning import Interner
-from analysis.loading.interval_paths import PathsReader
-from analysis.loading.order_pairs import group_key
-from analysis.loading.path_table import IDENTITY, PathStore, build_table
+from analysis.loading.columns.compact import extended, narrow, narrow_type, stride_view
+from analysis.loading.columns.interning import Interner
+from analysis.loading.probabilities.interval_paths import PathsReader
+from analysis.loading.probabilities.order_pairs import group_key
+from analysis.loading.probabilities.path_table import IDENTITY, PathStore, build_table
 
 _INT64 = st.integers(-(2**63), 2**63 - 1)
 _ORDERS = ("ascending", "reversed", "shuffled")

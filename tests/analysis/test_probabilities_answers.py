@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from probability_logs import LogWriter, tree_path, true_child
 
-from analysis.loading.answers import load_answers
+from analysis.loading.probabilities.answers import load_answers
 from analysis.statistics.calibration import auroc, reliability
 from analysis.statistics.probabilities import probability_stats
 

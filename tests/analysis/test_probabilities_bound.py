@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from probability_logs import LogWriter, Path_, exact_bound_cells, tree_path, true_child
 
-from analysis.loading.answers import load_answers
+from analysis.loading.probabilities.answers import load_answers
 from analysis.statistics.divergence import DivergenceGroup, divergence_groups
 
 
@@ -218,7 +218,7 @@ def test_error_cells_are_exact() -> None:
 def test_the_true_child_formula_matches_the_partition(a: int, width: int, k: int, data) -> None:
     from bisect import bisect_right
 
-    from analysis.loading.interval_steps import Step, tree_cuts, true_option
+    from analysis.loading.probabilities.interval_steps import Step, tree_cuts, true_option
 
     k = min(k, width) if width >= 2 else 2
     width = max(width, k)

@@ -12,7 +12,7 @@ from probability_logs import LogWriter, tree_path, true_child
 
 from analysis import analysis_markdown, analyze_run, load_run
 from analysis.cli import main
-from analysis.loading.answers import load_answers
+from analysis.loading.probabilities.answers import load_answers
 
 
 def without_section(markdown: str) -> str:

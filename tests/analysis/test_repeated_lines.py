@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from probability_logs import LogWriter, tree_path, true_child
 from test_side_by_side import assert_equal
 
-from analysis.loading import repeated_lines
-from analysis.loading.interval_paths import read_paths
-from analysis.loading.outputs import load_outputs
-from analysis.loading.side_by_side import read_outputs
+from analysis.loading.logs.outputs import load_outputs
+from analysis.loading.probabilities.interval_paths import read_paths
+from analysis.loading.reading import repeated_lines
+from analysis.loading.reading.side_by_side import read_outputs
 from runfolder import LogFormatError
 
 ORDERS = ("ascending", "reversed")

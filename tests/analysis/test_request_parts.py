@@ -11,9 +11,9 @@ import orjson
 import pytest
 from probability_logs import LogWriter, tree_path, true_child
 
-from analysis.loading.answers import load_answers
-from analysis.loading.exchanges import load_requests
-from analysis.loading.request_parts import RequestParts, decode_parts
+from analysis.loading.logs.exchanges import load_requests
+from analysis.loading.logs.request_parts import RequestParts, decode_parts
+from analysis.loading.probabilities.answers import load_answers
 from analysis.loading.run import load_run
 
 

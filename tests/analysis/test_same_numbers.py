@@ -24,7 +24,7 @@ import orjson
 import pytest
 
 from analysis.cli import main as analysis_main
-from analysis.loading.rounds import load_rounds
+from analysis.loading.viewer.rounds import load_rounds
 from analysis.rendering.html_data import pack_rounds
 from harness import Limits, ModelSpec, load_suite, run
 from tests.runhelpers import SMALL

@@ -13,9 +13,9 @@ import orjson
 import pytest
 from probability_logs import LogWriter, tree_path, true_child
 
-from analysis.loading import run, side_by_side
+from analysis.loading.reading import both_logs, side_by_side
+from analysis.loading.reading.side_by_side import exchanges_aside, read_exchanges
 from analysis.loading.run import Run, load_run
-from analysis.loading.side_by_side import exchanges_aside, read_exchanges
 from runfolder import RunFolderError
 
 
@@ -147,16 +147,16 @@ def test_a_large_run_read_apart_gives_what_the_serial_read_gives(
     folder = small_run(tmp_path)
     serial = load_run(folder, probabilities=True)
     shutil.rmtree(folder / ".columns", ignore_errors=True)
-    monkeypatch.setattr(run, "SIDE_BY_SIDE_MAX_BYTES", 0)
+    monkeypatch.setattr(both_logs, "SIDE_BY_SIDE_MAX_BYTES", 0)
     passes: list[str] = []
     for name in ("read_paths_checked", "read_outputs"):
-        original = getattr(run, name)
+        original = getattr(both_logs, name)
 
         def spy(*args: Any, _name: str = name, _original: Any = original, **kw: Any) -> Any:
             passes.append(_name)
             return _original(*args, **kw)
 
-        monkeypatch.setattr(run, name, spy)
+        monkeypatch.setattr(both_logs, name, spy)
     digested: list[Any] = []
     apart = load_run(folder, probabilities=True, digest=lambda a, m: digested.append(a))
     assert passes == ["read_paths_checked", "read_outputs"]  # the paths first, alone
@@ -179,7 +179,7 @@ def test_a_line_refused_apart_is_refused_as_by_a_serial_read(
     path.write_bytes(path.read_bytes() + orjson.dumps(first | fields) + b"\n")
     with pytest.raises(RunFolderError) as serial:
         load_run(folder, probabilities=True)
-    monkeypatch.setattr(run, "SIDE_BY_SIDE_MAX_BYTES", 0)
+    monkeypatch.setattr(both_logs, "SIDE_BY_SIDE_MAX_BYTES", 0)
     with pytest.raises(RunFolderError) as apart:
         load_run(folder, probabilities=True, digest=lambda a, m: None)
     assert str(apart.value) == str(serial.value)

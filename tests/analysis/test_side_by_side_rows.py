@@ -14,10 +14,11 @@ from probability_logs import LogWriter, tree_path, true_child
 from test_answers_cap import assert_same_figures, distinct_answers_run
 from test_side_by_side import assert_same, work_aside
 
-from analysis.loading import asked, side_by_side
-from analysis.loading.asked import AskedChunk, AskedReader
+from analysis.loading.probabilities import asked
+from analysis.loading.probabilities.asked import AskedChunk, AskedReader
+from analysis.loading.reading import side_by_side
+from analysis.loading.reading.side_by_side import exchanges_aside, read_exchanges
 from analysis.loading.run import load_run
-from analysis.loading.side_by_side import exchanges_aside, read_exchanges
 from runfolder import RunFolderError
 
 

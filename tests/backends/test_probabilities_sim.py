@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from analysis import STATISTICS, analysis_markdown, analyze_run, load_run
-from analysis.loading.answers import load_answers, order_pair
+from analysis.loading.probabilities.answers import load_answers, order_pair
 from tests.runhelpers import SMALL, cli
 
 NOISY = ["--model", "sim:confusion=0.6,blunder=0.4,negative=0.5,provided=0.8"]

@@ -21,6 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.loading.columns.compact import narrow, narrow_type
+from analysis.loading.columns.interning import NameCodes
+from analysis.loading.columns.row_chunks import joined, release_freed
 from runfolder import JsonlReader, RequestLine, stored
 
 from .answer_log import AnswerCounts, AnswerLog
@@ -28,12 +31,9 @@ from .answer_outcomes import MISMATCH, UNUSABLE, UNUSABLE_LABELLED, WITH, WITHOU
 from .answer_pairs import LabelSets, PairScorer
 from .asked import AskedChunk, AskedReader
 from .chain_units import CHAIN_DECODERS, ChainAnswers, chain_step
-from .compact import narrow, narrow_type
-from .interning import NameCodes
 from .interval_paths import PathTable, read_paths
 from .option_order import option_vectors, tree_paths
 from .outcome_table import OutcomeTable
-from .row_chunks import joined, release_freed
 
 __all__ = ["AnswerCounts", "AnswerLog", "AnswersJoin", "load_answers", "order_pair"]
 

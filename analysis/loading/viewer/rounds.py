@@ -20,13 +20,13 @@ import numpy as np
 import orjson
 
 from analysis.errors import bad_output_line
+from analysis.loading.cache.column_cache import RUN_LOGS, cache_key, cached
+from analysis.loading.columns.exact import output_errors, parse_decimal
+from analysis.loading.columns.interning import Interner, as_text
+from analysis.loading.columns.row_chunks import release_freed
 from runfolder import JsonlReader, stored
 
-from .column_cache import RUN_LOGS, cache_key, cached
-from .exact import output_errors, parse_decimal
-from .interning import Interner, as_text
 from .job_rounds import COLUMNS, NONE, JobRounds, QuestionSpec, quantised
-from .row_chunks import release_freed
 from .targets import TargetRule, option_holding
 
 __all__ = ["NONE", "Interner", "JobRounds", "QuestionSpec", "load_rounds"]

@@ -46,9 +46,8 @@ else:
     from backports import zstd
 
 import runfolder
+from analysis.loading.columns.row_chunks import release_freed
 from runfolder import stored
-
-from .row_chunks import release_freed
 
 __all__ = [
     "CACHE_DIR",
@@ -70,6 +69,8 @@ _FORMAT = 2  # 2: members zstd-compressed
 _EDGE = 1 << 16  # bytes digested at each end of a log
 _SPEC = "__spec__"
 _CODED = 1024  # tuples of strings longer than this are stored as a table and codes
+_LOADING = Path(__file__).parents[1]  # analysis/loading
+_RUNFOLDER = Path(runfolder.__file__).parent
 
 T = TypeVar("T")
 
@@ -101,10 +102,11 @@ def _code_digest() -> str:
     digest = hashlib.blake2b(digest_size=16)
     with contextlib.suppress(PackageNotFoundError):  # a checkout run without installing
         digest.update(version("numericjev").encode())
-    roots = (Path(__file__).parent, Path(runfolder.__file__).parent)
-    for root in roots:
-        for path in sorted(root.glob("*.py")):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    # analysis/loading whole (its subpackages too: this file sits in one of them), then runfolder.
+    for root, found in ((_LOADING, _LOADING.rglob), (_RUNFOLDER, _RUNFOLDER.glob)):
+        for path in sorted(found("*.py")):
+            name = path.relative_to(root).as_posix()
+            digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 

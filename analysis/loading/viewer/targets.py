@@ -14,8 +14,8 @@ import re
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Any
 
-from .exact import parse_decimal
-from .names import tree_branching
+from analysis.loading.columns.exact import parse_decimal
+from analysis.loading.names import tree_branching
 
 __all__ = ["TargetRule", "option_holding", "target_label"]
 

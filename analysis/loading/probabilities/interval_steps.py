@@ -31,7 +31,7 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Any, NamedTuple
 
-from .exact import parse_decimal
+from analysis.loading.columns.exact import parse_decimal
 
 __all__ = [
     "CELLS",

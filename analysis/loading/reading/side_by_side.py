@@ -34,15 +34,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from analysis.loading.logs.exchanges import RequestLog, RequestsReader
+from analysis.loading.logs.outputs import LogStats, Outputs, OutputsReader
+from analysis.loading.logs.request_parts import RequestParts, decode_parts
+from analysis.loading.probabilities import asked as asked_rows
+from analysis.loading.probabilities.asked import AskedChunk, AskedReader
+from analysis.loading.probabilities.interval_paths import PathsReader
 from runfolder import JsonlReader, OutputLine, RequestLine, RunFolderError, stored
 
-from . import asked as asked_rows
-from .asked import AskedChunk, AskedReader
-from .exchanges import RequestLog, RequestsReader
-from .interval_paths import PathsReader
-from .outputs import LogStats, Outputs, OutputsReader
 from .repeated_lines import RepeatedLines
-from .request_parts import RequestParts, decode_parts
 
 __all__ = [
     "ROWS_SENT",
@@ -161,7 +161,7 @@ _CHILD = (
     "package = types.ModuleType('analysis'); "
     "package.__path__ = list(importlib.util.find_spec('analysis').submodule_search_locations); "
     "sys.modules['analysis'] = package; "
-    "from analysis.loading.side_by_side import _serve; _serve()"
+    "from analysis.loading.reading.side_by_side import _serve; _serve()"
 )
 
 

@@ -41,9 +41,8 @@ import numpy as np
 import orjson
 import xxhash
 
+from analysis.loading.logs.request_parts import RequestParts
 from runfolder import RequestLine
-
-from .request_parts import RequestParts
 
 __all__ = ["ANSWERS_KEPT", "ROWS", "AskedChunk", "AskedReader"]
 

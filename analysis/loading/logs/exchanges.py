@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from analysis.loading.columns.row_chunks import FloatChunks, RowChunks, release_freed
 from runfolder import JsonlReader, RequestLine, job_records, stored
 
 from .outputs import LogStats
 from .request_parts import RequestParts
-from .row_chunks import FloatChunks, RowChunks, release_freed
 
 __all__ = [
     "JobCount",

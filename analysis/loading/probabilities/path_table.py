@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from analysis.loading.columns.compact import extended, narrow, narrow_type, stride_view
+from analysis.loading.columns.interning import CompactNames, Interner, NameCodes
+
 from .chain_units import ChainOutputs
-from .compact import extended, narrow, narrow_type, stride_view
-from .interning import CompactNames, Interner, NameCodes
 from .order_pairs import Questions, pair_steps
 
 __all__ = [

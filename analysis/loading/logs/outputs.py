@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from analysis.errors import bad_output_line
+from analysis.loading.columns.compact import narrow
+from analysis.loading.columns.interning import Interner
+from analysis.loading.columns.row_chunks import CHUNK_ROWS, RowChunks, release_freed
 from runfolder import JsonlReader, OutputLine, stored
 
-from .compact import narrow
-from .interning import Interner
 from .output_fields import REQUIRED, fields_of, find_output, line_fields, numbers_of
-from .row_chunks import CHUNK_ROWS, RowChunks, release_freed
 
 __all__ = ["LogStats", "Outputs", "OutputsReader", "family_sort_key", "find_output", "load_outputs"]
 

@@ -11,9 +11,8 @@ from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Any
 
 from analysis.errors import SelectionError
-
-from .exact import parse_decimal
-from .names import tree_branching
+from analysis.loading.columns.exact import parse_decimal
+from analysis.loading.names import tree_branching
 
 __all__ = ["DecisionPath", "PathLevel", "decision_path"]
 

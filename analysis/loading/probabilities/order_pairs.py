@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .compact import narrow_type
+from analysis.loading.columns.compact import narrow_type
+
 from .interval_steps import CUTS, FORMS
 
 __all__ = ["Questions", "group_key", "pair_steps", "pair_units"]

@@ -7,9 +7,8 @@ import operator
 from pathlib import Path
 from typing import Any
 
+from analysis.loading.columns.exact import output_errors, parse_decimal
 from runfolder import OutputLine, job_records
-
-from .exact import output_errors, parse_decimal
 
 __all__ = ["KEYS", "REQUIRED", "fields_of", "find_output", "line_fields", "numbers_of"]
 

@@ -15,8 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .compact import narrow
-from .row_chunks import joined
+from analysis.loading.columns.compact import narrow
+from analysis.loading.columns.row_chunks import joined
 
 __all__ = ["CHUNK", "Answers", "LabelSets", "PairRows", "PairScorer"]
 

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from analysis.loading.logs.outputs import OutputsReader
+from analysis.loading.probabilities.interval_paths import PathsReader
 from runfolder import OutputLine
-
-from .interval_paths import PathsReader
-from .outputs import OutputsReader
 
 __all__ = ["LEARNED", "RepeatedLines"]
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .interning import Interner
+from analysis.loading.columns.interning import Interner
 
 __all__ = [
     "BITS",

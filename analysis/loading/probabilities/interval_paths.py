@@ -31,12 +31,12 @@ from typing import Any
 import orjson
 
 from analysis.errors import bad_output_line
+from analysis.loading.columns.compact import extended
+from analysis.loading.columns.exact import parse_decimal
+from analysis.loading.columns.interning import Interner
 from runfolder import JsonlReader, OutputLine, stored
 
 from .chain_units import CHAIN_DECODERS, ChainOutputs, ChainRow
-from .compact import extended
-from .exact import parse_decimal
-from .interning import Interner
 from .interval_steps import (
     FORMS,
     GridIndex,
