@@ -12,10 +12,12 @@ from typing import Any
 from runfolder import (
     Finding,
     JsonlReader,
+    Manifest,
     RunFolderError,
     SessionRecord,
     check_sequence,
     is_comparison,
+    load_manifest,
     read_sessions,
     stored,
     verify,
@@ -25,7 +27,6 @@ from .answers import AnswerCounts, AnswerLog, AnswersJoin, order_pair
 from .chain_units import ChainLog
 from .column_cache import RUN_LOGS, cache_enabled, cache_key, keep, recall
 from .exchanges import RequestLog
-from .manifest import Manifest, load_manifest
 from .outputs import LogStats, Outputs
 from .provenance import HashCheck, recheck
 from .row_chunks import release_freed
@@ -86,7 +87,7 @@ def load_run(
             f"`numericjev analyze {run_dir}` summarises it; to look at one of its runs, pass "
             f"its folder, e.g. {run_dir}/<suite>-m1-<model>"
         )
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir, partial=True)
     pairing = (orders or order_pair(manifest.orders)) if probabilities else None
     # Keys are taken before the logs are read: a log that grows meanwhile is not kept.
     key = cache_key(run_dir, RUN_LOGS)

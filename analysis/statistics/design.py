@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from analysis.loading.manifest import Manifest
 from analysis.loading.names import order_conditions, order_decoders, order_domains
 from analysis.loading.order_free import order_free_decoders
 from analysis.loading.outputs import Outputs
+from runfolder import Manifest
 
 __all__ = [
     "REFERENCE_DECODER",
