@@ -146,15 +146,12 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
-    """A model spec from text: ``sim``, ``sim:seed=7``, ``sim:confusion=0.3,seed=3``,
-    ``oracle``, ``jev-latest``, ``jev-latest:base_url=http://127.0.0.1:8377``,
-    ``gpt-4o-mini:wire=openai-chat``, ``gguf:models/x.gguf`` (a path holds no ``key=``).
+    """A model spec from text: ``sim``, ``sim:seed=7``, ``oracle``, ``gguf:models/x.gguf`` (a
+    path holds no ``key=``), ``gpt-4o-mini:wire=openai-chat,base_url=http://127.0.0.1:8000``.
 
-    Options after the name are the sim's knobs for ``sim`` (``numericjev run --help`` lists
-    them) and ``base_url``, ``wire`` and ``top_logprobs`` for a served model; anything else is refused with the
-    options that exist. ``base`` gives every other setting (timeout, retries, price, and
-    the knobs and URL the options add to); an option that contradicts it is refused.
-    """
+    The options are the sim's knobs, or a served model's base_url, wire, top_logprobs, key_env
+    and prices (others refused, naming those); ``base`` gives every other setting, and an
+    option that contradicts it is refused."""
     base = base or ModelSpec()
     text = text.strip()
     found = _OPTIONS.search(text)
