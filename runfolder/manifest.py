@@ -334,11 +334,8 @@ def load_manifest(folder: Path, *, partial: bool = False) -> Manifest:
 
 
 def encode_manifest(manifest: Manifest) -> bytes:
-    """The bytes ``write_manifest`` writes; refuses a value JSON cannot carry exactly.
-
-    Unlike log lines the manifest is scanned for NaN and infinities too (orjson would write
-    them as null): its numbers come from the user (limits, prices), and it is written once.
-    """
+    """The bytes ``write_manifest`` writes; refuses a value JSON cannot carry exactly, NaN and
+    infinities included (orjson writes them as null): its limits and prices are the user's."""
     return encode_document(manifest.to_dict(), MANIFEST)
 
 
@@ -361,11 +358,8 @@ def read_cases(folder: Path) -> dict[str, Any] | None:
 
 
 def read_document(path: Path, fix: str) -> dict[str, Any]:
-    """The JSON object in the file ``path`` (a manifest, ``compare.json``).
-
-    ``fix`` ends the message when the file is not JSON: these files are written atomically,
-    so a broken one was edited or damaged.
-    """
+    """The JSON object in the file ``path`` (a manifest, ``compare.json``); ``fix`` ends the
+    message when it is not JSON (written atomically, a broken one was edited or damaged)."""
     try:
         raw = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:
