@@ -4,7 +4,7 @@ intervals, tables, figures and run-to-run diffs.
 The run folder (manifest.json, outputs.jsonl, requests.jsonl) is the only contract with
 the harness: nothing here imports ``harness`` or ``suites``. The flow runs one way::
 
-    loading/     run folder -> Manifest, Outputs, RequestLog, Run (names, exact parsing),
+    loading/     run folder -> runfolder.Manifest, Outputs, RequestLog, Run (names, exact parsing),
                  AnswerLog (interval paths joined with their answers, streamed)
     statistics/  -> Design (the tables' rows and columns), Metrics, BootstrapResult, RunFacts,
                  Analysis, RunDiff, suite computations,
@@ -31,7 +31,6 @@ from .loading.columns.exact import output_errors, parse_decimal
 from .loading.comparison import ComparisonRuns, load_comparison_runs
 from .loading.logs.exchanges import RequestLog, load_requests
 from .loading.logs.outputs import LogStats, Outputs, find_output, load_outputs
-from .loading.manifest import Manifest, ModelSpec, load_manifest
 from .loading.names import decoder_label, order_decoders
 from .loading.probabilities.answers import AnswerLog, load_answers
 from .loading.run import Run, load_run
@@ -112,9 +111,7 @@ __all__ = [
     "HistoryReadout",
     "LogFormatError",
     "LogStats",
-    "Manifest",
     "Metrics",
-    "ModelSpec",
     "Outputs",
     "PairedTotals",
     "PathLevel",
@@ -163,7 +160,6 @@ __all__ = [
     "holm",
     "load_answers",
     "load_comparison_runs",
-    "load_manifest",
     "load_outputs",
     "load_requests",
     "load_run",

@@ -131,7 +131,7 @@ def _write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:
     paths[0].write_text(comparison_markdown(comparison), encoding="utf-8")
     paths[1].write_bytes(_json(comparison_to_dict(comparison)))
     first = comparison.suites[0].runs if comparison.suites else ()
-    rounds = {run.manifest.run_dir: load_rounds(run.manifest.run_dir) for run in first}
+    rounds = {run.manifest.folder: load_rounds(run.manifest.folder) for run in first}
     figures = []
     forest = forest_figure(comparison)
     if forest is not None:
@@ -249,8 +249,8 @@ def _diff(args: argparse.Namespace) -> int:
             result,
             manifest_a,
             manifest_b,
-            load_rounds(manifest_a.run_dir),
-            load_rounds(manifest_b.run_dir),
+            load_rounds(manifest_a.folder),
+            load_rounds(manifest_b.folder),
         )
         html.write_text(page, encoding="utf-8")
         print(f"wrote {html}", file=sys.stderr)

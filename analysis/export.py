@@ -24,11 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from runfolder import JsonlReader, RequestLine, scan_logs, verify
+from runfolder import JsonlReader, RequestLine, load_manifest, scan_logs, verify
 
 from .errors import AnalysisError
 from .loading.logs.outputs import Outputs, load_outputs
-from .loading.manifest import load_manifest
 from .loading.probabilities.answers import AnswerLog, load_answers, order_pair
 from .statistics.facts import log_repairs
 from .statistics.output_scores import score_columns, scored_outputs, scored_rows
@@ -308,7 +307,7 @@ def export_run(
         raise AnalysisError(f"{folder} holds no run (no manifest.json); pass a run folder")
     # Before anything is written: a line of another run, or a cut log, is refused by every
     # reader (runfolder.integrity), and the tables below stream the logs unchecked.
-    scan_logs(folder, load_manifest(folder).run_id, legacy=True)
+    scan_logs(folder, load_manifest(folder, partial=True).run_id, legacy=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = {name: _Table(out_dir / f"{name}.{fmt}", fmt, list(COLUMNS[name])) for name in COLUMNS}
     requests = JsonlReader[RequestLine](folder / "requests.jsonl")
@@ -317,7 +316,7 @@ def export_run(
         for answer in rows:
             tables["answers"].add(answer)
     outputs = load_outputs(folder / "outputs.jsonl")
-    answers = load_answers(folder, order_pair(load_manifest(folder).orders))
+    answers = load_answers(folder, order_pair(load_manifest(folder, partial=True).orders))
     tables["outputs"].add_columns(_output_columns(outputs) | _score_columns(outputs, answers))
     for table in tables.values():
         table.close()

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         sorted({f for r in s.runs for f in r.outputs.family_names}, key=family_sort_key)
     )
     design = (tuple(s.design.decoders), tuple(s.design.conditions))
-    runs = [job_table(r.manifest.run_dir, families, *design) for r in s.runs]
+    runs = [job_table(r.manifest.folder, families, *design) for r in s.runs]
     full_requests = sum(float(r.rounds.max(axis=1).sum()) for r in runs)
     full_bytes = sum(float(r.question_bytes.sum()) for r in runs)
     full = np.array([{"worse": 1, "better": -1}.get(v or "", 0) for v in s.verdicts[0].ravel()])

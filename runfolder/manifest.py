@@ -1,18 +1,14 @@
-"""``manifest.json``: a frozen ``Manifest``, its strict loader and its atomic writer.
+"""``manifest.json``: the one ``Manifest`` type (and its ``ModelInfo``), read strictly for
+the harness or ``partial`` for analysis, and written atomically.
 
-The loader names the bad field in one line (``runs/x/manifest.json: field 'seed' must be an
-integer; got 'x'``) and ``to_dict()`` gives back exactly the object that was read, key order
-included, so writing and reading round-trip. Fields this code does not know are kept in
-``extra`` rather than dropped.
-
-``Fields`` is the checker the loader uses; ``analysis`` uses the same one to read older or
-partial manifests field by field, so both report a bad field in the same words.
+Every check names the bad field in one line; ``to_dict()`` gives back exactly the object read
+(key order included), fields this code does not know kept in ``extra``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,11 +41,6 @@ class Fields:
         self.where = where
         self.prefix = prefix
 
-    def _bad(self, key: str, what: str) -> RunFolderError:
-        return RunFolderError(
-            f"{self.where}: field '{self.prefix}{key}' must be {what}; got {self.raw.get(key)!r}"
-        )
-
     def get(self, key: str) -> Any:
         """The field's value; refuses a missing field."""
         if key not in self.raw:
@@ -59,72 +50,66 @@ class Fields:
             )
         return self.raw[key]
 
+    def _checked(self, key: str, what: str, optional: bool) -> Any:
+        """The field if it is ``what``; ``optional``: null or missing reads as None."""
+        value = self.raw.get(key) if optional else self.get(key)
+        if (value is not None or not optional) and not _IS[what](value):
+            raise RunFolderError(
+                f"{self.where}: field '{self.prefix}{key}' must be {what}"
+                f"{' or null' if optional else ''}; got {value!r}"
+            )
+        return value
+
     def text(self, key: str) -> str:
         """A string field."""
-        value = self.get(key)
-        if not isinstance(value, str):
-            raise self._bad(key, "a string")
-        return value
+        return self._checked(key, "a string", False)
 
     def optional_text(self, key: str) -> str | None:
         """A string or null; a missing field reads as null."""
-        value = self.raw.get(key)
-        if value is not None and not isinstance(value, str):
-            raise self._bad(key, "a string or null")
-        return value
+        return self._checked(key, "a string", True)
 
     def integer(self, key: str) -> int:
         """A whole-number field (not a boolean)."""
-        value = self.get(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self._bad(key, "an integer")
-        return value
+        return self._checked(key, "an integer", False)
 
     def optional_integer(self, key: str) -> int | None:
         """A whole number or null; a missing field reads as null."""
-        value = self.raw.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise self._bad(key, "an integer or null")
-        return value
+        return self._checked(key, "an integer", True)
 
     def optional_number(self, key: str) -> float | None:
         """A number or null; a missing field reads as null."""
-        value = self.raw.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise self._bad(key, "a number or null")
-        return value
+        return self._checked(key, "a number", True)
 
     def boolean(self, key: str) -> bool:
         """A true/false field."""
-        value = self.get(key)
-        if not isinstance(value, bool):
-            raise self._bad(key, "true or false")
-        return value
+        return self._checked(key, "true or false", False)
 
     def names(self, key: str) -> tuple[str, ...]:
         """A list of strings."""
-        value = self.get(key)
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self._bad(key, "a list of names")
-        return tuple(value)
+        return tuple(self._checked(key, "a list of names", False))
 
     def mapping(self, key: str) -> dict[str, Any]:
         """A JSON object field."""
-        value = self.get(key)
-        if not isinstance(value, dict):
-            raise self._bad(key, "an object")
-        return value
+        return self._checked(key, "an object", False)
 
     def optional_mapping(self, key: str) -> dict[str, Any] | None:
         """A JSON object or null; a missing field reads as null."""
-        value = self.raw.get(key)
-        if value is not None and not isinstance(value, dict):
-            raise self._bad(key, "an object or null")
-        return value
+        return self._checked(key, "an object", True)
 
     def nested(self, key: str) -> Fields:
         """The checker for an object field, naming its fields as ``key.name``."""
         return Fields(self.mapping(key), self.where, f"{self.prefix}{key}.")
+
+
+# What each check accepts, by the words its error uses.
+_IS: dict[str, Callable[[Any], bool]] = {
+    "a string": lambda v: isinstance(v, str),
+    "an integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "a number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "true or false": lambda v: isinstance(v, bool),
+    "a list of names": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "an object": lambda v: isinstance(v, dict),
+}
 
 
 @dataclass(frozen=True)
@@ -132,32 +117,31 @@ class ModelInfo:
     """The manifest's ``model``: what the backend described, plus the price used (never a key)."""
 
     name: str
-    backend: str
+    backend: str | None  # None only in a manifest read ``partial`` that lacks it
     simulated: bool
     base_url: str | None  # scrubbed of credentials
     params: dict[str, Any]  # the backend's own knobs, as it described them
     price_usd_per_million_input: float | None
-    # The wire format an HTTP backend spoke (systemone | openai-decisions | openai-chat);
-    # None for in-process models and for runs made before it was recorded (System One).
+    # The HTTP wire format spoken; None: in process, or a run (System One) from before it.
     wire: str | None = None
-    # The caller's retry policy (max_attempts, budget_s, waits); None in runs made before it
-    # was recorded here (their System One backends kept it as params.retries).
+    # The retry policy (max_attempts, budget_s, waits); None: a run from before it (System
+    # One then kept it as params.retries).
     retries: dict[str, Any] | None = None
-    # How --model named it when that says more than ``name``: a sim's knobs (sim:seed=7).
-    # None in runs made before it was recorded.
-    label: str | None = None
+    label: str | None = None  # how --model named it (sim:seed=7); None: a run from before it
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_fields(cls, fields: Fields) -> ModelInfo:
-        """Read and check a ``model`` object."""
+    def from_fields(cls, fields: Fields, *, partial: bool = False) -> ModelInfo:
+        """Read and check a ``model`` object (``partial``: only its ``name`` is required)."""
         known = {f for f in cls.__dataclass_fields__ if f != "extra"}
         return cls(
             name=fields.text("name"),
-            backend=fields.text("backend"),
-            simulated=fields.boolean("simulated"),
+            backend=fields.optional_text("backend") if partial else fields.text("backend"),
+            simulated=bool(fields.raw.get("simulated")) if partial else fields.boolean("simulated"),
             base_url=fields.optional_text("base_url"),
-            params=fields.mapping("params"),
+            params=(fields.optional_mapping("params") or {})
+            if partial
+            else fields.mapping("params"),
             price_usd_per_million_input=fields.optional_number("price_usd_per_million_input"),
             retries=fields.optional_mapping("retries"),
             wire=fields.optional_text("wire"),
@@ -186,56 +170,72 @@ class Manifest:
     """A run's ``manifest.json``, written once before the first request.
 
     Field order is the key order on disk. ``extra`` keeps fields this code does not know.
+    A fact a manifest read ``partial`` lacks is None (its lists empty, ``suite_params`` {}).
     """
 
     run_id: str
-    created_utc: str
+    created_utc: str | None
     suite: str
     suite_params: dict[str, Any]
-    seed: int
-    case_hash: str  # SHA-256 of the case set
-    source_hash: str  # SHA-256 of the code that started the run
-    n_cases: int
+    seed: int | None
+    case_hash: str | None  # SHA-256 of the case set
+    source_hash: str | None  # SHA-256 of the code that started the run
+    n_cases: int | None
     decoders: tuple[str, ...]
     conditions: tuple[str, ...]
     orders: tuple[str, ...]
-    repeats: int
-    n_jobs: int
+    repeats: int | None
+    n_jobs: int | None
     model: ModelInfo
-    limits: LimitsRecord
-    versions: dict[str, str]  # harness, python, platform
+    limits: LimitsRecord | None
+    versions: dict[str, str] | None  # harness, python, platform
     format_version: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+    # Not on disk: the run folder, and the object as read (empty for one built in memory).
+    folder: Path = field(kw_only=True, compare=False, repr=False)
+    raw: dict[str, Any] = field(kw_only=True, default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any], where: str = MANIFEST) -> Manifest:
-        """Check every field of a manifest object; ``where`` names the file in errors."""
-        check_version(raw, where)
+    def from_dict(
+        cls, raw: Mapping[str, Any], folder: Path, where: str = "", *, partial: bool = False
+    ) -> Manifest:
+        """Check every field of ``folder``'s manifest object; ``where`` names the file in errors
+        (default: ``folder/manifest.json``).
+
+        ``partial`` is how analysis reads: only ``suite``, ``decoders`` and ``model.name`` are
+        required, so older or hand-made manifests still analyse, their other facts unknown.
+        """
+        where = where or str(folder / MANIFEST)
+        version = _version(raw, where, partial)
         f = Fields(raw, where)
-        limits = f.nested("limits")
-        known = {name for name in cls.__dataclass_fields__ if name != "extra"}
-        versions = f.mapping("versions")
-        if not all(isinstance(v, str) for v in versions.values()):
-            raise RunFolderError(f"{where}: field 'versions' must map names to strings")
+        text = f.optional_text if partial else f.text
+        integer = f.optional_integer if partial else f.integer
+        known = {n for n in cls.__dataclass_fields__ if n not in ("extra", "folder", "raw")}
+        limits = None if partial else f.nested("limits")  # checked first, as always
+        versions = None if partial else _versions(f, where)
         return cls(
-            run_id=f.text("run_id"),
-            created_utc=f.text("created_utc"),
+            run_id=str(raw.get("run_id") or folder.name) if partial else f.text("run_id"),
+            created_utc=text("created_utc"),
             suite=f.text("suite"),
-            suite_params=f.mapping("suite_params"),
-            seed=f.integer("seed"),
-            case_hash=f.text("case_hash"),
-            source_hash=f.text("source_hash"),
-            n_cases=f.integer("n_cases"),
+            suite_params=(f.optional_mapping("suite_params") or {})
+            if partial
+            else f.mapping("suite_params"),
+            seed=integer("seed"),
+            case_hash=text("case_hash"),
+            source_hash=text("source_hash"),
+            n_cases=integer("n_cases"),
             decoders=f.names("decoders"),
-            conditions=f.names("conditions"),
-            orders=f.names("orders"),
-            repeats=f.integer("repeats"),
-            n_jobs=f.integer("n_jobs"),
-            model=ModelInfo.from_fields(f.nested("model")),
-            limits=_limits(limits),
+            conditions=_names(f, "conditions", partial),
+            orders=_names(f, "orders", partial),
+            repeats=integer("repeats"),
+            n_jobs=integer("n_jobs"),
+            model=ModelInfo.from_fields(f.nested("model"), partial=partial),
+            limits=None if limits is None else _limits(limits),
             versions=versions,
-            format_version=f.integer("format_version"),
+            format_version=version,
             extra={k: v for k, v in raw.items() if k not in known},
+            folder=folder,
+            raw=dict(raw),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -256,10 +256,21 @@ class Manifest:
             "repeats": self.repeats,
             "n_jobs": self.n_jobs,
             "model": self.model.to_dict(),
-            "limits": dict(self.limits),
+            "limits": None if self.limits is None else dict(self.limits),
             "versions": self.versions,
             **self.extra,
         }
+
+
+def _names(f: Fields, key: str, partial: bool) -> tuple[str, ...]:
+    return () if partial and f.raw.get(key) is None else f.names(key)
+
+
+def _versions(f: Fields, where: str) -> dict[str, str]:
+    versions = f.mapping("versions")
+    if not all(isinstance(v, str) for v in versions.values()):
+        raise RunFolderError(f"{where}: field 'versions' must map names to strings")
+    return versions
 
 
 def _limits(limits: Fields) -> LimitsRecord:
@@ -274,23 +285,32 @@ def _limits(limits: Fields) -> LimitsRecord:
     return record
 
 
-def check_version(raw: Mapping[str, Any], where: str) -> None:
-    """Refuse an object that is not a manifest of a format this code reads."""
-    version = raw.get("format_version")
-    if version is None:
+def _version(raw: Mapping[str, Any], where: str, partial: bool) -> int:
+    """The format version of a manifest object; refuses one this code does not read. A
+    ``partial`` read takes a missing version as 1 and needs ``suite``, ``decoders``, ``model``."""
+    version = raw.get("format_version", 1) if partial else raw.get("format_version")
+    if version is None and not partial:
         raise RunFolderError(
             f"{where} is not a NumericJev manifest of format {FORMAT_VERSION} (field "
             f"'format_version' is missing); {_HINT}"
         )
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+    if not partial and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
         raise RunFolderError(
             f"{where}: field 'format_version' must be a positive integer; got {version!r}"
         )
-    if version > FORMAT_VERSION:
+    if not isinstance(version, int) or version > FORMAT_VERSION:
         raise RunFolderError(
-            f"{where} has format_version {version}; this numericjev reads version "
-            f"{FORMAT_VERSION} — upgrade numericjev to read this run"
+            f"{where} has format_version {version!r}; this {'analysis' if partial else 'numericjev'}"
+            f" reads version {FORMAT_VERSION} — upgrade numericjev to read this run"
         )
+    for key in ("suite", "decoders", "model") if partial else ():
+        if key not in raw:
+            raise RunFolderError(
+                f"{where} lacks '{key}', so it was not written by `numericjev run`; {_HINT}"
+            )
+    if partial and raw["suite"] == "":
+        raise RunFolderError(f"{where}: field 'suite' must be a non-empty name; got ''")
+    return version
 
 
 def read_manifest_object(folder: Path) -> dict[str, Any]:
@@ -308,17 +328,14 @@ def read_manifest_object(folder: Path) -> dict[str, Any]:
     )
 
 
-def load_manifest(folder: Path) -> Manifest:
-    """The checked manifest of a run folder."""
-    return Manifest.from_dict(read_manifest_object(folder), str(folder / MANIFEST))
+def load_manifest(folder: Path, *, partial: bool = False) -> Manifest:
+    """The checked manifest of a run folder (``partial``: as analysis reads it)."""
+    return Manifest.from_dict(read_manifest_object(folder), folder, partial=partial)
 
 
 def encode_manifest(manifest: Manifest) -> bytes:
-    """The bytes ``write_manifest`` writes; refuses a value JSON cannot carry exactly.
-
-    Unlike log lines the manifest is scanned for NaN and infinities too (orjson would write
-    them as null): its numbers come from the user (limits, prices), and it is written once.
-    """
+    """The bytes ``write_manifest`` writes; refuses a value JSON cannot carry exactly, NaN and
+    infinities included (orjson writes them as null): its limits and prices are the user's."""
     return encode_document(manifest.to_dict(), MANIFEST)
 
 
@@ -341,11 +358,8 @@ def read_cases(folder: Path) -> dict[str, Any] | None:
 
 
 def read_document(path: Path, fix: str) -> dict[str, Any]:
-    """The JSON object in the file ``path`` (a manifest, ``compare.json``).
-
-    ``fix`` ends the message when the file is not JSON: these files are written atomically,
-    so a broken one was edited or damaged.
-    """
+    """The JSON object in the file ``path`` (a manifest, ``compare.json``); ``fix`` ends the
+    message when it is not JSON (written atomically, a broken one was edited or damaged)."""
     try:
         raw = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:

@@ -12,9 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from runfolder import SOURCE_PACKAGES, RunFolderError, case_digest, read_cases, source_digest
-
-from .manifest import Manifest
+from runfolder import (
+    SOURCE_PACKAGES,
+    Manifest,
+    RunFolderError,
+    case_digest,
+    read_cases,
+    source_digest,
+)
 
 CHECKOUT = Path(__file__).resolve().parents[2]  # the folder holding analysis/, harness/, ...
 

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from runfolder import (
     Finding,
+    Manifest,
     RunFolderError,
     SessionRecord,
     is_comparison,
+    load_manifest,
     read_sessions,
     verify,
 )
@@ -17,7 +19,6 @@ from runfolder import (
 from .cache.run_columns import AnswersDigest, cached_columns
 from .logs.exchanges import RequestLog
 from .logs.outputs import Outputs
-from .manifest import Manifest, load_manifest
 from .probabilities.answers import AnswerLog, order_pair
 from .provenance import HashCheck, recheck
 
@@ -62,7 +63,7 @@ def load_run(
             f"`numericjev analyze {run_dir}` summarises it; to look at one of its runs, pass "
             f"its folder, e.g. {run_dir}/<suite>-m1-<model>"
         )
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir, partial=True)
     pairing = (orders or order_pair(manifest.orders)) if probabilities else None
     outputs, requests, answers = cached_columns(run_dir, manifest, pairing, digest)
     return Run(

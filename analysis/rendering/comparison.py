@@ -352,7 +352,7 @@ def comparison_to_dict(c: Comparison) -> dict[str, Any]:
         {
             "suite": s.suite,
             "model": model,
-            "folder": str(run.manifest.run_dir),
+            "folder": str(run.manifest.folder),
             "run_id": f.run_id,
             "simulated": f.simulated,
             "oracle": f.oracle,

@@ -31,7 +31,7 @@ def comparison_page(
     for s in c.suites:
         for model, run, f in zip(s.models, s.runs, s.facts, strict=True):
             key = f"{s.suite} · {model}"
-            runs.append(PageRun(key, f, run.manifest, rounds.get(run.manifest.run_dir)))
+            runs.append(PageRun(key, f, run.manifest, rounds.get(run.manifest.folder)))
             warnings += run_warnings(f, (), key)[1 if f.notice else 0 :]
     warnings += [b.message for b in c.banners]
     verdicts, listed = comparison_tables(c)

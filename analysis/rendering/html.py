@@ -29,12 +29,12 @@ import orjson
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from analysis.loading.manifest import Manifest
 from analysis.loading.names import condition_label, decoder_label, domain_label
 from analysis.loading.viewer.rounds import JobRounds
 from analysis.statistics.diff import RunDiff
 from analysis.statistics.facts import RunFacts
 from analysis.statistics.summary import Analysis
+from runfolder import Manifest
 
 from .diff_tables import diff_tables, diff_title
 from .html_data import pack_rounds

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from analysis.loading.manifest import Manifest
 from analysis.loading.names import condition_label, decoder_label, domain_label
 from analysis.loading.viewer.rounds import NONE, JobRounds
 from analysis.statistics.banners import Banner
 from analysis.statistics.facts import RunFacts
+from runfolder import Manifest
 
 from .markdown import Table, fmt
 
@@ -130,7 +130,7 @@ def _one(f: RunFacts, m: Manifest) -> dict[str, str]:
         cost += f" ({f.requests_without_cost:,} request(s) without cost)"
     return {
         "Run": f.run_id,
-        "Folder": str(m.run_dir),
+        "Folder": str(m.folder),
         "Suite": f.suite,
         "Suite parameters": _json_text(raw.get("suite_params")),
         "Seed": _json_text(f.seed),
@@ -151,7 +151,7 @@ def _one(f: RunFacts, m: Manifest) -> dict[str, str]:
         "Decoders": ", ".join(m.decoders),
         "Conditions × orders": f"{', '.join(m.conditions)} × {', '.join(m.orders)}",
         "Started (manifest)": f.created_utc or "unknown",
-        "Last written (requests.jsonl)": _mtime(m.run_dir / "requests.jsonl"),
+        "Last written (requests.jsonl)": _mtime(m.folder / "requests.jsonl"),
         "Jobs expected": _count(f.n_jobs),
         "Requests": f"{f.requests:,} attempts for {f.jobs_with_requests:,} jobs, "
         f"{f.retries:,} retries"

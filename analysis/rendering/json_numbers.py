@@ -112,7 +112,7 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
         },
         "run": {
             "run_id": manifest.run_id,
-            "run_dir": str(manifest.run_dir),
+            "run_dir": str(manifest.folder),
             "suite": manifest.suite,
             "model": manifest.model.name,
             "simulated": analysis.facts.simulated,

@@ -13,12 +13,12 @@ from analysis.errors import SelectionError
 from analysis.loading.columns.row_chunks import release_freed
 from analysis.loading.logs.exchanges import job_answers
 from analysis.loading.logs.outputs import find_output
-from analysis.loading.manifest import load_manifest
 from analysis.loading.names import tree_branching
 from analysis.loading.run import Run
 from analysis.loading.viewer.paths import DecisionPath, decision_path
 from analysis.statistics.design import REFERENCE_DOMAIN
 from analysis.statistics.summary import Analysis
+from runfolder import load_manifest
 
 from .markdown import MAIN_FIGURE, warning_lines
 
@@ -108,15 +108,13 @@ def select_path(run: Run, job: str | None, decoder: str | None = None) -> Decisi
             f"choose one of: {', '.join(trees) or 'none (the run has no treeK decoder)'}"
         )
     job = job if job is not None else _first_job(run, decoder)
-    record: dict[str, Any] | None = find_output(
-        run.manifest.run_dir / "outputs.jsonl", job, decoder
-    )
+    record: dict[str, Any] | None = find_output(run.manifest.folder / "outputs.jsonl", job, decoder)
     if record is None:
         raise SelectionError(
-            f"job {job!r} has no {decoder} output in {run.manifest.run_dir}; pass a job id from "
+            f"job {job!r} has no {decoder} output in {run.manifest.folder}; pass a job id from "
             f"outputs.jsonl, e.g. {_first_job(run, decoder)}"
         )
-    answers = job_answers(run.manifest.run_dir / "requests.jsonl", job, decoder)
+    answers = job_answers(run.manifest.folder / "requests.jsonl", job, decoder)
     return decision_path(record, answers=answers)
 
 
@@ -167,7 +165,9 @@ def prepare_viewer(run_dir: Path) -> PackedRounds:
 
     from .html import pack_viewer
 
-    suite = load_manifest(run_dir).suite  # not a run folder: refused before any reading
+    suite = load_manifest(
+        run_dir, partial=True
+    ).suite  # not a run folder: refused before any reading
     rounds = load_rounds(run_dir)
     packed = pack_viewer(rounds, suite)
     del rounds
@@ -191,7 +191,7 @@ def write_report_page(
 
     if viewer is None:
         _release_freed_memory()
-    rounds = viewer or load_rounds(report.summary.manifest.run_dir)
+    rounds = viewer or load_rounds(report.summary.manifest.folder)
     index, partial = out_dir / "index.html", out_dir / ".index.html.partial"
     try:  # written as it is made, then renamed: never half a page under the real name
         with partial.open("w", encoding="utf-8") as out:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis.loading.manifest import Manifest
 from analysis.loading.run import Run
+from runfolder import Manifest
 
 from .facts import RunFacts
 
@@ -116,7 +116,7 @@ def _session_changes(manifest: Manifest, record: Mapping[str, Any]) -> list[str]
 
 def _resumed(who: str, run: Run) -> list[Banner]:
     # sessions.jsonl when the run has one; else a manifest list of resumptions, if any.
-    records = run.sessions or run.manifest.raw.get("resumptions") or ()
+    records = run.sessions or run.manifest.extra.get("resumptions") or ()
     banners = []
     for number, record in enumerate(records, start=1):
         if not isinstance(record, Mapping):
@@ -168,18 +168,13 @@ def run_banners(
     ``unasked``: pending jobs a stopped sequential rule chose not to ask (no warning)."""
     who = who or f"run {facts.run_id}"
     found = [
-        _incomplete(who, facts, str(run.manifest.run_dir), unasked),
+        _incomplete(who, facts, str(run.manifest.folder), unasked),
         _mixed(who, facts),
         *_resumed(who, run),
         *_sealed(who, run),
         _cases_changed(who, run),
     ]
     return tuple(b for b in found if b is not None)
-
-
-def _model(manifest: Manifest) -> dict[str, Any]:
-    model = manifest.raw.get("model")
-    return model if isinstance(model, dict) else {}
 
 
 def _differences(a: Manifest, b: Manifest) -> list[str]:
@@ -190,7 +185,7 @@ def _differences(a: Manifest, b: Manifest) -> list[str]:
             f"harness source hash (A {_text(a.source_hash)[:12]}, B {_text(b.source_hash)[:12]}):"
             " prompts or decoders may have changed between the runs"
         )
-    ma, mb = _model(a), _model(b)
+    ma, mb = a.model.to_dict(), b.model.to_dict()
     if a.model.backend == "sim" and b.model.backend == "sim":
         knobs_a, knobs_b = ma.get("params") or {}, mb.get("params") or {}
         changed = sorted(
@@ -218,10 +213,10 @@ def _differences(a: Manifest, b: Manifest) -> list[str]:
 def diff_banners(a: Run, b: Run, facts_a: RunFacts, facts_b: RunFacts) -> tuple[Banner, ...]:
     """Warnings about a diff: one run on both sides, sides that differ, and each side's own."""
     ma, mb = a.manifest, b.manifest
-    if ma.run_dir.resolve() == mb.run_dir.resolve():
+    if ma.folder.resolve() == mb.folder.resolve():
         same = Banner(
             "same_run",
-            f"A and B are one run folder ({ma.run_dir}): every difference is zero by "
+            f"A and B are one run folder ({ma.folder}): every difference is zero by "
             "construction — pass two different run folders",
         )
         return (same, *run_banners(a, facts_a))
@@ -230,7 +225,7 @@ def diff_banners(a: Run, b: Run, facts_a: RunFacts, facts_b: RunFacts) -> tuple[
         found.append(
             Banner(
                 "same_run",
-                f"A and B are one run (run_id {ma.run_id} in {ma.run_dir} and {mb.run_dir}), "
+                f"A and B are one run (run_id {ma.run_id} in {ma.folder} and {mb.folder}), "
                 "perhaps copied at different moments: not two independent runs",
             )
         )

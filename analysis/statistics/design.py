@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from analysis.loading.logs.order_free import order_free_decoders
 from analysis.loading.logs.outputs import Outputs
-from analysis.loading.manifest import Manifest
 from analysis.loading.names import order_conditions, order_decoders, order_domains
+from runfolder import Manifest
 
 __all__ = [
     "REFERENCE_DECODER",

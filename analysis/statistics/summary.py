@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.loading.manifest import Manifest
 from analysis.loading.probabilities.answers import AnswerLog, order_pair
 from analysis.loading.run import Run
+from runfolder import Manifest
 
 from .banners import Banner, run_banners
 from .bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, BootstrapResult, family_bootstrap

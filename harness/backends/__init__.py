@@ -127,27 +127,6 @@ class ModelSpec:
         """Whether the model is a local GGUF file (``gguf:PATH``)."""
         return self.name.startswith(GGUF_PREFIX)
 
-    @property
-    def label(self) -> str:
-        """The spec as ``parse_model`` reads it back: ``sim``, ``sim:seed=7``,
-        ``jev-latest:base_url=http://127.0.0.1:8377``."""
-        options = dict(self.sim)
-        if self.base_url is not None and self.name not in ("sim", "oracle"):
-            options["base_url"] = self.base_url
-        if self.wire != "systemone":
-            options["wire"] = self.wire
-        if self.top_logprobs != DEFAULT_TOP_LOGPROBS:
-            options["top_logprobs"] = str(self.top_logprobs)
-        if self.key_env is not None:
-            options["key_env"] = self.key_env
-        if self.price_per_million is not None and self.name not in IN_PROCESS:
-            options["price_per_million"] = f"{self.price_per_million:g}"
-        if self.price_per_million_output is not None and self.name not in IN_PROCESS:
-            options["price_per_million_output"] = f"{self.price_per_million_output:g}"
-        return self.name + (
-            ":" + ",".join(f"{k}={v}" for k, v in options.items()) if options else ""
-        )
-
 
 # ``NAME:KEY=VALUE[,KEY=VALUE...]``. A name may itself hold colons (OpenRouter's
 # ``openai/gpt-4o:free``): options start at the first colon followed by ``key=``.
@@ -167,15 +146,12 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def parse_model(text: str, base: ModelSpec | None = None) -> ModelSpec:
-    """A model spec from text: ``sim``, ``sim:seed=7``, ``sim:confusion=0.3,seed=3``,
-    ``oracle``, ``jev-latest``, ``jev-latest:base_url=http://127.0.0.1:8377``,
-    ``gpt-4o-mini:wire=openai-chat``, ``gguf:models/x.gguf`` (a path holds no ``key=``).
+    """A model spec from text: ``sim``, ``sim:seed=7``, ``oracle``, ``gguf:models/x.gguf`` (a
+    path holds no ``key=``), ``gpt-4o-mini:wire=openai-chat,base_url=http://127.0.0.1:8000``.
 
-    Options after the name are the sim's knobs for ``sim`` (``numericjev run --help`` lists
-    them) and ``base_url``, ``wire`` and ``top_logprobs`` for a served model; anything else is refused with the
-    options that exist. ``base`` gives every other setting (timeout, retries, price, and
-    the knobs and URL the options add to); an option that contradicts it is refused.
-    """
+    The options are the sim's knobs, or a served model's base_url, wire, top_logprobs, key_env
+    and prices (others refused, naming those); ``base`` gives every other setting, and an
+    option that contradicts it is refused."""
     base = base or ModelSpec()
     text = text.strip()
     found = _OPTIONS.search(text)

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     sessions = read_sessions(folder)
     findings = verify(folder)
     c = state.counters
-    total = manifest.n_jobs
+    total = manifest.n_jobs or 0  # read strictly: always recorded
     done, failed = len(state.finished), len(state.failed)
     model = manifest.model
     # A served model's manifest cannot know that serve-sim answered; the served names can.
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     cost = f"USD {c.cost_usd:.6f}" if c.cost_known else f"USD {c.cost_usd:.6f} + unknown"
     served = ", ".join(f"{name} ({n:,})" for name, n in sorted(c.models.items())) or "none yet"
     print(
-        f"run {folder}: suite {manifest.suite} (cases {manifest.case_hash[:12]}), "
+        f"run {folder}: suite {manifest.suite} (cases {str(manifest.case_hash)[:12]}), "
         f"model {model.name}{simulated}"
     )
     print(

@@ -129,6 +129,7 @@ def build_manifest(
     unless told otherwise."""
     suite = plan.suite
     return Manifest(
+        folder=folder,
         run_id=run_id or new_run_id(folder.name),
         created_utc=datetime.now(UTC).isoformat(timespec="seconds"),
         suite=suite.name,
@@ -258,10 +259,9 @@ def code_changes(manifest: Manifest, suite: Suite) -> list[str]:
 
 @dataclass(frozen=True)
 class Opened:
-    """A run folder read back for resume: its manifest (as on disk too), suite, problems."""
+    """A run folder read back for resume: its manifest (``raw``: as on disk), suite, problems."""
 
     manifest: Manifest
-    raw: dict[str, Any]
     suite: Suite
     problems: list[str]  # what --allow-mismatch lets through (recorded in sessions.jsonl)
 
@@ -280,7 +280,7 @@ def open_for_resume(folder: Path, allow_mismatch: bool) -> Opened:
     where = f"{folder}/{MANIFEST}"
     # The seal, as every reader checks it: a missing sessions.jsonl is a problem too.
     problems = [f.message for f in verify(folder, raw)]
-    manifest = Manifest.from_dict(raw, where)
+    manifest = Manifest.from_dict(raw, folder, where)
     try:
         suite = suite_of(manifest)
     except ConfigError as exc:
@@ -297,7 +297,7 @@ def open_for_resume(folder: Path, allow_mismatch: bool) -> Opened:
             "run's settings or start a new run, or pass --allow-mismatch to continue anyway "
             "(recorded in sessions.jsonl)"
         )
-    return Opened(manifest, raw, suite, problems)
+    return Opened(manifest, suite, problems)
 
 
 def check_price(plan: RunPlan) -> None:
@@ -350,6 +350,7 @@ def limits_of(manifest: Manifest, **changes: Unpack[LimitChanges]) -> Limits:
     """A resume's limits: each given value, else the run's own (the request cap never carries
     over: it counts the requests of one invocation)."""
     saved = manifest.limits
+    assert saved is not None  # read strictly (load_manifest), so recorded
     own: dict[str, Any] = {
         "concurrency": saved["concurrency"] or DEFAULT_CONCURRENCY,
         "rps": saved["rps"],
@@ -362,12 +363,11 @@ def limits_of(manifest: Manifest, **changes: Unpack[LimitChanges]) -> Limits:
 
 
 def model_spec_of(
-    manifest: Manifest, *, base_url: str | None = None, where: str = "manifest.json"
+    manifest: Manifest, *, base_url: str | None = None
 ) -> tuple[ModelSpec, RetrySettings]:
     """The model a run folder was started with and its retry policy, as the manifest records
-    them (never a key). ``base_url`` replaces the recorded server; ``where`` names the file
-    in errors."""
-    model = manifest.model
+    them (never a key). ``base_url`` replaces the recorded server."""
+    model, where = manifest.model, f"{manifest.folder}/{MANIFEST}"
     if model.backend not in BACKENDS:
         raise RunFolderError(f"{where} names an unknown backend {model.backend!r}")
     params = model.params

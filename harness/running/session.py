@@ -198,8 +198,7 @@ class Resume:
         """The run ``manifest`` records (of ``suite``), as it is started again: its model and
         retry policy (``base_url`` replacing its server), its limits (this order's replacing
         them), its request cache's mode unless this order names one."""
-        where = f"{self.folder}/manifest.json"
-        spec, retry = model_spec_of(manifest, base_url=self.base_url, where=where)
+        spec, retry = model_spec_of(manifest, base_url=self.base_url)
         cache = self.cache or recorded_cache(manifest.extra)  # the run's own, unless told
         settings = RunSettings() if cache is None else RunSettings(cache=cache)
         limits = limits_of(manifest, **self.limits)
@@ -344,7 +343,7 @@ def resumed(
         lists = job_lists(opened.suite, state, plan.backend.name, plan.shard, families)
         for repair in state.repairs():
             warn(repair)
-        record_session(order.folder, "resume", opened.raw, plan, problems)
+        record_session(order.folder, "resume", opened.manifest.raw, plan, problems)
         yield state, lists, warn
 
 

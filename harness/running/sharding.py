@@ -137,7 +137,7 @@ def mismatches(parent: Manifest, shard: Manifest) -> list[str]:
 def create_or_join_parent(folder: Path, manifest: Manifest, count: int) -> Manifest:
     """The parent manifest at ``folder``: written now if absent (atomically: exactly one
     writer wins a race), else read and checked against ``manifest``, this shard's plan."""
-    wanted = replace(manifest, extra={**manifest.extra, "shards": count})
+    wanted = replace(manifest, folder=folder, extra={**manifest.extra, "shards": count})
     data = encode_manifest(wanted)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / MANIFEST

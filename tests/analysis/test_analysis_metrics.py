@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from analysis import compute_metrics, design_of, load_run, output_errors, parse_decimal
 from analysis.loading.logs.outputs import load_outputs
-from analysis.loading.manifest import Manifest, ModelSpec
+from runfolder import Manifest
 
 # Family 0 has z=10, family 1 has z=20 (set explicitly below).
 # int domain:    f0 asc 10, f0 rev 12, f1 asc 21, f1 rev 20
@@ -171,7 +171,13 @@ def test_metrics_match_brute_force(cells: dict, z: int) -> None:
         path = Path(tmp) / "outputs.jsonl"
         path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in lines))
         outputs = load_outputs(path)
-    manifest = Manifest(Path(tmp), "p", "affine", (), (), ("ascending", "reversed"), ModelSpec("m"))
+    raw = {
+        "suite": "affine",
+        "decoders": [],
+        "orders": ["ascending", "reversed"],
+        "model": {"name": "m"},
+    }
+    manifest = Manifest.from_dict(raw, Path(tmp), partial=True)
     m = compute_metrics(outputs, design_of(manifest, outputs))
     expected = _brute_force(lines)
     for (stat, decoder, condition), value in expected.items():

@@ -45,7 +45,7 @@ def test_compare_metric_crps_gives_verdicts_for_every_decoder_with_probabilities
 def test_compare_crps_is_the_distributions_sections_crps(worse: Path):
     c = compare_runs(load_comparison_runs(worse, probabilities=True), "crps", n_boot=0)
     s = c.suites[0]
-    log = load_answers(s.runs[0].manifest.run_dir)
+    log = load_answers(s.runs[0].manifest.folder)
     found = scored_outputs(log)
     names = log.names["decoder"], log.names["condition"]
     for d, decoder in enumerate(s.design.decoders):
@@ -90,7 +90,7 @@ def test_the_export_has_each_outputs_scores_and_null_where_na(tmp_path: Path):
 def test_a_run_loaded_with_probabilities_keeps_its_chains(tmp_path: Path):
     run = load_run(digits_run(tmp_path, {"3": 1.0}), probabilities=True)
     assert run.answers is not None and len(run.answers.chains) == 2
-    again = load_run(run.manifest.run_dir, probabilities=True)  # read back from .columns
+    again = load_run(run.manifest.folder, probabilities=True)  # read back from .columns
     assert again.answers is not None
     assert np.array_equal(again.answers.chains.p, run.answers.chains.p)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from analysis.loading.manifest import load_manifest
 from analysis.loading.provenance import recheck
+from runfolder import load_manifest
 from tests.runhelpers import SMALL, cli, copy_run
 
 

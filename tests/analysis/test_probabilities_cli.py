@@ -49,7 +49,7 @@ def small_run(tmp_path: Path, name: str = "run", probabilities: bool = True, dro
 def test_the_paper_tables_do_not_change(tmp_path: Path) -> None:
     run = load_run(small_run(tmp_path))
     plain = analysis_markdown(analyze_run(run, 200))
-    full = analysis_markdown(analyze_run(run, 200, answers=load_answers(run.manifest.run_dir)))
+    full = analysis_markdown(analyze_run(run, 200, answers=load_answers(run.manifest.folder)))
     assert "## Probabilities" not in plain and "## Probabilities" in full
     assert without_section(full) == plain
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +175,7 @@ def test_manifest_round_trips_exactly(small_run: Path) -> None:
     raw = orjson.loads((small_run / "manifest.json").read_bytes())
     manifest = load_manifest(small_run)
     assert _ordered(manifest.to_dict()) == _ordered(raw)
-    assert Manifest.from_dict(manifest.to_dict()) == manifest
+    assert Manifest.from_dict(manifest.to_dict(), small_run) == manifest
     assert encode_manifest(manifest) == (small_run / "manifest.json").read_bytes()
     assert manifest.decoders == ("direct", "tree2", "tree4", "tree10", "digits", "bits")
     assert manifest.model.simulated and manifest.limits["concurrency"] == 64
@@ -184,11 +185,28 @@ def test_manifest_keeps_fields_it_does_not_know(small_run: Path) -> None:
     raw = orjson.loads((small_run / "manifest.json").read_bytes())
     raw["later_field"] = {"x": 1}
     raw["model"]["region"] = "eu"
-    manifest = Manifest.from_dict(raw)
+    manifest = Manifest.from_dict(raw, small_run)
     # "cache" is the harness's own (the run's request-cache mode), unknown to runfolder too.
     assert manifest.extra == {"cache": raw["cache"], "later_field": {"x": 1}}
     assert manifest.model.extra == {"region": "eu"}
     assert manifest.to_dict()["later_field"] == {"x": 1}
+
+
+def test_one_manifest_type_read_strictly_or_partial(small_run: Path, tmp_path: Path) -> None:
+    # A whole manifest reads alike both ways (a partial read leaves limits and versions out).
+    strict, partial = load_manifest(small_run), load_manifest(small_run, partial=True)
+    assert partial == replace(strict, limits=None, versions=None)
+    assert partial.raw == strict.raw == orjson.loads((small_run / "manifest.json").read_bytes())
+    # A hand-made one: analysis reads it, its other facts unknown; resume refuses it.
+    folder = tmp_path / "hand"
+    folder.mkdir()
+    raw = {"suite": "affine", "decoders": ["direct"], "model": {"name": "m"}}
+    (folder / "manifest.json").write_bytes(orjson.dumps(raw))
+    manifest = load_manifest(folder, partial=True)
+    assert (manifest.run_id, manifest.seed, manifest.model.backend) == ("hand", None, None)
+    assert (manifest.orders, manifest.folder, manifest.format_version) == ((), folder, 1)
+    with pytest.raises(RunFolderError, match="is not a NumericJev manifest of format 1"):
+        load_manifest(folder)
 
 
 @pytest.mark.parametrize(

@@ -75,14 +75,14 @@ def test_resume_keeps_the_runs_max_attempts_and_limits(tmp_path: Path, reference
 
 def test_a_manifest_from_before_model_retries_keeps_its_max_attempts() -> None:
     # System One runs used to record the retry policy as model.params.retries.
-    manifest = Manifest.from_dict(_old_manifest())
+    manifest = Manifest.from_dict(_old_manifest(), Path("old"))
     spec, retry = model_spec_of(manifest)
     assert (spec.name, spec.max_attempts, spec.timeout_s) == ("jev-latest", 9, 12.0)
     assert retry == RetrySettings(max_attempts=9)
     broken = _old_manifest()
     broken["model"]["params"]["retries"]["max_attempts"] = "many"
     with pytest.raises(RunFolderError, match=r"model\.retries\.max_attempts"):
-        model_spec_of(Manifest.from_dict(broken))
+        model_spec_of(Manifest.from_dict(broken, Path("old")))
 
 
 def _old_manifest() -> dict[str, Any]:

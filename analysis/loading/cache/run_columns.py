@@ -13,10 +13,10 @@ from pathlib import Path
 
 from analysis.loading.logs.exchanges import RequestLog
 from analysis.loading.logs.outputs import LogStats, Outputs
-from analysis.loading.manifest import Manifest
 from analysis.loading.probabilities.answers import AnswerCounts, AnswerLog
 from analysis.loading.probabilities.chain_units import ChainLog
 from analysis.loading.reading.both_logs import Read, read_logs
+from runfolder import Manifest
 
 from .column_cache import RUN_LOGS, cache_enabled, cache_key, keep, recall
 

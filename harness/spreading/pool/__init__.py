@@ -75,8 +75,10 @@ def processes_to_resume(folder: Path, requested: int | None, max_cost_usd: float
         manifest = load_manifest(folder)
     except RunFolderError:
         return 1
-    cap = max_cost_usd if max_cost_usd is not None else manifest.limits["max_cost_usd"]
-    return processes_for(manifest.model.backend, requested, spend_cap=cap is not None)
+    limits, backend = manifest.limits, manifest.model.backend
+    assert limits is not None and backend is not None  # read strictly, so recorded
+    cap = max_cost_usd if max_cost_usd is not None else limits["max_cost_usd"]
+    return processes_for(backend, requested, spend_cap=cap is not None)
 
 
 @dataclass(frozen=True)
