@@ -18,7 +18,7 @@ A ``Job`` builds one job's requests and reads its answers, for code that drives 
 itself. ``harness.wire`` (wire-format translations) has its own ``__all__``. Everything else
 in the package is internal and may change.
 
-The public names are declared once, in ``__init__.pyi``, and loaded on first use
+The public names are declared in ``__init__.pyi``, and loaded on first use
 (``lazy_loader``, PEP 562), so that ``import harness.cli`` (and ``--help``) stays fast.
 """
 
