@@ -25,3 +25,5 @@ The public names are declared in ``__init__.pyi``, and loaded on first use
 import lazy_loader
 
 __getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
+# Reachable here too, but runfolder's class: listed in runfolder's __all__, not this one.
+__all__.remove("RunFolderError")

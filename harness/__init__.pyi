@@ -14,6 +14,7 @@ from .errors import (
     NumericJevError,
     TransientError,
 )
+from .errors import RunFolderError as RunFolderError
 from .progress import Counters
 from .protocol.cases import Case, JobSpec, Suite
 from .protocol.decoders import Answer, Decoded, Decoder, Question, make_decoder

@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 import pytest
 
-from harness import Limits, ModelSpec, Suite, load_suite, run
+from harness import Limits, ModelSpec, RunFolderError, Suite, load_suite, run
 from harness.serve import ServerConfig, serve_sim_in_thread
 from harness.serve.faults import FaultSpec
-from runfolder import RunFolderError, read_sessions
+from runfolder import read_sessions
 from tests.runhelpers import cli, records
 
 TINY = ["--param", "per_operator=1"]  # 64 jobs
