@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 
 from harness.backends.base import Reply, Transport
-from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
+from harness.backends.remote import RemoteBackend, dumps, openai_settings
 from harness.errors import AuthError, BackendError, TransientError
 from harness.wire import WireError, chat_usage, from_chat_completions, to_chat_requests
 from harness.wire.chat import TOP_LOGPROBS, ChatQuestion
@@ -77,9 +77,8 @@ class OpenAIChatBackend(RemoteBackend):
         is ``OPENAI_API_KEY`` from ``env`` (default ``os.environ``). ``top_logprobs``:
         alternatives asked per completion (OpenAI accepts at most 20)."""
         base, key = openai_settings(base_url, os.environ if env is None else env)
-        self.name = model
         self.top_logprobs = top_logprobs
-        self.server = RemoteServer(
+        super().__init__(
             model,
             WIRE,
             base,
@@ -92,8 +91,10 @@ class OpenAIChatBackend(RemoteBackend):
         self._places = anyio.CapacityLimiter(transport.concurrency)
 
     def describe(self) -> dict[str, Any]:
-        """The manifest's model spec (never the key)."""
-        return self.server.describe(top_logprobs=self.top_logprobs)
+        """The manifest's model spec (never the key), with the alternatives asked."""
+        spec = super().describe()
+        spec["params"]["top_logprobs"] = self.top_logprobs
+        return spec
 
     async def _complete(
         self,
@@ -102,12 +103,11 @@ class OpenAIChatBackend(RemoteBackend):
         failures: dict[str, BackendError],
     ) -> None:
         """One question's completion into ``done`` (body, headers, id), or its failure."""
-        server = self.server
         try:
             async with self._places:
-                response = await server.http.post(dumps(question.body))
+                response = await self.http.post(dumps(question.body))
             done[question.qid] = (
-                server.parse(response, None),
+                self.parse(response, None),
                 response.headers,
                 response.request_id,
             )
@@ -121,11 +121,11 @@ class OpenAIChatBackend(RemoteBackend):
         tokens at the price here; None when it reports no usage at all."""
         raw = completion.get("usage")
         if not isinstance(raw, Mapping):
-            return self.server.cost(None, headers)
+            return self.cost(None, headers)
         usage: dict[str, Any] = dict(counts)
         if "cost" in raw:
             usage["cost"] = raw["cost"]
-        return self.server.cost(usage, headers)
+        return self.cost(usage, headers)
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Ask every question of ``body`` at once and read the answers back."""
@@ -168,7 +168,7 @@ class OpenAIChatBackend(RemoteBackend):
         except WireError as exc:
             raise TransientError(
                 "malformed",
-                f"malformed chat completion from {self.server.http.url}: {exc}",
+                f"malformed chat completion from {self.http.url}: {exc}",
                 status=200,
                 body=completions,
                 request_id=request_id,

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.backends.base import Reply, Transport
-from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
+from harness.backends.remote import RemoteBackend, dumps, openai_settings
 from harness.errors import BackendError, TransientError
 from harness.wire import WireError, from_decisions_response, to_decisions_request
 
@@ -40,8 +40,7 @@ class OpenAIDecisionsBackend(RemoteBackend):
         """The server is ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's API; the key
         is ``OPENAI_API_KEY`` from ``env`` (default ``os.environ``)."""
         base, key = openai_settings(base_url, os.environ if env is None else env)
-        self.name = model
-        self.server = RemoteServer(
+        super().__init__(
             model,
             WIRE,
             base,
@@ -58,22 +57,21 @@ class OpenAIDecisionsBackend(RemoteBackend):
             sent = to_decisions_request(body)
         except WireError as exc:
             raise BackendError("bad_request", f"cannot ask on {WIRE}: {exc}") from exc
-        server = self.server
         try:
-            response = await server.http.post(dumps(sent))
+            response = await self.http.post(dumps(sent))
         except BackendError as error:
             error.sent = sent  # a failed attempt's line records what was sent, too
             raise
-        parsed = server.parse(response, sent)
+        parsed = self.parse(response, sent)
         usage = parsed.get("usage") if isinstance(parsed.get("usage"), Mapping) else None
-        cost = server.cost(usage, response.headers)
+        cost = self.cost(usage, response.headers)
         try:
             reply = from_decisions_response(body, parsed)
         except WireError as exc:
             raise TransientError(
                 "malformed",
                 f"malformed Decisions response (status {response.status}) from "
-                f"{server.http.url}: {exc}",
+                f"{self.http.url}: {exc}",
                 status=response.status,
                 body=parsed,
                 request_id=response.request_id,

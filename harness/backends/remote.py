@@ -1,10 +1,10 @@
 """What the HTTP backends share besides the transport: server, key, price, manifest.
 
-``RemoteServer`` holds one model at one endpoint: the ``HttpEndpoint`` that POSTs (the
-shared HTTP layer, ``harness.backends.http``), the price that applies there
+``RemoteBackend`` is one model at one endpoint: the ``HttpEndpoint`` that POSTs (the shared
+HTTP layer, ``harness.backends.http``), the price that applies there
 (``harness.backends.pricing``), the JSON reading of a 2xx, and the manifest description. A
-backend for a wire format (``systemone``, ``decisions``, ``chat``) only translates bodies
-around it; ``RemoteBackend`` gives each the rest (price, ``describe``, ``aclose``).
+backend for a wire format (``systemone``, ``decisions``, ``chat``) subclasses it and only
+translates bodies.
 
 Keys and URLs of the OpenAI wires: the key is ``OPENAI_API_KEY`` (as the official client
 reads it; OpenAI-compatible servers such as vLLM, Ollama or OpenRouter take their own key in
@@ -15,7 +15,7 @@ URL without a key is refused before a run folder exists (``openai_settings``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -66,16 +66,19 @@ def openai_settings(
     return base, key
 
 
-def dumps(body: Any) -> bytes:
-    """A translated body as bytes (they are plain JSON values: dicts, lists, strings)."""
+def dumps(body: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """A request body as JSON bytes (``default`` as orjson takes it); else ``bad_body``."""
     try:
-        return orjson.dumps(body)
+        return orjson.dumps(body, default=default)
     except TypeError as exc:
         raise BackendError("bad_body", f"request body is not JSON: {exc}") from exc
 
 
-class RemoteServer:
-    """One model at one endpoint of one wire format."""
+class RemoteBackend:
+    """One model at one endpoint of one wire format: all of a backend but the translation of
+    bodies, which each wire's subclass adds (``answer``)."""
+
+    simulated = False
 
     def __init__(
         self,
@@ -91,7 +94,7 @@ class RemoteServer:
         price_per_million_output: float | None = None,
         key_env: str | None = None,
     ) -> None:
-        self.model = model
+        self.name = model
         self.wire = wire
         self.base_url = base_url
         self._override = price_per_million
@@ -111,10 +114,13 @@ class RemoteServer:
         """USD per million input tokens where a price applies here (None: unknown)."""
         return None if self.price is None else self.price.input_per_million
 
-    def describe(self, **params: Any) -> dict[str, Any]:
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.name!r}, url={self.http!r})"
+
+    def describe(self) -> dict[str, Any]:
         """The manifest's model spec: wire, endpoint, timeouts and price, never the key."""
         return {
-            "name": self.model,
+            "name": self.name,
             "backend": self.wire,
             "wire": self.wire,
             "simulated": False,
@@ -123,10 +129,9 @@ class RemoteServer:
                 "timeout_s": self.http.transport.timeout_s,
                 "connect_timeout_s": self.http.transport.connect_timeout_s,
                 "concurrency": self.http.transport.concurrency,
-                "price": price_record(self.model, self.base_url, self._override, self._output),
+                "price": price_record(self.name, self.base_url, self._override, self._output),
                 "api_key_set": self.http.has_key,
                 **({} if self.key_env is None else {"key_env": self.key_env}),
-                **params,
             },
         }
 
@@ -155,27 +160,3 @@ class RemoteServer:
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self.http.aclose()
-
-
-class RemoteBackend:
-    """What a backend over a ``RemoteServer`` only passes on to it: price, manifest, close."""
-
-    simulated = False
-    name: str
-    server: RemoteServer
-
-    @property
-    def price_per_million(self) -> float | None:
-        """USD per million input tokens where a price applies (None: unknown)."""
-        return self.server.price_per_million
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.name!r}, url={self.server.http!r})"
-
-    def describe(self) -> dict[str, Any]:
-        """The manifest's model spec (never the key)."""
-        return self.server.describe()
-
-    async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self.server.aclose()

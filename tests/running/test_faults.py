@@ -39,7 +39,7 @@ async def no_wait(seconds: float) -> None:
 
 def caller(backend: SystemOneBackend, max_attempts: int = 6) -> Caller:
     """A caller in front of ``backend`` that retries without waiting."""
-    pacer = Pacer(backend.server.http.transport.concurrency, sleep=no_wait)
+    pacer = Pacer(backend.http.transport.concurrency, sleep=no_wait)
     return Caller(backend, pacer, RetrySettings(max_attempts=max_attempts), sleep=no_wait)
 
 
