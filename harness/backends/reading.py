@@ -123,18 +123,6 @@ def read_question(qid: str, question: Any) -> tuple[Mapping[str, Any], Meaning |
     return choice, meaning
 
 
-def meanings(body: Mapping[str, Any]) -> dict[str, Meaning]:
-    """Each question's meaning; raises BackendError("bad_request") for a question we cannot read."""
-    out = {}
-    for qid, (_, meaning) in read_questions(body).items():
-        if meaning is None:
-            raise BackendError(
-                "bad_request", f"question {qid!r} is not one this model can read", status=400
-            )
-        out[qid] = meaning
-    return out
-
-
 def usage_of(body: Mapping[str, Any], size: int | None = None) -> dict[str, int]:
     """Simulated token counts of a System One ``body``, by the wire's one rule
     (``harness.wire.usage``). ``size`` is ``len(orjson.dumps(body))`` when the caller knows

@@ -51,7 +51,6 @@ from typing import Any
 from harness.wire.chat_prompt import SYSTEM_PROMPT, label_tokens, parse_prompt, render_prompt
 from harness.wire.common import WireError, list_at, mapping_at, refusal_answer
 
-ROUTE = "/v1/chat/completions"
 TOP_LOGPROBS = 20  # OpenAI returns at most 20 alternatives per token
 NEVER = -9999.0  # the logprob OpenAI reports for a token with (numerically) no probability
 CHAT_QID = "q1"  # the id serve-sim gives the one question of a chat request

@@ -65,7 +65,6 @@ from harness.wire.common import (
     text_of,
 )
 
-ROUTE = "/v1/decisions"
 _TRUE, _FALSE = "True when: ", "False when: "
 _BOTH_RE = re.compile(r"\n\nTrue when: (.*)\nFalse when: (.*)\Z", re.S)
 _ONE_RE = re.compile(r"\n\n(True|False) when: (.*)\Z", re.S)
