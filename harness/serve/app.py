@@ -15,7 +15,7 @@ import math
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
@@ -38,14 +38,6 @@ from harness.wire import ROUTES, WIRES, refusal_answer
 MODELS_ROUTE = "/v1/models"
 # serve-sim's models were never released; the SDK's model list requires a date all the same.
 RELEASE_DATE = "2000-01-01"
-
-
-class Responder(Protocol):
-    """The sync core of the built-in models."""
-
-    def respond(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """The response body for a request body."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -118,11 +110,10 @@ class SimApp:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.model: Responder = SimModel(config.sim) if config.model == "sim" else Oracle()
+        self.model: SimModel | Oracle = SimModel(config.sim) if config.model == "sim" else Oracle()
         self.plan = FaultPlan(config.faults, config.fault_seed, config.max_faults_per_body)
         self._boot = secrets.token_hex(3)
         self._ids = itertools.count(1)
-        self.served = 0
         # path -> (methods, handler); a GET route answers HEAD too.
         self.routes: dict[str, tuple[tuple[str, ...], Handler]] = {
             "/healthz": (("GET",), self.health),
@@ -206,7 +197,6 @@ class SimApp:
             return _json(exc.status, exc.body)
         except BackendError as exc:
             return _json(exc.status or 400, error_body(wire, exc.kind, str(exc)))
-        self.served += 1
         delay = self.config.latency_ms / 1000.0
         fault = self.plan.decide(body)
         if fault is None:

@@ -86,11 +86,6 @@ class FaultSpec:
             raise ConfigError(f"--faults: probabilities add up to {total:.3f}, more than 1")
         return cls(tuple((k, p) for k, p in totals.items() if p > 0))
 
-    @property
-    def total(self) -> float:
-        """Probability that a request is faulted at all."""
-        return sum(p for _, p in self.rates)
-
     def describe(self) -> str:
         """``429=0.03,reset=0.01`` form, or ``none``."""
         return ",".join(f"{k}={p:.4g}" for k, p in self.rates) or "none"
