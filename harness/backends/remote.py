@@ -151,7 +151,7 @@ class RemoteBackend:
                 "malformed",
                 f"malformed response (status {response.status}) from {self.http.url}: {problem}",
                 status=response.status,
-                body=self.http.text(response)[:ERROR_BODY_CHARS],
+                body=response.content.decode("utf-8", errors="replace")[:ERROR_BODY_CHARS],
                 request_id=response.request_id,
                 sent=sent,
             )

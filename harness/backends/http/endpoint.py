@@ -178,10 +178,6 @@ class HttpEndpoint:
             request_id=request_id,
         )
 
-    def text(self, response: HttpResponse) -> str:
-        """A 2xx body as text, for an error message or a log line (already scrubbed)."""
-        return response.content.decode("utf-8", errors="replace")
-
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self._sender.aclose()
