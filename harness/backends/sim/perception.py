@@ -45,10 +45,15 @@ def natural_unit(y: Fraction) -> Fraction:
         return Fraction(1)
     if d & (d - 1) == 0:  # a binary fraction: the exploratory grid's sixteenths, or finer
         return Fraction(1, max(d, 16))
+    return Fraction(1, 10 ** decimal_places(y))
+
+
+def decimal_places(x: Fraction) -> int:
+    """Decimal places ``x`` is written with (0.8125 -> 4; at most 12)."""
     places = 0
-    while (y * 10**places).denominator != 1 and places < 12:
+    while (x * 10**places).denominator != 1 and places < 12:
         places += 1
-    return Fraction(1, 10**places)
+    return places
 
 
 def affine_parts(state: Any) -> tuple[Fraction, Fraction, Fraction] | None:
