@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 
-from harness.backends.base import Reply, Transport
+from harness.backends.base import Reply, ServerOptions
 from harness.backends.remote import RemoteBackend, dumps, openai_settings
 from harness.errors import AuthError, BackendError, TransientError
 from harness.wire import WireError, chat_usage, from_chat_completions, to_chat_requests
@@ -66,29 +66,17 @@ class OpenAIChatBackend(RemoteBackend):
         model: str,
         *,
         base_url: str | None = None,
-        transport: Transport = Transport(),
-        price_per_million: float | None = None,
-        price_per_million_output: float | None = None,
-        key_env: str | None = None,
         top_logprobs: int = TOP_LOGPROBS,
         env: Mapping[str, str] | None = None,
+        **options: Unpack[ServerOptions],
     ) -> None:
         """The server is ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's API; the key
         is ``OPENAI_API_KEY`` from ``env`` (default ``os.environ``). ``top_logprobs``:
         alternatives asked per completion (OpenAI accepts at most 20)."""
         base, key = openai_settings(base_url, os.environ if env is None else env)
         self.top_logprobs = top_logprobs
-        super().__init__(
-            model,
-            WIRE,
-            base,
-            api_key=key,
-            transport=transport,
-            price_per_million=price_per_million,
-            price_per_million_output=price_per_million_output,
-            key_env=key_env,
-        )
-        self._places = anyio.CapacityLimiter(transport.concurrency)
+        super().__init__(model, WIRE, base, api_key=key, **options)
+        self._places = anyio.CapacityLimiter(self.http.transport.concurrency)
 
     def describe(self) -> dict[str, Any]:
         """The manifest's model spec (never the key), with the alternatives asked."""

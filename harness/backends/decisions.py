@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
-from harness.backends.base import Reply, Transport
+from harness.backends.base import Reply, ServerOptions
 from harness.backends.remote import RemoteBackend, dumps, openai_settings
 from harness.errors import BackendError, TransientError
 from harness.wire import WireError, from_decisions_response, to_decisions_request
@@ -31,25 +31,13 @@ class OpenAIDecisionsBackend(RemoteBackend):
         model: str,
         *,
         base_url: str | None = None,
-        transport: Transport = Transport(),
-        price_per_million: float | None = None,
-        price_per_million_output: float | None = None,
-        key_env: str | None = None,
         env: Mapping[str, str] | None = None,
+        **options: Unpack[ServerOptions],
     ) -> None:
         """The server is ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's API; the key
         is ``OPENAI_API_KEY`` from ``env`` (default ``os.environ``)."""
         base, key = openai_settings(base_url, os.environ if env is None else env)
-        super().__init__(
-            model,
-            WIRE,
-            base,
-            api_key=key,
-            transport=transport,
-            price_per_million=price_per_million,
-            price_per_million_output=price_per_million_output,
-            key_env=key_env,
-        )
+        super().__init__(model, WIRE, base, api_key=key, **options)
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Translate ``body``, POST it once, and translate the reply back."""

@@ -16,12 +16,12 @@ URL without a key is refused before a run folder exists (``openai_settings``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import urlsplit
 
 import orjson
 
-from harness.backends.base import Transport
+from harness.backends.base import ServerOptions, Transport
 from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse, checked_url
 from harness.backends.pricing import cost_usd, price_for, price_record
 from harness.errors import BackendError, ConfigError, TransientError
@@ -89,24 +89,21 @@ class RemoteBackend:
         api_key: str,
         key_variable: str = OPENAI_KEY_VARIABLE,
         request_id_header: str = "x-request-id",
-        transport: Transport = Transport(),
-        price_per_million: float | None = None,
-        price_per_million_output: float | None = None,
-        key_env: str | None = None,
+        **options: Unpack[ServerOptions],
     ) -> None:
         self.name = model
         self.wire = wire
         self.base_url = base_url
-        self._override = price_per_million
-        self._output = price_per_million_output
-        self.key_env = key_env  # the variable's NAME (a profile's key_env), never the key
-        self.price = price_for(model, base_url, price_per_million, price_per_million_output)
+        self._override = options.get("price_per_million")
+        self._output = options.get("price_per_million_output")
+        self.key_env = options.get("key_env")
+        self.price = price_for(model, base_url, self._override, self._output)
         self.http = HttpEndpoint(
             base_url + ROUTES[wire],
             api_key=api_key,
             key_variable=key_variable,
             request_id_header=request_id_header,
-            transport=transport,
+            transport=options.get("transport", Transport()),
         )
 
     @property

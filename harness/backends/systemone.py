@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
-from harness.backends.base import Reply, Transport
+from harness.backends.base import Reply, ServerOptions
 from harness.backends.http.endpoint import checked_url
 from harness.backends.remote import RemoteBackend, dumps
 from harness.wire import ROUTES
@@ -54,11 +54,8 @@ class SystemOneBackend(RemoteBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        transport: Transport = Transport(),
-        price_per_million: float | None = None,
-        price_per_million_output: float | None = None,
-        key_env: str | None = None,
         env: Mapping[str, str] | None = None,
+        **options: Unpack[ServerOptions],
     ) -> None:
         """None for ``model``, ``base_url`` or ``api_key`` reads ``TYPESAFE_DEFAULT_MODEL``,
         ``TYPESAFE_BASE_URL`` or ``TYPESAFE_API_KEY`` from ``env`` (default ``os.environ``);
@@ -74,10 +71,7 @@ class SystemOneBackend(RemoteBackend):
             api_key=environ.get("TYPESAFE_API_KEY", "") if api_key is None else api_key,
             key_variable="TYPESAFE_API_KEY",
             request_id_header="x-typesafe-request-id",
-            transport=transport,
-            price_per_million=price_per_million,
-            price_per_million_output=price_per_million_output,
-            key_env=key_env,
+            **options,
         )
 
     @property
