@@ -182,14 +182,12 @@ def serve_sim_in_thread(config: ServerConfig | None = None) -> Iterator[str]:
 
 async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...] = ()) -> None:
     """Serve until cancelled or one of ``stop_signals`` arrives, printing the address."""
-    server = SimServer(config)
-    port = await server.start()
-    try:
+    async with serve_sim_in_background(config) as url:
         faults = config.faults.describe()
         keyed = "; requires its --key" if config.key is not None else ""
         print(
             f"serve-sim: {config.model} model (simulated) on "
-            f"{base_url(config.host, port)}{config.route} ({config.wire}); "
+            f"{url}{config.route} ({config.wire}); "
             f"latency {config.latency_ms:g} ms; faults {faults}"
             + (f" (seed {config.fault_seed})" if faults != "none" else "")
             + keyed,
@@ -202,6 +200,3 @@ async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...] =
                     break
         else:
             await anyio.sleep_forever()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await server.stop()
