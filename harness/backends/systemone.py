@@ -74,11 +74,6 @@ class SystemOneBackend(RemoteBackend):
             **options,
         )
 
-    @property
-    def url(self) -> str:
-        """The endpoint requests go to."""
-        return self.http.url
-
     def __repr__(self) -> str:
         scrubbed = self.http.scrub(self.base_url)
         return f"SystemOneBackend(model={self.name!r}, base_url={scrubbed!r})"

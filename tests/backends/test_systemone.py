@@ -183,7 +183,7 @@ def test_settings_come_from_the_environment() -> None:
     assert (b.name, b.base_url) == ("jev-latest", "https://api.typesafe.ai")
     assert b.describe()["params"]["api_key_set"] is False
     b = SystemOneBackend("typesafe/jev-1.13", base_url="https://openrouter.ai/api", env=env)
-    assert b.url == "https://openrouter.ai/api/v1/systemone"
+    assert b.http.url == "https://openrouter.ai/api/v1/systemone"
 
 
 def test_base_url_is_normalised_or_refused() -> None:
