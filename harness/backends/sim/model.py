@@ -32,7 +32,6 @@ class SimModel:
     def __init__(
         self,
         params: SimParams | None = None,
-        known: Mapping[str, Fraction] | None = None,
         *,
         shared_questions: bool = False,
     ) -> None:
@@ -40,8 +39,6 @@ class SimModel:
         to every request (a run in process does: ``Question.wire``), so each is read once
         and remembered by identity; a server, whose every body is new, leaves it off."""
         self.params = params or SimParams()
-        # ``known`` stays empty for runs: the sim knows no history, so recall questions are guesses.
-        self.known = dict(known or {})
         self._perceived: dict[str, tuple[Seen, bytes]] = {}
         self._asked: dict[int, tuple[Any, Asked]] | None = {} if shared_questions else None
         self._asked_by_text: dict[bytes, Asked] = {}
@@ -58,7 +55,7 @@ class SimModel:
         if hit is None:
             if len(self._perceived) >= PERCEIVED_CACHE:
                 self._perceived.clear()
-            seen = perceive(state, key, self.params, self.known)
+            seen = perceive(state, key, self.params)
             prefix = b'["answer",' + orjson.dumps(self.params.seed) + b"," + orjson.dumps(key)
             hit = self._perceived[key] = (seen, prefix)
         return hit

@@ -71,9 +71,9 @@ def affine_parts(state: Any) -> tuple[Fraction, Fraction, Fraction] | None:
     return z, Fraction(m[2]), Fraction(m[3])
 
 
-def perceive(state: Any, key: str, params: SimParams, known: Mapping[str, Fraction] | None) -> Seen:
+def perceive(state: Any, key: str, params: SimParams) -> Seen:
     """The sim's reading of ``state`` (``key`` its canonical text)."""
-    target = target_of(state, known)
+    target = target_of(state)  # no table of known targets: the sim knows no history
     provided = isinstance(state, Mapping) and "result" in state
     parts = affine_parts(state)
     if target is None:
