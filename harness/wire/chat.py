@@ -185,7 +185,6 @@ def to_chat_completion(
     *,
     model: str,
     usage: Mapping[str, int] | None = None,
-    completion_id: str = "chatcmpl-sim",
 ) -> dict[str, Any]:
     """A chat completion whose logprobs carry ``answer``'s distribution (serve-sim's half).
 
@@ -212,7 +211,7 @@ def to_chat_completion(
     used = dict(usage or {})
     prompt = int(used.get("input_tokens", 0))
     return {
-        "id": completion_id,
+        "id": "chatcmpl-sim",
         "object": "chat.completion",
         "created": 0,
         "model": model,
