@@ -180,7 +180,7 @@ def serve_sim_in_thread(config: ServerConfig | None = None) -> Iterator[str]:
         yield url
 
 
-async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...] = ()) -> None:
+async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...]) -> None:
     """Serve until cancelled or one of ``stop_signals`` arrives, printing the address."""
     async with serve_sim_in_background(config) as url:
         faults = config.faults.describe()
@@ -193,10 +193,7 @@ async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...] =
             + keyed,
             flush=True,
         )
-        if stop_signals:
-            signals = [signal.Signals(number) for number in stop_signals]
-            with anyio.open_signal_receiver(*signals) as received:
-                async for _ in received:
-                    break
-        else:
-            await anyio.sleep_forever()
+        signals = [signal.Signals(number) for number in stop_signals]
+        with anyio.open_signal_receiver(*signals) as received:
+            async for _ in received:
+                break
