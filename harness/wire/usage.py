@@ -10,7 +10,7 @@ wire, as a real server bills what it received in its own shape:
   completion (``max_tokens: 1``).
 
 The in-process sim and oracle bill their System One body by the same rule
-(``harness.backends.reading.usage_of``). A tokenizer that counts more characters a token
+(``wire_usage`` of ``systemone``). A tokenizer that counts more characters a token
 (hosted Jev's: ``harness.backends.pricing``) is a ``chars_per_token`` of its own.
 """
 
@@ -27,10 +27,14 @@ ROLE_CHARS = 4  # a chat message's role and separators, in characters
 
 
 def wire_usage(
-    wire: str, sent: Mapping[str, Any], chars_per_token: float = CHARS_PER_TOKEN
+    wire: str,
+    sent: Mapping[str, Any],
+    chars_per_token: float = CHARS_PER_TOKEN,
+    size: int | None = None,
 ) -> dict[str, int]:
     """``input_tokens`` and ``output_tokens`` of one HTTP request's body ``sent`` on ``wire``
-    (the module's rule)."""
+    (the module's rule); ``size`` is ``len(orjson.dumps(sent))`` where the caller knows it
+    (the sim: ``reading.json_size``)."""
     if wire == "openai-chat":
         messages = sent.get("messages")
         chars = sum(
@@ -40,7 +44,7 @@ def wire_usage(
         )
         output = 1
     else:
-        chars = len(orjson.dumps(sent))
+        chars = len(orjson.dumps(sent)) if size is None else size
         questions = sent.get("questions")
         output = OUTPUT_PER_ANSWER * (len(questions) if isinstance(questions, list | dict) else 0)
     return {"input_tokens": max(1, int(chars / chars_per_token)), "output_tokens": output}

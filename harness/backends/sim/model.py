@@ -10,12 +10,13 @@ from typing import Any
 import orjson
 
 from harness.backends.base import Reply
-from harness.backends.reading import body_questions, json_size, state_key, typed_answer, usage_of
+from harness.backends.reading import body_questions, json_size, state_key, typed_answer
 from harness.backends.sim.answering import answer, reported
 from harness.backends.sim.draws import uniforms
 from harness.backends.sim.params import SimParams
 from harness.backends.sim.perception import Seen, perceive
 from harness.backends.sim.questions import Asked
+from harness.wire.usage import wire_usage
 
 PERCEIVED_CACHE = 8192  # states remembered (jobs in flight share a few hundred)
 QUESTIONS_CACHE = 16384  # question objects remembered (the affine suite asks ~3,000)
@@ -109,7 +110,11 @@ class SimModel:
         size = None
         if self._asked is not None:  # remembered questions: their JSON length is known
             size = json_size(body, {qid: one.size for qid, one in asked})
-        return {"model": "sim", "answers": answers, "usage": usage_of(body, size)}
+        return {
+            "model": "sim",
+            "answers": answers,
+            "usage": wire_usage("systemone", body, size=size),
+        }
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Answer in process."""
