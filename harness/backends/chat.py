@@ -2,14 +2,10 @@
 
 For OpenAI-compatible ``POST /v1/chat/completions`` servers (vLLM, llama.cpp's server,
 Ollama, OpenRouter, OpenAI). One ``answer`` turns each question of the batched System One
-body into one single-token completion request (``harness.wire.chat``: the prompt, the
-label-token rule, ``max_tokens: 1``, ``logprobs``, ``top_logprobs``), sends them
-concurrently, and reads each first token's alternatives back into a System One answer: the
-choice distribution is the softmax of the label tokens' logprobs renormalised over the
-labels returned; each answer also records ``coverage`` (the probability on labels at all),
-``missing`` (labels not among the alternatives: a server returns at most ``top_logprobs``,
-OpenAI at most 20), ``alternatives`` and ``scheme``. A reply that names no option, or a
-refusal message, is a refusal for that question (kind ``refusal``, never retried).
+body into one single-token completion request, sends them concurrently, and reads each
+first token's alternatives back into a System One answer, by ``harness.wire.chat``'s rule
+(a reply that names no option, or a refusal message, is a refusal for that question:
+kind ``refusal``, never retried).
 
 **Concurrency.** ``--concurrency`` bounds HTTP requests in flight on every wire. Here the
 caller's pacer admits exchanges as on any wire, and inside the backend one capacity limiter

@@ -30,15 +30,8 @@ with ``noul`` = P(true); score questions as a choice between their levels, answe
 the expected level (``score``), the chosen level's probability (``confidence``), the
 legend and each returned level's probability.
 
-How a client uses this::
-
-    asked = to_chat_requests(body)                 # {qid: ChatQuestion}, one per question
-    # POST each asked[qid].body to {base}/v1/chat/completions, concurrently
-    reply = from_chat_completions(body, asked, completions)   # {qid: completion JSON}
-    # reply is a System One response; an answer may be a refusal (``is_refusal``).
-
-serve-sim uses the inverse halves: ``from_chat_request`` reads the question back from the
-prompt, and ``to_chat_completion`` answers it with the sim's distribution as logprobs.
+A client sends ``to_chat_requests`` and reads ``from_chat_completions``; serve-sim reads
+``from_chat_request`` and answers ``to_chat_completion``.
 """
 
 from __future__ import annotations
