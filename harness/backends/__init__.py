@@ -48,6 +48,7 @@ __all__ = [
     "Backend",
     "ModelSpec",
     "Reply",
+    "ServerOptions",
     "Transport",
     "make_backend",
     "parse_model",
