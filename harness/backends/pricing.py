@@ -94,20 +94,15 @@ def price_for(
     return Price(JEV_INPUT_USD_PER_MILLION) if _hosted_jev(model, base_url) else None
 
 
-def price_record(
-    model: str | None,
-    base_url: str | None,
-    override: float | None,
-    output: float | None = None,
-) -> dict[str, Any] | None:
-    """The price as a manifest's ``model.params.price`` records it (None: unknown)."""
-    price = price_for(model, base_url, override, output)
+def price_record(price: Price | None, overridden: bool) -> dict[str, Any] | None:
+    """``price`` (``price_for``'s) as a manifest's ``model.params.price`` records it (None:
+    unknown); ``overridden``: it came from a price given, not from the table."""
     if price is None:
         return None
     return {
         "input_usd_per_million": price.input_per_million,
         "output_usd_per_million": price.output_per_million,
-        "source": "override" if override is not None else "table",
+        "source": "override" if overridden else "table",
     }
 
 

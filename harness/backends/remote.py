@@ -94,10 +94,10 @@ class RemoteBackend:
         self.name = model
         self.wire = wire
         self.base_url = base_url
-        self._override = options.get("price_per_million")
-        self._output = options.get("price_per_million_output")
         self.key_env = options.get("key_env")
-        self.price = price_for(model, base_url, self._override, self._output)
+        override = options.get("price_per_million")
+        self._overridden = override is not None  # a price given, not the table's
+        self.price = price_for(model, base_url, override, options.get("price_per_million_output"))
         self.http = HttpEndpoint(
             base_url + ROUTES[wire],
             api_key=api_key,
@@ -126,7 +126,7 @@ class RemoteBackend:
                 "timeout_s": self.http.transport.timeout_s,
                 "connect_timeout_s": self.http.transport.connect_timeout_s,
                 "concurrency": self.http.transport.concurrency,
-                "price": price_record(self.name, self.base_url, self._override, self._output),
+                "price": price_record(self.price, self._overridden),
                 "api_key_set": self.http.has_key,
                 **({} if self.key_env is None else {"key_env": self.key_env}),
             },
