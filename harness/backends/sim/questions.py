@@ -18,7 +18,7 @@ import orjson
 
 from harness.backends.reading import read_question
 from harness.backends.sim.belief import region_bounds
-from harness.backends.sim.draws import Draws
+from harness.backends.sim.draws import Draws, normal
 from harness.backends.sim.params import SimParams
 from harness.backends.sim.perception import decimal_places
 from harness.protocol.meaning import Meaning
@@ -59,7 +59,7 @@ class Asked:
         spread = params.position * math.sqrt(len(labels) / 10)
         for i, label in enumerate(labels):
             d = Draws("position", params.seed, order.decode(), i)
-            tilt[label] = spread * d.gauss(0, 1) + (params.primacy if i == 0 else 0.0)
+            tilt[label] = spread * normal(d[0], d[1]) + (params.primacy if i == 0 else 0.0)
         bounds, span, negative, long_digits = None, 0.0, False, 0
         places = 0
         if meaning is not None and meaning.kind in ("interval", "value"):
