@@ -280,16 +280,10 @@ def server_of(spec: ModelSpec, environ: Mapping[str, str]) -> tuple[str, str, bo
             spec.base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
         )
         return base, spec.key_env or "TYPESAFE_API_KEY", is_hosted(base)
-    from harness.backends.remote import (
-        OPENAI_BASE_URL,
-        OPENAI_KEY_VARIABLE,
-        OPENAI_URL_VARIABLE,
-        is_openai_hosted,
-        server_base_url,
-    )
+    from harness.backends.remote import OPENAI_KEY_VARIABLE, openai_server
 
-    base = server_base_url(spec.base_url or environ.get(OPENAI_URL_VARIABLE) or OPENAI_BASE_URL)
-    return base, spec.key_env or OPENAI_KEY_VARIABLE, is_openai_hosted(base)
+    base, hosted = openai_server(spec.base_url, environ)
+    return base, spec.key_env or OPENAI_KEY_VARIABLE, hosted
 
 
 def make_backend(

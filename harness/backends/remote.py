@@ -46,18 +46,20 @@ def server_base_url(url: str) -> str:
     return url
 
 
-def is_openai_hosted(base_url: str) -> bool:
-    """Whether ``base_url`` is OpenAI's own API."""
-    return (urlsplit(base_url).hostname or "").lower() == OPENAI_HOST
+def openai_server(base_url: str | None, environ: Mapping[str, str]) -> tuple[str, bool]:
+    """The server an OpenAI-wire backend calls (``base_url``, else ``OPENAI_BASE_URL``, else
+    OpenAI's API; checked), and whether it is OpenAI's own API."""
+    base = server_base_url(base_url or environ.get(OPENAI_URL_VARIABLE) or OPENAI_BASE_URL)
+    return base, (urlsplit(base).hostname or "").lower() == OPENAI_HOST
 
 
 def openai_settings(
     base_url: str | None, environ: Mapping[str, str]
 ) -> tuple[str, str]:  # (base URL, key)
     """The server and key of an OpenAI-wire backend; refuses OpenAI's API without a key."""
-    base = server_base_url(base_url or environ.get(OPENAI_URL_VARIABLE) or OPENAI_BASE_URL)
+    base, hosted = openai_server(base_url, environ)
     key = environ.get(OPENAI_KEY_VARIABLE, "").strip()
-    if is_openai_hosted(base) and not key:
+    if hosted and not key:
         # Fail before a run folder exists: every request to OpenAI would be a 401.
         raise ConfigError(
             f"{base} is OpenAI's API, which needs a key: set {OPENAI_KEY_VARIABLE}, or pass "
