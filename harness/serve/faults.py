@@ -107,7 +107,6 @@ class FaultPlan:
         # body digest -> faults served in a row; dropped at the first clean reply, so it
         # holds only bodies that are mid-retry.
         self._streak: dict[bytes, int] = {}
-        self.counts: dict[str, int] = {}
 
     def decide(self, body: bytes) -> str | None:
         """The fault for this arrival of ``body``, or None to answer it correctly."""
@@ -128,5 +127,4 @@ class FaultPlan:
             self._streak.pop(digest, None)
         else:
             self._streak[digest] = n + 1
-            self.counts[fault] = self.counts.get(fault, 0) + 1
         return fault

@@ -85,7 +85,6 @@ def test_a_body_is_faulted_at_most_max_per_body_times_in_a_row() -> None:
     body = orjson.dumps(first_bodies(1)[0])
     plan = FaultPlan(FaultSpec.parse("500=1"), seed=0, max_per_body=3)
     assert [plan.decide(body) for _ in range(5)] == ["500", "500", "500", None, "500"]
-    assert plan.counts == {"500": 4}
 
 
 def test_fault_rates_match_the_spec() -> None:
