@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
-from fractions import Fraction
 from typing import Any
 
 import orjson
@@ -44,10 +43,6 @@ class SimModel:
         self._asked: dict[int, tuple[Any, Asked]] | None = {} if shared_questions else None
         self._asked_by_text: dict[bytes, Asked] = {}
         self._repeats: dict[bytes, int] = {}  # fresh_repeats: how often each was asked
-
-    def perceive(self, state: Any) -> Fraction | None:
-        """The value the sim believes ``state`` describes, fixed for the whole job."""
-        return self._seen(state)[0].value
 
     def _seen(self, state: Any) -> tuple[Seen, bytes]:
         """The state's reading and the start of every answer draw's text (remembered)."""
