@@ -108,7 +108,7 @@ if sender == "httpx-aiohttp":  # the other candidate, swapped in for the sender
                 await self.client.aclose()
 
     model = SystemOneBackend("jev-sim", base_url=url, api_key="", transport=Transport(concurrency))
-    model.server.http._sender = HttpxSender()
+    model.http._sender = HttpxSender()
 else:
     model = ModelSpec("jev-sim", base_url=url)
 

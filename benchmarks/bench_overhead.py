@@ -90,7 +90,7 @@ def harness_cpu(
     """CPU seconds per exchange of one whole run over ``ReplaySender``."""
     backend = SystemOneBackend("jev-sim", base_url="http://127.0.0.1:9", api_key="",
                                transport=Transport(concurrency))  # fmt: skip
-    backend.server.http._sender = ReplaySender(replies, delay_s)  # the fake sender
+    backend.http._sender = ReplaySender(replies, delay_s)  # the fake sender
     c0 = _cpu_s()
     result = run_suite(
         suite, backend, Limits(concurrency=concurrency), folder=folder, settings=UNCACHED
@@ -148,8 +148,8 @@ def timed_blocks() -> tuple[collections.Counter[str], Callable[[], None]]:
     wrap(recorder.Recorder, "finished", "recorder.finished")
     wrap(recorder.Recorder, "flush", "recorder.flush")
     wrap(caller, "read_answers", "read_answers")
-    wrap(remote.RemoteServer, "parse", "parse")
-    wrap(remote.RemoteServer, "cost", "cost")
+    wrap(remote.RemoteBackend, "parse", "parse")
+    wrap(remote.RemoteBackend, "cost", "cost")
 
     def restore() -> None:
         for step in reversed(undo):

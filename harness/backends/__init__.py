@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from harness.backends.base import (
     DEFAULT_CONCURRENCY,
@@ -35,6 +35,7 @@ from harness.backends.base import (
     DEFAULT_TOP_LOGPROBS,
     Backend,
     Reply,
+    ServerOptions,
     Transport,
 )
 from harness.errors import ConfigError
@@ -47,6 +48,7 @@ __all__ = [
     "Backend",
     "ModelSpec",
     "Reply",
+    "ServerOptions",
     "Transport",
     "make_backend",
     "parse_model",
@@ -254,16 +256,10 @@ def server_of(spec: ModelSpec, environ: Mapping[str, str]) -> tuple[str, str, bo
             spec.base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
         )
         return base, spec.key_env or "TYPESAFE_API_KEY", is_hosted(base)
-    from harness.backends.remote import (
-        OPENAI_BASE_URL,
-        OPENAI_KEY_VARIABLE,
-        OPENAI_URL_VARIABLE,
-        is_openai_hosted,
-        server_base_url,
-    )
+    from harness.backends.remote import OPENAI_KEY_VARIABLE, openai_server
 
-    base = server_base_url(spec.base_url or environ.get(OPENAI_URL_VARIABLE) or OPENAI_BASE_URL)
-    return base, spec.key_env or OPENAI_KEY_VARIABLE, is_openai_hosted(base)
+    base, hosted = openai_server(spec.base_url, environ)
+    return base, spec.key_env or OPENAI_KEY_VARIABLE, hosted
 
 
 def make_backend(
@@ -291,24 +287,27 @@ def make_backend(
         from harness.backends.gguf import GgufBackend
 
         return GgufBackend(spec.name[len(GGUF_PREFIX) :])
-    transport = transport or spec.transport()  # the one value the sender gets
+    options: ServerOptions = {
+        "transport": transport or spec.transport(),  # the one value the sender gets
+        "price_per_million": spec.price_per_million,
+        "price_per_million_output": spec.price_per_million_output,
+        "key_env": spec.key_env,
+    }
+    environ = _key_environ(spec)
     if spec.wire == "openai-decisions":
         from harness.backends.decisions import OpenAIDecisionsBackend
 
-        return OpenAIDecisionsBackend(spec.name, **_server(spec, transport), env=_key_environ(spec))
+        return OpenAIDecisionsBackend(spec.name, base_url=spec.base_url, env=environ, **options)
     if spec.wire == "openai-chat":
         from harness.backends.chat import OpenAIChatBackend
 
+        top = spec.top_logprobs
         return OpenAIChatBackend(
-            spec.name,
-            **_server(spec, transport),
-            top_logprobs=spec.top_logprobs,
-            env=_key_environ(spec),
+            spec.name, base_url=spec.base_url, top_logprobs=top, env=environ, **options
         )
     from harness.backends.pricing import is_hosted
     from harness.backends.systemone import DEFAULT_BASE_URL, SystemOneBackend
 
-    environ = _key_environ(spec)
     base = spec.base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
     # One definition of "the hosted API" for the key check and the price table.
     if is_hosted(base) and not environ.get("TYPESAFE_API_KEY", "").strip():
@@ -318,26 +317,7 @@ def make_backend(
             "set TYPESAFE_API_KEY, or pass --base-url for another server, or use --model sim"
         )
 
-    return SystemOneBackend(spec.name, **_server(spec, transport), env=environ)
-
-
-class _Server(TypedDict):
-    base_url: str | None
-    transport: Transport
-    price_per_million: float | None
-    price_per_million_output: float | None
-    key_env: str | None
-
-
-def _server(spec: ModelSpec, transport: Transport) -> _Server:
-    """What every HTTP backend takes, named once: server, transport, price, key's variable."""
-    return {
-        "base_url": spec.base_url,
-        "transport": transport,
-        "price_per_million": spec.price_per_million,
-        "price_per_million_output": spec.price_per_million_output,
-        "key_env": spec.key_env,
-    }
+    return SystemOneBackend(spec.name, base_url=spec.base_url, env=environ, **options)
 
 
 def _key_environ(spec: ModelSpec) -> Mapping[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypedDict
 
 from harness.errors import ConfigError
 
@@ -37,6 +37,16 @@ class Transport:
             raise ConfigError(f"--timeout must be positive; got {self.timeout_s}")
         if self.connect_timeout_s > self.timeout_s:  # the connection is part of the attempt
             object.__setattr__(self, "connect_timeout_s", self.timeout_s)
+
+
+class ServerOptions(TypedDict, total=False):
+    """What every HTTP backend takes besides its model, server and key, named once
+    (``make_backend`` fills them from the ``ModelSpec``)."""
+
+    transport: Transport  # how the server is reached (default ``Transport()``)
+    price_per_million: float | None  # USD per million input tokens (None: the table's, if any)
+    price_per_million_output: float | None  # USD per million output tokens
+    key_env: str | None  # the NAME of the key's variable (a profile's), never the key
 
 
 # A NamedTuple rather than a frozen dataclass: one is built per attempt (see ``Attempt``).

@@ -2,14 +2,10 @@
 
 For OpenAI-compatible ``POST /v1/chat/completions`` servers (vLLM, llama.cpp's server,
 Ollama, OpenRouter, OpenAI). One ``answer`` turns each question of the batched System One
-body into one single-token completion request (``harness.wire.chat``: the prompt, the
-label-token rule, ``max_tokens: 1``, ``logprobs``, ``top_logprobs``), sends them
-concurrently, and reads each first token's alternatives back into a System One answer: the
-choice distribution is the softmax of the label tokens' logprobs renormalised over the
-labels returned; each answer also records ``coverage`` (the probability on labels at all),
-``missing`` (labels not among the alternatives: a server returns at most ``top_logprobs``,
-OpenAI at most 20), ``alternatives`` and ``scheme``. A reply that names no option, or a
-refusal message, is a refusal for that question (kind ``refusal``, never retried).
+body into one single-token completion request, sends them concurrently, and reads each
+first token's alternatives back into a System One answer, by ``harness.wire.chat``'s rule
+(a reply that names no option, or a refusal message, is a refusal for that question:
+kind ``refusal``, never retried).
 
 **Concurrency.** ``--concurrency`` bounds HTTP requests in flight on every wire. Here the
 caller's pacer admits exchanges as on any wire, and inside the backend one capacity limiter
@@ -29,12 +25,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 
-from harness.backends.base import Reply, Transport
-from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
+from harness.backends.base import Reply, ServerOptions
+from harness.backends.remote import RemoteBackend, dumps, openai_settings
 from harness.errors import AuthError, BackendError, TransientError
 from harness.wire import WireError, chat_usage, from_chat_completions, to_chat_requests
 from harness.wire.chat import TOP_LOGPROBS, ChatQuestion
@@ -66,34 +62,23 @@ class OpenAIChatBackend(RemoteBackend):
         model: str,
         *,
         base_url: str | None = None,
-        transport: Transport = Transport(),
-        price_per_million: float | None = None,
-        price_per_million_output: float | None = None,
-        key_env: str | None = None,
         top_logprobs: int = TOP_LOGPROBS,
         env: Mapping[str, str] | None = None,
+        **options: Unpack[ServerOptions],
     ) -> None:
         """The server is ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's API; the key
         is ``OPENAI_API_KEY`` from ``env`` (default ``os.environ``). ``top_logprobs``:
         alternatives asked per completion (OpenAI accepts at most 20)."""
         base, key = openai_settings(base_url, os.environ if env is None else env)
-        self.name = model
         self.top_logprobs = top_logprobs
-        self.server = RemoteServer(
-            model,
-            WIRE,
-            base,
-            api_key=key,
-            transport=transport,
-            price_per_million=price_per_million,
-            price_per_million_output=price_per_million_output,
-            key_env=key_env,
-        )
-        self._places = anyio.CapacityLimiter(transport.concurrency)
+        super().__init__(model, WIRE, base, api_key=key, **options)
+        self._places = anyio.CapacityLimiter(self.http.transport.concurrency)
 
     def describe(self) -> dict[str, Any]:
-        """The manifest's model spec (never the key)."""
-        return self.server.describe(top_logprobs=self.top_logprobs)
+        """The manifest's model spec (never the key), with the alternatives asked."""
+        spec = super().describe()
+        spec["params"]["top_logprobs"] = self.top_logprobs
+        return spec
 
     async def _complete(
         self,
@@ -102,12 +87,11 @@ class OpenAIChatBackend(RemoteBackend):
         failures: dict[str, BackendError],
     ) -> None:
         """One question's completion into ``done`` (body, headers, id), or its failure."""
-        server = self.server
         try:
             async with self._places:
-                response = await server.http.post(dumps(question.body))
+                response = await self.http.post(dumps(question.body))
             done[question.qid] = (
-                server.parse(response, None),
+                self.parse(response, None),
                 response.headers,
                 response.request_id,
             )
@@ -121,11 +105,11 @@ class OpenAIChatBackend(RemoteBackend):
         tokens at the price here; None when it reports no usage at all."""
         raw = completion.get("usage")
         if not isinstance(raw, Mapping):
-            return self.server.cost(None, headers)
+            return self.cost(None, headers)
         usage: dict[str, Any] = dict(counts)
         if "cost" in raw:
             usage["cost"] = raw["cost"]
-        return self.server.cost(usage, headers)
+        return self.cost(usage, headers)
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Ask every question of ``body`` at once and read the answers back."""
@@ -168,7 +152,7 @@ class OpenAIChatBackend(RemoteBackend):
         except WireError as exc:
             raise TransientError(
                 "malformed",
-                f"malformed chat completion from {self.server.http.url}: {exc}",
+                f"malformed chat completion from {self.http.url}: {exc}",
                 status=200,
                 body=completions,
                 request_id=request_id,

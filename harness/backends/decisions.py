@@ -1,22 +1,21 @@
 """The ``openai-decisions`` backend: OpenAI's Decisions API (``POST /v1/decisions``).
 
 A translation at the backend's edge, over the shared HTTP layer: one ``answer`` turns the
-System One body into a Decisions body (``harness.wire.decisions``: ordered questions named
-by their ids, choice options as ``{value, description}``, ``predicate`` for noul), POSTs it
-once, and reads the answers back into a System One response by name (or position). The
-decoders and the log see System One; the log line also keeps the exact body sent
-(``sent``). A refused question comes back as a refusal answer, which the caller records as
-kind ``refusal`` and never retries. The format is chosen by ``--wire``, never by the URL.
+System One body into a Decisions body (``harness.wire.decisions``), POSTs it once, and
+reads the answers back into a System One response. The decoders and the log see System
+One; the log line also keeps the exact body sent (``sent``). A refused question comes back
+as a refusal answer, which the caller records as kind ``refusal`` and never retries. The
+format is chosen by ``--wire``, never by the URL.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
-from harness.backends.base import Reply, Transport
-from harness.backends.remote import RemoteBackend, RemoteServer, dumps, openai_settings
+from harness.backends.base import Reply, ServerOptions
+from harness.backends.remote import RemoteBackend, dumps, openai_settings
 from harness.errors import BackendError, TransientError
 from harness.wire import WireError, from_decisions_response, to_decisions_request
 
@@ -31,26 +30,13 @@ class OpenAIDecisionsBackend(RemoteBackend):
         model: str,
         *,
         base_url: str | None = None,
-        transport: Transport = Transport(),
-        price_per_million: float | None = None,
-        price_per_million_output: float | None = None,
-        key_env: str | None = None,
         env: Mapping[str, str] | None = None,
+        **options: Unpack[ServerOptions],
     ) -> None:
         """The server is ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's API; the key
         is ``OPENAI_API_KEY`` from ``env`` (default ``os.environ``)."""
         base, key = openai_settings(base_url, os.environ if env is None else env)
-        self.name = model
-        self.server = RemoteServer(
-            model,
-            WIRE,
-            base,
-            api_key=key,
-            transport=transport,
-            price_per_million=price_per_million,
-            price_per_million_output=price_per_million_output,
-            key_env=key_env,
-        )
+        super().__init__(model, WIRE, base, api_key=key, **options)
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Translate ``body``, POST it once, and translate the reply back."""
@@ -58,22 +44,21 @@ class OpenAIDecisionsBackend(RemoteBackend):
             sent = to_decisions_request(body)
         except WireError as exc:
             raise BackendError("bad_request", f"cannot ask on {WIRE}: {exc}") from exc
-        server = self.server
         try:
-            response = await server.http.post(dumps(sent))
+            response = await self.http.post(dumps(sent))
         except BackendError as error:
             error.sent = sent  # a failed attempt's line records what was sent, too
             raise
-        parsed = server.parse(response, sent)
+        parsed = self.parse(response, sent)
         usage = parsed.get("usage") if isinstance(parsed.get("usage"), Mapping) else None
-        cost = server.cost(usage, response.headers)
+        cost = self.cost(usage, response.headers)
         try:
             reply = from_decisions_response(body, parsed)
         except WireError as exc:
             raise TransientError(
                 "malformed",
                 f"malformed Decisions response (status {response.status}) from "
-                f"{server.http.url}: {exc}",
+                f"{self.http.url}: {exc}",
                 status=response.status,
                 body=parsed,
                 request_id=response.request_id,

@@ -48,14 +48,6 @@ from harness.wire.chat import ChatQuestion
 N_CTX = 4096  # tokens: a 100-option direct question's prompt is about 1,600
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 class GgufBackend:
     """A GGUF file answering in process, one forward pass per question."""
 
@@ -77,7 +69,8 @@ class GgufBackend:
             ) from None
         self.path = file.resolve()
         self.name = "gguf:" + self.path.stem
-        self.sha256 = _file_sha256(self.path)
+        with self.path.open("rb") as handle:
+            self.sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
         # llama-cpp-python's default is half the cores; one pass at a time can use them all.
         threads = n_threads or os.cpu_count() or 1
         self._llama = Llama(

@@ -12,10 +12,10 @@ from harness.backends.reading import (
     read_questions,
     target_of,
     typed_answer,
-    usage_of,
 )
 from harness.errors import BackendError
 from harness.protocol.meaning import exact_label
+from harness.wire.usage import wire_usage
 
 
 class Oracle:
@@ -47,7 +47,7 @@ class Oracle:
             label = exact_label(meaning, target)
             answer = choice_answer(label, list(meaning.options), 1.0)
             answers[qid] = typed_answer(questions[qid], answer)
-        return {"model": "oracle", "answers": answers, "usage": usage_of(body)}
+        return {"model": "oracle", "answers": answers, "usage": wire_usage("systemone", body)}
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Answer in process."""

@@ -69,19 +69,15 @@ def is_hosted(base_url: str | None) -> bool:
     return parts.scheme == "https" and (parts.hostname or "").lower() == HOSTED_HOST
 
 
-def table_price(model: str | None, base_url: str | None) -> Price | None:
-    """The price table's entry for ``model`` served at ``base_url`` (hosted Jev only)."""
-    if model and _JEV.match(model) and is_hosted(base_url):
-        return Price(JEV_INPUT_USD_PER_MILLION)
-    return None
+def _hosted_jev(model: str | None, base_url: str | None) -> bool:
+    """Whether ``model`` at ``base_url`` is hosted Jev (the price table's one entry)."""
+    return bool(model and _JEV.match(model) and is_hosted(base_url))
 
 
 def chars_per_token(model: str | None, base_url: str | None) -> float:
     """Characters a billed input token of ``model`` at ``base_url``, for an estimate: hosted
     Jev's measured figure, else the simulated models' rule (``harness.wire.usage``)."""
-    if model and _JEV.match(model) and is_hosted(base_url):
-        return HOSTED_JEV_CHARS_PER_TOKEN
-    return CHARS_PER_TOKEN
+    return HOSTED_JEV_CHARS_PER_TOKEN if _hosted_jev(model, base_url) else CHARS_PER_TOKEN
 
 
 def price_for(
@@ -95,23 +91,18 @@ def price_for(
     (hosted API only), else None (unknown)."""
     if override is not None:
         return Price(float(override), float(output or 0.0))
-    return table_price(model, base_url)
+    return Price(JEV_INPUT_USD_PER_MILLION) if _hosted_jev(model, base_url) else None
 
 
-def price_record(
-    model: str | None,
-    base_url: str | None,
-    override: float | None,
-    output: float | None = None,
-) -> dict[str, Any] | None:
-    """The price as a manifest's ``model.params.price`` records it (None: unknown)."""
-    price = price_for(model, base_url, override, output)
+def price_record(price: Price | None, overridden: bool) -> dict[str, Any] | None:
+    """``price`` (``price_for``'s) as a manifest's ``model.params.price`` records it (None:
+    unknown); ``overridden``: it came from a price given, not from the table."""
     if price is None:
         return None
     return {
         "input_usd_per_million": price.input_per_million,
         "output_usd_per_million": price.output_per_million,
-        "source": "override" if override is not None else "table",
+        "source": "override" if overridden else "table",
     }
 
 
@@ -139,20 +130,14 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
-def reported_cost(usage: Mapping[str, Any] | None, headers: Mapping[str, str]) -> float | None:
-    """The cost the server reported: ``usage.cost`` (OpenRouter) or the LiteLLM header."""
-    if usage and "cost" in usage:
-        cost = _number(usage["cost"])
-        if cost is not None:
-            return cost
-    return _number(headers.get("x-litellm-response-cost"))
-
-
 def cost_usd(
     usage: Mapping[str, Any] | None, headers: Mapping[str, str], price: Price | None
 ) -> float | None:
-    """The exchange's cost: reported by the server, else ``usage`` at ``price``, else None."""
-    reported = reported_cost(usage, headers)
+    """The exchange's cost: the server's report (``usage.cost``, as OpenRouter sends it, else
+    LiteLLM's cost header), else ``usage`` at ``price``, else None."""
+    reported = _number(usage["cost"]) if usage and "cost" in usage else None
+    if reported is None:
+        reported = _number(headers.get("x-litellm-response-cost"))
     if reported is not None:
         return reported
     return None if price is None else price.cost(usage)

@@ -12,7 +12,6 @@ import orjson
 from harness.errors import BackendError, ConfigError
 from harness.protocol.arith import evaluate
 from harness.protocol.meaning import Meaning, interpret
-from harness.wire.usage import CHARS_PER_TOKEN, OUTPUT_PER_ANSWER, wire_usage
 
 
 def state_key(state: Any) -> str:
@@ -121,31 +120,6 @@ def read_question(qid: str, question: Any) -> tuple[Mapping[str, Any], Meaning |
             "bad_request", f"question {qid!r} is not one this model can read", status=400
         )
     return choice, meaning
-
-
-def meanings(body: Mapping[str, Any]) -> dict[str, Meaning]:
-    """Each question's meaning; raises BackendError("bad_request") for a question we cannot read."""
-    out = {}
-    for qid, (_, meaning) in read_questions(body).items():
-        if meaning is None:
-            raise BackendError(
-                "bad_request", f"question {qid!r} is not one this model can read", status=400
-            )
-        out[qid] = meaning
-    return out
-
-
-def usage_of(body: Mapping[str, Any], size: int | None = None) -> dict[str, int]:
-    """Simulated token counts of a System One ``body``, by the wire's one rule
-    (``harness.wire.usage``). ``size`` is ``len(orjson.dumps(body))`` when the caller knows
-    it (``json_size``)."""
-    if size is None:
-        return wire_usage("systemone", body)
-    questions = body.get("questions") or {}
-    return {
-        "input_tokens": max(1, size // CHARS_PER_TOKEN),
-        "output_tokens": OUTPUT_PER_ANSWER * len(questions),
-    }
 
 
 def json_size(body: Mapping[str, Any], question_sizes: Mapping[str, int]) -> int:

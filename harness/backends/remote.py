@@ -1,10 +1,10 @@
 """What the HTTP backends share besides the transport: server, key, price, manifest.
 
-``RemoteServer`` holds one model at one endpoint: the ``HttpEndpoint`` that POSTs (the
-shared HTTP layer, ``harness.backends.http``), the price that applies there
+``RemoteBackend`` is one model at one endpoint: the ``HttpEndpoint`` that POSTs (the shared
+HTTP layer, ``harness.backends.http``), the price that applies there
 (``harness.backends.pricing``), the JSON reading of a 2xx, and the manifest description. A
-backend for a wire format (``systemone``, ``decisions``, ``chat``) only translates bodies
-around it; ``RemoteBackend`` gives each the rest (price, ``describe``, ``aclose``).
+backend for a wire format (``systemone``, ``decisions``, ``chat``) subclasses it and only
+translates bodies.
 
 Keys and URLs of the OpenAI wires: the key is ``OPENAI_API_KEY`` (as the official client
 reads it; OpenAI-compatible servers such as vLLM, Ollama or OpenRouter take their own key in
@@ -15,13 +15,13 @@ URL without a key is refused before a run folder exists (``openai_settings``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Unpack
 from urllib.parse import urlsplit
 
 import orjson
 
-from harness.backends.base import Transport
+from harness.backends.base import ServerOptions, Transport
 from harness.backends.http.endpoint import ERROR_BODY_CHARS, HttpEndpoint, HttpResponse, checked_url
 from harness.backends.pricing import cost_usd, price_for, price_record
 from harness.errors import BackendError, ConfigError, TransientError
@@ -46,18 +46,20 @@ def server_base_url(url: str) -> str:
     return url
 
 
-def is_openai_hosted(base_url: str) -> bool:
-    """Whether ``base_url`` is OpenAI's own API."""
-    return (urlsplit(base_url).hostname or "").lower() == OPENAI_HOST
+def openai_server(base_url: str | None, environ: Mapping[str, str]) -> tuple[str, bool]:
+    """The server an OpenAI-wire backend calls (``base_url``, else ``OPENAI_BASE_URL``, else
+    OpenAI's API; checked), and whether it is OpenAI's own API."""
+    base = server_base_url(base_url or environ.get(OPENAI_URL_VARIABLE) or OPENAI_BASE_URL)
+    return base, (urlsplit(base).hostname or "").lower() == OPENAI_HOST
 
 
 def openai_settings(
     base_url: str | None, environ: Mapping[str, str]
 ) -> tuple[str, str]:  # (base URL, key)
     """The server and key of an OpenAI-wire backend; refuses OpenAI's API without a key."""
-    base = server_base_url(base_url or environ.get(OPENAI_URL_VARIABLE) or OPENAI_BASE_URL)
+    base, hosted = openai_server(base_url, environ)
     key = environ.get(OPENAI_KEY_VARIABLE, "").strip()
-    if is_openai_hosted(base) and not key:
+    if hosted and not key:
         # Fail before a run folder exists: every request to OpenAI would be a 401.
         raise ConfigError(
             f"{base} is OpenAI's API, which needs a key: set {OPENAI_KEY_VARIABLE}, or pass "
@@ -66,16 +68,19 @@ def openai_settings(
     return base, key
 
 
-def dumps(body: Any) -> bytes:
-    """A translated body as bytes (they are plain JSON values: dicts, lists, strings)."""
+def dumps(body: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """A request body as JSON bytes (``default`` as orjson takes it); else ``bad_body``."""
     try:
-        return orjson.dumps(body)
+        return orjson.dumps(body, default=default)
     except TypeError as exc:
         raise BackendError("bad_body", f"request body is not JSON: {exc}") from exc
 
 
-class RemoteServer:
-    """One model at one endpoint of one wire format."""
+class RemoteBackend:
+    """One model at one endpoint of one wire format: all of a backend but the translation of
+    bodies, which each wire's subclass adds (``answer``)."""
+
+    simulated = False
 
     def __init__(
         self,
@@ -86,24 +91,21 @@ class RemoteServer:
         api_key: str,
         key_variable: str = OPENAI_KEY_VARIABLE,
         request_id_header: str = "x-request-id",
-        transport: Transport = Transport(),
-        price_per_million: float | None = None,
-        price_per_million_output: float | None = None,
-        key_env: str | None = None,
+        **options: Unpack[ServerOptions],
     ) -> None:
-        self.model = model
+        self.name = model
         self.wire = wire
         self.base_url = base_url
-        self._override = price_per_million
-        self._output = price_per_million_output
-        self.key_env = key_env  # the variable's NAME (a profile's key_env), never the key
-        self.price = price_for(model, base_url, price_per_million, price_per_million_output)
+        self.key_env = options.get("key_env")
+        override = options.get("price_per_million")
+        self._overridden = override is not None  # a price given, not the table's
+        self.price = price_for(model, base_url, override, options.get("price_per_million_output"))
         self.http = HttpEndpoint(
             base_url + ROUTES[wire],
             api_key=api_key,
             key_variable=key_variable,
             request_id_header=request_id_header,
-            transport=transport,
+            transport=options.get("transport", Transport()),
         )
 
     @property
@@ -111,10 +113,13 @@ class RemoteServer:
         """USD per million input tokens where a price applies here (None: unknown)."""
         return None if self.price is None else self.price.input_per_million
 
-    def describe(self, **params: Any) -> dict[str, Any]:
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.name!r}, url={self.http!r})"
+
+    def describe(self) -> dict[str, Any]:
         """The manifest's model spec: wire, endpoint, timeouts and price, never the key."""
         return {
-            "name": self.model,
+            "name": self.name,
             "backend": self.wire,
             "wire": self.wire,
             "simulated": False,
@@ -123,10 +128,9 @@ class RemoteServer:
                 "timeout_s": self.http.transport.timeout_s,
                 "connect_timeout_s": self.http.transport.connect_timeout_s,
                 "concurrency": self.http.transport.concurrency,
-                "price": price_record(self.model, self.base_url, self._override, self._output),
+                "price": price_record(self.price, self._overridden),
                 "api_key_set": self.http.has_key,
                 **({} if self.key_env is None else {"key_env": self.key_env}),
-                **params,
             },
         }
 
@@ -146,7 +150,7 @@ class RemoteServer:
                 "malformed",
                 f"malformed response (status {response.status}) from {self.http.url}: {problem}",
                 status=response.status,
-                body=self.http.text(response)[:ERROR_BODY_CHARS],
+                body=response.content.decode("utf-8", errors="replace")[:ERROR_BODY_CHARS],
                 request_id=response.request_id,
                 sent=sent,
             )
@@ -155,27 +159,3 @@ class RemoteServer:
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self.http.aclose()
-
-
-class RemoteBackend:
-    """What a backend over a ``RemoteServer`` only passes on to it: price, manifest, close."""
-
-    simulated = False
-    name: str
-    server: RemoteServer
-
-    @property
-    def price_per_million(self) -> float | None:
-        """USD per million input tokens where a price applies (None: unknown)."""
-        return self.server.price_per_million
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.name!r}, url={self.server.http!r})"
-
-    def describe(self) -> dict[str, Any]:
-        """The manifest's model spec (never the key)."""
-        return self.server.describe()
-
-    async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self.server.aclose()

@@ -6,21 +6,18 @@ becomes a ``Reply`` with the served model, usage, cost and request id. Whether i
 every question is checked by the caller, as for every backend. A 2xx that is not a JSON
 object is a ``TransientError("malformed")``; everything about HTTP (timeouts, statuses,
 ``Retry-After``, the key and its scrubbing) is ``HttpEndpoint``'s, and the endpoint, price,
-reading of a 2xx and manifest description are ``RemoteServer``'s, as on the OpenAI wires.
+reading of a 2xx and manifest description are ``RemoteBackend``'s, as on the OpenAI wires.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
-import orjson
-
-from harness.backends.base import Reply, Transport
+from harness.backends.base import Reply, ServerOptions
 from harness.backends.http.endpoint import checked_url
-from harness.backends.remote import RemoteBackend, RemoteServer
-from harness.errors import BackendError
+from harness.backends.remote import RemoteBackend, dumps
 from harness.wire import ROUTES
 from harness.wire.encoded import EncodedBody
 
@@ -57,61 +54,41 @@ class SystemOneBackend(RemoteBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        transport: Transport = Transport(),
-        price_per_million: float | None = None,
-        price_per_million_output: float | None = None,
-        key_env: str | None = None,
         env: Mapping[str, str] | None = None,
+        **options: Unpack[ServerOptions],
     ) -> None:
         """None for ``model``, ``base_url`` or ``api_key`` reads ``TYPESAFE_DEFAULT_MODEL``,
         ``TYPESAFE_BASE_URL`` or ``TYPESAFE_API_KEY`` from ``env`` (default ``os.environ``);
         ``api_key=""`` sends no key."""
         environ = os.environ if env is None else env
-        self.model = model or environ.get("TYPESAFE_DEFAULT_MODEL") or DEFAULT_MODEL
-        self.name = self.model
-        self.base_url = normalise_base_url(
-            base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
-        )
+        model = model or environ.get("TYPESAFE_DEFAULT_MODEL") or DEFAULT_MODEL
+        base = base_url or environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL
         # The price table applies at the hosted API only (harness.backends.pricing).
-        self.server = RemoteServer(
-            self.model,
+        super().__init__(
+            model,
             "systemone",
-            self.base_url,
+            normalise_base_url(base),
             api_key=environ.get("TYPESAFE_API_KEY", "") if api_key is None else api_key,
             key_variable="TYPESAFE_API_KEY",
             request_id_header="x-typesafe-request-id",
-            transport=transport,
-            price_per_million=price_per_million,
-            price_per_million_output=price_per_million_output,
-            key_env=key_env,
+            **options,
         )
 
-    @property
-    def url(self) -> str:
-        """The endpoint requests go to."""
-        return self.server.http.url
-
     def __repr__(self) -> str:
-        scrubbed = self.server.http.scrub(self.base_url)
-        return f"SystemOneBackend(model={self.model!r}, base_url={scrubbed!r})"
+        scrubbed = self.http.scrub(self.base_url)
+        return f"SystemOneBackend(model={self.name!r}, base_url={scrubbed!r})"
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """POST ``body`` once and read the reply (see the module docstring)."""
-        try:
-            if type(body) is EncodedBody:
-                content = body.json
-            else:
-                content = orjson.dumps(body, default=_to_json)
-        except TypeError as exc:
-            raise BackendError("bad_body", f"request body is not JSON: {exc}") from exc
-        response = await self.server.http.post(content)
-        parsed = self.server.parse(response, None)
+        content = body.json if type(body) is EncodedBody else dumps(body, _to_json)
+        response = await self.http.post(content)
+        parsed = self.parse(response, None)
         usage, served = parsed.get("usage"), parsed.get("model")
         if type(usage) is not dict and not isinstance(usage, Mapping):  # the ABC check is slow
             usage = None
         if type(served) is not str:
             served = None
-        cost = self.server.cost(usage, response.headers)
+        cost = self.cost(usage, response.headers)
         return Reply(
             parsed, response.status, served, usage, cost, response.request_id, None, content,
             response.content,

@@ -64,12 +64,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         + "\n\nexit status: 0 stopped (Ctrl-C); 2 bad input (one line on stderr).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_options(parser)
-    parser.set_defaults(func=run)
-
-
-def add_options(parser: argparse.ArgumentParser) -> None:
-    """The serve-sim options (shared with ``python -m harness.commands.serve_sim``)."""
     parser.add_argument(
         "--host",
         default="127.0.0.1",
@@ -134,6 +128,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         default=3,
         help="most faults in a row for one request body before it is answered (default 3)",
     )
+    parser.set_defaults(func=run)
 
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
@@ -173,11 +168,9 @@ def run(args: argparse.Namespace) -> int:
 
     import anyio
 
-    from harness.serve import check_host, serve_forever
+    from harness.serve import serve_forever
 
     config = config_from(args)
-    check_host(config.host, config.allow_remote)
-
     try:
         anyio.run(partial(serve_forever, config, stop_signals=(signal.SIGTERM,)))
     except KeyboardInterrupt:

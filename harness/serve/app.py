@@ -15,7 +15,7 @@ import math
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
@@ -38,14 +38,6 @@ from harness.wire import ROUTES, WIRES, refusal_answer
 MODELS_ROUTE = "/v1/models"
 # serve-sim's models were never released; the SDK's model list requires a date all the same.
 RELEASE_DATE = "2000-01-01"
-
-
-class Responder(Protocol):
-    """The sync core of the built-in models."""
-
-    def respond(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """The response body for a request body."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -101,10 +93,13 @@ def _json(status: int, obj: Any, **kw: Any) -> Outcome:
     return Outcome(status, orjson.dumps(obj), **kw)
 
 
-def _detail(status: int, error_type: str, message: str, **kw: Any) -> Outcome:
-    return _json(status, {"detail": {"error_type": error_type, "message": message}}, **kw)
-
-
+# The faults that are an error status: the status, the error's type and its message.
+STATUS_FAULTS = {
+    "429": (429, "rate_limited", "rate limit exceeded; retry later"),
+    "500": (500, "internal_error", "internal server error"),
+    "503": (503, "unavailable_error", "service unavailable"),
+    "529": (529, "overloaded_error", "the model is overloaded"),
+}
 HTML_502 = (
     b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
     b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
@@ -118,11 +113,10 @@ class SimApp:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.model: Responder = SimModel(config.sim) if config.model == "sim" else Oracle()
+        self.model: SimModel | Oracle = SimModel(config.sim) if config.model == "sim" else Oracle()
         self.plan = FaultPlan(config.faults, config.fault_seed, config.max_faults_per_body)
         self._boot = secrets.token_hex(3)
         self._ids = itertools.count(1)
-        self.served = 0
         # path -> (methods, handler); a GET route answers HEAD too.
         self.routes: dict[str, tuple[tuple[str, ...], Handler]] = {
             "/healthz": (("GET",), self.health),
@@ -206,7 +200,6 @@ class SimApp:
             return _json(exc.status, exc.body)
         except BackendError as exc:
             return _json(exc.status or 400, error_body(wire, exc.kind, str(exc)))
-        self.served += 1
         delay = self.config.latency_ms / 1000.0
         fault = self.plan.decide(body)
         if fault is None:
@@ -216,35 +209,17 @@ class SimApp:
     def _fault(self, fault: str, asked: Asked, response: dict[str, Any], delay: float) -> Outcome:
         """Fail the exchange as ``fault`` says, never handing out a wrong valid answer."""
         cfg = self.config
-        if fault == "429":
+        if fault in STATUS_FAULTS:
+            status, kind, message = STATUS_FAULTS[fault]
+            body: dict[str, Any] = {"detail": {"error_type": kind, "message": message}}
+            if fault == "503":  # the OpenAI-style shape llama.cpp and OpenRouter use
+                body = {"error": {"code": 503, "type": kind, "message": message}}
             wait = cfg.retry_after_s
-            headers = (
+            retry = (
                 ("retry-after", str(math.ceil(wait))),
                 ("retry-after-ms", str(round(wait * 1000))),
             )
-            return _detail(
-                429,
-                "rate_limited",
-                "rate limit exceeded; retry later",
-                headers=headers,
-                delay_s=delay,
-            )
-        if fault == "500":
-            return _detail(500, "internal_error", "internal server error", delay_s=delay)
-        if fault == "503":  # the OpenAI-style shape llama.cpp and OpenRouter use
-            return _json(
-                503,
-                {
-                    "error": {
-                        "code": 503,
-                        "type": "unavailable_error",
-                        "message": "service unavailable",
-                    }
-                },
-                delay_s=delay,
-            )
-        if fault == "529":
-            return _detail(529, "overloaded_error", "the model is overloaded", delay_s=delay)
+            return _json(status, body, headers=retry if fault == "429" else (), delay_s=delay)
         if fault == "html":
             return Outcome(502, HTML_502, "text/html", delay_s=delay)
         if fault == "reset":

@@ -16,8 +16,6 @@ if sys.version_info >= (3, 14):  # pragma: no cover - exercised on 3.14 only
 else:
     from backports.zstd import ZstdDecompressor, ZstdError
 
-ENCODINGS = ("identity", "gzip", "zstd")
-
 
 class EncodingError(ValueError):
     """A body that cannot be decoded; ``status`` is the HTTP status to answer with."""

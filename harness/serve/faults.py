@@ -86,11 +86,6 @@ class FaultSpec:
             raise ConfigError(f"--faults: probabilities add up to {total:.3f}, more than 1")
         return cls(tuple((k, p) for k, p in totals.items() if p > 0))
 
-    @property
-    def total(self) -> float:
-        """Probability that a request is faulted at all."""
-        return sum(p for _, p in self.rates)
-
     def describe(self) -> str:
         """``429=0.03,reset=0.01`` form, or ``none``."""
         return ",".join(f"{k}={p:.4g}" for k, p in self.rates) or "none"
@@ -112,7 +107,6 @@ class FaultPlan:
         # body digest -> faults served in a row; dropped at the first clean reply, so it
         # holds only bodies that are mid-retry.
         self._streak: dict[bytes, int] = {}
-        self.counts: dict[str, int] = {}
 
     def decide(self, body: bytes) -> str | None:
         """The fault for this arrival of ``body``, or None to answer it correctly."""
@@ -133,5 +127,4 @@ class FaultPlan:
             self._streak.pop(digest, None)
         else:
             self._streak[digest] = n + 1
-            self.counts[fault] = self.counts.get(fault, 0) + 1
         return fault

@@ -180,28 +180,20 @@ def serve_sim_in_thread(config: ServerConfig | None = None) -> Iterator[str]:
         yield url
 
 
-async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...] = ()) -> None:
+async def serve_forever(config: ServerConfig, *, stop_signals: tuple[int, ...]) -> None:
     """Serve until cancelled or one of ``stop_signals`` arrives, printing the address."""
-    server = SimServer(config)
-    port = await server.start()
-    try:
+    async with serve_sim_in_background(config) as url:
         faults = config.faults.describe()
         keyed = "; requires its --key" if config.key is not None else ""
         print(
             f"serve-sim: {config.model} model (simulated) on "
-            f"{base_url(config.host, port)}{config.route} ({config.wire}); "
+            f"{url}{config.route} ({config.wire}); "
             f"latency {config.latency_ms:g} ms; faults {faults}"
             + (f" (seed {config.fault_seed})" if faults != "none" else "")
             + keyed,
             flush=True,
         )
-        if stop_signals:
-            signals = [signal.Signals(number) for number in stop_signals]
-            with anyio.open_signal_receiver(*signals) as received:
-                async for _ in received:
-                    break
-        else:
-            await anyio.sleep_forever()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await server.stop()
+        signals = [signal.Signals(number) for number in stop_signals]
+        with anyio.open_signal_receiver(*signals) as received:
+            async for _ in received:
+                break

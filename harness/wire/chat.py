@@ -30,15 +30,8 @@ with ``noul`` = P(true); score questions as a choice between their levels, answe
 the expected level (``score``), the chosen level's probability (``confidence``), the
 legend and each returned level's probability.
 
-How a client uses this::
-
-    asked = to_chat_requests(body)                 # {qid: ChatQuestion}, one per question
-    # POST each asked[qid].body to {base}/v1/chat/completions, concurrently
-    reply = from_chat_completions(body, asked, completions)   # {qid: completion JSON}
-    # reply is a System One response; an answer may be a refusal (``is_refusal``).
-
-serve-sim uses the inverse halves: ``from_chat_request`` reads the question back from the
-prompt, and ``to_chat_completion`` answers it with the sim's distribution as logprobs.
+A client sends ``to_chat_requests`` and reads ``from_chat_completions``; serve-sim reads
+``from_chat_request`` and answers ``to_chat_completion``.
 """
 
 from __future__ import annotations
@@ -51,7 +44,6 @@ from typing import Any
 from harness.wire.chat_prompt import SYSTEM_PROMPT, label_tokens, parse_prompt, render_prompt
 from harness.wire.common import WireError, list_at, mapping_at, refusal_answer
 
-ROUTE = "/v1/chat/completions"
 TOP_LOGPROBS = 20  # OpenAI returns at most 20 alternatives per token
 NEVER = -9999.0  # the logprob OpenAI reports for a token with (numerically) no probability
 CHAT_QID = "q1"  # the id serve-sim gives the one question of a chat request
@@ -186,7 +178,6 @@ def to_chat_completion(
     *,
     model: str,
     usage: Mapping[str, int] | None = None,
-    completion_id: str = "chatcmpl-sim",
 ) -> dict[str, Any]:
     """A chat completion whose logprobs carry ``answer``'s distribution (serve-sim's half).
 
@@ -213,7 +204,7 @@ def to_chat_completion(
     used = dict(usage or {})
     prompt = int(used.get("input_tokens", 0))
     return {
-        "id": completion_id,
+        "id": "chatcmpl-sim",
         "object": "chat.completion",
         "created": 0,
         "model": model,

@@ -37,15 +37,8 @@ objects or arrays travel as JSON text (``text_of``) and come back as text; null
 instructions travel as ``""``. Everything the harness sends is a string, and for strings
 (without the noul marker lines) the request translation is exact both ways.
 
-How a client uses this::
-
-    sent = to_decisions_request(body)             # POST it to {base}/v1/decisions
-    reply = from_decisions_response(body, received)
-    # reply["answers"][qid] is a System One answer, or a refusal (see ``is_refusal``):
-    # a failed answer for that question, not a failed exchange.
-
-serve-sim uses the other two halves: ``from_decisions_request`` to read what it receives,
-and ``to_decisions_response`` to answer from the sim's System One response.
+A client sends ``to_decisions_request`` and reads ``from_decisions_response``; serve-sim
+reads ``from_decisions_request`` and answers ``to_decisions_response``.
 """
 
 from __future__ import annotations
@@ -65,7 +58,6 @@ from harness.wire.common import (
     text_of,
 )
 
-ROUTE = "/v1/decisions"
 _TRUE, _FALSE = "True when: ", "False when: "
 _BOTH_RE = re.compile(r"\n\nTrue when: (.*)\nFalse when: (.*)\Z", re.S)
 _ONE_RE = re.compile(r"\n\n(True|False) when: (.*)\Z", re.S)

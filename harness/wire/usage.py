@@ -10,7 +10,7 @@ wire, as a real server bills what it received in its own shape:
   completion (``max_tokens: 1``).
 
 The in-process sim and oracle bill their System One body by the same rule
-(``harness.backends.reading.usage_of``). A tokenizer that counts more characters a token
+(``wire_usage`` of ``systemone``). A tokenizer that counts more characters a token
 (hosted Jev's: ``harness.backends.pricing``) is a ``chars_per_token`` of its own.
 """
 
@@ -26,27 +26,25 @@ OUTPUT_PER_ANSWER = 3
 ROLE_CHARS = 4  # a chat message's role and separators, in characters
 
 
-def billed_chars(wire: str, sent: Mapping[str, Any]) -> int:
-    """The characters ``sent`` (one HTTP request's body on ``wire``) is billed for."""
+def wire_usage(
+    wire: str,
+    sent: Mapping[str, Any],
+    chars_per_token: float = CHARS_PER_TOKEN,
+    size: int | None = None,
+) -> dict[str, int]:
+    """``input_tokens`` and ``output_tokens`` of one HTTP request's body ``sent`` on ``wire``
+    (the module's rule); ``size`` is ``len(orjson.dumps(sent))`` where the caller knows it
+    (the sim: ``reading.json_size``)."""
     if wire == "openai-chat":
         messages = sent.get("messages")
-        return sum(
+        chars = sum(
             len(str(m.get("content") or "")) + ROLE_CHARS
             for m in (messages if isinstance(messages, list) else [])
             if isinstance(m, Mapping)
         )
-    return len(orjson.dumps(sent))
-
-
-def wire_usage(
-    wire: str, sent: Mapping[str, Any], chars_per_token: float = CHARS_PER_TOKEN
-) -> dict[str, int]:
-    """``input_tokens`` and ``output_tokens`` of one HTTP request's body ``sent`` on ``wire``
-    (the module's rule)."""
-    if wire == "openai-chat":
         output = 1
     else:
+        chars = len(orjson.dumps(sent)) if size is None else size
         questions = sent.get("questions")
         output = OUTPUT_PER_ANSWER * (len(questions) if isinstance(questions, list | dict) else 0)
-    tokens = int(billed_chars(wire, sent) / chars_per_token)
-    return {"input_tokens": max(1, tokens), "output_tokens": output}
+    return {"input_tokens": max(1, int(chars / chars_per_token)), "output_tokens": output}

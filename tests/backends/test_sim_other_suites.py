@@ -40,7 +40,7 @@ AFFINE_ONLY = {"negative": 0.0, "sign_flip": 0.0, "long": 0.0}
 def test_the_unit_comes_from_the_affine_format_or_the_targets_digits(
     expression: str, unit: Fraction
 ) -> None:
-    seen = perceive({"expression": expression}, expression, SimParams(), None)
+    seen = perceive({"expression": expression}, expression, SimParams())
     assert seen.unit == unit
 
 

@@ -116,7 +116,7 @@ async def ask(
     heard: list[Attempt] = [] if records is None else records
     # A 429 never fails an exchange; the ceiling on waiting for them ends an endless run.
     pacer = pacer or Pacer(
-        b.server.http.transport.concurrency, sleep=sleep, clock=sleep.clock, max_wait_s=60.0
+        b.http.transport.concurrency, sleep=sleep, clock=sleep.clock, max_wait_s=60.0
     )
     caller = Caller(b, pacer, RetrySettings(max_attempts=max_attempts), sleep=sleep)
     return await caller.call(body, heard.append)
@@ -183,7 +183,7 @@ def test_settings_come_from_the_environment() -> None:
     assert (b.name, b.base_url) == ("jev-latest", "https://api.typesafe.ai")
     assert b.describe()["params"]["api_key_set"] is False
     b = SystemOneBackend("typesafe/jev-1.13", base_url="https://openrouter.ai/api", env=env)
-    assert b.url == "https://openrouter.ai/api/v1/systemone"
+    assert b.http.url == "https://openrouter.ai/api/v1/systemone"
 
 
 def test_base_url_is_normalised_or_refused() -> None:
@@ -198,8 +198,8 @@ def test_base_url_is_normalised_or_refused() -> None:
 async def test_the_price_table_prices_the_hosted_api_only() -> None:
     hosted = SystemOneBackend("jev-latest", base_url="https://api.typesafe.ai/v1", api_key=KEY)
     usage = {"input_tokens": 1234, "output_tokens": 5}
-    assert hosted.server.price is not None
-    assert hosted.server.price.cost(usage) == pytest.approx(1234 * JEV_INPUT_USD_PER_MILLION / 1e6)
+    assert hosted.price is not None
+    assert hosted.price.cost(usage) == pytest.approx(1234 * JEV_INPUT_USD_PER_MILLION / 1e6)
     assert hosted.price_per_million == JEV_INPUT_USD_PER_MILLION
     assert hosted.describe()["params"]["price"]["source"] == "table"
     loopback = SystemOneBackend("jev-latest", base_url="http://127.0.0.1:8377", env={})
@@ -500,8 +500,8 @@ async def test_the_planted_key_never_leaks(handler: Handler | KeyInErrors) -> No
     records: list[Attempt] = []
     async with backend(scripted() if isinstance(handler, KeyInErrors) else handler) as b:
         if isinstance(handler, KeyInErrors):
-            await b.server.http.aclose()
-            b.server.http._sender = handler
+            await b.http.aclose()
+            b.http._sender = handler
         with pytest.raises((BackendError, BudgetExhausted)) as caught:
             await ask(b, records=records, max_attempts=2)
         raised = caught.value  # 429s end at the ceiling on waiting, caused by the last one
@@ -515,7 +515,7 @@ async def test_the_planted_key_never_leaks(handler: Handler | KeyInErrors) -> No
         found = list(
             leaks(
                 *chain, exc.args, exc.body, b, b.describe(),
-                orjson.dumps(b.describe()).decode(), b.server.http, b.server.http._sender,
+                orjson.dumps(b.describe()).decode(), b.http, b.http._sender,
                 *(r._asdict() for r in records),
                 *(orjson.dumps(r._asdict()).decode() for r in records),
             )
@@ -526,10 +526,10 @@ async def test_the_planted_key_never_leaks(handler: Handler | KeyInErrors) -> No
 async def test_the_key_is_sent_but_never_shown() -> None:
     async with backend(ok_response) as b:
         await b.answer(BODY)
-        sender = b.server.http._sender
+        sender = b.http._sender
         session = sender._session  # type: ignore[attr-defined]
         assert f"Bearer {KEY}" in session.headers.values()  # sent with every request
-        shown = (repr(b), b.describe(), repr(b.server.http), repr(sender), repr(session))
+        shown = (repr(b), b.describe(), repr(b.http), repr(sender), repr(session))
         assert list(leaks(*shown)) == []
 
 

@@ -65,7 +65,7 @@ def test_any_base_url_is_used_or_refused_in_one_line_that_shows_no_secret(
         message = str(exc)
         assert SECRET not in message and "\n" not in message
         return
-    sent = yarl.URL(backend.server.http.url)  # where requests go, as aiohttp reads it
+    sent = yarl.URL(backend.http.url)  # where requests go, as aiohttp reads it
     assert sent.scheme in ("http", "https") and sent.host and not sent.query_string
     credentials = sent.user is not None or sent.password is not None
     assert not (key and credentials), "a key and URL credentials: aiohttp would raise"

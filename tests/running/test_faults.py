@@ -39,14 +39,14 @@ async def no_wait(seconds: float) -> None:
 
 def caller(backend: SystemOneBackend, max_attempts: int = 6) -> Caller:
     """A caller in front of ``backend`` that retries without waiting."""
-    pacer = Pacer(backend.server.http.transport.concurrency, sleep=no_wait)
+    pacer = Pacer(backend.http.transport.concurrency, sleep=no_wait)
     return Caller(backend, pacer, RetrySettings(max_attempts=max_attempts), sleep=no_wait)
 
 
 def test_spec_parses_kinds_and_mixed() -> None:
     spec = FaultSpec.parse("429=0.03, 500=0.01,reset=0.02")
     assert dict(spec.rates) == {"429": 0.03, "500": 0.01, "reset": 0.02}
-    assert spec.total == pytest.approx(0.06)
+    assert sum(p for _, p in spec.rates) == pytest.approx(0.06)
     mixed = FaultSpec.parse("mixed=0.11")
     assert {k for k, _ in mixed.rates} == set(KINDS)
     assert all(p == pytest.approx(0.01) for _, p in mixed.rates)
@@ -85,7 +85,6 @@ def test_a_body_is_faulted_at_most_max_per_body_times_in_a_row() -> None:
     body = orjson.dumps(first_bodies(1)[0])
     plan = FaultPlan(FaultSpec.parse("500=1"), seed=0, max_per_body=3)
     assert [plan.decide(body) for _ in range(5)] == ["500", "500", "500", None, "500"]
-    assert plan.counts == {"500": 4}
 
 
 def test_fault_rates_match_the_spec() -> None:

@@ -8,7 +8,6 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.backends.reading import usage_of
 from harness.wire import to_chat_requests, to_decisions_request, wire_usage
 
 texts = st.text(max_size=40)
@@ -36,7 +35,7 @@ bodies = st.fixed_dictionaries(
 @given(bodies)
 def test_the_in_process_sim_bills_its_body_by_the_wire_rule(body: dict[str, Any]) -> None:
     expected = wire_usage("systemone", body)
-    assert usage_of(body) == usage_of(body, len(orjson.dumps(body))) == expected
+    assert wire_usage("systemone", body, size=len(orjson.dumps(body))) == expected
     assert expected["output_tokens"] == 3 * len(body["questions"])
 
 

@@ -1,7 +1,7 @@
 """The HTTP layer every HTTP backend shares: one endpoint, pure classification, the sender.
 
-A wire-format backend (``harness.backends.systemone``) builds an ``HttpEndpoint`` and only
-translates bodies; see ``endpoint.py`` for what the layer owns.
+Every wire's backend holds an ``HttpEndpoint`` (through ``harness.backends.remote``) and
+only translates bodies; see ``endpoint.py`` for what the layer owns.
 """
 
 from harness.backends.http.classify import Decision, classify, error_excerpt, parse_retry_after

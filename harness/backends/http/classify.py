@@ -87,19 +87,19 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(0.0, when.timestamp() - current)
 
 
-def _status_decision(status: int, headers: Mapping[str, str] | None, now: float | None) -> Decision:
+def _status_decision(status: int, headers: Mapping[str, str] | None) -> Decision:
     if 200 <= status < 300:
         return Decision(retry=False, kind="ok")
     if status in (401, 403):
         return Decision(retry=False, kind="auth", fatal=True)
     if status == 408:
-        return Decision(retry=True, kind="timeout", wait_s=parse_retry_after(headers, now))
+        return Decision(retry=True, kind="timeout", wait_s=parse_retry_after(headers))
     if status == 429:
-        return Decision(retry=True, kind="rate_limited", wait_s=parse_retry_after(headers, now))
+        return Decision(retry=True, kind="rate_limited", wait_s=parse_retry_after(headers))
     if status in (503, 529):
-        return Decision(retry=True, kind="overloaded", wait_s=parse_retry_after(headers, now))
+        return Decision(retry=True, kind="overloaded", wait_s=parse_retry_after(headers))
     if 500 <= status < 600:
-        return Decision(retry=True, kind="server_error", wait_s=parse_retry_after(headers, now))
+        return Decision(retry=True, kind="server_error", wait_s=parse_retry_after(headers))
     if 300 <= status < 400:
         # Redirects are not followed for a POST: the base URL is wrong, not the request.
         return Decision(retry=False, kind="redirect")
@@ -112,8 +112,6 @@ def classify(
     status: int | None,
     exc: BaseException | None,
     headers: Mapping[str, str] | None = None,
-    *,
-    now: float | None = None,
 ) -> Decision:
     """Classify one attempt's outcome: an HTTP ``status`` (with its headers) or an exception.
 
@@ -141,7 +139,7 @@ def classify(
         return Decision(retry=False, kind="unexpected")
     if status is None:
         return Decision(retry=False, kind="unexpected")
-    return _status_decision(status, headers, now)
+    return _status_decision(status, headers)
 
 
 # What a failed response says, in one line for the log and the exception message.

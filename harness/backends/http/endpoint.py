@@ -1,8 +1,7 @@
 """One HTTP endpoint as every HTTP backend uses it: POST bytes, get a 2xx or a typed failure.
 
-A backend for a wire format (System One today; OpenAI Decisions or chat completions later)
-only translates: its body into bytes, the 2xx's bytes into a ``Reply``. Everything about
-HTTP lives here, once:
+A backend for a wire format only translates: its body into bytes, the 2xx's bytes into a
+``Reply``. Everything about HTTP lives here, once:
 
 - posting with headers, per-phase timeouts and one deadline for the whole attempt;
 - reading status, headers and body, and the request id the server sends;
@@ -79,18 +78,6 @@ def checked_url(url: str) -> str:
     return url
 
 
-def refuse_two_credentials(url: str, key_variable: str) -> None:
-    """Refuse credentials in ``url`` (basic auth) beside an API key in ``key_variable``: a
-    request has one Authorization header (aiohttp would raise on every request)."""
-    parsed = yarl.URL(url)
-    if parsed.user is not None or parsed.password is not None:
-        raise ConfigError(
-            f"the server URL {shown_url(url)} carries credentials (basic auth) and "
-            f"{key_variable} is set too: a request has one Authorization header; drop the "
-            f"credentials from the URL or unset {key_variable}"
-        )
-
-
 class HttpEndpoint:
     """POSTs to one URL over a shared keep-alive pool; one call is one attempt."""
 
@@ -106,8 +93,14 @@ class HttpEndpoint:
         """``key_variable`` names where users set the key (for the 401 message)."""
         self.__key = api_key.strip()
         self.url = checked_url(url)
-        if self.__key:
-            refuse_two_credentials(url, key_variable)
+        parsed = yarl.URL(url)
+        if self.__key and (parsed.user is not None or parsed.password is not None):
+            # Basic auth beside a key: aiohttp would refuse every request (one Authorization).
+            raise ConfigError(
+                f"the server URL {shown_url(url)} carries credentials (basic auth) and "
+                f"{key_variable} is set too: a request has one Authorization header; drop the "
+                f"credentials from the URL or unset {key_variable}"
+            )
         self.transport = transport
         self._key_bytes = self.__key.encode()
         self._key_variable = key_variable
@@ -177,10 +170,6 @@ class HttpEndpoint:
             body=self.scrub(text[:ERROR_BODY_CHARS]),
             request_id=request_id,
         )
-
-    def text(self, response: HttpResponse) -> str:
-        """A 2xx body as text, for an error message or a log line (already scrubbed)."""
-        return response.content.decode("utf-8", errors="replace")
 
     async def aclose(self) -> None:
         """Close the connection pool."""

@@ -9,8 +9,7 @@ confusion, look-alikes, the position prior), draws the choice from it and report
 in-process model and ``numericjev serve-sim`` give identical answers.
 """
 
-from harness.backends.sim.draws import Draws, uniforms
 from harness.backends.sim.model import SimModel
 from harness.backends.sim.params import KNOBS, SimParams
 
-__all__ = ["KNOBS", "Draws", "SimModel", "SimParams", "uniforms"]
+__all__ = ["KNOBS", "SimModel", "SimParams"]

@@ -35,10 +35,6 @@ class Draws:
     def __getitem__(self, i: int) -> float:
         return self._values[i]
 
-    def gauss(self, i: int, j: int) -> float:
-        """A standard normal from two of the uniforms (Box-Muller)."""
-        return normal(self[i], self[j])
-
 
 def normal(u: float, v: float) -> float:
     """A standard normal from two uniforms in [0, 1) (Box-Muller)."""

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
-from fractions import Fraction
 from typing import Any
 
 import orjson
 
 from harness.backends.base import Reply
-from harness.backends.reading import body_questions, json_size, state_key, typed_answer, usage_of
+from harness.backends.reading import body_questions, json_size, state_key, typed_answer
 from harness.backends.sim.answering import answer, reported
 from harness.backends.sim.draws import uniforms
 from harness.backends.sim.params import SimParams
 from harness.backends.sim.perception import Seen, perceive
 from harness.backends.sim.questions import Asked
+from harness.wire.usage import wire_usage
 
 PERCEIVED_CACHE = 8192  # states remembered (jobs in flight share a few hundred)
 QUESTIONS_CACHE = 16384  # question objects remembered (the affine suite asks ~3,000)
@@ -32,7 +32,6 @@ class SimModel:
     def __init__(
         self,
         params: SimParams | None = None,
-        known: Mapping[str, Fraction] | None = None,
         *,
         shared_questions: bool = False,
     ) -> None:
@@ -40,16 +39,10 @@ class SimModel:
         to every request (a run in process does: ``Question.wire``), so each is read once
         and remembered by identity; a server, whose every body is new, leaves it off."""
         self.params = params or SimParams()
-        # ``known`` stays empty for runs: the sim knows no history, so recall questions are guesses.
-        self.known = dict(known or {})
         self._perceived: dict[str, tuple[Seen, bytes]] = {}
         self._asked: dict[int, tuple[Any, Asked]] | None = {} if shared_questions else None
         self._asked_by_text: dict[bytes, Asked] = {}
         self._repeats: dict[bytes, int] = {}  # fresh_repeats: how often each was asked
-
-    def perceive(self, state: Any) -> Fraction | None:
-        """The value the sim believes ``state`` describes, fixed for the whole job."""
-        return self._seen(state)[0].value
 
     def _seen(self, state: Any) -> tuple[Seen, bytes]:
         """The state's reading and the start of every answer draw's text (remembered)."""
@@ -58,7 +51,7 @@ class SimModel:
         if hit is None:
             if len(self._perceived) >= PERCEIVED_CACHE:
                 self._perceived.clear()
-            seen = perceive(state, key, self.params, self.known)
+            seen = perceive(state, key, self.params)
             prefix = b'["answer",' + orjson.dumps(self.params.seed) + b"," + orjson.dumps(key)
             hit = self._perceived[key] = (seen, prefix)
         return hit
@@ -112,7 +105,11 @@ class SimModel:
         size = None
         if self._asked is not None:  # remembered questions: their JSON length is known
             size = json_size(body, {qid: one.size for qid, one in asked})
-        return {"model": "sim", "answers": answers, "usage": usage_of(body, size)}
+        return {
+            "model": "sim",
+            "answers": answers,
+            "usage": wire_usage("systemone", body, size=size),
+        }
 
     async def answer(self, body: Mapping[str, Any]) -> Reply:
         """Answer in process."""

@@ -45,10 +45,15 @@ def natural_unit(y: Fraction) -> Fraction:
         return Fraction(1)
     if d & (d - 1) == 0:  # a binary fraction: the exploratory grid's sixteenths, or finer
         return Fraction(1, max(d, 16))
+    return Fraction(1, 10 ** decimal_places(y))
+
+
+def decimal_places(x: Fraction) -> int:
+    """Decimal places ``x`` is written with (0.8125 -> 4; at most 12)."""
     places = 0
-    while (y * 10**places).denominator != 1 and places < 12:
+    while (x * 10**places).denominator != 1 and places < 12:
         places += 1
-    return Fraction(1, 10**places)
+    return places
 
 
 def affine_parts(state: Any) -> tuple[Fraction, Fraction, Fraction] | None:
@@ -66,9 +71,9 @@ def affine_parts(state: Any) -> tuple[Fraction, Fraction, Fraction] | None:
     return z, Fraction(m[2]), Fraction(m[3])
 
 
-def perceive(state: Any, key: str, params: SimParams, known: Mapping[str, Fraction] | None) -> Seen:
+def perceive(state: Any, key: str, params: SimParams) -> Seen:
     """The sim's reading of ``state`` (``key`` its canonical text)."""
-    target = target_of(state, known)
+    target = target_of(state)  # no table of known targets: the sim knows no history
     provided = isinstance(state, Mapping) and "result" in state
     parts = affine_parts(state)
     if target is None:

@@ -18,8 +18,9 @@ import orjson
 
 from harness.backends.reading import read_question
 from harness.backends.sim.belief import region_bounds
-from harness.backends.sim.draws import Draws
+from harness.backends.sim.draws import Draws, normal
 from harness.backends.sim.params import SimParams
+from harness.backends.sim.perception import decimal_places
 from harness.protocol.meaning import Meaning
 
 LONG = 10_000  # numbers of five digits or more are "long" (the x10^4 domain's bounds)
@@ -58,7 +59,7 @@ class Asked:
         spread = params.position * math.sqrt(len(labels) / 10)
         for i, label in enumerate(labels):
             d = Draws("position", params.seed, order.decode(), i)
-            tilt[label] = spread * d.gauss(0, 1) + (params.primacy if i == 0 else 0.0)
+            tilt[label] = spread * normal(d[0], d[1]) + (params.primacy if i == 0 else 0.0)
         bounds, span, negative, long_digits = None, 0.0, False, 0
         places = 0
         if meaning is not None and meaning.kind in ("interval", "value"):
@@ -69,7 +70,9 @@ class Asked:
             else:
                 span = (lows[-1] - lows[0]) * len(lows) / max(len(lows) - 1, 1)
             negative = lows[0] < 0
-            places = max(_places(lo) for lo in meaning.lows) if meaning.kind == "value" else 0
+            places = (
+                max(decimal_places(lo) for lo in meaning.lows) if meaning.kind == "value" else 0
+            )
             biggest = max(abs(lows[0]), abs(lows[-1]))
             # A list shows each value whole: only ranges are read by their leading digits.
             if meaning.kind == "interval" and biggest >= LONG:
@@ -93,14 +96,6 @@ def _text(description: Any) -> str:
 def digits_of(x: float) -> int:
     """Digits of the integer part of ``|x|`` (1 for anything below 10)."""
     return len(str(int(abs(x)))) if abs(x) >= 1 else 1
-
-
-def _places(x: Fraction) -> int:
-    """Decimal places ``x`` is written with (0.8125 -> 4; at most 12)."""
-    places = 0
-    while (x * 10**places).denominator != 1 and places < 12:
-        places += 1
-    return places
 
 
 def _ranked(meaning: Meaning | None, labels: tuple[str, ...]) -> tuple[str, ...]:
