@@ -39,8 +39,6 @@ from runfolder.layout import MANIFEST, OUTPUTS, REQUESTS, SESSIONS
 from runfolder.manifest import read_manifest_object
 from runfolder.seal import edited_fields, manifest_digest
 
-__all__ = ["Finding", "new_run_id", "verify"]
-
 
 def new_run_id(name: str) -> str:
     """A new run's id: its folder's ``name`` (for people) and 64 random bits (for the check)."""

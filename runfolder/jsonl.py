@@ -48,20 +48,6 @@ from runfolder.errors import ForeignLineError, LogFormatError, RecordError, RunF
 from runfolder.layout import MANIFEST
 from runfolder.unwritable import find_unwritable
 
-__all__ = [
-    "TORN",
-    "JsonlAppender",
-    "JsonlReader",
-    "dumps_line",
-    "find_unwritable",
-    "refuse_link",
-    "require_writable",
-    "run_on",
-    "seq_of",
-    "valid_end",
-    "whole_lines",
-]
-
 R = TypeVar("R")
 
 _BLANK = b" \t\r\n"  # first bytes of a line that may be blank

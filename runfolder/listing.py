@@ -31,8 +31,6 @@ from runfolder.totals import read_totals, totals_current
 
 NOT_STARTED = "not started"  # a comparison's cell with no run folder yet
 
-__all__ = ["RunRow", "job_status", "list_rows", "mark_of", "run_row"]
-
 
 @dataclass(frozen=True)
 class RunRow:

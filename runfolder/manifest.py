@@ -20,16 +20,6 @@ from runfolder.jsonl import require_writable
 from runfolder.layout import CASES, FORMAT_VERSION, MANIFEST
 from runfolder.records import LimitsRecord
 
-__all__ = [
-    "Fields",
-    "Manifest",
-    "ModelInfo",
-    "encode_manifest",
-    "load_manifest",
-    "read_manifest_object",
-    "write_manifest",
-]
-
 _HINT = "pass a folder written by `numericjev run` (runs/<run-id>)"
 
 

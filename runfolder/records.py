@@ -16,26 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, get_args
 
-__all__ = [
-    "ERROR_KINDS",
-    "ErrorInfo",
-    "ErrorKind",
-    "ExchangeRecord",
-    "ImportedFrom",
-    "LimitsRecord",
-    "OutputIdentity",
-    "OutputLine",
-    "OutputRecord",
-    "OutputResult",
-    "OutputStatus",
-    "RequestLine",
-    "SessionCommand",
-    "SessionRecord",
-    "TraceStep",
-    "Usage",
-    "error_kind",
-]
-
 # Why an exchange attempt failed. One kind per row of the wire table (retry.classify), plus
 # those raised from bodies and in-process backends, plus "error" for an attempt a backend
 # reported without a kind. tests/test_runfolder.py fails if the harness writes any other.

@@ -27,8 +27,6 @@ from typing import Any
 
 import orjson
 
-__all__ = ["edited_fields", "field_digests", "last_seal", "manifest_digest"]
-
 _FIELD_DIGEST_CHARS = 16  # 64 bits per field: an accidental match is not a concern
 
 

@@ -45,8 +45,6 @@ from runfolder.errors import LogFormatError
 from runfolder.jsonl import TORN, JsonlReader, run_on, seq_of, whole_lines
 from runfolder.layout import OUTPUTS, REQUESTS
 
-__all__ = ["LogScan", "check_sequence", "scan_logs"]
-
 
 def _holds_one_to_n(count: int, total: int, squares: int, last: int) -> bool:
     n = last

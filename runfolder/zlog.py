@@ -27,8 +27,6 @@ else:
 
 from runfolder.errors import LogFormatError
 
-__all__ = ["LEVEL", "SUFFIX", "compress_frame", "compressed", "frames", "stored"]
-
 SUFFIX = ".zst"
 # zstd's default level: on the affine suite's logs it compresses about as well as level 9
 # at a fraction of the CPU (docs/performance.md, "Logs").
