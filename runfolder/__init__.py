@@ -81,7 +81,7 @@ from runfolder.records import (
     Usage,
     error_kind,
 )
-from runfolder.seal import edited_fields, field_digests, last_seal, manifest_digest
+from runfolder.seal import edited_fields, field_digests, manifest_digest
 from runfolder.sequence import LogScan, check_sequence, scan_logs
 from runfolder.sessions import append_session, read_sessions
 from runfolder.totals import TotalsRecord, read_totals, totals_current, write_totals
@@ -147,7 +147,6 @@ __all__ = [
     "is_comparison",
     "job_records",
     "job_status",
-    "last_seal",
     "lines_containing",
     "list_rows",
     "load_comparison",

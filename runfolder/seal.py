@@ -11,7 +11,7 @@ copy of the settings that could be taken for the truth. The digest is of the par
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -65,13 +65,3 @@ def edited_fields(raw: Mapping[str, Any], sealed: Mapping[str, str]) -> list[str
         elif now[name] != sealed[name]:
             found.append(f"field '{name}' was edited (now {_shown(leaves[name])})")
     return found
-
-
-def last_seal(sessions: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The newest session line that carries a seal (None in runs made before seals)."""
-    for record in reversed(sessions):
-        if isinstance(record.get("manifest_sha256"), str) and isinstance(
-            record.get("manifest_fields"), dict
-        ):
-            return record
-    return None
