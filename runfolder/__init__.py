@@ -1,17 +1,11 @@
 """The run-folder format as code: what ``harness`` writes and ``analysis`` reads.
 
-A run folder holds ``manifest.json`` and ``cases.json`` (written once), ``requests.jsonl`` and ``outputs.jsonl``
-(append-only logs), ``sessions.jsonl`` (one line per run or resume), ``totals.json`` (the
-request totals as the last session left them) and a lock. This package owns their names,
-the typed records, the manifest, the ONE JSONL writer and the ONE reader (with one
-torn-line rule, explained in ``runfolder.jsonl``), the record numbers that make a
-duplicated or cut log visible (``runfolder.sequence``), the manifest's seal
-(``runfolder.seal``), the one integrity check every reader makes (``runfolder.integrity``), the lock and the errors; and the comparison folder's
-``compare.json``, how run folders are named, listed and found (``latest``), shared by both
-command lines.
-
-It depends on the standard library and orjson only, and imports neither ``harness`` nor
-``analysis``: both import it, so the format has one owner.
+It owns the file names (docs/run-folder.md), the typed records, the manifest, the ONE JSONL
+writer and reader (``runfolder.jsonl``), the record numbers (``runfolder.sequence``), the
+manifest's seal and the one integrity check every reader makes, the lock and the errors; and
+the comparison folder's ``compare.json``, how run folders are named, listed and found
+(``latest``), shared by both command lines. It depends on the standard library and orjson
+only, and imports neither ``harness`` nor ``analysis``: both import it.
 """
 
 from runfolder.comparison import (

@@ -345,14 +345,10 @@ def valid_end(path: Path) -> int:
 class JsonlAppender:
     """Appends records to one JSONL file, first cutting off a torn tail left by a crash.
 
-    ``end`` is where the valid data ends when the caller has just read the file (resume
-    has); otherwise the file is scanned. ``buffered`` hands lines to the OS when ``flush``
-    is called or ``BUFFER_BYTES`` have gathered, instead of one by one: the caller decides
-    when (``harness.running.recorder`` keeps what is on disk a prefix of the numbered records); the
-    default hands each line over as it is written.
-
-    ``compress`` stores a new log as zstd frames (``runfolder.zlog``): each hand-over to the
-    OS is one frame of whole lines. A log that exists keeps the form it has.
+    ``end``: where the valid data ends, when the caller has just read the file (else it is
+    scanned). ``buffered``: lines go to the OS at ``flush`` or every ``BUFFER_BYTES``, when
+    the caller decides (``harness.running.recorder``), not one by one. ``compress``: a new log
+    is stored as zstd frames, one per hand-over (``runfolder.zlog``); a log keeps its form.
     """
 
     BUFFER_BYTES = 1 << 16
