@@ -378,11 +378,6 @@ class JsonlAppender:
             self._handle.seek(end)
 
     @property
-    def compressed(self) -> bool:
-        """Whether the log is stored as zstd frames."""
-        return self._packed
-
-    @property
     def position(self) -> int:
         """Where the file ends: the length of everything written so far (while open)."""
         self._frame()
