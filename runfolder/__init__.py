@@ -1,17 +1,11 @@
 """The run-folder format as code: what ``harness`` writes and ``analysis`` reads.
 
-A run folder holds ``manifest.json`` and ``cases.json`` (written once), ``requests.jsonl`` and ``outputs.jsonl``
-(append-only logs), ``sessions.jsonl`` (one line per run or resume), ``totals.json`` (the
-request totals as the last session left them) and a lock. This package owns their names,
-the typed records, the manifest, the ONE JSONL writer and the ONE reader (with one
-torn-line rule, explained in ``runfolder.jsonl``), the record numbers that make a
-duplicated or cut log visible (``runfolder.sequence``), the manifest's seal
-(``runfolder.seal``), the one integrity check every reader makes (``runfolder.integrity``), the lock and the errors; and the comparison folder's
-``compare.json``, how run folders are named, listed and found (``latest``), shared by both
-command lines.
-
-It depends on the standard library and orjson only, and imports neither ``harness`` nor
-``analysis``: both import it, so the format has one owner.
+It owns the file names (docs/run-folder.md), the typed records, the manifest, the ONE JSONL
+writer and reader (``runfolder.jsonl``), the record numbers (``runfolder.sequence``), the
+manifest's seal and the one integrity check every reader makes, the lock and the errors; and
+the comparison folder's ``compare.json``, how run folders are named, listed and found
+(``latest``), shared by both command lines. It depends on the standard library and orjson
+only, and imports neither ``harness`` nor ``analysis``: both import it.
 """
 
 from runfolder.comparison import (
@@ -23,24 +17,21 @@ from runfolder.comparison import (
     look_sizes,
     write_comparison,
 )
-from runfolder.errors import ForeignLineError, LogFormatError, RecordError, RunFolderError
-from runfolder.finding import LATEST, RUNS_ROOT, entries, resolve_run, started, unique_folder
+from runfolder.errors import LogFormatError, RecordError, RunFolderError
+from runfolder.finding import RUNS_ROOT, entries, resolve_run, unique_folder
 from runfolder.hashing import SOURCE_PACKAGES, case_digest, source_digest
 from runfolder.integrity import Finding, new_run_id, verify
 from runfolder.jsonl import (
     JsonlAppender,
     JsonlReader,
     dumps_line,
-    find_unwritable,
     refuse_link,
     seq_of,
     valid_end,
     whole_lines,
 )
 from runfolder.layout import (
-    CASES,
     COMPARISON,
-    FORMAT_VERSION,
     LOCK,
     MANIFEST,
     OUTPUTS,
@@ -49,7 +40,7 @@ from runfolder.layout import (
     TOTALS,
 )
 from runfolder.line_search import job_records, lines_containing
-from runfolder.listing import RunRow, job_status, list_rows, mark_of, run_row
+from runfolder.listing import job_status, list_rows
 from runfolder.lock import RunLock
 from runfolder.manifest import (
     Fields,
@@ -64,35 +55,27 @@ from runfolder.manifest import (
 )
 from runfolder.records import (
     ERROR_KINDS,
-    ErrorInfo,
     ErrorKind,
-    ExchangeRecord,
-    ImportedFrom,
     LimitsRecord,
     OutputIdentity,
     OutputLine,
     OutputRecord,
     OutputResult,
-    OutputStatus,
     RequestLine,
     SessionCommand,
     SessionRecord,
-    TraceStep,
     Usage,
     error_kind,
 )
-from runfolder.seal import edited_fields, field_digests, last_seal, manifest_digest
-from runfolder.sequence import LogScan, check_sequence, scan_logs
+from runfolder.seal import field_digests, manifest_digest
+from runfolder.sequence import check_sequence, scan_logs
 from runfolder.sessions import append_session, read_sessions
-from runfolder.totals import TotalsRecord, read_totals, totals_current, write_totals
+from runfolder.totals import read_totals, totals_current, write_totals
 from runfolder.zlog import compressed, stored
 
 __all__ = [
-    "CASES",
     "COMPARISON",
     "ERROR_KINDS",
-    "FORMAT_VERSION",
-    "LATEST",
     "LOCK",
     "MANIFEST",
     "MIN_LOOK",
@@ -104,57 +87,44 @@ __all__ = [
     "TOTALS",
     "ComparisonCell",
     "ComparisonRecord",
-    "ErrorInfo",
     "ErrorKind",
-    "ExchangeRecord",
     "Fields",
     "Finding",
-    "ForeignLineError",
-    "ImportedFrom",
     "JsonlAppender",
     "JsonlReader",
     "LimitsRecord",
     "LogFormatError",
-    "LogScan",
     "Manifest",
     "ModelInfo",
     "OutputIdentity",
     "OutputLine",
     "OutputRecord",
     "OutputResult",
-    "OutputStatus",
     "RecordError",
     "RequestLine",
     "RunFolderError",
     "RunLock",
-    "RunRow",
     "SessionCommand",
     "SessionRecord",
-    "TotalsRecord",
-    "TraceStep",
     "Usage",
     "append_session",
     "case_digest",
     "check_sequence",
     "compressed",
     "dumps_line",
-    "edited_fields",
     "encode_manifest",
     "entries",
     "error_kind",
     "field_digests",
-    "find_unwritable",
     "is_comparison",
     "job_records",
     "job_status",
-    "last_seal",
     "lines_containing",
     "list_rows",
     "load_comparison",
     "load_manifest",
     "look_sizes",
     "manifest_digest",
-    "mark_of",
     "new_run_id",
     "read_cases",
     "read_manifest_object",
@@ -162,11 +132,9 @@ __all__ = [
     "read_totals",
     "refuse_link",
     "resolve_run",
-    "run_row",
     "scan_logs",
     "seq_of",
     "source_digest",
-    "started",
     "stored",
     "totals_current",
     "unique_folder",

@@ -19,8 +19,6 @@ from runfolder.lock import RunLock
 from runfolder.totals import read_totals, totals_current, write_totals
 from runfolder.zlog import compress_frame, compressed
 
-__all__ = ["Compacted", "compact_run"]
-
 FRAME_BYTES = 1 << 20  # lines per frame: larger frames compress a little better
 
 

@@ -17,16 +17,6 @@ from runfolder.errors import RunFolderError
 from runfolder.layout import COMPARISON, FORMAT_VERSION
 from runfolder.manifest import Fields, encode_document, read_document, write_document
 
-__all__ = [
-    "MIN_LOOK",
-    "ComparisonCell",
-    "ComparisonRecord",
-    "is_comparison",
-    "load_comparison",
-    "look_sizes",
-    "write_comparison",
-]
-
 _HINT = "pass a folder written by `numericjev compare`"
 
 

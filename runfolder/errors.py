@@ -13,8 +13,6 @@ translate ``RunFolderError`` into one line and exit status 2.
 
 from __future__ import annotations
 
-__all__ = ["ForeignLineError", "LogFormatError", "RecordError", "RunFolderError"]
-
 
 class RunFolderError(Exception):
     """A run folder that cannot be used as asked; the message names the file and the fix."""

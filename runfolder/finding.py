@@ -22,8 +22,6 @@ import orjson
 from runfolder.errors import RunFolderError
 from runfolder.layout import COMPARISON, MANIFEST
 
-__all__ = ["LATEST", "RUNS_ROOT", "entries", "resolve_run", "started", "unique_folder"]
-
 LATEST = "latest"
 RUNS_ROOT = Path("runs")
 

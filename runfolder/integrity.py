@@ -1,29 +1,20 @@
-"""The one integrity check of a run folder, shared by every reader.
+"""The one integrity check of a run folder, shared by every reader (docs/run-folder.md).
 
-Every command that reads a run folder (``analyze``, ``report``, ``diff``, ``export``,
-``compare``, ``status``, ``list``, ``resume``, ``merge``) checks the same three things, here:
+Every command that reads a run folder checks the same three things:
 
 - each log line's run id (``JsonlReader``'s ``run``, as each line is read): a line stamped
-  with another run, or numbered but not stamped, was copied in from elsewhere. No result may be
-  computed from it, so every reader refuses it (``ForeignLineError``, one line naming the
-  file, the line and the run it belongs to), before the record numbers are checked: a
-  foreign line whose ``seq`` does not fit is named as foreign, not as a cut log;
+  with another run, or numbered but not stamped, was copied in, and every reader refuses it
+  (``ForeignLineError``) before the record numbers are checked, so a foreign line whose
+  ``seq`` does not fit is named as foreign, not as a cut log;
 - the record numbers (``runfolder.sequence``), once both logs are read;
-- the manifest's seal (``verify``): the manifest as the last session accepted it,
-  recorded in ``sessions.jsonl``. The seal lives in a file that can be deleted or emptied,
-  so a run whose logs were written by a session (their lines are stamped) but whose
-  ``sessions.jsonl`` is missing or holds no seal is itself a finding, as are session lines
-  of another run and a manifest edited since its seal. Findings are warnings where the
-  manifest only labels a result (analysis banners, ``status``), refusals under ``--strict``,
-  and refusals by ``resume`` (which would run under the manifest) unless
-  ``--allow-mismatch``.
+- the manifest's seal (``verify``, ``runfolder.seal``). The seal lives in a file that can be
+  deleted or emptied, so stamped logs beside a ``sessions.jsonl`` that is missing or holds no
+  seal are a finding too. Findings are warnings where the manifest only labels a result,
+  refusals under ``--strict`` and by ``resume`` unless ``--allow-mismatch``.
 
-The run id is made when the run is created (``new_run_id``: the folder's name and a random
-part), so two runs whose folders share a name do not share it. Runs made before that carry
-their folder's name as their id, and read as before: the id is the manifest's.
-
-Folders written before lines were stamped (no ``run`` and no ``seq`` on any line) are read
-as before by analysis (``legacy=True``); the harness never resumes them.
+The run id is made at creation (``new_run_id``), so two runs whose folders share a name do
+not share it; older runs carry their folder's name and read as before, as do folders whose
+lines carry no ``run`` and no ``seq`` (analysis's ``legacy=True``; never resumed).
 """
 
 from __future__ import annotations
@@ -38,8 +29,6 @@ from runfolder.jsonl import JsonlReader, whole_lines
 from runfolder.layout import MANIFEST, OUTPUTS, REQUESTS, SESSIONS
 from runfolder.manifest import read_manifest_object
 from runfolder.seal import edited_fields, manifest_digest
-
-__all__ = ["Finding", "new_run_id", "verify"]
 
 
 def new_run_id(name: str) -> str:

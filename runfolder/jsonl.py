@@ -1,37 +1,22 @@
-"""The ONE way a JSONL log is written and the ONE way it is read.
+"""The ONE way a JSONL log is written (``dumps_line``, ``JsonlAppender``) and read (``JsonlReader``).
 
-Every record is one JSON object on one line, written by ``dumps_line`` as a single write that
-ends with a newline, and flushed as written.
+The torn-line rule, the same for every reader (resume, status, analysis; docs/run-folder.md):
+a last line WITHOUT its newline is torn, even if it parses: the writer ends every record with
+its newline in the same write, so it is a write a crash interrupted, and keeping a prefix that
+happens to parse would let a reader and a later resume disagree. Every reader ignores (and
+counts) it; ``JsonlAppender`` cuts it off before appending. Any line WITH its newline must be
+a JSON object, or the log was edited or damaged: ``LogFormatError`` names the file and line.
+Blank lines are skipped.
 
-The torn-line rule, the same for every reader (resume, status, analysis):
+``seq``, the last key of every ``requests.jsonl`` and ``outputs.jsonl`` line
+(``runfolder.sequence``), only grows within one file: a line whose ``seq`` is not above the
+one before it repeats a record and is skipped by every reader (``duplicates``). The reader
+keeps the count and sums of the numbers it accepted for ``sequence.check_sequence``. Lines
+without ``seq`` (older runs) are read as before.
 
-- A last line WITHOUT its newline is torn, even if it parses. The writer ends every record
-  with a newline in the same write, so a record without one is a write a crash interrupted:
-  its bytes may be a prefix that happens to parse (``{"a":1}`` of ``{"a":1,"b":2}``), and
-  keeping it would let a reader and a later resume disagree about what was recorded. Every
-  reader ignores it (and counts it); ``JsonlAppender`` cuts it off before appending again.
-- Any line WITH its newline must be a JSON object, wherever it is, the last line included:
-  a crash cannot produce one that is not, so the log was edited or damaged, and guessing
-  would be silently wrong. ``LogFormatError`` names the file and the line.
-- Blank lines carry no record and are skipped (an editor may add one; the writer never does).
-
-Before this module the harness cut a parseable last line without a newline while analysis
-kept it: the same folder gave two answers. Under this rule they agree.
-
-Sequence numbers (``seq``, the last key of every ``requests.jsonl`` and ``outputs.jsonl``
-line; see ``runfolder.sequence``): the writer numbers a run's records 1, 2, 3, ... across
-both logs, so within one file they only grow. A line whose ``seq`` is not above the one
-before it in the same file repeats a record already read (a duplicated line) and is skipped
-by every reader, counted in ``duplicates``: a record is counted once wherever it appears
-twice. The reader also keeps the count and sums of the numbers it accepted, so that
-``sequence.check_sequence`` can tell a log cut in the middle from a torn tail. Lines without
-``seq`` (runs made before it) are read as before.
-
-Numbers: orjson refuses integers outside [-2**63, 2**64 - 1] and reads such numbers back as
-floats. ``dumps_line`` never lets that become a silent loss or a traceback: it raises
-``RecordError`` naming the field, and nothing is written. Non-finite floats are checked where
-they can enter from the user (the manifest, see ``manifest.py``); log records carry only
-numbers the harness computes from finite inputs or that orjson parsed (which refuses NaN).
+orjson refuses integers outside [-2**63, 2**64 - 1]: ``dumps_line`` raises ``RecordError``
+naming the field, and nothing is written. Non-finite floats are refused where the user's
+numbers enter (``require_writable``); log records carry only finite computed or parsed ones.
 """
 
 from __future__ import annotations
@@ -47,20 +32,6 @@ from runfolder import zlog
 from runfolder.errors import ForeignLineError, LogFormatError, RecordError, RunFolderError
 from runfolder.layout import MANIFEST
 from runfolder.unwritable import find_unwritable
-
-__all__ = [
-    "TORN",
-    "JsonlAppender",
-    "JsonlReader",
-    "dumps_line",
-    "find_unwritable",
-    "refuse_link",
-    "require_writable",
-    "run_on",
-    "seq_of",
-    "valid_end",
-    "whole_lines",
-]
 
 R = TypeVar("R")
 
@@ -136,28 +107,18 @@ def _unwritable(where: str, found: tuple[str, str]) -> RecordError:
 class JsonlReader(Generic[R]):
     """Streams the records of one JSONL file under the torn-line rule (module docstring).
 
-    Iterate for records, or ``numbered()`` for (line number, record). After iterating,
-    ``valid_bytes`` is where the last whole line ends, ``torn_bytes`` the length of a torn
-    tail (0 if none) and ``records`` how many records the file holds. A missing file reads as
-    empty. ``keep`` filters raw lines before parsing, so a resume can skip finished jobs
-    cheaply; a skipped line is still checked to look like one object (``{...}``).
+    Iterate for records, or ``numbered()`` for (line number, record); a missing file reads as
+    empty. After iterating: ``valid_bytes`` (where the last whole line ends), ``torn_bytes``
+    (a torn tail's length, 0 if none), ``records``, ``duplicates`` and the ``seq_*`` figures
+    for ``sequence.check_sequence``. ``keep`` filters raw lines before parsing (a resume skips
+    finished jobs cheaply); a skipped line is still checked to look like one ``{...}``.
 
-    The type parameter is what the caller expects (``JsonlReader[RequestLine](path)``); the
-    reader checks only that each line is a JSON object.
-
-    Numbered lines (module docstring): a line whose ``seq`` is not above the previous one's
-    is a repeat and is skipped (``duplicates``), unless ``run`` is given and the line is not
-    stamped with it; ``seq_count``, ``seq_sum``, ``seq_squares``
-    and ``seq_last`` describe the numbers accepted, for ``sequence.check_sequence``.
-
-    With ``run`` (the manifest's run id), every record is checked as it is read: one stamped
-    with another run, or numbered but not stamped, was copied in from elsewhere and is
-    refused (``ForeignLineError``). With ``legacy``, lines with neither ``run`` nor ``seq``
-    (written before records were stamped) are read, unless a stamped line follows them. A
-    line ``keep`` leaves unparsed is taken as stamped with ``run``: callers leave only such.
-
-    ``decode`` (optional): a line as the caller's own record (with a ``run`` attribute when
-    ``run`` is given), or None to parse it as above.
+    ``run`` (the manifest's run id): a line stamped with another run, or numbered but not
+    stamped, was copied in and is refused (``ForeignLineError``); a repeat is skipped only
+    when it carries ``run``. ``legacy``: lines with neither ``run`` nor ``seq`` are read,
+    unless a stamped line follows them. A line ``keep`` leaves unparsed counts as stamped.
+    ``decode``: a line as the caller's own record ``R`` (with a ``run`` attribute when
+    ``run`` is given), or None to parse it as a dict.
     """
 
     def __init__(
@@ -384,14 +345,10 @@ def valid_end(path: Path) -> int:
 class JsonlAppender:
     """Appends records to one JSONL file, first cutting off a torn tail left by a crash.
 
-    ``end`` is where the valid data ends when the caller has just read the file (resume
-    has); otherwise the file is scanned. ``buffered`` hands lines to the OS when ``flush``
-    is called or ``BUFFER_BYTES`` have gathered, instead of one by one: the caller decides
-    when (``harness.running.recorder`` keeps what is on disk a prefix of the numbered records); the
-    default hands each line over as it is written.
-
-    ``compress`` stores a new log as zstd frames (``runfolder.zlog``): each hand-over to the
-    OS is one frame of whole lines. A log that exists keeps the form it has.
+    ``end``: where the valid data ends, when the caller has just read the file (else it is
+    scanned). ``buffered``: lines go to the OS at ``flush`` or every ``BUFFER_BYTES``, when
+    the caller decides (``harness.running.recorder``), not one by one. ``compress``: a new log
+    is stored as zstd frames, one per hand-over (``runfolder.zlog``); a log keeps its form.
     """
 
     BUFFER_BYTES = 1 << 16
@@ -419,11 +376,6 @@ class JsonlAppender:
         if self._handle.tell() != end:
             self._handle.truncate(end)
             self._handle.seek(end)
-
-    @property
-    def compressed(self) -> bool:
-        """Whether the log is stored as zstd frames."""
-        return self._packed
 
     @property
     def position(self) -> int:

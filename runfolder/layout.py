@@ -2,18 +2,6 @@
 
 from __future__ import annotations
 
-__all__ = [
-    "CASES",
-    "COMPARISON",
-    "FORMAT_VERSION",
-    "LOCK",
-    "MANIFEST",
-    "OUTPUTS",
-    "REQUESTS",
-    "SESSIONS",
-    "TOTALS",
-]
-
 FORMAT_VERSION = 1  # sessions.jsonl is an optional addition: older folders stay version 1
 
 MANIFEST = "manifest.json"  # written once, atomically, before the first request

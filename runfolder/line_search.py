@@ -11,8 +11,6 @@ import orjson
 
 from runfolder import zlog
 
-__all__ = ["job_records", "lines_containing"]
-
 _BLOCK = 1 << 22  # bytes read at a time by ``lines_containing``
 
 

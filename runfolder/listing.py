@@ -1,15 +1,11 @@
 """One line per run folder, cheaply: what ``numericjev list`` and a comparison's status show.
 
-Read per run: ``manifest.json``, ``outputs.jsonl`` (jobs done, failed, pending, counted as
-``numericjev status`` counts them: done when every decoder of the manifest has an ok last
-line) and ``totals.json`` (requests and cost as the last session left them). Never
-``requests.jsonl``: at 100x it is 1.5 GB. Where the log has grown since the totals were
-written (a session killed outright) the figures are lower bounds, marked ``>=``; a run with
-no totals (made before they existed, or whose first session was killed) shows ``?``.
-Each line's run id is checked as every reader checks it (``runfolder.integrity``): a folder
-holding another run's line is shown as unreadable, naming the line. A ``compare
---sequential`` comparison its rule stopped says so, and at which look, rather than
-INCOMPLETE (``runfolder.sequential_stop``), as do its cells, wherever they are listed.
+Read per run: ``manifest.json``, ``outputs.jsonl`` (jobs counted as ``status`` counts them)
+and ``totals.json`` (lower bounds, ``>=``, where the log has grown since; ``?`` without
+totals: docs/comparing.md, "Finding runs"), never the 1.5 GB ``requests.jsonl``. Each line's
+run id is checked as every reader checks it: a folder holding another run's line is shown
+as unreadable, naming the line. A ``compare --sequential`` comparison its rule stopped says
+so, and at which look, rather than INCOMPLETE (``runfolder.sequential_stop``), as do its cells.
 """
 
 from __future__ import annotations
@@ -30,8 +26,6 @@ from runfolder.sequential_stop import SequentialStop, sequential_stop
 from runfolder.totals import read_totals, totals_current
 
 NOT_STARTED = "not started"  # a comparison's cell with no run folder yet
-
-__all__ = ["RunRow", "job_status", "list_rows", "mark_of", "run_row"]
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,6 @@ from pathlib import Path
 from runfolder.errors import RunFolderError
 from runfolder.layout import LOCK
 
-__all__ = ["RunLock"]
-
 
 class RunLock:
     """An exclusive, non-blocking lock on a run folder, released when the process dies."""

@@ -20,16 +20,6 @@ from runfolder.jsonl import require_writable
 from runfolder.layout import CASES, FORMAT_VERSION, MANIFEST
 from runfolder.records import LimitsRecord
 
-__all__ = [
-    "Fields",
-    "Manifest",
-    "ModelInfo",
-    "encode_manifest",
-    "load_manifest",
-    "read_manifest_object",
-    "write_manifest",
-]
-
 _HINT = "pass a folder written by `numericjev run` (runs/<run-id>)"
 
 
@@ -212,7 +202,9 @@ class Manifest:
         integer = f.optional_integer if partial else f.integer
         known = {n for n in cls.__dataclass_fields__ if n not in ("extra", "folder", "raw")}
         limits = None if partial else f.nested("limits")  # checked first, as always
-        versions = None if partial else _versions(f, where)
+        versions = None if partial else f.mapping("versions")
+        if versions is not None and not all(isinstance(v, str) for v in versions.values()):
+            raise RunFolderError(f"{where}: field 'versions' must map names to strings")
         return cls(
             run_id=str(raw.get("run_id") or folder.name) if partial else f.text("run_id"),
             created_utc=text("created_utc"),
@@ -264,13 +256,6 @@ class Manifest:
 
 def _names(f: Fields, key: str, partial: bool) -> tuple[str, ...]:
     return () if partial and f.raw.get(key) is None else f.names(key)
-
-
-def _versions(f: Fields, where: str) -> dict[str, str]:
-    versions = f.mapping("versions")
-    if not all(isinstance(v, str) for v in versions.values()):
-        raise RunFolderError(f"{where}: field 'versions' must map names to strings")
-    return versions
 
 
 def _limits(limits: Fields) -> LimitsRecord:

@@ -16,34 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, get_args
 
-__all__ = [
-    "ERROR_KINDS",
-    "ErrorInfo",
-    "ErrorKind",
-    "ExchangeRecord",
-    "ImportedFrom",
-    "LimitsRecord",
-    "OutputIdentity",
-    "OutputLine",
-    "OutputRecord",
-    "OutputResult",
-    "OutputStatus",
-    "RequestLine",
-    "SessionCommand",
-    "SessionRecord",
-    "TraceStep",
-    "Usage",
-    "error_kind",
-]
-
 # Why an exchange attempt failed. One kind per row of the wire table (retry.classify), plus
 # those raised from bodies and in-process backends, plus "error" for an attempt a backend
 # reported without a kind. tests/test_runfolder.py fails if the harness writes any other.
-# "refusal" marks an ANSWERED attempt in which the model declined one or more questions (an
-# OpenAI refusal, or a chat reply whose likely tokens name no option): its ``response``
-# holds every answer, the refused ones as ``{"type": "refusal", ...}``; the decoders that
-# asked them fail with error "refusal", the others go on. It is final: never retried, and
-# resume replays it like any answer.
+# "refusal" marks an ANSWERED attempt in which the model declined some questions: final,
+# never retried, replayed by resume like any answer (docs/models.md, "Refusals").
 ErrorKind = Literal[
     "rate_limited",  # 429
     "server_error",  # other 5xx

@@ -1,33 +1,20 @@
 """The manifest's seal: what the manifest held when a session last accepted it.
 
-Every ``sessions.jsonl`` line records the seal of the manifest that session ran under: a
-SHA-256 of the manifest's content (``manifest_sha256``) and a short digest of each of its
-fields (``manifest_fields``, dotted names such as ``model.name`` or ``limits.max_cost_usd``).
-The newest sealed session is the reference: ``resume`` refuses a manifest that no longer
-matches it, naming each edited field, and ``analysis`` warns about one.
-
-Why in ``sessions.jsonl`` rather than a seal file beside the manifest: that log already has
-one line per session, written under the run lock as the session starts, so the seal costs no
-new file and no new write; a session that ``--allow-mismatch`` let through records the new
-seal together with the edits it accepted, append-only, so the history of the manifest is
-the history of the sessions, and the next resume checks against the manifest as last
-accepted. Field digests rather than a copy of the manifest: they name the field without
-keeping a second copy of the run's settings that could itself be taken for the truth.
-
-The digest is of the parsed content (keys sorted), so reformatting the file is not an edit.
-This guards against edits made by mistake or in ignorance, not against someone who also
-rewrites ``sessions.jsonl``.
+Every ``sessions.jsonl`` line records a SHA-256 of the manifest's content
+(``manifest_sha256``) and a short digest of each field by dotted name (``manifest_fields``);
+the newest sealed session is the reference. Why there: docs/reliability.md ("The manifest is
+sealed"). Digests rather than a copy: they name the edited field without keeping a second
+copy of the settings that could be taken for the truth. The digest is of the parsed content
+(keys sorted), so reformatting the file is not an edit.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
-
-__all__ = ["edited_fields", "field_digests", "last_seal", "manifest_digest"]
 
 _FIELD_DIGEST_CHARS = 16  # 64 bits per field: an accidental match is not a concern
 
@@ -78,13 +65,3 @@ def edited_fields(raw: Mapping[str, Any], sealed: Mapping[str, str]) -> list[str
         elif now[name] != sealed[name]:
             found.append(f"field '{name}' was edited (now {_shown(leaves[name])})")
     return found
-
-
-def last_seal(sessions: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The newest session line that carries a seal (None in runs made before seals)."""
-    for record in reversed(sessions):
-        if isinstance(record.get("manifest_sha256"), str) and isinstance(
-            record.get("manifest_fields"), dict
-        ):
-            return record
-    return None

@@ -1,36 +1,20 @@
 """Record numbers across a run's two logs: duplicates counted once, a log cut in the middle refused.
 
-The writer gives every ``requests.jsonl`` and ``outputs.jsonl`` record of a run the next
-number of ONE counter, ``seq`` (1, 2, 3, ... over every session), written as the line's
-last key. Lines are numbered in the order they are written and reach the OS in that
-order, whole, one log at a time (``harness.running.recorder``): a finished job's exchanges first,
-then its outputs, at once. Between two finished jobs, exchanges wait in the writer's
-buffer: until the end of the event-loop pass for a model over HTTP, and in blocks of up to
-64 KB (about 27 affine exchanges) for an in-process sim or oracle, which cost nothing to
-ask again. So:
-
-- within a file the numbers only grow: a line that does not is a repeat (``JsonlReader``
-  skips it, so a duplicated line is counted once by every reader);
-- a crash (SIGKILL) loses only the records still in the buffer, the highest numbers, and
-  tears at most one line, the last to reach the OS, which the torn rule drops: what is on
-  disk is exactly records 1..M. The records lost are exchanges of jobs still running, never
-  a finished job's: in process, up to one block of them; over HTTP, the answers that
-  arrived in the pass the kill lands in (besides the requests in flight, which no log
-  holds): resume asks those again and, on a paid model, pays for them again. A power
-  failure, unlike a crash, can lose the tails of both logs (written, not yet synced);
-- a file cut in the middle loses records whose numbers the other file's later records
-  bracket, so 1..N has holes. That is damage, not a crash, and every reader refuses it
-  rather than reading the shorter log as the run (resume would pay again for what it lost).
+The writer numbers every ``requests.jsonl`` and ``outputs.jsonl`` record of a run from ONE
+counter, ``seq`` (1, 2, 3, ... over every session), the line's last key, and hands lines to
+the OS whole, in that order (``harness.running.recorder``). So a crash leaves exactly
+records 1..M on disk (at most one torn last line, dropped); within a file the numbers only
+grow (a repeat is skipped by ``JsonlReader``); and a file cut in the middle leaves holes in
+1..N, which is damage, not a crash: every reader refuses it rather than read the shorter log
+as the run. What a crash loses, and why: docs/reliability.md ("Resume never pays twice",
+"Damaged logs").
 
 The check needs no memory per record: two increasing runs of numbers are exactly 1..N when
 their count is N and their sums of values and of squares are those of 1..N (a hole cannot
 be filled by a repeat from the other file without changing one of the three). Only when it
-fails is the folder read again, to name the first missing record.
-
-Cutting away only the records written after the last ``outputs.jsonl`` line cannot be told
-from a crash this way; those are requests of jobs still running when the log was cut.
-
-Runs made before ``seq`` have no numbers; their logs are read as before.
+fails is the folder read again, to name the first missing record. Cutting away only the
+records after the last ``outputs.jsonl`` line cannot be told from a crash this way. Runs
+made before ``seq`` have no numbers; their logs are read as before.
 """
 
 from __future__ import annotations
@@ -45,13 +29,6 @@ from runfolder.errors import LogFormatError
 from runfolder.jsonl import TORN, JsonlReader, run_on, seq_of, whole_lines
 from runfolder.layout import OUTPUTS, REQUESTS
 
-__all__ = ["LogScan", "check_sequence", "scan_logs"]
-
-
-def _holds_one_to_n(count: int, total: int, squares: int, last: int) -> bool:
-    n = last
-    return count == n and total == n * (n + 1) // 2 and squares == n * (n + 1) * (2 * n + 1) // 6
-
 
 def check_sequence(folder: Path, *readers: JsonlReader[Any]) -> int:
     """Refuse logs whose numbered records are not exactly 1..N; returns N (0: unnumbered).
@@ -63,12 +40,12 @@ def check_sequence(folder: Path, *readers: JsonlReader[Any]) -> int:
     count = sum(r.seq_count for r in readers)
     total = sum(r.seq_sum for r in readers)
     squares = sum(r.seq_squares for r in readers)
-    last = max((r.seq_last for r in readers), default=0)
-    if _holds_one_to_n(count, total, squares, last):
-        return last
+    n = max((r.seq_last for r in readers), default=0)
+    if count == n and total == n * (n + 1) // 2 and squares == n * (n + 1) * (2 * n + 1) // 6:
+        return n
     raise LogFormatError(
         f"{folder}: {REQUESTS} and {OUTPUTS} hold {count:,} numbered records, but their "
-        f"numbers run to {last:,}: {_cause(folder, last, count)}"
+        f"numbers run to {n:,}: {_cause(folder, n, count)}"
     )
 
 

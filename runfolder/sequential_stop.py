@@ -22,8 +22,6 @@ import orjson
 from runfolder.comparison import ComparisonRecord, look_sizes
 from runfolder.totals import read_totals, totals_current
 
-__all__ = ["SUMMARY", "SequentialStop", "sequential_stop"]
-
 SUMMARY = "summary.json"  # a comparison's summary (written by analysis when its runs end)
 _STOPPED = frozenset({"decided", "futile"})  # a cell's reasons once the rule stopped it
 

@@ -13,8 +13,6 @@ from runfolder.jsonl import JsonlAppender, JsonlReader, require_writable
 from runfolder.layout import SESSIONS
 from runfolder.records import SessionRecord
 
-__all__ = ["append_session", "read_sessions"]
-
 
 def append_session(folder: Path, record: SessionRecord) -> None:
     """Append one session record (the caller holds the run lock).

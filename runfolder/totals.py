@@ -20,8 +20,6 @@ import orjson
 from runfolder.layout import REQUESTS, TOTALS
 from runfolder.zlog import stored
 
-__all__ = ["TotalsRecord", "read_totals", "totals_current", "write_totals"]
-
 
 class TotalsRecord(TypedDict):
     """``totals.json``: the run's totals, earlier sessions included."""

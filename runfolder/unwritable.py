@@ -6,8 +6,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["find_unwritable"]
-
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson writes, and reads back as an integer
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import argparse
 from typing import Literal
 
-__all__ = ["CHOICES", "DEFAULT_METHOD", "Method", "add_test_option"]
-
 Method = Literal["t", "wild", "bootstrap_t"]
 # The verdict test, chosen by issue 44's rule (docs/comparing.md): the candidate that holds
 # alpha on aa, aa-heavy, steady k=2 and erratic, per cell and after the correction, at 8 to

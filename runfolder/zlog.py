@@ -1,16 +1,11 @@
 """Compressed logs: a JSONL log stored as a sequence of zstd frames, one per flush.
 
-``requests.jsonl`` may be stored as ``requests.jsonl.zst`` (``numericjev run --compress``,
-or ``numericjev compact RUN`` afterwards). Every frame holds whole lines, each ending with its
-newline, and is written by one ``write`` when the log is flushed, so the torn-line rule of
-``runfolder.jsonl`` becomes a torn-frame rule: a last frame that is incomplete is what a cut
-or a SIGKILL left, is ignored by every reader, and is cut off before the next append; at most
-the last flush is lost, as with plain lines. A complete frame whose text does not end with a
-newline, or bytes that are not zstd, can only come from an edit or damage and are refused.
-
-Readers name the plain path; ``stored`` finds which of the two files holds the log (the
-plain one wins when both exist: ``compact`` writes the compressed file whole before it
-removes the plain one, so both may exist only for a moment, holding the same records).
+Every frame holds whole lines and is written by one ``write``, so the torn-line rule becomes
+a torn-frame rule (docs/run-folder.md, "Compressed logs"): an incomplete last frame is
+ignored and cut before the next append; a complete frame not ending with a newline, or bytes
+that are not zstd, are refused. Readers name the plain path; ``stored`` finds the file that
+holds the log (the plain one wins: ``compact`` writes the compressed file whole before it
+removes the plain one, so both exist only for a moment, holding the same records).
 """
 
 from __future__ import annotations
@@ -26,8 +21,6 @@ else:
     from backports import zstd
 
 from runfolder.errors import LogFormatError
-
-__all__ = ["LEVEL", "SUFFIX", "compress_frame", "compressed", "frames", "stored"]
 
 SUFFIX = ".zst"
 # zstd's default level: on the affine suite's logs it compresses about as well as level 9

@@ -1,13 +1,10 @@
-"""What a run would send and cost, per wire, without sending anything.
+"""What a run would send and cost, per wire, without sending anything (docs/usage.md).
 
 The exact path (an oracle run in process) gives the requests a run makes when every answer
-is right; the decoders' dependency depths give the fewest and most. What goes over HTTP
-depends on the wire: System One and Decisions send one HTTP call per request (every ready
-question of a job batched), the chat wire one per question (``harness.backends.chat``).
-Each HTTP call's tokens are counted by the rule serve-sim bills by (``harness.wire.usage``:
-about four characters a token of what the wire sends, a chat request's prompt only; three
-tokens an answer out, one a chat completion), so a run against serve-sim records what this
-estimates; hosted Jev's tokenizer counts more, and its measured figure is used for it
+is right; the decoders' dependency depths give the fewest and most. HTTP calls and tokens
+follow the wire (``harness.backends.chat``: one call per question on the chat wire) and the
+rule serve-sim bills by (``harness.wire.usage``), so a run against serve-sim records what
+this estimates; hosted Jev's tokenizer counts more, and its measured figure is used for it
 (``harness.backends.pricing.HOSTED_JEV_CHARS_PER_TOKEN``).
 """
 

@@ -104,16 +104,6 @@ def run_price(spec: ModelSpec | None, backend: Backend) -> Price | None:
     return given or price_for(None, None, backend.price_per_million)
 
 
-def describe_model(plan: RunPlan) -> ModelInfo:
-    """The manifest's ``model``: the backend's description, the retry policy and the price."""
-    described = {
-        **plan.backend.describe(),
-        "retries": asdict(plan.retry),
-        "price_usd_per_million_input": plan.price_per_million,
-    }
-    return ModelInfo.from_fields(Fields(described, "the backend's description", "model."))
-
-
 def build_manifest(
     folder: Path,
     plan: RunPlan,
@@ -128,6 +118,12 @@ def build_manifest(
     ``"shard"``). ``cache`` records the run's request-cache mode, which ``resume`` keeps
     unless told otherwise."""
     suite = plan.suite
+    # The model: the backend's description, the retry policy and the price.
+    described = {
+        **plan.backend.describe(),
+        "retries": asdict(plan.retry),
+        "price_usd_per_million_input": plan.price_per_million,
+    }
     return Manifest(
         folder=folder,
         run_id=run_id or new_run_id(folder.name),
@@ -143,7 +139,7 @@ def build_manifest(
         orders=tuple(suite.orders),
         repeats=suite.repeats,
         n_jobs=plan.jobs_total(),
-        model=describe_model(plan),
+        model=ModelInfo.from_fields(Fields(described, "the backend's description", "model.")),
         limits=plan.limits.as_record(),
         versions={
             "harness": harness_version(),
@@ -247,16 +243,6 @@ def suite_of(manifest: Manifest) -> Suite:
     return load_suite(manifest.suite, seed=manifest.seed, params=params, decoders=manifest.decoders)
 
 
-def code_changes(manifest: Manifest, suite: Suite) -> list[str]:
-    """What differs between the manifest's hashes and this code and these cases."""
-    problems = []
-    if manifest.case_hash != suite.case_hash():
-        problems.append("the case set differs from the one the run started with")
-    if manifest.source_hash != source_hash():
-        problems.append("the harness or suite source changed since the run started")
-    return problems
-
-
 @dataclass(frozen=True)
 class Opened:
     """A run folder read back for resume: its manifest (``raw``: as on disk), suite, problems."""
@@ -290,7 +276,10 @@ def open_for_resume(folder: Path, allow_mismatch: bool) -> Opened:
                 "the manifest was edited or comes from other code"
             ) from exc
         raise ManifestMismatch("; ".join(problems) + f"; and it cannot be rebuilt ({exc})") from exc
-    problems += code_changes(manifest, suite)
+    if manifest.case_hash != suite.case_hash():
+        problems.append("the case set differs from the one the run started with")
+    if manifest.source_hash != source_hash():
+        problems.append("the harness or suite source changed since the run started")
     if problems and not allow_mismatch:
         raise ManifestMismatch(
             "; ".join(problems) + ": resuming would mix two versions in one run. Restore the "

@@ -1,20 +1,12 @@
 """Ctrl-C and SIGTERM during a session: stop sending, drain what is in flight, then stop.
 
-A request already sent is paid for whether or not anyone reads the reply. So the first
-SIGINT or SIGTERM does not cancel the run: it stops it (``Scheduler.stop``), so nothing new
-is sent and every wait ends, and lets the attempts in flight finish for up to
-``drain_s`` seconds (``--drain-seconds``), each reply recorded as it comes, as in any run.
-Only then, or at a second signal, are the attempts still in flight cut off (``abandoned``:
-those are the ones a resume may pay for again, as after a SIGKILL).
-
-One ``Interrupts`` serves one invocation: a run, a resume, or a whole comparison, whose
-cells run one after another. ``watching`` installs the handlers once, around all of it;
-each session ``attach``-es the scheduler now sending, so a signal between two cells stops
-the comparison before the next cell sends anything. When the watch ends, the handlers that
-were there before come back (the command line's, which turn a late SIGTERM into one line).
-
-Signal handlers can be installed only in the main thread, so a session run from another
-thread (or with no ``Interrupts``) leaves signals alone.
+A request already sent is paid for, so the first signal stops the run (``Scheduler.stop``)
+and lets the attempts in flight finish for up to ``drain_s`` seconds, each reply recorded;
+only then, or at a second signal, are the rest cut off (``abandoned``: what a resume may pay
+for again). One ``Interrupts`` serves one invocation (a run, a resume, a whole comparison):
+``watching`` installs the handlers once around it (main thread only; the ones before come
+back after), and each session ``attach``-es the scheduler now sending, so a signal between
+two cells stops the comparison before the next cell sends anything.
 """
 
 from __future__ import annotations

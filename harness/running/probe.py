@@ -1,14 +1,9 @@
-"""``probe``: one look at a model before paying for a suite.
+"""``probe``: one look at a model before paying for a suite (docs/usage.md, "Before paying").
 
-A handful of the suite's first requests, each sent once through the model's wire, first one
-at a time, then two bursts of more at once (``BURST``): is the server reachable, is the key accepted,
-which model answers, how long it takes, whether the answers parse, and on the chat wire
-whether log-probabilities come back and how much probability falls on the option tokens
-(coverage). Then what the whole suite would cost and take at the configured concurrency
-(the dry run's counts, ``harness.running.dryrun``; the time: ``suite_seconds``).
-Nothing is written into a run folder; each answered exchange goes into the request cache as a
-run's would (keyed by the same model spec, job and round), so a run of the same model at the
-same concurrency does not pay for those requests again. The probe itself always asks live.
+A few of the suite's first requests, sent once each through the model's wire, one at a time
+and then in two bursts (``BURST``); then the whole suite's cost (the dry run's counts,
+``harness.running.dryrun``) and time (``suite_seconds``). Nothing is written into a run
+folder; each answered exchange goes into the request cache keyed as a run's would be.
 """
 
 from __future__ import annotations

@@ -1,30 +1,22 @@
 """The one place a run's records are written and counted: attempts, outputs, running totals.
 
-The scheduler hands every ``Attempt`` here as the caller reports it, and every finished (or
-failed) job's outputs. Methods are synchronous: in a single-threaded event loop a
-synchronous write cannot interleave with another task's.
+The scheduler hands every ``Attempt`` here, and every finished (or failed) job's outputs.
+Methods are synchronous: in a single-threaded event loop a synchronous write cannot
+interleave with another task's.
 
-When lines reach the OS: a finished job's outputs are handed over at once, and the
-exchanges recorded before them first (so what is on disk is always records 1..N, the
-prefix ``runfolder.sequence`` expects of a crash). Exchanges in between go out in one write
-per event-loop pass when the model is paid for or slow (HTTP: a SIGKILL loses only what
-arrived in the pass it lands in, as one line at a time loses the line being written;
-measured: a write per line cost ~6% of the client's CPU at concurrency 256), and in 64 KB
-blocks for an in-process sim or oracle, whose answers are free to make again (resume asks
-what a SIGKILL lost). Cancellation (Ctrl-C) and the end of the run flush and fsync both.
+When lines reach the OS (docs/reliability.md, "Resume never pays twice"): a finished job's
+exchanges, then its outputs, at once, so what is on disk is always records 1..N; exchanges in
+between once per event-loop pass for a paid or slow model (measured: a write per line cost
+~6% of the client's CPU at concurrency 256), in 64 KB blocks for an in-process sim or oracle,
+free to ask again. Every line ends with the next number of the run's one counter, ``seq``,
+spent only once its line is written (a refused record leaves no hole). An output an earlier
+session recorded ``ok`` is not written again (``Job.recorded_ok``).
 
-Every line gets the next number of the run's one record counter as its last key, ``seq``
-(``runfolder.sequence``: duplicated lines are counted once, a cut log is refused); a number
-is spent only once its line is written, so a refused record leaves no hole. An output that
-an earlier session already recorded as ``ok`` is not written again (``Job.recorded_ok``):
-each (job, decoder) has one ``ok`` line.
-
-A write the OS refuses (a full disk, a file size limit) stops the run at once: the first
-failure becomes ``guard.failure`` (a ``WriteFailed`` naming the file and the reason), ``on_failure``
-is called (the session stops sending and cuts off what is in flight), and nothing more is
-written, not even what is still buffered, so what is on disk stays a prefix of the records
-and ``resume`` continues from it. The flush at the end of an event-loop pass is a callback
-whose error asyncio would only log, so it reports through ``failure`` too.
+A write the OS refuses stops the run at once (``WriteGuard``): the first failure becomes
+``guard.failure``, ``on_failure`` stops the session, and nothing more is written, not even
+what is buffered, so the logs stay a prefix of the records that ``resume`` continues from.
+The flush at the end of a pass is a callback whose error asyncio would only log, so it
+reports through ``failure`` too.
 """
 
 from __future__ import annotations

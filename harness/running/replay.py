@@ -1,17 +1,12 @@
 """Rebuilding a run's state from its logs: finished jobs, recorded answers, earlier spend,
 and the queue of unfinished jobs, each replayed up to where it stopped.
 
-Resume never trusts memory: it reads ``outputs.jsonl`` for finished jobs and replays each
-unfinished job's answered exchanges through fresh decoders. Because decoders are pure,
-the replayed job asks exactly what it asked before; if it does not, the code changed and
-resume refuses rather than mixing two versions' questions in one job.
-
-An exchange in which the model declined questions (error kind ``refusal``) was answered: it
-is replayed like any answer, and the decoders it failed stay failed. A job whose decoders
-are all ok or failed by a refusal is finished: resume asks a refused question never again.
-Both logs are read by the one reader, which skips repeated records (``seq``), and their
-numbering is checked once both are read: a log cut in the middle stops resume (and status)
-before anything is sent (``runfolder.sequence``).
+Resume reads ``outputs.jsonl`` for finished jobs and replays each unfinished job's answered
+exchanges through fresh decoders, which are pure: a replayed job that asks otherwise means
+the code changed, and resume refuses rather than mix two versions in one job. A refusal was
+answered: it is replayed like any answer, and a job whose decoders are all ok or failed by a
+refusal is finished. Both logs are read by the one reader and their numbering checked
+(``runfolder.sequence``) before anything is sent.
 """
 
 from __future__ import annotations

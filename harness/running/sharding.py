@@ -1,15 +1,10 @@
 """Shards: one run split by a stable hash of the job id, each part an ordinary run folder.
 
-``RUN/manifest.json`` is the parent: the manifest an unsharded run would have, plus
-``"shards": N``. ``RUN/shards/K/`` is shard K of N: a resumable run folder with its own lock,
-its manifest naming the parent (``"shard": {"index": K, "count": N, "parent": RUN's id}``)
-and its records stamped with the parent's run id, so that merging them is concatenation
-(``harness.spreading.merging``).
-
-A job belongs to shard ``K`` when ``shard_of(job_id, N) == K``: a hash of the id alone, so
-every machine agrees without talking, and neither the suite's shuffled order nor the
-machine decides. The parent is created by whichever shard comes first, atomically; the
-others check it matches them (suite, cases, sources, decoders, model).
+The layout (``RUN/manifest.json`` the parent with ``"shards": N``, ``RUN/shards/K/`` shard K,
+its records stamped with the parent's run id, so merging is concatenation) is in
+docs/scaling.md. ``shard_of`` hashes the id alone, so every machine agrees without talking,
+whatever the shuffled order; the first shard creates the parent atomically, the others
+check it matches them (``mismatches``).
 """
 
 from __future__ import annotations
