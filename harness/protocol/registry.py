@@ -18,8 +18,6 @@ from harness.errors import ConfigError
 from harness.protocol.cases import Suite
 from harness.protocol.decoders import make_decoder
 
-__all__ = ["GROUP", "SuiteBuilder", "load_suite", "register_suite", "suite_names"]
-
 GROUP = "numericjev.suites"
 
 Parser = Callable[[str], object]

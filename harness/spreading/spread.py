@@ -210,6 +210,3 @@ def _gather(parent: Path, count: int, outcomes: list[_Outcome], suite: Suite) ->
     if not errors and len(results) == count and all(r.complete for r in results):
         merge(parent, suite, rescan=False)  # the shards were just written by this run
     return RunResult(parent, counters, simulated, stopped, fatal)
-
-
-__all__ = ["Shards"]
