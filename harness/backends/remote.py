@@ -6,11 +6,9 @@ HTTP layer, ``harness.backends.http``), the price that applies there
 backend for a wire format (``systemone``, ``decisions``, ``chat``) subclasses it and only
 translates bodies.
 
-Keys and URLs of the OpenAI wires: the key is ``OPENAI_API_KEY`` (as the official client
-reads it; OpenAI-compatible servers such as vLLM, Ollama or OpenRouter take their own key in
-the same variable), the server is ``--base-url``, else ``OPENAI_BASE_URL``, else
-``https://api.openai.com``. The key is sent to whichever server that names; a hosted OpenAI
-URL without a key is refused before a run folder exists (``openai_settings``).
+Keys and URLs of the OpenAI wires (``openai_settings``; the table in docs/models.md): the
+key ``OPENAI_API_KEY`` goes to whichever server ``--base-url``, ``OPENAI_BASE_URL`` or
+OpenAI's API names; OpenAI's own API without a key is refused before a run folder exists.
 """
 
 from __future__ import annotations

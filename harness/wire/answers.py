@@ -4,12 +4,9 @@ A 200 whose body lacks an answer for a question, or names a label outside the cr
 is a malformed response (docs/wire.md): an error for that exchange, never a crash, and
 worth another attempt.
 
-A **refusal** is not malformed: the model answered the exchange and declined one question
-(an OpenAI Decisions ``refusal``, a chat refusal message, or a chat reply whose likely
-tokens name no option; ``harness.wire.common.refusal_answer``). ``read_answers`` returns it
-beside the valid answers: a failed answer for that one question, logged with error kind
-``refusal`` and never retried as if it were a transport fault (the same model would most
-likely decline again, and the exchange was paid for).
+A **refusal** (``harness.wire.common.refusal_answer``; docs/models.md, "Refusals") is not
+malformed: ``read_answers`` returns it beside the valid answers, and it is never retried
+(the same model would most likely decline again, and the exchange was paid for).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """HTTP outcomes classified: pure functions, no I/O, no clock unless asked.
 
-- ``classify(status, exc, headers)`` turns an HTTP status or a transport exception into a
-  frozen ``Decision`` (retry? which log ``kind``? wait how long? stop the run?), following
-  the table in ``docs/wire.md``; ``Decision.error`` builds the typed failure a backend raises
-  (``TransientError`` for what another attempt may fix, ``AuthError``, else ``BackendError``).
-- ``parse_retry_after`` reads ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP-date).
-- ``error_excerpt`` says in one line what an error body says (FastAPI, OpenAI-style, HTML or
-  plain text).
-
-The retry policy itself is the caller's (``harness.calling``): a backend only classifies.
+``classify`` follows the table in ``docs/wire.md``; ``parse_retry_after`` and
+``error_excerpt`` read a failed reply's wait and message. The retry policy itself is the
+caller's (``harness.calling``): a backend only classifies.
 """
 
 from __future__ import annotations
