@@ -1,15 +1,12 @@
 """The Caller: between the scheduler and a backend, the same for every backend.
 
 As Inspect's ``Model`` wraps a ``ModelAPI``: the backend makes ONE attempt and classifies
-its own failures; the caller runs every attempt under the run's ``StopSwitch`` (``stop``),
-spend ``Budget`` (``budget``), ``Pacer`` (``pacing``: a 429 is retried without counting as an
-attempt) and the ONE retry policy (``policy``), times each on its own (no waits included)
-and hands each ``Attempt``, failed or answered, to ``on_attempt`` as soon as it is over (the
-scheduler writes it at once, so none is lost in a buffer). It validates a reply's answers
-(``read_answers``) before anything reads them: a malformed answer is a retryable
-``TransientError("malformed")`` for every backend, its billed usage and cost still recorded;
-a refused question is not malformed: the attempt is answered, logged with kind ``refusal``,
-and not retried. A reply that carries no cost is priced at the run's ``pricing.Price``.
+its own failures; the caller runs every attempt under the run's ``StopSwitch``, ``Budget``,
+``Pacer`` and the ONE retry policy (``policy``), times each on its own (no waits included)
+and hands each ``Attempt`` to ``on_attempt`` as soon as it is over (written at once, so none
+is lost in a buffer). It validates a reply's answers (``read_answers``) before anything
+reads them: a malformed answer is retried for every backend, its billed usage and cost
+still recorded. A reply that carries no cost is priced at the run's ``pricing.Price``.
 
 The first attempt is a plain await: the tenacity loop (tens of microseconds to build) is
 entered only after a failure, so an answered exchange costs no more than one attempt.

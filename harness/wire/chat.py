@@ -168,13 +168,9 @@ def to_chat_completion(
     model: str,
     usage: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """A chat completion whose logprobs carry ``answer``'s distribution (serve-sim's half).
-
-    The probabilities are normalised to sum to 1, and the ``top_logprobs`` most probable
-    option tokens are listed, the chosen one first (a zero probability is ``NEVER``).
-    A client reading them with ``from_chat_completion`` recovers the choice and the
-    distribution renormalised over the options returned.
-    """
+    """A chat completion whose logprobs carry ``answer``'s distribution (serve-sim's half):
+    normalised, the ``top_logprobs`` likeliest option tokens, the chosen one first (a zero
+    probability is ``NEVER``), so ``from_chat_completion`` recovers the choice."""
     probabilities, chosen = _distribution(question, answer)
     total = sum(p for p in probabilities.values() if p > 0) or 1.0
     token_of = dict(zip(question.labels, question.tokens, strict=True))

@@ -49,13 +49,8 @@ def state_from_text(text: str) -> Any:
 
 
 def refusal_answer(message: str, reason: str = REFUSAL) -> dict[str, Any]:
-    """A System One answer slot that holds no answer, saying why.
-
-    ``reason`` is ``refusal`` when the model declined (a Decisions refusal, a chat
-    ``refusal`` message) and ``no_label`` when a chat model's likely tokens named no option.
-    Either way it is a failed answer for that one question, never a transport fault: the
-    exchange itself succeeded, and retrying it would most likely get the same reply.
-    """
+    """A System One answer slot that holds no answer, saying why: ``reason`` ``refusal`` (the
+    model declined) or ``no_label`` (a chat model's likely tokens named no option)."""
     return {"type": REFUSAL, REFUSAL: message, "reason": reason}
 
 

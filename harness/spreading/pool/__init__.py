@@ -71,10 +71,8 @@ def processes_to_resume(folder: Path, requested: int | None, max_cost_usd: float
 @dataclass(frozen=True)
 class Pool:
     """A placement (``harness.running.session.Placement``): the run's jobs answered in
-    ``processes`` forked worker processes, this one writing the folder (module docstring).
-    The model must be answered in process (``IN_PROCESS``); ``interrupts`` reach every
-    worker, which drains as a one-process run does (main thread only); the workers get the
-    run's settings inside the plan."""
+    ``processes`` forked worker processes, this one writing the folder (module docstring);
+    the model must be answered in process (``IN_PROCESS``); interrupts from the main thread."""
 
     processes: int
 
