@@ -32,11 +32,8 @@ OPENAI_URL_VARIABLE = "OPENAI_BASE_URL"
 
 
 def server_base_url(url: str) -> str:
-    """``https://host[/prefix]`` without a trailing ``/``, ``/v1`` or any wire's route.
-
-    The OpenAI client's ``OPENAI_BASE_URL`` ends in ``/v1``; a full endpoint URL pasted in
-    works too. The route is then added by the wire format, never guessed from the URL.
-    """
+    """``https://host[/prefix]`` without a trailing ``/``, ``/v1`` (as ``OPENAI_BASE_URL``
+    ends) or any wire's route (a pasted endpoint URL): the wire adds its route."""
     url = checked_url(url.strip()).rstrip("/")
     for suffix in (*ROUTES.values(), "/v1"):
         if url.endswith(suffix):

@@ -55,11 +55,8 @@ def _refusal(raw: Mapping[str, Any]) -> Refusal | None:
 
 
 def read_answers(questions: Mapping[str, Any], body: Any) -> ReadAnswers:
-    """The answer (or refusal) to every question of the request, validated.
-
-    Raises ``TransientError("malformed")`` when any question lacks a usable answer or
-    refusal: another attempt may well be answered correctly.
-    """
+    """The answer (or refusal) to every question of the request, validated; else
+    ``TransientError("malformed")`` (another attempt may well be answered correctly)."""
     if not isinstance(body, _OBJECT) or not isinstance(body.get("answers"), _OBJECT):
         raise TransientError("malformed", "response has no 'answers' object")
     answers = body["answers"]

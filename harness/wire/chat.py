@@ -87,12 +87,8 @@ def _question(
 def to_chat_request(
     body: Mapping[str, Any], qid: str, *, model: str | None = None, top_logprobs: int = TOP_LOGPROBS
 ) -> ChatQuestion:
-    """Question ``qid`` of a System One request as one chat-completions request.
-
-    ``model`` replaces the body's model name (a chat server's name for its model);
-    ``top_logprobs`` is how many alternatives to ask for (OpenAI accepts at most 20; some
-    servers accept more). Raises WireError for a question a chat model cannot answer.
-    """
+    """Question ``qid`` of a System One request as one chat-completions request (``model``:
+    the server's name for it); WireError for a question a chat model cannot answer."""
     if top_logprobs < 1:
         raise WireError(f"top_logprobs must be 1 or more; got {top_logprobs}")
     question = mapping_at(mapping_at(body, "questions"), qid)
@@ -113,11 +109,8 @@ def to_chat_requests(
 
 
 def from_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], ChatQuestion]:
-    """The System One request a chat request asks, with its one question as ``CHAT_QID``.
-
-    serve-sim's half: raises WireError for a chat request whose messages are not a prompt
-    this module wrote (so serve-sim answers 400 rather than guess).
-    """
+    """The System One request a chat request asks, its one question as ``CHAT_QID``
+    (serve-sim's half); WireError for messages this module did not write (a 400, not a guess)."""
     messages = list_at(body, "messages")
     if len(messages) != 2 or not all(isinstance(m, Mapping) for m in messages):
         raise WireError("messages must be the system and user message this harness writes")
@@ -285,11 +278,8 @@ def from_chat_completions(
     asked: Mapping[str, ChatQuestion],
     completions: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The System One response to ``request`` from one completion per question.
-
-    A question without a completion is left out of ``answers``; usage is summed; the model
-    is the first completion's. Raises WireError as ``from_chat_completion`` does.
-    """
+    """The System One response to ``request`` from one completion per question (one left
+    out without its completion; usage summed; the first completion's model)."""
     answers = {}
     usage = {"input_tokens": 0, "output_tokens": 0}
     model = None

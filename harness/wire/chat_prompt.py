@@ -53,11 +53,8 @@ _DECODER = json.JSONDecoder()
 
 
 def label_tokens(labels: Sequence[str]) -> tuple[tuple[str, ...], str]:
-    """The token that names each label, in order, and the rule used (see the module doc).
-
-    Returns ``(tokens, scheme)`` with scheme ``labels``, ``letters`` or ``numbers``.
-    Raises WireError for more than 1000 options.
-    """
+    """``(tokens, scheme)``: the token naming each label, in order, by the module's rule
+    (scheme ``labels``, ``letters`` or ``numbers``); WireError past 1000 options."""
     if labels and all(len(label) == 1 and label in _SINGLE for label in labels):
         return tuple(labels), "labels"
     if len(labels) <= len(_LETTERS):
@@ -107,11 +104,8 @@ def _expect(text: str, at: int, literal: str, what: str) -> int:
 
 
 def parse_prompt(text: str) -> tuple[str, Any, Any, dict[str, Any]]:
-    """The inverse of ``render_prompt``: ``(kind, state, instructions, options)``.
-
-    Raises WireError when ``text`` is not a prompt ``render_prompt`` wrote (it re-renders
-    what it read and compares, so whatever it accepts it reads exactly).
-    """
+    """The inverse of ``render_prompt``: ``(kind, state, instructions, options)``; WireError
+    unless re-rendering what it read gives ``text`` back (so what it accepts, it reads exactly)."""
     at = _expect(text, 0, "State: ", "its state")
     state, at = _value(text, at, "state")
     at = _expect(text, at, "\n\n", "a blank line after the state")

@@ -33,11 +33,8 @@ def state_text(state: Any) -> str:
 
 
 def state_from_text(text: str) -> Any:
-    """The inverse of ``state_text``: a JSON object or array back as itself, else the text.
-
-    A string state whose text is itself a JSON object or array comes back as that object
-    or array: the text formats cannot tell the two apart.
-    """
+    """The inverse of ``state_text``: a JSON object or array back as itself (so is a string
+    state that holds one: the text formats cannot tell them apart), else the text."""
     if text[:1] in ("{", "["):
         try:
             value = orjson.loads(text)
