@@ -115,15 +115,11 @@ class Caller:
     async def call(
         self, body: Mapping[str, Any], on_attempt: OnAttempt, occasion: str = ""
     ) -> Attempt:
-        """The answered attempt of one exchange (its ``answers`` validated; ``refused``
-        holds any question the model declined).
-
-        Every attempt goes to ``on_attempt`` as it ends. Raises the last attempt's
-        ``BackendError`` when no attempt was answered within the retry policy,
-        ``BudgetExhausted`` when a cap stops the run (``RequestCapReached`` before anything of
-        this exchange was sent), ``Stopping`` when the run stops.
-        ``occasion`` (the job and round) keys the request cache along with the body.
-        """
+        """The answered attempt of one exchange (``answers`` validated, ``refused`` what the
+        model declined), every attempt sent to ``on_attempt`` as it ends; ``occasion`` (job
+        and round) keys the request cache with the body. Raises the last ``BackendError``
+        past the retry policy, ``BudgetExhausted`` (``RequestCapReached`` before anything
+        was sent) or ``Stopping``."""
         cache = self.cache
         if cache is None:
             return await self._live(body, on_attempt)

@@ -120,11 +120,9 @@ def _statuses(path: Path, lines: Iterator[bytes], shard: Shard) -> dict[str, dic
 
 
 def merge(folder: Path, suite: Suite | None = None, *, rescan: bool = True) -> Merged:
-    """Check the shards of the run in ``folder`` and write the merged logs there.
-
-    ``suite`` is the run's suite when the caller has it (``Shards`` run here); else it is
-    rebuilt from the parent's manifest. ``rescan=False`` skips re-reading every shard log
-    to check its numbering (``Shards`` run here, whose shards were just written here)."""
+    """Check the shards of the run in ``folder`` and write the merged logs there. ``suite``
+    (else rebuilt from the manifest) and ``rescan=False`` (no re-read of each shard log's
+    numbering) are for ``Shards`` run here, whose shards were just written."""
     t0 = time.perf_counter()
     parent = load_manifest(folder)
     count = shard_count(parent)

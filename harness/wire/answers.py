@@ -114,12 +114,9 @@ def refusal_summary(refused: Mapping[str, Refusal], asked: int, limit: int = 3) 
 
 
 def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
-    """The answer to every question of the request, validated; for callers that cannot use
-    a partial answer (the oracle check, the dry run, tests).
-
-    Raises ``TransientError("malformed")`` as ``read_answers`` does, and
-    ``BackendError("refusal")`` (not retried) when the model declined any question.
-    """
+    """The answer to every question, validated, for callers that cannot use a partial one
+    (the oracle check, the dry run): ``read_answers``'s errors, and ``BackendError("refusal")``
+    (not retried) when the model declined any question."""
     read = read_answers(questions, body)
     if read.refused:
         raise BackendError("refusal", refusal_summary(read.refused, len(questions)))

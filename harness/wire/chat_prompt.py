@@ -69,11 +69,8 @@ def _dump(value: Any) -> str:
 
 
 def render_prompt(kind: str, state: Any, instructions: Any, options: Mapping[str, Any]) -> str:
-    """The user message asking a question of type ``kind`` about ``state``.
-
-    ``options`` maps each label to its description (null allowed), in order: for a noul
-    question ``true`` and ``false``, for a score question the levels ``"0"``, ``"1"``, ...
-    """
+    """The user message asking a question of type ``kind`` about ``state``; ``options`` maps
+    each label (noul: ``true``, ``false``; score: ``"0"``, ``"1"``, ...) to its text or None."""
     tokens, _ = label_tokens(list(options))
     lines = []
     for token, (label, text) in zip(tokens, options.items(), strict=True):

@@ -11,11 +11,8 @@ REFUSAL = "refusal"
 
 
 class WireError(ValueError):
-    """A body that lacks the shape its wire format requires; the message names the field.
-
-    A client reading a response turns it into a malformed exchange; serve-sim reading a
-    request answers it with a 4xx.
-    """
+    """A body that lacks the shape its wire format requires; the message names the field
+    (a client's malformed exchange, serve-sim's 4xx)."""
 
 
 def text_of(value: Any) -> str:

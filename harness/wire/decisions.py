@@ -254,14 +254,10 @@ def _answer(question: Mapping[str, Any], raw: Mapping[str, Any]) -> Any:
 
 
 def from_decisions_response(request: Mapping[str, Any], body: Any) -> dict[str, Any]:
-    """A Decisions response as the System One response to ``request`` (its System One body).
-
-    Answers are matched to questions by ``name``; an unnamed answer by position, when the
-    response has exactly one answer per question (OpenAI documents question order). A
-    question left unanswered is absent from ``answers`` (the caller's answer check reports
-    it); a refusal becomes ``refusal_answer``. Raises WireError for a body without an
-    ``answers`` list.
-    """
+    """A Decisions response as the System One response to ``request`` (its System One body):
+    answers matched by ``name``, an unnamed one by position when there is one per question
+    (OpenAI documents question order); one unanswered is left out (the caller reports it).
+    WireError for a body without an ``answers`` list."""
     questions = mapping_at(request, "questions")
     raw_answers = list_at(body, "answers")
     named = {

@@ -45,12 +45,8 @@ class Decision:
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP-date).
-
-    ``retry-after-ms`` wins when both are present (as in the official SDK). A date in the
-    past gives 0; an unreadable value gives None (fall back to backoff). ``now`` is the
-    current epoch time, injectable for tests.
-    """
+    """Seconds to wait from ``retry-after-ms`` (wins, as in the official SDK) or
+    ``Retry-After`` (seconds or HTTP-date; past: 0); None if unreadable (back off instead)."""
     if not headers:
         return None
     lower = {str(k).lower(): str(v).strip() for k, v in headers.items()}

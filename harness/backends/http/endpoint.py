@@ -127,11 +127,8 @@ class HttpEndpoint:
         return re.sub(r"(?i)(https?://)[^/?#\s]*@", r"\1***@", text)
 
     async def post(self, content: bytes) -> HttpResponse:
-        """POST ``content`` once. A 2xx comes back; anything else raises its typed failure.
-
-        Raises ``TransientError`` (429, 408, 5xx, connection errors, timeouts), ``AuthError``
-        (401/403) or ``BackendError`` (other statuses, a URL the library cannot use).
-        """
+        """POST ``content`` once: a 2xx, else ``TransientError`` (429, 408, 5xx, connection,
+        timeout), ``AuthError`` (401/403) or ``BackendError`` (others, an unusable URL)."""
         unchained: BackendError | None = None
         try:
             response = await self._sender.post(self.url, content)

@@ -53,12 +53,9 @@ class SuiteRef:
 
 @dataclass(frozen=True)
 class ShardTask:
-    """Everything one actor needs to run (or, after a lost node, continue) its shard.
-
-    ``state``: what the run folder already holds of this shard's jobs (finished jobs, and
-    the answers of those started), replayed before anything is sent. ``owner`` names this
-    attempt at the shard to the run-wide limiter.
-    """
+    """Everything one actor needs to run (or, after a lost node, continue) its shard:
+    ``state``, what the folder holds of its jobs, replayed first; ``owner``, this attempt at
+    the shard as the run-wide limiter knows it."""
 
     suite: SuiteRef
     model: ModelSpec
