@@ -1,11 +1,9 @@
 """A shard of a Ray run as an actor (``ShardActor``): it answers, the driver writes.
 
 The actor runs its shard's jobs through a forked pool worker's code
-(``harness.spreading.pool.worker.work``): its recorder hands each record, serialised and
-unnumbered, to a stream instead of a file. The stream is the actor method itself, a Ray
-generator: each block of lines travels back to the driver as it is made, with the shard's
-counters, and the driver numbers and writes them (``harness.spreading.raylaunch.driver``).
-Nothing is written on the node the actor runs on, so the cluster needs no shared disk.
+(``harness.spreading.pool.worker.work``), its serialised, unnumbered records handed not to a
+pipe but to the actor method itself, a Ray generator: each block travels back to the driver
+with the shard's counters as it is made, so nothing is written on the node.
 """
 
 from __future__ import annotations
