@@ -1,18 +1,14 @@
 """The ``openai-chat`` backend: any chat LLM as a choice model, through ``top_logprobs``.
 
-For OpenAI-compatible ``POST /v1/chat/completions`` servers (vLLM, llama.cpp's server,
-Ollama, OpenRouter, OpenAI). One ``answer`` turns each question of the batched System One
-body into one single-token completion request, sends them concurrently, and reads each
-first token's alternatives back into a System One answer, by ``harness.wire.chat``'s rule
-(a reply that names no option, or a refusal message, is a refusal for that question:
-kind ``refusal``, never retried).
+One ``answer`` turns each question of the batched System One body into one single-token
+completion request, sends them concurrently, and reads each back by ``harness.wire.chat``'s
+rule (a refusal for a question is kind ``refusal``, never retried); what a user sees:
+docs/models.md ("A chat LLM").
 
-**Concurrency.** ``--concurrency`` bounds HTTP requests in flight on every wire. Here the
-caller's pacer admits exchanges as on any wire, and inside the backend one capacity limiter
-of ``concurrency`` places, shared by every exchange, admits each question's completion (the
-connection pool has as many connections): so a run never has more than ``concurrency``
-completions in flight, however many questions a round batches. An attempt's latency is
-the wall time of all its completions, waits for a place included.
+**Concurrency.** One capacity limiter of ``concurrency`` places, shared by every exchange,
+admits each question's completion (the connection pool has as many connections), so a run
+never has more than ``concurrency`` completions in flight however many questions a round
+batches. An attempt's latency is the wall time of all its completions, waits included.
 
 **One attempt is all its completions.** If any completion fails, the attempt fails with
 the most telling failure (a refused key, then a non-retryable error, then a 429 with the

@@ -1,11 +1,7 @@
 """The ``openai-decisions`` backend: OpenAI's Decisions API (``POST /v1/decisions``).
 
-A translation at the backend's edge, over the shared HTTP layer: one ``answer`` turns the
-System One body into a Decisions body (``harness.wire.decisions``), POSTs it once, and
-reads the answers back into a System One response. The decoders and the log see System
-One; the log line also keeps the exact body sent (``sent``). A refused question comes back
-as a refusal answer, which the caller records as kind ``refusal`` and never retries. The
-format is chosen by ``--wire``, never by the URL.
+A translation at the backend's edge (``harness.wire.decisions``): the decoders and the log
+see System One; the log line also keeps the exact body sent (``sent``).
 """
 
 from __future__ import annotations

@@ -1,31 +1,19 @@
 """A local GGUF model with no server (``--model gguf:PATH``), read through llama-cpp-python.
 
-Install the optional extra first: ``pip install -e '.[gguf]'`` (llama-cpp-python builds
-llama.cpp from source: about 5 to 10 minutes on 2 cores). The file is loaded in process;
-nothing goes over the network, and nothing is billed (price 0).
+Install, cost and the recorded fields: docs/models.md ("A local GGUF file"). Each question
+is asked as on the ``openai-chat`` wire (``harness.wire.chat_prompt``), rendered with the
+file's own chat template (a file without one is refused), then ONE forward pass whose last
+logits are read straight from llama.cpp (``llama_get_logits_ith``); no token is generated.
+Each option's token is scored with and without a leading space, each only when the tokenizer
+keeps it as ONE token (a split label is unscored, in ``missing``), and the log-probabilities
+over the whole vocabulary go through the chat wire's reader (``from_chat_completion``).
 
-Each question of a batched request is asked exactly as on the ``openai-chat`` wire: the
-same system and user messages (``harness.wire.chat_prompt``), rendered with the file's own
-chat template (``tokenizer.chat_template``; a file without one is refused), then ONE forward
-pass, and the logits of the last position are read straight from llama.cpp
-(``llama_get_logits_ith``). No token is generated. The label-token rule is the chat wire's
-(``chat_prompt.label_tokens``); for each option the backend scores its token with and
-without a leading space, each only when the model's tokenizer keeps it as ONE token (a
-label it splits, such as ``42`` for tokenizers that split every digit, is unscored and
-listed in ``missing``). Those log-probabilities, over the whole vocabulary, go through the
-chat wire's reader (``from_chat_completion``), so every answer records the same fields:
-``coverage`` (the next-token probability that fell on option tokens at all), ``missing``,
-``alternatives`` (option tokens scored) and ``scheme``; the choice distribution is renormalised
-over the scored options. Unlike a chat server this reads every option, not the top 20.
-
-A wrongly read logits buffer gives uniform probabilities without any error; an attempt
-whose logits are all equal is refused (``unexpected``), and the soak test checks that the
-label mass is well above zero.
+A wrongly read logits buffer gives uniform probabilities without any error, so an attempt
+whose logits are all equal is refused (``unexpected``).
 
 One forward pass runs at a time (one model, one context), in a worker thread, so the event
 loop stays free. Each prompt is evaluated whole, never from a cached prefix, so an answer
 depends on its prompt only (llama.cpp's kernels round differently by batch size).
-``sent`` records each question's rendered prompt.
 """
 
 from __future__ import annotations
@@ -54,7 +42,7 @@ class GgufBackend:
     simulated = False
     price_per_million = 0.0  # runs in process: nothing is billed
 
-    def __init__(self, path: str, *, n_ctx: int = N_CTX, n_threads: int | None = None) -> None:
+    def __init__(self, path: str) -> None:
         """Load ``path``; refuses a missing file, a missing extra or a file with no chat
         template in one line (before any run folder exists)."""
         file = Path(path).expanduser()
@@ -72,9 +60,9 @@ class GgufBackend:
         with self.path.open("rb") as handle:
             self.sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
         # llama-cpp-python's default is half the cores; one pass at a time can use them all.
-        threads = n_threads or os.cpu_count() or 1
+        threads = os.cpu_count() or 1
         self._llama = Llama(
-            model_path=str(self.path), n_ctx=n_ctx, n_threads=threads, verbose=False
+            model_path=str(self.path), n_ctx=N_CTX, n_threads=threads, verbose=False
         )
         template = self._llama.metadata.get("tokenizer.chat_template")
         if not template:

@@ -144,12 +144,8 @@ def cost_usd(
 
 
 def require_price(max_cost_usd: float | None, price_per_million: float | None, what: str) -> None:
-    """Refuse a spend cap that nothing can price before a cost is reported.
-
-    ``what`` names the model and server (``"model 'jev-sim' at http://127.0.0.1:8377"``).
-    A server that reports its own cost still needs a price here: the cap reserves each
-    request's cost before it is sent, when no report exists yet.
-    """
+    """Refuse a spend cap that nothing can price before a cost is reported (a server that
+    reports its own cost too: the cap reserves before it is sent); ``what`` names the model."""
     if max_cost_usd is not None and price_per_million is None:
         raise ConfigError(
             f"--max-cost-usd needs a price, and {what} has none (the price table prices only "

@@ -57,13 +57,9 @@ NOUL_LABELS = ("true", "false")
 
 
 def as_choice(question: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The question as the choice question it amounts to; None when it has no options.
-
-    A choice question is itself. A ``noul`` question is a choice between ``true`` and
-    ``false`` (its optional criteria describe them; always in that order, so every wire
-    format, which may not keep the order of a noul's criteria, asks the same question). A
-    ``score`` question is a choice between its levels, labelled ``"0"``, ``"1"``, ...
-    """
+    """The question as the choice it amounts to (None: no options): a noul between ``true``
+    and ``false`` in that order (a wire may not keep its criteria's order), a score between
+    its levels ``"0"``, ``"1"``, ..."""
     kind = question.get("type")
     if kind == "noul":
         criteria = question.get("criteria")
@@ -81,12 +77,7 @@ def as_choice(question: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def read_questions(body: Mapping[str, Any]) -> dict[str, tuple[Mapping[str, Any], Meaning | None]]:
-    """Each question as a choice (see ``as_choice``) with its meaning.
-
-    The meaning of a noul or score question is None when the model cannot read it (it then
-    guesses); an unreadable choice question raises BackendError("bad_request"), as does a
-    question with no options.
-    """
+    """Each question as a choice (``as_choice``) with its meaning (``read_question``)."""
     questions = body_questions(body)
     return {qid: read_question(qid, question) for qid, question in questions.items()}
 
@@ -100,7 +91,9 @@ def body_questions(body: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def read_question(qid: str, question: Any) -> tuple[Mapping[str, Any], Meaning | None]:
-    """One question of ``read_questions``: as a choice, with its meaning (or the error)."""
+    """One question as a choice, with its meaning: None for a noul or score question the
+    model cannot read (it then guesses); BackendError("bad_request") for an unreadable
+    choice question or one with no options."""
     if not is_mapping(question):
         raise BackendError("bad_request", f"question {qid!r} has no criteria", status=422)
     kind = question.get("type")
@@ -152,12 +145,8 @@ def choice_answer(label: str, labels: list[str], confidence: float) -> dict[str,
 
 
 def typed_answer(question: Mapping[str, Any], choice: dict[str, Any]) -> dict[str, Any]:
-    """The wire answer of ``question``'s type from its answer as a choice (see ``as_choice``).
-
-    noul: the probability of ``true``. score: the wire's expected level (the
-    probability-weighted mean of the level indices), the choice's confidence, the levels as
-    the legend, and each level's probability.
-    """
+    """The wire answer of ``question``'s type from its answer as a choice (``as_choice``):
+    noul, P(true); score, the probability-weighted mean level, with confidence and legend."""
     kind = question.get("type")
     if kind == "noul":
         return {"type": "noul", "noul": choice["probabilities"]["true"]}

@@ -6,11 +6,9 @@ HTTP layer, ``harness.backends.http``), the price that applies there
 backend for a wire format (``systemone``, ``decisions``, ``chat``) subclasses it and only
 translates bodies.
 
-Keys and URLs of the OpenAI wires: the key is ``OPENAI_API_KEY`` (as the official client
-reads it; OpenAI-compatible servers such as vLLM, Ollama or OpenRouter take their own key in
-the same variable), the server is ``--base-url``, else ``OPENAI_BASE_URL``, else
-``https://api.openai.com``. The key is sent to whichever server that names; a hosted OpenAI
-URL without a key is refused before a run folder exists (``openai_settings``).
+Keys and URLs of the OpenAI wires (``openai_settings``; the table in docs/models.md): the
+key ``OPENAI_API_KEY`` goes to whichever server ``--base-url``, ``OPENAI_BASE_URL`` or
+OpenAI's API names; OpenAI's own API without a key is refused before a run folder exists.
 """
 
 from __future__ import annotations
@@ -34,11 +32,8 @@ OPENAI_URL_VARIABLE = "OPENAI_BASE_URL"
 
 
 def server_base_url(url: str) -> str:
-    """``https://host[/prefix]`` without a trailing ``/``, ``/v1`` or any wire's route.
-
-    The OpenAI client's ``OPENAI_BASE_URL`` ends in ``/v1``; a full endpoint URL pasted in
-    works too. The route is then added by the wire format, never guessed from the URL.
-    """
+    """``https://host[/prefix]`` without a trailing ``/``, ``/v1`` (as ``OPENAI_BASE_URL``
+    ends) or any wire's route (a pasted endpoint URL): the wire adds its route."""
     url = checked_url(url.strip()).rstrip("/")
     for suffix in (*ROUTES.values(), "/v1"):
         if url.endswith(suffix):

@@ -1,12 +1,8 @@
 """The System One backend: any ``/v1/systemone`` server, as a translation over ``http``.
 
 One ``answer`` is one POST of the body exactly as given (serialised with orjson, so criteria
-keep their insertion order) and one reading of the reply: a 2xx whose body is a JSON object
-becomes a ``Reply`` with the served model, usage, cost and request id. Whether it answers
-every question is checked by the caller, as for every backend. A 2xx that is not a JSON
-object is a ``TransientError("malformed")``; everything about HTTP (timeouts, statuses,
-``Retry-After``, the key and its scrubbing) is ``HttpEndpoint``'s, and the endpoint, price,
-reading of a 2xx and manifest description are ``RemoteBackend``'s, as on the OpenAI wires.
+keep their insertion order); the reply becomes a ``Reply`` with the served model, usage,
+cost and request id. The rest is ``RemoteBackend``'s and ``HttpEndpoint``'s, as on every wire.
 """
 
 from __future__ import annotations

@@ -1,34 +1,18 @@
 """Caps, spend reservations and the early-failure breaker: what a run may still spend.
 
-- ``admit`` is asked just before an exchange is first sent to the server (a cache hit is
-  not sent, so not counted) and raises ``RequestCapReached`` once the request cap
-  (``--max-requests``, per invocation) is reached.
-- With a spend cap (``--max-cost-usd``, the run's total recorded cost, earlier sessions
-  included) every ATTEMPT first takes a ``Hold`` on what it may cost and gives it back when
-  it ends, its real cost recorded. An attempt is sent only if the recorded cost, the holds
-  of attempts in flight and its own hold fit under the cap. An attempt that does not fit
-  waits while others hold reservations (their real cost is usually far below the bound,
-  and their release may make room); when nothing is held and it still does not fit, the
-  run stops. So the run uses the cap up to the last request that fits, and a resume with
-  the same cap starts only if one more request does.
+- ``admit`` is asked just before an exchange is first sent (a cache hit is not counted) and
+  raises ``RequestCapReached`` once ``--max-requests`` (per invocation) is reached.
+- With ``--max-cost-usd`` every ATTEMPT first takes a ``Hold`` on what it may cost; it is
+  sent only if recorded cost + holds in flight + its own hold fit under the cap, else it
+  waits while others hold, and the run stops when nothing is held and it still does not fit.
 - ``failed`` is the breaker: if the first ``early_failure_limit`` exchanges all fail, the
   server is wrong, not unlucky.
 
-The bound (``bound``): ONE TOKEN PER BYTE of the serialised body, at the run's price per
-million input tokens. A byte-level BPE tokenizer (the GPT-2 / tiktoken family, which merges
-bytes into tokens) never gives more tokens than the text has bytes, since every token
-covers at least one byte; and the body, with its JSON syntax, keys and ids, is longer than
-the question text a server builds from it. On the paper's affine run, hosted Jev billed
-6,982,898 input tokens for 6,863 requests (1,017 a request), and the same requests' bodies
-average 1,533 bytes: 0.66 tokens per byte. What the bound cannot see is a server's own
-prompt template around the question, so once answers come back it is also at least the
-highest cost per byte and the highest cost of one attempt seen so far. Holding the bound
-for every attempt keeps the recorded total under the cap whenever the bound holds, at any
-concurrency, from start and on resume; docs/models.md ("--max-cost-usd") states what remains.
-
-A run with a spend cap and no price cannot bound a request before it is answered, so it is
-refused before it starts (``harness.backends.pricing.require_price``, the pricing rules'
-one owner).
+The bound (``bound``): ONE TOKEN PER BYTE of the serialised body at the run's input price
+(a byte-level BPE token covers at least one byte), and once answers come back at least the
+highest cost per byte and per attempt seen (a server's prompt template is invisible to it).
+Why and what it measured: docs/reliability.md ("Spend caps hold"). A spend cap with no
+price is refused before the run (``harness.backends.pricing.require_price``).
 """
 
 from __future__ import annotations

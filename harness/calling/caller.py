@@ -1,15 +1,12 @@
 """The Caller: between the scheduler and a backend, the same for every backend.
 
 As Inspect's ``Model`` wraps a ``ModelAPI``: the backend makes ONE attempt and classifies
-its own failures; the caller runs every attempt under the run's ``StopSwitch`` (``stop``),
-spend ``Budget`` (``budget``), ``Pacer`` (``pacing``: a 429 is retried without counting as an
-attempt) and the ONE retry policy (``policy``), times each on its own (no waits included)
-and hands each ``Attempt``, failed or answered, to ``on_attempt`` as soon as it is over (the
-scheduler writes it at once, so none is lost in a buffer). It validates a reply's answers
-(``read_answers``) before anything reads them: a malformed answer is a retryable
-``TransientError("malformed")`` for every backend, its billed usage and cost still recorded;
-a refused question is not malformed: the attempt is answered, logged with kind ``refusal``,
-and not retried. A reply that carries no cost is priced at the run's ``pricing.Price``.
+its own failures; the caller runs every attempt under the run's ``StopSwitch``, ``Budget``,
+``Pacer`` and the ONE retry policy (``policy``), times each on its own (no waits included)
+and hands each ``Attempt`` to ``on_attempt`` as soon as it is over (written at once, so none
+is lost in a buffer). It validates a reply's answers (``read_answers``) before anything
+reads them: a malformed answer is retried for every backend, its billed usage and cost
+still recorded. A reply that carries no cost is priced at the run's ``pricing.Price``.
 
 The first attempt is a plain await: the tenacity loop (tens of microseconds to build) is
 entered only after a failure, so an answered exchange costs no more than one attempt.
@@ -118,15 +115,11 @@ class Caller:
     async def call(
         self, body: Mapping[str, Any], on_attempt: OnAttempt, occasion: str = ""
     ) -> Attempt:
-        """The answered attempt of one exchange (its ``answers`` validated; ``refused``
-        holds any question the model declined).
-
-        Every attempt goes to ``on_attempt`` as it ends. Raises the last attempt's
-        ``BackendError`` when no attempt was answered within the retry policy,
-        ``BudgetExhausted`` when a cap stops the run (``RequestCapReached`` before anything of
-        this exchange was sent), ``Stopping`` when the run stops.
-        ``occasion`` (the job and round) keys the request cache along with the body.
-        """
+        """The answered attempt of one exchange (``answers`` validated, ``refused`` what the
+        model declined), every attempt sent to ``on_attempt`` as it ends; ``occasion`` (job
+        and round) keys the request cache with the body. Raises the last ``BackendError``
+        past the retry policy, ``BudgetExhausted`` (``RequestCapReached`` before anything
+        was sent) or ``Stopping``."""
         cache = self.cache
         if cache is None:
             return await self._live(body, on_attempt)

@@ -10,11 +10,9 @@ its reply (or failure) is in. Three things can hold it back:
   attempt waits for, instead of each job hammering the server on its own schedule.
 - the pace: with ``rps``, attempts start at least ``1/rps`` seconds apart.
 
-A 429 never fails a job (the caller retries it without counting it as an attempt); what
-bounds it is a run-wide ceiling on the time 429s have paused the run (``max_wait_s``,
-``--max-wait-seconds``). ``waited_s`` is the length of the union of the pauses, so 64
-attempts told to wait the same second count one second; once it would pass the ceiling,
-``exhausted`` says so in one line and the caller stops the run, resumably.
+What bounds 429s is a run-wide ceiling on the time they paused the run (``max_wait_s``,
+``--max-wait-seconds``; docs/reliability.md): ``waited_s`` is the length of the union of the
+pauses (64 attempts told to wait the same second count one second).
 
 While none of them applies (an in-process model, or a server that never says 429),
 ``try_acquire`` takes a place without awaiting anything: the common path costs a comparison.

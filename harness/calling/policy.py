@@ -104,14 +104,10 @@ def build_retrying(
     probing: Callable[[], bool] | None = None,
     paused: Callable[[], float] | None = None,
 ) -> AsyncRetrying:
-    """The ONE tenacity policy: retry ``TransientError`` only, backoff or ``Retry-After``.
-
-    Build one per exchange (tenacity keeps per-call state on the object). The time budget
-    counts from ``start`` on ``clock`` (default: now), less the time spent waiting out 429s
-    and the time ``paused`` reports (the exchange's waits in the pacer, which 429s of other
-    exchanges cause). ``probing`` says whether nothing has been answered yet (the ``probe()``
-    policy applies).
-    """
+    """The ONE tenacity policy: retry ``TransientError`` only, backoff or ``Retry-After``;
+    one per exchange (tenacity keeps per-call state). The time budget counts from ``start``
+    on ``clock``, less 429 waits and what ``paused`` reports (the exchange's waits in the
+    pacer); while ``probing()`` (nothing answered yet) the ``probe()`` policy applies."""
     rand = rng or random.Random()
     began = clock() if start is None else start
     counted = 0  # failed attempts other than 429s

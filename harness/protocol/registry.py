@@ -18,8 +18,6 @@ from harness.errors import ConfigError
 from harness.protocol.cases import Suite
 from harness.protocol.decoders import make_decoder
 
-__all__ = ["GROUP", "SuiteBuilder", "load_suite", "register_suite", "suite_names"]
-
 GROUP = "numericjev.suites"
 
 Parser = Callable[[str], object]
@@ -61,11 +59,8 @@ def register_suite(
     *,
     replace: bool = False,
 ) -> None:
-    """Make ``name`` loadable by ``load_suite`` (and so by ``run`` and ``resume``).
-
-    ``build`` is a ``SuiteBuilder`` or a function that takes ``seed`` and ``decoders``.
-    A name that already exists is refused unless ``replace`` is true.
-    """
+    """Make ``name`` loadable by ``load_suite`` (``build``: a ``SuiteBuilder`` or a function
+    of ``seed`` and ``decoders``); an existing name is refused unless ``replace``."""
     if not name or not name.replace("_", "").replace("-", "").isalnum():
         raise ConfigError(f"suite name {name!r}: use letters, digits, '_' and '-'")
     if not replace and (name in _registered or name in _entry_points()):

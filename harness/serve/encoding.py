@@ -47,11 +47,8 @@ _DECODERS: dict[str, Callable[[bytes, int], tuple[bytes, bool]]] = {
 
 
 def decode_body(body: bytes, content_encoding: str | None, limit: int) -> bytes:
-    """``body`` with its content codings undone (last applied, first undone).
-
-    Raises EncodingError: 415 for a coding serve-sim does not know, 400 for data that does
-    not decode, 413 when the decoded body exceeds ``limit`` bytes.
-    """
+    """``body`` with its content codings undone, last applied first; EncodingError 415 for
+    an unknown coding, 400 for data that does not decode, 413 past ``limit`` bytes."""
     codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
     for coding in reversed(codings):
         if coding == "identity":

@@ -1,13 +1,10 @@
 """Seeded fault injection for ``serve-sim``: which exchanges fail, and how.
 
-A fault in ``KINDS`` only ever makes an exchange fail DETECTABLY (an error status, a
-dropped connection, a body that does not parse or does not answer the request, a reply
-slower than the client's timeout); it never turns a correct answer into a different valid
-one. So a run against a faulty server, once its retries succeed, gives the same outputs as
-a run against a clean one. Two exceptions are the model's own answer, not a transport
-fault, and a client records them as refusals (final, never retried): ``refusal`` (in
-``DECLINES``: the model declines one question; opt-in only, never part of ``mixed``) and
-``badlabel`` on the openai-chat wire (a reply whose token names no option).
+A fault in ``KINDS`` only ever makes an exchange fail DETECTABLY, never turns a correct
+answer into a different valid one, so a run against a faulty server, once its retries
+succeed, gives a clean run's outputs (docs/reliability.md, "Faults do not change results").
+Two are the model's own answer and recorded as refusals: ``refusal`` (in ``DECLINES``;
+opt-in only, never part of ``mixed``) and ``badlabel`` on the openai-chat wire.
 
 Whether a request is faulted, and how, is a pure function of the fault seed, a hash of
 the request body and how many times that body has already been faulted. A retried body

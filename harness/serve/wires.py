@@ -117,12 +117,8 @@ def write_response(wire: str, asked: Asked, response: Mapping[str, Any]) -> Any:
 
 
 def chat_fault(fault: str, completion: dict[str, Any]) -> dict[str, Any]:
-    """A chat completion failed as ``fault`` (badlabel, missing or refusal) says.
-
-    badlabel: the token and every alternative name no option (the client reads a failed
-    answer). missing: the logprobs the client asked for are absent (a malformed reply).
-    refusal: the model declines, as OpenAI's refusals look (no content, a refusal message).
-    """
+    """A chat completion failed as ``fault`` says: ``badlabel`` (no token names an option),
+    ``missing`` (no logprobs: malformed) or ``refusal`` (no content, a refusal message)."""
     choice = dict(completion["choices"][0])
     if fault == "refusal":
         choice["message"] = {"role": "assistant", "content": None, "refusal": DECLINED}

@@ -1,25 +1,17 @@
 """``numericjev merge RUN``: the shards of a run (``harness.running.sharding``) become one run folder.
 
-Merge checks before it writes anything:
+What merge checks and writes, as a user sees it: docs/scaling.md. Nothing is written until
+every shard ``RUN/shards/K`` exists, is not running (its lock is free), names the parent's
+run id and its own index, matches the parent, holds only jobs of its own hash bucket, and
+together they hold every job of the suite.
 
-- every shard ``RUN/shards/K`` (K < N) exists, is not running (its lock is free), names the
-  parent's run id and its own index, and matches the parent (suite, cases, sources,
-  decoders, model);
-- each shard holds only jobs of its own hash bucket, so their job sets are disjoint;
-- together they hold every job of the suite (else it names the shards with jobs missing
-  and the command that finishes each).
-
-Then it writes ``outputs.jsonl``, ``requests.jsonl`` and ``sessions.jsonl`` at the parent:
-each the shards' file in shard order (their whole lines; a torn last line is left out),
-written to a temporary file and renamed into place. ``sessions.jsonl`` ends with one more
-line, ``"command": "merge"``, sealing the parent's manifest: the shards' lines seal their
-own manifests, so without it every reader would take the parent for an edited manifest.
-Records already carry the parent's run id. Each shard numbers its records 1..N_K (``seq``,
-``runfolder.sequence``, checked here: a shard cut in the middle is refused); the merged logs
-number them 1..N in shard order by adding the earlier shards' counts to each line's ``seq``,
-the only bytes changed, so every reader sees one run numbered as if written at once.
-Merging again gives the same bytes. ``totals.json`` is the shards' summed, as an unsharded
-run has one.
+Each log is the shards' whole lines in shard order (a torn last line left out), written to a
+temporary file and renamed into place. ``sessions.jsonl`` ends with a ``"command": "merge"``
+line sealing the parent's manifest: the shards' lines seal their own manifests, so without
+it every reader would take the parent for an edited manifest. Each shard numbers its records
+1..N_K (``seq``, checked here: a shard cut in the middle is refused); the merged logs number
+them 1..N by adding the earlier shards' counts to each ``seq``, the only bytes changed, so
+merging again gives the same bytes.
 """
 
 from __future__ import annotations
@@ -128,11 +120,9 @@ def _statuses(path: Path, lines: Iterator[bytes], shard: Shard) -> dict[str, dic
 
 
 def merge(folder: Path, suite: Suite | None = None, *, rescan: bool = True) -> Merged:
-    """Check the shards of the run in ``folder`` and write the merged logs there.
-
-    ``suite`` is the run's suite when the caller has it (``Shards`` run here); else it is
-    rebuilt from the parent's manifest. ``rescan=False`` skips re-reading every shard log
-    to check its numbering (``Shards`` run here, whose shards were just written here)."""
+    """Check the shards of the run in ``folder`` and write the merged logs there. ``suite``
+    (else rebuilt from the manifest) and ``rescan=False`` (no re-read of each shard log's
+    numbering) are for ``Shards`` run here, whose shards were just written."""
     t0 = time.perf_counter()
     parent = load_manifest(folder)
     count = shard_count(parent)

@@ -43,18 +43,13 @@ from runfolder import MANIFEST, RunFolderError, load_manifest
 @dataclass(frozen=True)
 class Shards:
     """A placement (``harness.running.session.Placement``): a run split in ``count`` shards
-    (``harness.running.sharding``) under ``folder``, the parent run folder.
+    (``harness.running.sharding``) under ``folder``, the parent run folder; what ``run`` and
+    ``resume`` do with and without ``index``, and how limits divide: docs/scaling.md.
 
-    With ``index``, ``run`` runs only shard ``index`` (one machine of many): it creates the
-    parent ``folder/manifest.json`` if no shard has yet (else checks that this shard's suite,
-    cases, code, decoders and model match it), then starts ``folder/shards/K`` or, if it
-    exists, resumes it; the limits are the whole run's: the shard takes its share of ``rps``
-    and of the spend cap. Merge with ``harness.spreading.merging``. Without ``index``,
-    ``run`` runs every shard in ``count`` local processes and merges them: the machine's
-    limits are shared (each worker takes its part of the concurrency and the request cap,
-    and as every shard its share of ``rps`` and the spend cap). ``resume`` continues every
-    shard of the parent run in at most ``count`` processes; a shard never started is started
-    (its logs plain, as ``compress`` is not recorded); limits left out are each shard's own.
+    With ``index`` the parent manifest is created by the first shard (later ones are checked
+    against it) and the shard folder is started or, if it exists, resumed. Without it every
+    shard runs in ``count`` local processes, then they are merged; ``resume`` starts a shard
+    never started with plain logs (``compress`` is not recorded).
     """
 
     count: int
@@ -210,6 +205,3 @@ def _gather(parent: Path, count: int, outcomes: list[_Outcome], suite: Suite) ->
     if not errors and len(results) == count and all(r.complete for r in results):
         merge(parent, suite, rescan=False)  # the shards were just written by this run
     return RunResult(parent, counters, simulated, stopped, fatal)
-
-
-__all__ = ["Shards"]

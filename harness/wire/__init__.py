@@ -3,20 +3,10 @@
 No I/O here: each function takes and returns JSON-ready values, so a client backend and
 serve-sim share one definition of every format (the client sends ``to_*`` and reads
 ``from_*_response``; serve-sim reads ``from_*_request`` and answers ``to_*_response``).
-
-- ``answers``: a System One response read against its request (``parse_answers``): the
-  validation the caller applies to every backend's reply.
-- ``decisions``: OpenAI's Decisions API (``--wire openai-decisions``, ``/v1/decisions``).
-- ``encoded``: a body with its JSON bytes, made once for the request cache's key and the
-  ``systemone`` backend's send.
-- ``chat``: any chat LLM through ``top_logprobs`` (``--wire openai-chat``,
-  ``/v1/chat/completions``); ``chat_prompt`` renders and reads its prompt.
-- ``usage``: the tokens a request bills as its wire sends it (serve-sim's usage, the dry
-  run's estimate).
-
-A refusal (a question the model declined, or a chat reply that names no option) comes
-back as an answer of type ``refusal`` (``is_refusal``): a failed answer for that question,
-never a transport fault.
+Modules: ``answers`` (a reply validated against its request, refusals included),
+``decisions`` and ``chat`` (with ``chat_prompt``) for ``--wire openai-decisions`` and
+``openai-chat``, ``encoded`` (a body with its JSON bytes, made once) and ``usage`` (the
+tokens a request bills as its wire sends it).
 
 May import ``harness.protocol`` (the decoders' answer types) and errors, nothing that sends.
 """

@@ -4,12 +4,9 @@ A 200 whose body lacks an answer for a question, or names a label outside the cr
 is a malformed response (docs/wire.md): an error for that exchange, never a crash, and
 worth another attempt.
 
-A **refusal** is not malformed: the model answered the exchange and declined one question
-(an OpenAI Decisions ``refusal``, a chat refusal message, or a chat reply whose likely
-tokens name no option; ``harness.wire.common.refusal_answer``). ``read_answers`` returns it
-beside the valid answers: a failed answer for that one question, logged with error kind
-``refusal`` and never retried as if it were a transport fault (the same model would most
-likely decline again, and the exchange was paid for).
+A **refusal** (``harness.wire.common.refusal_answer``; docs/models.md, "Refusals") is not
+malformed: ``read_answers`` returns it beside the valid answers, and it is never retried
+(the same model would most likely decline again, and the exchange was paid for).
 """
 
 from __future__ import annotations
@@ -58,11 +55,8 @@ def _refusal(raw: Mapping[str, Any]) -> Refusal | None:
 
 
 def read_answers(questions: Mapping[str, Any], body: Any) -> ReadAnswers:
-    """The answer (or refusal) to every question of the request, validated.
-
-    Raises ``TransientError("malformed")`` when any question lacks a usable answer or
-    refusal: another attempt may well be answered correctly.
-    """
+    """The answer (or refusal) to every question of the request, validated; else
+    ``TransientError("malformed")`` (another attempt may well be answered correctly)."""
     if not isinstance(body, _OBJECT) or not isinstance(body.get("answers"), _OBJECT):
         raise TransientError("malformed", "response has no 'answers' object")
     answers = body["answers"]
@@ -120,12 +114,9 @@ def refusal_summary(refused: Mapping[str, Refusal], asked: int, limit: int = 3) 
 
 
 def parse_answers(questions: Mapping[str, Any], body: Any) -> dict[str, Answer]:
-    """The answer to every question of the request, validated; for callers that cannot use
-    a partial answer (the oracle check, the dry run, tests).
-
-    Raises ``TransientError("malformed")`` as ``read_answers`` does, and
-    ``BackendError("refusal")`` (not retried) when the model declined any question.
-    """
+    """The answer to every question, validated, for callers that cannot use a partial one
+    (the oracle check, the dry run): ``read_answers``'s errors, and ``BackendError("refusal")``
+    (not retried) when the model declined any question."""
     read = read_answers(questions, body)
     if read.refused:
         raise BackendError("refusal", refusal_summary(read.refused, len(questions)))

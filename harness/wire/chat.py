@@ -1,34 +1,23 @@
 """The ``openai-chat`` wire format: any chat LLM as a choice model, through ``top_logprobs``.
 
 Each question of a batched System One request becomes one chat-completions request
-(``POST /v1/chat/completions``) for a single token, ``max_tokens: 1``, with ``logprobs:
-true`` and ``top_logprobs: N`` (default 20, OpenAI's maximum; vLLM's default cap too).
-Models that reason before answering (OpenAI's o-series) accept neither logprobs nor a
-one-token answer, and cannot be asked this way. The
-prompt names every option with one token (``chat_prompt.label_tokens``); the answer is read
-from the first token's alternatives (``from_chat_completion``):
+(``POST /v1/chat/completions``) for ONE token with ``logprobs: true`` and ``top_logprobs:
+N``; what it can and cannot ask, and the fields each answer records: docs/models.md ("A chat
+LLM"). The prompt names every option with one token (``chat_prompt.label_tokens``); the
+answer is read from the first token's alternatives (``from_chat_completion``):
 
-- Alternatives are matched to options by their token with surrounding spaces stripped
-  (``"A"`` and ``" A"`` both name option A; their probabilities add).
-- The choice distribution is the softmax of the matched options' logprobs, renormalised
-  over the options that were returned. ``coverage`` is the share of the token's probability
-  that fell on options at all (the sum of their probabilities).
-- **More options than alternatives.** A server returns at most N alternatives (OpenAI: 20),
-  so a question with more options, or a model that spends some of its top N on other
-  tokens, leaves some options unreported. Their probability is unknown, not zero: they are
-  left out of ``probabilities`` and listed in ``missing``; the choice is the most probable
-  returned option (ties go to the one the server listed first, i.e. its own ranking).
-  Every answer records ``coverage``, ``missing`` and how many alternatives came back, so a
-  reader can tell a confident answer from a truncated one.
-- A ``refusal`` message, or alternatives that name no option at all, give a refusal
-  answer (``common.refusal_answer``, reason ``refusal`` or ``no_label``): a failed answer
-  for that question. A completion without logprobs raises WireError (the server ignored
-  ``logprobs``: a malformed exchange).
+- Alternatives match options by their token with surrounding spaces stripped (``"A"`` and
+  ``" A"`` both name option A; their probabilities add).
+- The distribution is the softmax of the matched options' logprobs, renormalised over the
+  options returned; ``coverage`` is their summed probability. Options not returned are
+  unknown, not zero: left out of ``probabilities`` and listed in ``missing``; the choice is
+  the most probable returned option (ties: the server's own order).
+- A ``refusal`` message, or alternatives that name no option, give a refusal answer
+  (reason ``refusal`` or ``no_label``); a completion without logprobs raises WireError.
 
-noul questions are asked as a choice between true (``A``) and false (``B``) and answered
-with ``noul`` = P(true); score questions as a choice between their levels, answered with
-the expected level (``score``), the chosen level's probability (``confidence``), the
-legend and each returned level's probability.
+noul questions are asked as true (``A``) or false (``B``), answered with ``noul`` =
+P(true); score questions as a choice between their levels, answered with the expected
+level (``score``) and the chosen level's probability (``confidence``).
 
 A client sends ``to_chat_requests`` and reads ``from_chat_completions``; serve-sim reads
 ``from_chat_request`` and answers ``to_chat_completion``.
@@ -98,12 +87,8 @@ def _question(
 def to_chat_request(
     body: Mapping[str, Any], qid: str, *, model: str | None = None, top_logprobs: int = TOP_LOGPROBS
 ) -> ChatQuestion:
-    """Question ``qid`` of a System One request as one chat-completions request.
-
-    ``model`` replaces the body's model name (a chat server's name for its model);
-    ``top_logprobs`` is how many alternatives to ask for (OpenAI accepts at most 20; some
-    servers accept more). Raises WireError for a question a chat model cannot answer.
-    """
+    """Question ``qid`` of a System One request as one chat-completions request (``model``:
+    the server's name for it); WireError for a question a chat model cannot answer."""
     if top_logprobs < 1:
         raise WireError(f"top_logprobs must be 1 or more; got {top_logprobs}")
     question = mapping_at(mapping_at(body, "questions"), qid)
@@ -124,11 +109,8 @@ def to_chat_requests(
 
 
 def from_chat_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], ChatQuestion]:
-    """The System One request a chat request asks, with its one question as ``CHAT_QID``.
-
-    serve-sim's half: raises WireError for a chat request whose messages are not a prompt
-    this module wrote (so serve-sim answers 400 rather than guess).
-    """
+    """The System One request a chat request asks, its one question as ``CHAT_QID``
+    (serve-sim's half); WireError for messages this module did not write (a 400, not a guess)."""
     messages = list_at(body, "messages")
     if len(messages) != 2 or not all(isinstance(m, Mapping) for m in messages):
         raise WireError("messages must be the system and user message this harness writes")
@@ -179,13 +161,9 @@ def to_chat_completion(
     model: str,
     usage: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """A chat completion whose logprobs carry ``answer``'s distribution (serve-sim's half).
-
-    The probabilities are normalised to sum to 1, and the ``top_logprobs`` most probable
-    option tokens are listed, the chosen one first (a zero probability is ``NEVER``).
-    A client reading them with ``from_chat_completion`` recovers the choice and the
-    distribution renormalised over the options returned.
-    """
+    """A chat completion whose logprobs carry ``answer``'s distribution (serve-sim's half):
+    normalised, the ``top_logprobs`` likeliest option tokens, the chosen one first (a zero
+    probability is ``NEVER``), so ``from_chat_completion`` recovers the choice."""
     probabilities, chosen = _distribution(question, answer)
     total = sum(p for p in probabilities.values() if p > 0) or 1.0
     token_of = dict(zip(question.labels, question.tokens, strict=True))
@@ -248,13 +226,8 @@ def _alternatives(completion: Any) -> list[tuple[str, float]] | str:
 
 
 def from_chat_completion(question: ChatQuestion, completion: Any) -> dict[str, Any]:
-    """A chat completion's first token as the System One answer to ``question``.
-
-    See the module docstring for the rule. The answer carries, besides the wire fields,
-    ``coverage`` (probability on options), ``missing`` (labels not among the
-    alternatives), ``alternatives`` (how many came back) and ``scheme`` (how options were
-    named). Raises WireError for a completion without logprobs.
-    """
+    """A chat completion's first token as the System One answer to ``question`` (the rule
+    and the extra fields: module docstring); WireError for a completion without logprobs."""
     got = _alternatives(completion)
     if isinstance(got, str):
         return refusal_answer(got)
@@ -305,11 +278,8 @@ def from_chat_completions(
     asked: Mapping[str, ChatQuestion],
     completions: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The System One response to ``request`` from one completion per question.
-
-    A question without a completion is left out of ``answers``; usage is summed; the model
-    is the first completion's. Raises WireError as ``from_chat_completion`` does.
-    """
+    """The System One response to ``request`` from one completion per question (one left
+    out without its completion; usage summed; the first completion's model)."""
     answers = {}
     usage = {"input_tokens": 0, "output_tokens": 0}
     model = None

@@ -1,20 +1,10 @@
 """The prompt of the ``openai-chat`` wire format: one question as a system and a user message.
 
-The model is asked to reply with ONE token that names an option; the client reads the
-probability of every option from that token's ``top_logprobs``. So every option needs a
-token of its own that a chat model's tokenizer keeps whole. The rule (``label_tokens``):
-
-1. Options whose labels are all single ASCII letters or digits (``"0"``-``"9"`` for digits,
-   bits and tree10 questions, ``"A"``/``"B"`` for sets) are named by their own labels:
-   a single ASCII character is one token in every tokenizer.
-2. Otherwise, up to 26 options are named ``A``, ``B``, ... ``Z`` in criteria order (noul
-   questions: ``A`` is true, ``B`` false).
-3. Otherwise (27 to 1000 options, e.g. a 100-value direct question), ``0``, ``1``, ...
-   ``n-1`` in criteria order. Numbers below 1000 are one token in OpenAI's tokenizers and
-   Llama 3's, which keep up to three digits together; tokenizers that split every digit
-   (Llama 2, Mistral, Qwen, Gemma) cannot name such an option with one token, and their
-   answers to these questions are not reliable: ask them questions with at most 26 options
-   (tree, digit or bit decoders).
+The model is asked to reply with ONE token that names an option, so every option needs a
+token a chat tokenizer keeps whole (``label_tokens``; which tokenizers keep what:
+docs/models.md, "Option tokens"): the labels themselves when all are single ASCII letters or
+digits; else ``A``-``Z`` for up to 26 options (noul: ``A`` true, ``B`` false); else ``0``,
+``1``, ... ``n-1`` up to 1000 options, in criteria order.
 
 The user message is built so that serve-sim can read the question back exactly
 (``parse_prompt``): the state, the instructions and each option's text are JSON literals
@@ -31,9 +21,8 @@ The user message is built so that serve-sim can read the question back exactly
     Reply with one of: 0, 1
 
 An option named by a token other than its label also shows the label (``A) "yes": "x <=
-7"``); a null description shows ``null``. Noul questions are headed ``Question (answer true
-or false)`` and list ``true`` and ``false``; score questions are headed ``Question (rate on
-the scale below)`` and list their levels under ``Levels:``.
+7"``); a null description shows ``null``. Noul and score questions have their own headers
+(``_HEADERS``), and a score question lists its levels under ``Levels:``.
 """
 
 from __future__ import annotations
@@ -64,11 +53,8 @@ _DECODER = json.JSONDecoder()
 
 
 def label_tokens(labels: Sequence[str]) -> tuple[tuple[str, ...], str]:
-    """The token that names each label, in order, and the rule used (see the module doc).
-
-    Returns ``(tokens, scheme)`` with scheme ``labels``, ``letters`` or ``numbers``.
-    Raises WireError for more than 1000 options.
-    """
+    """``(tokens, scheme)``: the token naming each label, in order, by the module's rule
+    (scheme ``labels``, ``letters`` or ``numbers``); WireError past 1000 options."""
     if labels and all(len(label) == 1 and label in _SINGLE for label in labels):
         return tuple(labels), "labels"
     if len(labels) <= len(_LETTERS):
@@ -83,11 +69,8 @@ def _dump(value: Any) -> str:
 
 
 def render_prompt(kind: str, state: Any, instructions: Any, options: Mapping[str, Any]) -> str:
-    """The user message asking a question of type ``kind`` about ``state``.
-
-    ``options`` maps each label to its description (null allowed), in order: for a noul
-    question ``true`` and ``false``, for a score question the levels ``"0"``, ``"1"``, ...
-    """
+    """The user message asking a question of type ``kind`` about ``state``; ``options`` maps
+    each label (noul: ``true``, ``false``; score: ``"0"``, ``"1"``, ...) to its text or None."""
     tokens, _ = label_tokens(list(options))
     lines = []
     for token, (label, text) in zip(tokens, options.items(), strict=True):
@@ -118,11 +101,8 @@ def _expect(text: str, at: int, literal: str, what: str) -> int:
 
 
 def parse_prompt(text: str) -> tuple[str, Any, Any, dict[str, Any]]:
-    """The inverse of ``render_prompt``: ``(kind, state, instructions, options)``.
-
-    Raises WireError when ``text`` is not a prompt ``render_prompt`` wrote (it re-renders
-    what it read and compares, so whatever it accepts it reads exactly).
-    """
+    """The inverse of ``render_prompt``: ``(kind, state, instructions, options)``; WireError
+    unless re-rendering what it read gives ``text`` back (so what it accepts, it reads exactly)."""
     at = _expect(text, 0, "State: ", "its state")
     state, at = _value(text, at, "state")
     at = _expect(text, at, "\n\n", "a blank line after the state")

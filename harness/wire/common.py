@@ -11,11 +11,8 @@ REFUSAL = "refusal"
 
 
 class WireError(ValueError):
-    """A body that lacks the shape its wire format requires; the message names the field.
-
-    A client reading a response turns it into a malformed exchange; serve-sim reading a
-    request answers it with a 4xx.
-    """
+    """A body that lacks the shape its wire format requires; the message names the field
+    (a client's malformed exchange, serve-sim's 4xx)."""
 
 
 def text_of(value: Any) -> str:
@@ -33,11 +30,8 @@ def state_text(state: Any) -> str:
 
 
 def state_from_text(text: str) -> Any:
-    """The inverse of ``state_text``: a JSON object or array back as itself, else the text.
-
-    A string state whose text is itself a JSON object or array comes back as that object
-    or array: the text formats cannot tell the two apart.
-    """
+    """The inverse of ``state_text``: a JSON object or array back as itself (so is a string
+    state that holds one: the text formats cannot tell them apart), else the text."""
     if text[:1] in ("{", "["):
         try:
             value = orjson.loads(text)
@@ -49,13 +43,8 @@ def state_from_text(text: str) -> Any:
 
 
 def refusal_answer(message: str, reason: str = REFUSAL) -> dict[str, Any]:
-    """A System One answer slot that holds no answer, saying why.
-
-    ``reason`` is ``refusal`` when the model declined (a Decisions refusal, a chat
-    ``refusal`` message) and ``no_label`` when a chat model's likely tokens named no option.
-    Either way it is a failed answer for that one question, never a transport fault: the
-    exchange itself succeeded, and retrying it would most likely get the same reply.
-    """
+    """A System One answer slot that holds no answer, saying why: ``reason`` ``refusal`` (the
+    model declined) or ``no_label`` (a chat model's likely tokens named no option)."""
     return {"type": REFUSAL, REFUSAL: message, "reason": reason}
 
 

@@ -123,11 +123,8 @@ def to_decisions_request(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def from_decisions_request(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The System One request body a Decisions request asks (serve-sim reads requests so).
-
-    Each question's id is its ``name`` (``q<position>`` when it has none). Raises WireError
-    naming the field for a body that is not a Decisions request serve-sim can answer.
-    """
+    """The System One request body a Decisions request asks (serve-sim's half), each
+    question's id its ``name`` (else ``q<position>``); WireError naming the field otherwise."""
     model = body.get("model")
     if not isinstance(model, str):
         raise WireError("model must be a string")
@@ -183,12 +180,8 @@ def _usage(usage: Any) -> dict[str, Any]:
 def to_decisions_response(
     request: Mapping[str, Any], response: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """A System One response as the Decisions response to ``request`` (its System One body).
-
-    Answers follow the request's question order; a question without an answer is left
-    out, and an answer is translated as it is (a label outside the criteria stays so): a
-    faulty response stays detectably faulty on this wire.
-    """
+    """A System One response as the Decisions response to ``request`` (its System One
+    body), in question order; a missing answer or a bad label stays so (a fault stays one)."""
     answers = response.get("answers") or {}
     out = []
     for qid, question in mapping_at(request, "questions").items():
@@ -261,14 +254,10 @@ def _answer(question: Mapping[str, Any], raw: Mapping[str, Any]) -> Any:
 
 
 def from_decisions_response(request: Mapping[str, Any], body: Any) -> dict[str, Any]:
-    """A Decisions response as the System One response to ``request`` (its System One body).
-
-    Answers are matched to questions by ``name``; an unnamed answer by position, when the
-    response has exactly one answer per question (OpenAI documents question order). A
-    question left unanswered is absent from ``answers`` (the caller's answer check reports
-    it); a refusal becomes ``refusal_answer``. Raises WireError for a body without an
-    ``answers`` list.
-    """
+    """A Decisions response as the System One response to ``request`` (its System One body):
+    answers matched by ``name``, an unnamed one by position when there is one per question
+    (OpenAI documents question order); one unanswered is left out (the caller reports it).
+    WireError for a body without an ``answers`` list."""
     questions = mapping_at(request, "questions")
     raw_answers = list_at(body, "answers")
     named = {

@@ -1,14 +1,8 @@
 """HTTP outcomes classified: pure functions, no I/O, no clock unless asked.
 
-- ``classify(status, exc, headers)`` turns an HTTP status or a transport exception into a
-  frozen ``Decision`` (retry? which log ``kind``? wait how long? stop the run?), following
-  the table in ``docs/wire.md``; ``Decision.error`` builds the typed failure a backend raises
-  (``TransientError`` for what another attempt may fix, ``AuthError``, else ``BackendError``).
-- ``parse_retry_after`` reads ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP-date).
-- ``error_excerpt`` says in one line what an error body says (FastAPI, OpenAI-style, HTML or
-  plain text).
-
-The retry policy itself is the caller's (``harness.calling``): a backend only classifies.
+``classify`` follows the table in ``docs/wire.md``; ``parse_retry_after`` and
+``error_excerpt`` read a failed reply's wait and message. The retry policy itself is the
+caller's (``harness.calling``): a backend only classifies.
 """
 
 from __future__ import annotations
@@ -51,12 +45,8 @@ class Decision:
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP-date).
-
-    ``retry-after-ms`` wins when both are present (as in the official SDK). A date in the
-    past gives 0; an unreadable value gives None (fall back to backoff). ``now`` is the
-    current epoch time, injectable for tests.
-    """
+    """Seconds to wait from ``retry-after-ms`` (wins, as in the official SDK) or
+    ``Retry-After`` (seconds or HTTP-date; past: 0); None if unreadable (back off instead)."""
     if not headers:
         return None
     lower = {str(k).lower(): str(v).strip() for k, v in headers.items()}

@@ -3,13 +3,12 @@
 A backend for a wire format only translates: its body into bytes, the 2xx's bytes into a
 ``Reply``. Everything about HTTP lives here, once:
 
-- posting with headers, per-phase timeouts and one deadline for the whole attempt;
-- reading status, headers and body, and the request id the server sends;
-- classifying transport errors and non-2xx statuses into the error tree
-  (``classify.Decision.error``), with ``Retry-After``, an excerpt of the error body in the
-  message and the body itself (truncated) on the error;
-- holding the API key in one private attribute and scrubbing it (and any bearer token or
-  URL credentials) from every message, error body and 2xx body that leaves this module.
+- posting with headers, per-phase timeouts and one deadline for the whole attempt, and
+  reading status, headers, body and the server's request id;
+- non-2xx and transport errors as the typed failure ``classify`` decides, with
+  ``Retry-After`` and an excerpt of the error body;
+- the API key in one private attribute, scrubbed (with any bearer token or URL
+  credentials) from every message, error body and 2xx body that leaves this module.
 
 Sending itself is ``sender.py``'s (aiohttp): with ``classify.py`` the only modules that touch
 an HTTP library.
@@ -127,11 +126,8 @@ class HttpEndpoint:
         return re.sub(r"(?i)(https?://)[^/?#\s]*@", r"\1***@", text)
 
     async def post(self, content: bytes) -> HttpResponse:
-        """POST ``content`` once. A 2xx comes back; anything else raises its typed failure.
-
-        Raises ``TransientError`` (429, 408, 5xx, connection errors, timeouts), ``AuthError``
-        (401/403) or ``BackendError`` (other statuses, a URL the library cannot use).
-        """
+        """POST ``content`` once: a 2xx, else ``TransientError`` (429, 408, 5xx, connection,
+        timeout), ``AuthError`` (401/403) or ``BackendError`` (others, an unusable URL)."""
         unchained: BackendError | None = None
         try:
             response = await self._sender.post(self.url, content)

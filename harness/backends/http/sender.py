@@ -1,21 +1,8 @@
 """The one HTTP sender: POSTs through an aiohttp session, and the ``Sender`` interface.
 
-Why aiohttp, and not httpx (the design card's client) over the ``httpx-aiohttp`` transport,
-the other candidate measured (``make bench``, section "HTTP", both replaying the same run's
-bodies against one server, side by side):
-
-- what users need first works as they expect with both: proxies from the environment
-  (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``; with httpx only through
-  ``httpx_aiohttp.HttpxAiohttpClient``: a plain ``httpx.AsyncClient`` given a transport drops
-  them), connection limits and one deadline per attempt;
-- TLS: aiohttp verifies against OpenSSL's default paths, the system's trust store and
-  ``SSL_CERT_FILE``/``SSL_CERT_DIR``; httpx against certifi's bundle unless ``SSL_CERT_FILE``
-  is set, so a company CA installed in the system store is not trusted;
-- HTTP/2: neither has it on this path (httpx offers it only on its own httpcore transport,
-  which ``make bench`` measured at several times aiohttp's CPU per request); hosted decision
-  APIs answer HTTP/1.1 with keep-alive;
-- CPU: httpx over ``httpx-aiohttp`` is aiohttp plus httpx's request and response objects
-  (the figures are in ``docs/performance.md``).
+Why aiohttp and not httpx over ``httpx-aiohttp`` (CPU per request, proxies from the
+environment, TLS against the system's trust store, HTTP/2 on neither): docs/performance.md
+("Which sender, and why").
 
 Every attempt returns a ``RawResponse`` or raises aiohttp's own exception (or
 ``TimeoutError``), which ``classify`` turns into a log kind. Nothing else in the harness

@@ -1,25 +1,17 @@
 """How the sim answers one question: one noisy reading of x, and its belief around it.
 
-For each question the sim makes one reading of its perceived value ``v``, with seeded
-draws that do not depend on the option order:
-
-- a misreading, now and then: the wrong sign (``sign_flip``: a value list or index
-  question showing negative numbers), the wrong magnitude (``long``: long bounds read by
-  their leading digits) or,
-  in a value list, a look-alike option (``distract``: same last digit, swapped digits, ten
-  steps off), more often in longer lists, the one listed where the eye lands likelier;
-- then Gaussian noise of s.d. ``confusion`` times the option width times sqrt(k/2) for
-  k options (fresh per question: deeper trees get more chances to err, wider ones err a
-  little more per question), ``1 + 10 * negative`` times that where negatives are shown.
-  A grid value is read as its cell's middle, so every boundary sits halfway between grid
-  values and no answer leans up or down by construction.
+Each knob's mechanism, and what it makes: docs/models.md ("The sim"). For each question the
+sim makes one reading of its perceived value ``v``, with seeded draws that do not depend on
+the option order: now and then a misreading (``sign_flip``, ``long``, ``distract``), then
+Gaussian noise of s.d. ``confusion`` x option width x sqrt(k/2) for k options, ``1 + 10 *
+negative`` times that where negatives are shown. A grid value is read as its cell's middle,
+so every boundary sits halfway between grid values and no answer leans up or down.
 
 Its belief is the same Gaussian around that reading, integrated over each option's region
-(for digit, bit and set questions: the slip rate spread around the label it read), tilted
-by the position prior of the order the options are listed in. It chooses the most probable
-option of that belief and reports the belief, sharpened or flattened by ``temperature``:
-at 1 the probabilities are those of its own noise model, so the sim is calibrated wherever
-its noise is the only error (misreadings and perception slips it does not know about).
+(digit, bit and set questions: the slip rate spread around the label it read), tilted by the
+position prior of the options' order. It chooses the most probable option and reports the
+belief sharpened or flattened by ``temperature``: at 1 the sim is calibrated wherever its
+noise is the only error.
 """
 
 from __future__ import annotations

@@ -1,25 +1,16 @@
 """``bisect{K}``: probabilistic bisection over the grid (Horstein 1963; Waeber, Frazier and
 Henderson 2013), asked with the paper's interval questions (docs/protocol.md, "Probabilistic
-bisection", gives the model, the stopping rules and the rounds).
-
-The decoder keeps a posterior over the N grid cells, uniform at the start. Each round it
-cuts the grid at the posterior's ``j/k`` quantiles (``k = min(K, N)``) into k intervals
-with integer cell boundaries, asks Algorithm 1's tree question about them, and updates the
-posterior by the answer's normalised probabilities ``r_j`` mixed with a uniform floor:
+bisection", gives the model, the stopping rules and the rounds):
 
     l_j = (1 - FLOOR) r_j + FLOOR / k,      posterior(i) ∝ prior(i) l_{j(i)}
 
-Quantile cuts: cut ``j`` is the cell boundary whose cumulative posterior mass is nearest to
-``j/k`` (ties to the lower boundary), then moved, if needed, so that every interval holds at
-least one cell. (Taking the boundary *below* the quantile, as Algorithm 1 does, can ask the
-same question forever: two tied cells holding most of the mass are never separated.)
-
-It stops once one cell holds more than ``STOP_MASS``, or after ``tree_depth(N, K)[1] +
-EXTRA_ROUNDS`` rounds (``extra["stop"]`` says which), and reads out the most probable cell's
-lower endpoint (lower cell on ties). The arithmetic is exact (Fractions), so the same answers
-give the same questions on any machine, which resume relies on. The posterior is stored as
-runs of cells with equal weight (at most ``1 + rounds (k - 1)`` runs), so a million-cell
-grid costs no more than a small one.
+Cut ``j`` is the cell boundary whose cumulative posterior mass is nearest to ``j/k`` (ties
+to the lower), moved if needed so every interval holds a cell. (Taking the boundary *below*
+the quantile, as Algorithm 1 does, can ask the same question forever: two tied cells holding
+most of the mass are never separated.) It reads out the most probable cell's lower endpoint
+(lower cell on ties). The arithmetic is exact (Fractions), which resume relies on; the
+posterior is stored as runs of cells with equal weight (at most ``1 + rounds (k - 1)``), so
+a million-cell grid costs no more than a small one.
 """
 
 from __future__ import annotations

@@ -1,29 +1,18 @@
 """Processes that answer, one process that writes: a run's jobs on every core, one run folder.
 
-A model that answers in Python in this process (the sim, the oracle) keeps one core busy,
-and a run is bound by it. ``--workers N`` (``auto``: one per core for those models) forks N
-processes once the run folder is set up. Each takes every N-th job of the shuffled queue
-and runs it through its own scheduler, caller and recorder, as a one-process run does, but
-its recorder hands each record, serialised, to the parent rather than to a file. The parent
-is the run folder's one writer: it numbers the lines (``seq``) in the order it writes them,
-keeps what is on disk a prefix of the numbered records (a finished job's outputs are handed
-to the OS at once, the exchanges before them first, as ``harness.running.recorder`` does), shows one
-progress bar over the workers' summed counters and writes ``totals.json``. So the folder is
-an ordinary run folder while the run goes and after it: ``status``, ``resume``, ``analyze``
-and ``list`` read it as any other, and its records are those of a one-process run in
-another order (``tests/spreading/test_pool.py``).
+What ``--workers N|auto`` does for a user, and how caps divide: docs/scaling.md. The N forked
+processes each take every N-th job of the shuffled queue through their own scheduler, caller
+and recorder, but hand each serialised record to the parent. The parent is the run folder's
+one writer: it numbers the lines (``seq``), keeps what is on disk a prefix of the numbered
+records (a finished job's outputs go to the OS at once, the exchanges before them first, as
+``harness.running.recorder`` does), shows one progress bar and writes ``totals.json``; so
+``status``, ``resume``, ``analyze`` and ``list`` read the folder as any other.
 
-Caps: ``--max-requests`` is one count across the processes (a shared counter: the run stops
-after exactly that many, as in one process). ``--rps``, ``--max-cost-usd`` (what the run may
-still spend) and ``--concurrency`` are divided among them.
-
-Signals: the workers ignore SIGINT and SIGTERM (a terminal's Ctrl-C reaches the whole process
-group); the parent turns each one it gets into SIGUSR1 for every worker, which stops a worker
-as the signal stops a one-process run: the first drains what is in flight, a second cuts it
-off. A SIGKILLed parent takes its workers with it (``PR_SET_PDEATHSIG``), and what it had
-written is a prefix of the records that ``resume`` continues; a worker's lines not yet handed
-over are lost with it, which is why only in-process models run here: their answers are free
-to make again (the one-process recorder writes theirs in 64 KB blocks for the same reason).
+Signals: the workers ignore SIGINT and SIGTERM (Ctrl-C reaches the whole process group); the
+parent turns each one it gets into SIGUSR1 for every worker (the first drains, a second cuts
+off). A SIGKILLed parent takes its workers with it (``PR_SET_PDEATHSIG``); a worker's lines
+not yet handed over are lost with it, which is why only in-process models run here: their
+answers are free to make again.
 
 Processes are forked before any event loop starts (they share the parent's imported code
 and its replayed jobs, and start in milliseconds).
@@ -35,15 +24,13 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness.backends import IN_PROCESS
 from harness.errors import ConfigError
 from harness.running.refusals import check_before_writing
 from harness.running.replay import LogState, job_lists
 from harness.running.session import Resume, RunResult, Start, new_session, resume_plan, resumed
 from harness.spreading.pool.parent import run_pool
 from runfolder import RunFolderError, load_manifest
-
-# Models whose answers are made in this process, in Python: one core each.
-IN_PROCESS = ("sim", "oracle")
 
 
 def processes_for(
@@ -84,10 +71,8 @@ def processes_to_resume(folder: Path, requested: int | None, max_cost_usd: float
 @dataclass(frozen=True)
 class Pool:
     """A placement (``harness.running.session.Placement``): the run's jobs answered in
-    ``processes`` forked worker processes, this one writing the folder (module docstring).
-    The model must be answered in process (``IN_PROCESS``); ``interrupts`` reach every
-    worker, which drains as a one-process run does (main thread only); the workers get the
-    run's settings inside the plan."""
+    ``processes`` forked worker processes, this one writing the folder (module docstring);
+    the model must be answered in process (``IN_PROCESS``); interrupts from the main thread."""
 
     processes: int
 
@@ -116,4 +101,4 @@ class Pool:
         return replace(result, warnings=tuple(warn))
 
 
-__all__ = ["IN_PROCESS", "Pool", "processes_for", "processes_to_resume", "run_pool"]
+__all__ = ["Pool", "processes_for", "processes_to_resume", "run_pool"]

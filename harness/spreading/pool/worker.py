@@ -71,11 +71,8 @@ class Done:
 
 
 class Lines:
-    """One worker's lines of both logs, in the order written, sent to the parent in blocks.
-
-    The recorder numbers each record (``seq``, its last key); the parent numbers lines in
-    the order it writes them, so the worker sends each line without it.
-    """
+    """One worker's lines of both logs, in the order written, sent to the parent in blocks,
+    each without its ``seq``: the parent numbers lines in the order it writes them."""
 
     def __init__(self, conn: Any, counters: Counters, block_bytes: int = BLOCK_BYTES) -> None:
         self._conn = conn  # anything with send(message): a pipe, or a Ray shard's stream

@@ -1,15 +1,10 @@
 """``numericjev run --ray [ADDRESS] --workers N``: N shards as Ray actors, one rate limit,
 one writer.
 
-The driver (this process) writes one ordinary run folder; the shards, one Ray actor each on
-any node, answer their jobs and stream their records back (``actor``), so the cluster needs
-no shared filesystem and no ``merge``. One ``RateLimiter`` actor paces every attempt of
-every shard (``limiter``). A shard lost with its node is started again elsewhere from what
-the folder holds (``driver``).
-
-Ray is an optional extra (``pip install 'numericjev[ray]'``), imported only where used.
-Without ADDRESS, ``ray.init()`` starts a local Ray; with one, it joins that cluster (whose
-nodes need this package installed).
+The driver (this process) writes one ordinary run folder; the shards stream their records
+back (``actor``); one ``RateLimiter`` actor paces every attempt (``limiter``); a lost shard
+starts again elsewhere (``driver``). What a user sees: docs/scaling.md ("A Ray cluster").
+Ray is an optional extra, imported only where used.
 """
 
 from harness.spreading.raylaunch.driver import Ray

@@ -1,11 +1,9 @@
 """A shard of a Ray run as an actor (``ShardActor``): it answers, the driver writes.
 
 The actor runs its shard's jobs through a forked pool worker's code
-(``harness.spreading.pool.worker.work``): its recorder hands each record, serialised and
-unnumbered, to a stream instead of a file. The stream is the actor method itself, a Ray
-generator: each block of lines travels back to the driver as it is made, with the shard's
-counters, and the driver numbers and writes them (``harness.spreading.raylaunch.driver``).
-Nothing is written on the node the actor runs on, so the cluster needs no shared disk.
+(``harness.spreading.pool.worker.work``), its serialised, unnumbered records handed not to a
+pipe but to the actor method itself, a Ray generator: each block travels back to the driver
+with the shard's counters as it is made, so nothing is written on the node.
 """
 
 from __future__ import annotations
@@ -53,12 +51,9 @@ class SuiteRef:
 
 @dataclass(frozen=True)
 class ShardTask:
-    """Everything one actor needs to run (or, after a lost node, continue) its shard.
-
-    ``state``: what the run folder already holds of this shard's jobs (finished jobs, and
-    the answers of those started), replayed before anything is sent. ``owner`` names this
-    attempt at the shard to the run-wide limiter.
-    """
+    """Everything one actor needs to run (or, after a lost node, continue) its shard:
+    ``state``, what the folder holds of its jobs, replayed first; ``owner``, this attempt at
+    the shard as the run-wide limiter knows it."""
 
     suite: SuiteRef
     model: ModelSpec

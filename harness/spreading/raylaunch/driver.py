@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.backends import ModelSpec
+from harness.backends import IN_PROCESS, ModelSpec
 from harness.calling import Limits, RetrySettings
 from harness.errors import ConfigError
 from harness.progress import Counters
@@ -59,7 +59,7 @@ class Driver:
         self.ray, self.folder, self.run_id, self.plan = ray, folder, run_id, plan
         self.model, self.retry, self.count = model, retry, shards
         self.suite = SuiteRef.of(plan.suite)
-        free = plan.backend.simulated or plan.backend.name in ("sim", "oracle")
+        free = plan.backend.simulated or plan.backend.name in IN_PROCESS
         # A served model's lines go back at every flush of the recorder: a lost node then
         # loses only what it had in flight. Answers made in process are free to make again.
         self.block_bytes = BLOCK_BYTES if free else 0
@@ -214,16 +214,11 @@ def _ray() -> Any:
 @dataclass(frozen=True)
 class Ray:
     """A placement (``harness.running.session.Placement``): ``run`` as ``shards`` Ray actors
-    sharing one rate limit, this process writing the folder (module docstring).
+    sharing one rate limit, this process writing the folder (docs/scaling.md, "A Ray cluster").
 
-    ``limits.concurrency`` and ``limits.rps`` bound the whole run (the limiter's); each
-    shard takes its share of the request and spend caps. ``address`` "" starts a local Ray.
-    ``resources``: each shard's first actor's Ray resources (e.g. one custom resource per
-    node); without it, and for a shard started again, the living node with the fewest live
-    shards (``Driver.place``). ``ray``: the Ray module (tests pass a fake; default:
-    ``import ray``). The run's settings are sent to every shard; the result names the
-    shards lost (``lost``) and what the limiter saw (``limiter``). A Ray run's folder is an
-    ordinary one: ``resume`` continues it here or in a ``Pool``.
+    ``resources``: each shard's first actor's Ray resources (without it, and for a shard
+    started again: ``Driver.place``); ``ray``: the Ray module (tests pass a fake); ``address``
+    "" starts a local Ray. The result names the shards lost and what the limiter saw.
     """
 
     shards: int

@@ -89,12 +89,9 @@ class RateLimiter:
 
 
 class RemotePacer(Pacer):
-    """A shard's pacer that asks the run's ``RateLimiter`` actor instead of deciding itself.
-
-    ``limiter`` is the actor handle (anything whose methods have ``.remote(...)`` returning
-    an awaitable); ``owner`` names this shard to it. Releases and reports are sent without
-    waiting: they need no answer.
-    """
+    """A shard's pacer that asks the run's ``RateLimiter`` actor (``limiter``: anything whose
+    methods' ``.remote(...)`` return awaitables) as ``owner``; releases and reports are not
+    waited for."""
 
     def __init__(self, limiter: Any, max_limit: int, owner: str = "") -> None:
         super().__init__(max_limit)
