@@ -31,23 +31,6 @@ from typing import Any
 
 from runfolder import RunFolderError
 
-__all__ = [
-    "AuthError",
-    "BackendError",
-    "BudgetExhausted",
-    "ConfigError",
-    "ExpressionError",
-    "GridError",
-    "ManifestMismatch",
-    "NumericJevError",
-    "RequestCapReached",
-    "RunFolderError",
-    "Stopping",
-    "TransientError",
-    "WriteFailed",
-    "first_error",
-]
-
 
 class NumericJevError(Exception):
     """Base of every error the harness raises on purpose."""
