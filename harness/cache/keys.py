@@ -1,13 +1,7 @@
-"""How a cache file of each version keys an exchange (docs/cache.md, "Cache versions", says
-why each version keys what it does).
+"""How a cache file of each version keys an exchange (docs/cache.md, "Cache versions").
 
-A key hashes the model spec the manifest records, less the settings that cannot change an
-answer (``SETTINGS``; up to version 2, only its price), the exchange's occasion (its job and
-round: two jobs that send one body are two samples) and the request body's JSON bytes:
-SHA-256 (hex) of the body as sorted-key JSON in version 1, of its bytes as built in version
-2; a 16-byte XXH3-128 digest (a BLOB) of its bytes as built in version 3, every new file. A
-file keeps the keys of its version for as long as it is used; the spec's share of every key
-is computed once per run (``keyer``).
+A key hashes the model spec less ``SETTINGS`` (up to version 2, only its price), the
+exchange's occasion (two jobs that send one body are two samples) and the body's JSON bytes.
 """
 
 from __future__ import annotations
