@@ -1,13 +1,9 @@
 """Python's cyclic garbage collector, set for a run's event loop (``fewer_collections``).
 
-Why (docs/performance.md, "HTTP, with the aiohttp sender", has the measurements): with
-hundreds of exchanges in flight, young collections every 700 allocations catch their
-objects alive and promote them into full collections of everything built before the run.
-During a run the objects that exist already are frozen (they live as long as the run
-anyway) and the young generation holds 50,000 allocations, so almost every exchange's
-objects are freed by reference counting before a collection sees them. Cyclic garbage is
-still collected, only less often; both settings are restored when the last run in the
-process ends. Nothing a run records depends on this.
+Young collections every 700 allocations caught exchanges in flight and promoted them into
+full collections (docs/performance.md, "HTTP, with the aiohttp sender", has the figures);
+so a run freezes what exists and collects the young generation less often. Nothing a run
+records depends on this.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """A comparison: every model × suite, each an ordinary run folder, in one comparison folder.
 
-``create_comparison`` checks every model and suite, then writes the folder's
-``compare.json`` (runfolder's record: the models, the first being the baseline, the suites
-and each cell's folder) before any request. ``run_comparison`` then runs the cells one
-after another, suite by suite, under one progress bar (docs/comparing.md says why not at
-once), and continues a comparison where it stopped: a finished cell is skipped, a cell cut
-short is resumed (``resume``), a cell never started is started. One ``Interrupts`` watches
-the whole comparison: a Ctrl-C or SIGTERM drains the cell that is sending and starts no other.
-
+``create_comparison`` checks every model and suite and writes ``compare.json`` before any
+request; ``run_comparison`` runs (or continues) the cells one after another under one
+progress bar and one ``Interrupts`` (docs/comparing.md, "The comparison folder", says why).
 Nothing here reads results: ``analysis`` summarises the cells' run folders.
 """
 
@@ -136,14 +131,10 @@ def create_comparison(
     options: CompareOptions | None = None,
     cache: str | None = None,
 ) -> Path:
-    """Check the models and suites, then write a comparison folder's ``compare.json``.
-
-    ``models`` are model specs (``sim``, ``sim:seed=7``, ``jev-latest``), the first the
-    baseline; ``params`` are suite parameters (``affine.per_operator=4``). Every problem is
-    refused (``ConfigError``) before the folder exists. Unless ``options.skip_check``, each
-    suite's decoders must pass the exact-oracle check when any model is served over HTTP.
-    ``cache``: the request cache's mode where a profile sets none (``default_cache``).
-    """
+    """Check the models (the first the baseline) and suites, then write the folder's
+    ``compare.json``; every problem is a ``ConfigError`` before the folder exists. Unless
+    ``options.skip_check``, a served model needs each suite to pass the oracle check first.
+    ``cache``: the request cache's mode where a profile sets none (``default_cache``)."""
     options = options or CompareOptions()
     if len(models) < 2:
         raise ConfigError(f"--models needs two or more models to compare; got {models}")
@@ -217,18 +208,11 @@ async def run_comparison_async(
     cache: str | None = None,
     default_cache: str | None = None,
 ) -> ComparisonResult:
-    """Run (or continue) every cell of the comparison in ``folder``, in order.
-
-    ``max_requests`` caps the requests of this invocation over all cells; ``max_cost_usd``
-    the comparison's total recorded cost. A cell stopped by a cap or a fatal error stops
-    the comparison (``numericjev resume`` continues it). ``concurrency`` and ``rps``
-    replace the recorded ones (a profile's too) for every cell this invocation runs (they
-    change no answer), as ``cache`` (the request cache's mode) replaces a profile's;
-    ``default_cache`` is the mode where neither says.
-    ``interrupts``: SIGINT and SIGTERM, watched over the whole comparison, drain the cell
-    that is sending and start no other (``harness.running.interrupts``). ``families``:
-    per suite, ask only these families' jobs (a sequential look; the cells stay resumable).
-    """
+    """Run (or continue) every cell of the comparison in ``folder``, in order; a cell
+    stopped by a cap (``max_requests`` over this invocation, ``max_cost_usd`` over the
+    comparison) or a fatal error stops it. ``concurrency``, ``rps`` and ``cache`` replace the
+    recorded ones (a profile's too); ``default_cache`` is the mode where neither says.
+    ``families``: per suite, ask only these families' jobs (a sequential look)."""
     record = load_comparison(folder)
     options = options_of(record, f"{folder}/compare.json")
     cells = _cells(folder, record, options)

@@ -17,11 +17,8 @@ _SPEC_FIELDS = frozenset(ModelSpec.__dataclass_fields__)
 class CompareOptions:
     """How every cell is started (kept in ``compare.json``: resume starts a cell the same way).
 
-    ``model`` holds the model options every model starts from (``--base-url``, ``--timeout``,
-    prices, ``--wire``, ...: ``harness.commands.model_options.base_spec``, as ``run`` builds
-    them); each compared model's spec adds its own options to it (``base``). Its name is unused.
-    ``summary`` holds the summary's settings (metric, replicates) for analysis, which
-    reads them from ``compare.json`` so that a resumed comparison is summarised alike.
+    ``model``: the options every model's spec adds its own to (``base``; its name unused).
+    ``summary``: analysis's settings (metric, replicates), so a resume is summarised alike.
     """
 
     model: ModelSpec = field(default_factory=lambda: ModelSpec(name=""))

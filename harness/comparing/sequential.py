@@ -1,12 +1,8 @@
 """``compare --sequential``: ask a comparison's families in looks, stop once every cell has
-(docs/comparing.md gives the rule and the plan kept in ``compare.json``).
+(docs/comparing.md, "The sequential rule", gives the rule and the plan in ``compare.json``).
 
-Look k asks the first ``look_sizes(F, looks)[k-1]`` families of the plan's order in every
-cell (``run_comparison_async(..., families=...)``); then ``analysis.statistics``
-(``comparison.sequential_look``, on the run folders: the harness itself never reads results)
-says whether every cell has stopped. Nothing else is recorded: each look's families are
-fixed by the plan, so a resume replays the looks already taken (their jobs are done: nothing
-is sent) and continues with the first look whose families are not all asked.
+After each look ``analysis.statistics`` (``comparison.sequential_look``, on the run folders)
+says whether every cell has stopped; a resume replays the looks taken (nothing is sent).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Where the command line, the settings files and the environment meet: ``resolve``, once.
 
-A first pass parses the command line with every option's default suppressed, so argparse
-itself says which options it gave (and checks them). The layers below it, farthest first
-(``$NUMERICJEV_CACHE_MODE``, ``[defaults]``, the profile ``--model`` names), become the
-command's parser defaults, and a second pass parses with them: "command line > profile >
-``[defaults]`` > environment > code" is this one merge, and ``args.sources`` says, option by
-option, where each value came from (``command line``, ``PATH:LINE``, ``profile NAME
-(PATH:LINE)``, ``$VARIABLE`` or ``default``).
+A first pass parses the command line with every default suppressed, so argparse says which
+options it gave; the layers under it (docs/usage.md lists them) then become the command's
+defaults for a second pass, and ``args.sources`` says where each value came from.
 """
 
 from __future__ import annotations
