@@ -14,7 +14,7 @@ from harness.progress import Progress
 from harness.protocol.cases import Suite
 from harness.running.interrupts import Interrupts
 from harness.running.session import RunResult, resume_async, run_async
-from runfolder import MANIFEST, ComparisonCell, job_status, read_totals
+from runfolder import MANIFEST, ComparisonCell, job_status
 
 
 @dataclass(frozen=True)
@@ -40,15 +40,6 @@ def wanted_jobs(cell: Cell, families: Mapping[str, frozenset[int]] | None) -> fr
         return None
     keep = families.get(cell.suite.name, frozenset())
     return frozenset(j.id for j in cell.suite.jobs() if j.case.family in keep)
-
-
-def cost_elsewhere(cells: list[Cell], this: Cell) -> float:
-    """The recorded cost of every other cell, as its totals record it."""
-    total = 0.0
-    for cell in cells:
-        totals = read_totals(cell.folder) if cell is not this else None
-        total += totals["cost_usd"] if totals else 0.0
-    return total
 
 
 def ignore(message: str) -> None:

@@ -19,7 +19,6 @@ from harness.backends import ModelSpec, make_backend, parse_model
 from harness.comparing.cells import (
     Cell,
     Pace,
-    cost_elsewhere,
     done_jobs,
     ignore,
     run_cell,
@@ -40,6 +39,7 @@ from runfolder import (
     ComparisonRecord,
     load_comparison,
     new_run_id,
+    read_totals,
     unique_folder,
     write_comparison,
 )
@@ -186,14 +186,6 @@ def create_comparison(
     return folder
 
 
-def options_of(record: ComparisonRecord, where: str) -> CompareOptions:
-    """The recorded ``CompareOptions`` of a comparison."""
-    try:
-        return CompareOptions.from_record(record["options"])
-    except (TypeError, ConfigError) as exc:
-        raise RunFolderError(f"{where}: field 'options' is not usable: {exc}") from exc
-
-
 async def run_comparison_async(
     folder: Path,
     *,
@@ -214,7 +206,11 @@ async def run_comparison_async(
     recorded ones (a profile's too); ``default_cache`` is the mode where neither says.
     ``families``: per suite, ask only these families' jobs (a sequential look)."""
     record = load_comparison(folder)
-    options = options_of(record, f"{folder}/compare.json")
+    try:
+        options = CompareOptions.from_record(record["options"])
+    except (TypeError, ConfigError) as exc:
+        where = f"{folder}/compare.json"
+        raise RunFolderError(f"{where}: field 'options' is not usable: {exc}") from exc
     cells = _cells(folder, record, options)
     wanted = [wanted_jobs(c, families) for c in cells]
     jobs = [
@@ -247,8 +243,9 @@ async def run_comparison_async(
                     stopped = f"interrupted by {interrupts.name} before cell {name}"
                     break
                 cap = None
-                if max_cost_usd is not None:
-                    cap = max(max_cost_usd - cost_elsewhere(cells, cell), 0.0)
+                if max_cost_usd is not None:  # less every other cell's recorded cost
+                    totals = [read_totals(c.folder) for c in cells if c is not cell]
+                    cap = max(max_cost_usd - sum(t["cost_usd"] for t in totals if t), 0.0)
                 display: Progress | bool = False
                 if bar is not None:
                     label = (
