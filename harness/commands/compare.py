@@ -1,8 +1,5 @@
-"""``numericjev compare``: every model × suite in one comparison folder, then one summary.
-
-This module runs the cells (``harness.comparing.comparison``); the summary (metrics, paired
-differences against the first model, verdicts) is analysis's, reading the cells' run
-folders: ``run`` returns a ``Handoff`` and ``harness.cli`` passes the folder on.
+"""``numericjev compare``: every model × suite in one comparison folder, then one summary,
+which is analysis's: ``run`` returns a ``Handoff`` and ``harness.cli`` passes the folder on.
 """
 
 from __future__ import annotations
