@@ -215,7 +215,6 @@ class Store:
         use (``verdict``) is one ``ConfigError`` before anything is read or written.
         ``unwritable``: what that line says to do when the file cannot be written."""
         self.path = path
-        self.readonly = readonly
         self.immutable = False
         if readonly and not path.exists():
             raise ConfigError(f"no request cache at {path}; run once with --cache read-write")

@@ -249,8 +249,7 @@ def _run(
     }
     settled = False
     if load_comparison(folder)["options"].get("sequential"):
-        looked = run_sequential(folder, **kwargs)
-        result, settled = looked.comparison, looked.settled
+        result, settled = run_sequential(folder, **kwargs)
     else:
         result = run_comparison(folder, **kwargs)
     if result.interrupted is not None:
