@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
     models, params = split_models(args.models), parse_pairs(args.param, "--param")
     suites = [s.strip() for s in args.suites.split(",") if s.strip()]
     if args.dry_run:
-        from harness.comparing.dryrun import describe_comparison
+        from harness.comparing.comparison import describe_comparison
 
         for line in describe_comparison(models, suites, params, options):
             print(line)

@@ -2,7 +2,8 @@
 
 ``create_comparison`` checks every model and suite and writes ``compare.json`` before any
 request; ``run_comparison`` runs (or continues) the cells one after another under one
-progress bar and one ``Interrupts`` (docs/comparing.md, "The comparison folder", says why).
+progress bar and one ``Interrupts`` (docs/comparing.md, "The comparison folder", says why);
+``describe_comparison`` is ``compare --dry-run``, which sends nothing.
 Nothing here reads results: ``analysis`` summarises the cells' run folders.
 """
 
@@ -16,27 +17,24 @@ from pathlib import Path
 import anyio
 
 from harness.backends import ModelSpec, make_backend, parse_model
-from harness.comparing.cells import (
-    Cell,
-    Pace,
-    done_jobs,
-    ignore,
-    run_cell,
-    wanted_jobs,
-)
+from harness.calling import Limits
 from harness.comparing.options import CompareOptions
 from harness.errors import ConfigError, RunFolderError
 from harness.progress import CellProgress, Progress, TqdmProgress
+from harness.protocol.cases import Suite
 from harness.protocol.registry import load_suite
 from harness.running.check import preflight
+from harness.running.dryrun import count, describe, dry_run_price
 from harness.running.interrupts import Interrupts, watching
 from harness.running.naming import cell_folder_name
 from harness.running.refusals import probe_cache
-from harness.running.session import RunResult, in_own_loop
+from harness.running.session import RunResult, in_own_loop, resume_async, run_async
 from runfolder import (
+    MANIFEST,
     RUNS_ROOT,
     ComparisonCell,
     ComparisonRecord,
+    job_status,
     load_comparison,
     new_run_id,
     read_totals,
@@ -84,6 +82,94 @@ class ComparisonResult:
     def finished(self) -> bool:
         """Every job of every cell is done."""
         return self.complete and all(c.result is None or c.result.complete for c in self.cells)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One model × suite of a comparison: its record, suite, model spec, folder and run id."""
+
+    record: ComparisonCell
+    suite: Suite
+    spec: ModelSpec
+    folder: Path
+    run_id: str
+
+
+def done_jobs(cell: Cell, wanted: frozenset[str] | None = None) -> int:
+    """Jobs of the cell already done (0 before it starts), of ``wanted`` only if given."""
+    if not (cell.folder / MANIFEST).is_file():
+        return 0
+    done = job_status(cell.folder, cell.suite.decoders)[0]
+    return len(done if wanted is None else wanted.intersection(done))
+
+
+def wanted_jobs(cell: Cell, families: Mapping[str, frozenset[int]] | None) -> frozenset[str] | None:
+    """The ids of the cell's jobs in ``families`` (of its suite); None: every job."""
+    if families is None:
+        return None
+    keep = families.get(cell.suite.name, frozenset())
+    return frozenset(j.id for j in cell.suite.jobs() if j.case.family in keep)
+
+
+def ignore(message: str) -> None:
+    """Discard a warning."""
+
+
+@dataclass(frozen=True)
+class Pace:
+    """What every cell of one invocation shares: its pace, warnings and interrupts."""
+
+    concurrency: int | None
+    rps: float | None
+    on_warning: Callable[[str], None]
+    interrupts: Interrupts | None
+    cache: str | None = None  # a resume's --cache: replaces a profile's
+    default_cache: str | None = None  # where neither the resume nor a profile says
+
+
+async def run_cell(
+    cell: Cell,
+    options: CompareOptions,
+    max_requests: int | None,
+    max_cost_usd: float | None,
+    display: Progress | bool,
+    pace: Pace,
+    families: frozenset[int] | None = None,
+) -> RunResult:
+    """Start ``cell``'s run, or resume it: ``families`` only (None: all), at the pace and
+    with the settings of this invocation, of the model's profile, then of the options."""
+    model = cell.record["model"]
+    # Compressed from compare.json, so that cells a resume starts are compressed alike.
+    settings = options.settings(model, pace.cache, pace.default_cache)
+    if (cell.folder / MANIFEST).is_file():
+        return await resume_async(
+            cell.folder,
+            progress=display,
+            on_warning=pace.on_warning,
+            interrupts=pace.interrupts,
+            concurrency=pace.concurrency,
+            rps=pace.rps,
+            max_requests=max_requests,
+            max_cost_usd=max_cost_usd,
+            families=families,
+            cache=settings.cache,
+        )
+    own = options.own(model)
+    concurrency = own.get("concurrency", options.concurrency)
+    concurrency = concurrency if pace.concurrency is None else pace.concurrency
+    rps = own.get("rps", options.rps) if pace.rps is None else pace.rps
+    limits = Limits(concurrency, rps, max_requests, max_cost_usd)
+    return await run_async(
+        cell.suite,
+        cell.spec,
+        limits,
+        folder=cell.folder,
+        progress=display,
+        run_id=cell.run_id,
+        interrupts=pace.interrupts,
+        settings=settings,
+        families=families,
+    )
 
 
 def _cells(folder: Path, record: ComparisonRecord, options: CompareOptions) -> list[Cell]:
@@ -271,3 +357,30 @@ async def run_comparison_async(
 
 
 run_comparison = in_own_loop(run_comparison_async)
+
+
+def describe_comparison(
+    models: list[str],
+    suites: list[str],
+    params: Mapping[str, str],
+    options: CompareOptions,
+) -> list[str]:
+    """The dry run's lines for every model x suite cell (``running.dryrun``), then totals."""
+    if not suites:
+        raise ConfigError("--suites needs at least one suite, e.g. --suites affine,exploratory")
+    specs = [parse_model(m, options.base(m)) for m in models]  # a bad knob is refused here
+    per_suite = _split_params(params, suites)
+    lines = [f"dry run: nothing sent. {len(models)} models x {len(suites)} suites"]
+    calls = 0
+    cost: float | None = 0.0
+    for name in suites:
+        suite = load_suite(name, params=per_suite.get(name, {}))
+        for model, spec in zip(models, specs, strict=True):
+            price, counts = dry_run_price(spec), count(suite, spec)
+            lines.append(f"cell {name} x {model}:")
+            lines += [f"  {line}" for line in describe(suite, spec, price, counts)[1:]]
+            calls += counts.http_calls
+            cost = None if cost is None or price is None else cost + counts.cost(price)
+    total = "unknown (a cell has no price)" if cost is None else f"USD {cost:.4f}"
+    lines.append(f"all cells: {calls:,} HTTP calls on the exact path; cost {total}")
+    return lines
