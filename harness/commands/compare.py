@@ -186,7 +186,7 @@ def _sequential(args: argparse.Namespace) -> dict[str, Any] | None:
         if args.looks is not None or args.sequential_seed is not None:
             raise ConfigError("--looks and --sequential-seed apply to --sequential: add it")
         return None
-    from harness.comparing.looks import sequential_plan
+    from harness.comparing.options import sequential_plan
 
     looks = 4 if args.looks is None else args.looks
     seed = 20261127 if args.sequential_seed is None else args.sequential_seed

@@ -18,7 +18,7 @@ import anyio
 
 from harness.backends import ModelSpec, make_backend, parse_model
 from harness.calling import Limits
-from harness.comparing.options import CompareOptions
+from harness.comparing.options import CompareOptions, with_orders
 from harness.errors import ConfigError, RunFolderError
 from harness.progress import CellProgress, Progress, TqdmProgress
 from harness.protocol.cases import Suite
@@ -233,8 +233,6 @@ def create_comparison(
     per_suite = _split_params(params or {}, suites)
     built = {s: load_suite(s, params=per_suite.get(s, {})) for s in suites}
     if options.sequential is not None:
-        from harness.comparing.looks import with_orders
-
         options = replace(options, sequential=with_orders(options.sequential, built))
     specs = [parse_model(m, options.base(m)) for m in models]
     anyio.run(_check_models, specs, [options.settings(m, None, cache).cache for m in models])
