@@ -122,8 +122,16 @@ def _dispatch(args: argparse.Namespace) -> int:
     """Run the command; every failure the user can fix becomes one line and exit status 2."""
     try:
         result = args.func(args)
-        if isinstance(result, Handoff):
-            return _summarise(args, result)
+        if isinstance(result, Handoff):  # a comparison's runs are done: analysis summarises
+            from analysis.cli import summarise_comparison
+
+            status = summarise_comparison(
+                result.comparison,
+                command=args.command,
+                as_json=bool(getattr(args, "json", False)),
+                strict=bool(getattr(args, "strict", False)),
+            )
+            return status or result.status
         return int(result)
     except (NumericJevError, RunFolderError) as exc:  # RunFolderError: see harness.errors
         print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
@@ -144,19 +152,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         )
         print(f"numericjev {args.command}: interrupted by {name}{where}", file=sys.stderr)
         return status
-
-
-def _summarise(args: argparse.Namespace, handoff: Handoff) -> int:
-    """A comparison's runs are done: analysis writes and prints its summary."""
-    from analysis.cli import summarise_comparison
-
-    status = summarise_comparison(
-        handoff.comparison,
-        command=args.command,
-        as_json=bool(getattr(args, "json", False)),
-        strict=bool(getattr(args, "strict", False)),
-    )
-    return status or handoff.status
 
 
 if __name__ == "__main__":

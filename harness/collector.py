@@ -23,11 +23,8 @@ _saved: tuple[tuple[int, int, int], bool] | None = None
 @contextmanager
 def fewer_collections() -> Iterator[None]:
     """Freeze what exists and collect the young generation less often, until the block ends.
-
-    Re-entrant: only the outermost block changes and restores the collector. Objects a
-    caller froze before (``gc.freeze``, e.g. before forking) are left as they are: then
-    nothing is frozen or unfrozen here.
-    """
+    Re-entrant (the outermost block sets and restores); objects a caller froze before (e.g.
+    before forking) are left as they are: then nothing is frozen or unfrozen here."""
     global _depth, _saved
     with _lock:
         if _depth == 0:

@@ -111,10 +111,6 @@ def wanted_jobs(cell: Cell, families: Mapping[str, frozenset[int]] | None) -> fr
     return frozenset(j.id for j in cell.suite.jobs() if j.case.family in keep)
 
 
-def ignore(message: str) -> None:
-    """Discard a warning."""
-
-
 @dataclass(frozen=True)
 class Pace:
     """What every cell of one invocation shares: its pace, warnings and interrupts."""
@@ -301,7 +297,9 @@ async def run_comparison_async(
         len(c.suite.jobs()) if w is None else len(w) for c, w in zip(cells, wanted, strict=True)
     ]
     done = [done_jobs(c, w) for c, w in zip(cells, wanted, strict=True)]
-    pace = Pace(concurrency, rps, on_warning or ignore, interrupts, cache, default_cache)
+    pace = Pace(
+        concurrency, rps, on_warning or (lambda message: None), interrupts, cache, default_cache
+    )
     bar = (
         TqdmProgress(sum(jobs), sum(done), "compare")
         if progress and sum(done) < sum(jobs)
