@@ -255,12 +255,12 @@ def _run(
     if result.interrupted is not None:
         return interrupted(args.command, result, "comparison folder")
     out = sys.stderr if args.json else sys.stdout
-    for cell in result.cells:
-        if cell.result is None or cell.result.complete:
+    for run in result.cells:
+        if run is None or run.complete:
             continue
-        if settled and not cell.result.counters.jobs_failed:
+        if settled and not run.counters.jobs_failed:
             continue  # its pending jobs are the families the sequential rule chose not to ask
-        for line in summary_lines(cell.result):
+        for line in summary_lines(run):
             print(f"  {line}", file=out)
     if result.fatal:
         print(f"numericjev {args.command}: error: {result.fatal}", file=sys.stderr)

@@ -44,21 +44,11 @@ from runfolder import (
 
 
 @dataclass(frozen=True)
-class CellResult:
-    """A cell and how this invocation left it (None: already finished, not touched)."""
-
-    suite: str
-    model: str
-    folder: Path
-    result: RunResult | None
-
-
-@dataclass(frozen=True)
 class ComparisonResult:
     """How a comparison run (or resume) ended."""
 
     folder: Path
-    cells: tuple[CellResult, ...]
+    cells: tuple[RunResult | None, ...]  # how this invocation left each (None: done, untouched)
     stopped: str | None = None  # why it stopped before every cell ran to its end
     fatal: str | None = None  # an error every request of a cell would meet
     interrupted: int | None = None  # the signal that stopped it (SIGINT, SIGTERM), if one did
@@ -66,12 +56,12 @@ class ComparisonResult:
     @property
     def drained(self) -> int:
         """Attempts in flight at the signal that finished and were recorded."""
-        return sum(c.result.drained for c in self.cells if c.result is not None)
+        return sum(run.drained for run in self.cells if run is not None)
 
     @property
     def abandoned(self) -> int:
         """Attempts still in flight when the drain ran out (never recorded)."""
-        return sum(c.result.abandoned for c in self.cells if c.result is not None)
+        return sum(run.abandoned for run in self.cells if run is not None)
 
     @property
     def complete(self) -> bool:
@@ -81,7 +71,7 @@ class ComparisonResult:
     @property
     def finished(self) -> bool:
         """Every job of every cell is done."""
-        return self.complete and all(c.result is None or c.result.complete for c in self.cells)
+        return self.complete and all(run is None or run.complete for run in self.cells)
 
 
 @dataclass(frozen=True)
@@ -305,7 +295,7 @@ async def run_comparison_async(
         if progress and sum(done) < sum(jobs)
         else None
     )
-    results: list[CellResult] = []
+    results: list[RunResult | None] = []
     sent = 0
     stopped = fatal = None
     try:
@@ -313,9 +303,7 @@ async def run_comparison_async(
             for i, cell in enumerate(cells):
                 name = cell.record["folder"]
                 if done[i] == jobs[i]:
-                    results.append(
-                        CellResult(cell.suite.name, cell.record["model"], cell.folder, None)
-                    )
+                    results.append(None)
                     continue
                 remaining = None if max_requests is None else max_requests - sent
                 if remaining is not None and remaining <= 0:
@@ -336,9 +324,7 @@ async def run_comparison_async(
                     display = CellProgress(bar, sum(done) - done[i], label)
                 only = None if families is None else families.get(cell.suite.name, frozenset())
                 result = await run_cell(cell, options, remaining, cap, display, pace, only)
-                results.append(
-                    CellResult(cell.suite.name, cell.record["model"], cell.folder, result)
-                )
+                results.append(result)
                 done[i] = done_jobs(cell, wanted[i]) if families else result.counters.jobs_done
                 sent += result.sent
                 if result.stopped or result.fatal:

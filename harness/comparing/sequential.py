@@ -59,7 +59,7 @@ async def run_sequential_async(
         result = await run_comparison_async(
             folder, families=_families(plan, look), max_requests=cap, **kwargs
         )
-        sent += sum(c.result.sent for c in result.cells if c.result is not None)
+        sent += sum(run.sent for run in result.cells if run is not None)
         if not result.complete or result.interrupted is not None:
             return result, False
         if _settled(folder, look):
