@@ -112,10 +112,8 @@ class WriteFailed(NumericJevError):
 
 
 class Stopping(NumericJevError):
-    """The run is stopping, so an attempt that was about to start (or to wait) was not sent.
-
-    Not a failure of the job: it stays pending, and ``resume`` asks it again.
-    """
+    """The run is stopping, so an attempt that was about to start (or to wait) was not sent:
+    not a failure of the job, which stays pending for ``resume``."""
 
 
 @contextmanager

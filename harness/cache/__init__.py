@@ -1,7 +1,5 @@
-"""The request cache (docs/cache.md): pay once for an exchange, reuse it everywhere.
-
-``RequestCache`` is what the ``Caller`` asks before an exchange is sent and tells after a
-live answer passed validation; ``store.Store`` is the SQLite file underneath.
+"""The request cache (docs/cache.md): pay once for an exchange, reuse it everywhere; the
+``Caller`` asks ``RequestCache``, and ``store.Store`` is the SQLite file underneath.
 
 May import ``harness.calling``, ``harness.wire`` and errors.
 """
