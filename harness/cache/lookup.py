@@ -110,8 +110,9 @@ class RequestCache:
                 continue
             entry = entries.get(k)
             hit = None if entry is None else self._hit(entry, body)
-            if hit is None:  # asked live: its answer is queued under its job (``save``)
-                jobs[k] = _job(occasion)
+            if hit is None:  # asked live: its answer is queued under its job (``save``), the
+                # scheduler's JOB#ROUND less the round (none: one job with every other such)
+                jobs[k] = occasion.rpartition("#")[0]
             future.set_result((k, hit))
 
     def _hit(self, entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
@@ -295,12 +296,6 @@ class RequestCache:
             f"${self.saved_usd:.4f} saved; {self.waited} waited for another process; "
             f"lookup CPU {self.lookup_s * 1e3:.1f} ms{failed if self.failed else ''}"
         )
-
-
-def _job(occasion: str) -> str:
-    """The job an exchange's occasion names (the scheduler's ``JOB#ROUND``); an occasion
-    without a round is one job with every other such (its answers are never held back)."""
-    return occasion.rpartition("#")[0]
 
 
 def _replay(entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
