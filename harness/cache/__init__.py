@@ -4,8 +4,7 @@
 May import ``harness.calling``, ``harness.wire`` and errors.
 """
 
-from harness.cache.keys import cache_key
 from harness.cache.lookup import RequestCache, open_cache
 from harness.cache.store import Entry, Store, default_path
 
-__all__ = ["Entry", "RequestCache", "Store", "cache_key", "default_path", "open_cache"]
+__all__ = ["Entry", "RequestCache", "Store", "default_path", "open_cache"]

@@ -59,13 +59,3 @@ def keyer(spec: Mapping[str, Any], version: int = SCHEMA_VERSION) -> Keyer:
         return h.hexdigest()
 
     return hexkey
-
-
-def cache_key(
-    spec: Mapping[str, Any],
-    body: Mapping[str, Any],
-    occasion: str = "",
-    version: int = SCHEMA_VERSION,
-) -> Key:
-    """The content address of one exchange in a cache file of ``version``."""
-    return keyer(spec, version)(body, occasion)
