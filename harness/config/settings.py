@@ -24,8 +24,6 @@ from harness.errors import ConfigError
 TOP_LEVEL = ("models", "defaults")
 COMMAND_LINE = "command line"
 DEFAULT = "default"
-# Commands that continue a run with its own recorded settings: [defaults] do not apply.
-RECORDED = ("resume",)
 
 
 @dataclass(frozen=True)
@@ -49,7 +47,9 @@ class Settings:
         layer's value kept: the environment, ``[defaults]``, then the named profile(s).
         ``given`` is what the command line gave."""
         found: dict[str, Setting] = {}
-        if command not in RECORDED:  # resume keeps the run's own cache mode (commands.resume)
+        # resume continues a run with its recorded settings: [defaults] do not apply, nor the
+        # environment's cache mode (the run's own is kept: commands.resume)
+        if command != "resume":
             if environ.get(MODE_ENV):
                 found["cache"] = Setting(environ[MODE_ENV], f"${MODE_ENV}")
             found |= self.defaults
