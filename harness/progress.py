@@ -86,11 +86,9 @@ class Progress(Protocol):
 
     def update(self, counters: Counters) -> None:
         """Show the latest totals (called often; implementations throttle)."""
-        ...
 
     def close(self) -> None:
         """Finish the display."""
-        ...
 
 
 class NoProgress:
