@@ -71,8 +71,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from analysis.cli import main as analysis_main
 
         return analysis_main(argv)
-    if argv and argv[0] in SIMSTUDY_COMMANDS:
-        return _plugin(argv)
+    if argv and argv[0] in SIMSTUDY_COMMANDS:  # through a ``numericjev.commands`` entry point
+        from importlib.metadata import entry_points
+
+        found = entry_points(group="numericjev.commands", name=argv[0])
+        if not found:
+            print(
+                f"numericjev {argv[0]}: error: no package provides it; reinstall numericjev "
+                "(pip install -e .) so that its entry points are registered",
+                file=sys.stderr,
+            )
+            return 2
+        plugin: Callable[[list[str]], int] = next(iter(found)).load()
+        return plugin(argv)
     parser = build_parser()
     try:  # the command line over numericjev.toml's profiles and [defaults], over the environment
         args = resolve(parser, argv)
@@ -82,22 +93,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.root_parser = parser  # for ``numericjev config``
     with _terminable(args.command in ("run", "resume", "compare")):
         return _dispatch(args)
-
-
-def _plugin(argv: list[str]) -> int:
-    """Run a command another package provides through a ``numericjev.commands`` entry point."""
-    from importlib.metadata import entry_points
-
-    found = entry_points(group="numericjev.commands", name=argv[0])
-    if not found:
-        print(
-            f"numericjev {argv[0]}: error: no package provides it; reinstall numericjev "
-            "(pip install -e .) so that its entry points are registered",
-            file=sys.stderr,
-        )
-        return 2
-    run: Callable[[list[str]], int] = next(iter(found)).load()
-    return run(argv)
 
 
 @contextmanager
@@ -122,8 +117,16 @@ def _dispatch(args: argparse.Namespace) -> int:
     """Run the command; every failure the user can fix becomes one line and exit status 2."""
     try:
         result = args.func(args)
-        if isinstance(result, Handoff):
-            return _summarise(args, result)
+        if isinstance(result, Handoff):  # a comparison's runs are done: analysis summarises
+            from analysis.cli import summarise_comparison
+
+            status = summarise_comparison(
+                result.comparison,
+                command=args.command,
+                as_json=bool(getattr(args, "json", False)),
+                strict=bool(getattr(args, "strict", False)),
+            )
+            return status or result.status
         return int(result)
     except (NumericJevError, RunFolderError) as exc:  # RunFolderError: see harness.errors
         print(f"numericjev {args.command}: error: {exc}", file=sys.stderr)
@@ -144,19 +147,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         )
         print(f"numericjev {args.command}: interrupted by {name}{where}", file=sys.stderr)
         return status
-
-
-def _summarise(args: argparse.Namespace, handoff: Handoff) -> int:
-    """A comparison's runs are done: analysis writes and prints its summary."""
-    from analysis.cli import summarise_comparison
-
-    status = summarise_comparison(
-        handoff.comparison,
-        command=args.command,
-        as_json=bool(getattr(args, "json", False)),
-        strict=bool(getattr(args, "strict", False)),
-    )
-    return status or handoff.status
 
 
 if __name__ == "__main__":

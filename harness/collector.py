@@ -1,13 +1,9 @@
 """Python's cyclic garbage collector, set for a run's event loop (``fewer_collections``).
 
-Why (docs/performance.md, "HTTP, with the aiohttp sender", has the measurements): with
-hundreds of exchanges in flight, young collections every 700 allocations catch their
-objects alive and promote them into full collections of everything built before the run.
-During a run the objects that exist already are frozen (they live as long as the run
-anyway) and the young generation holds 50,000 allocations, so almost every exchange's
-objects are freed by reference counting before a collection sees them. Cyclic garbage is
-still collected, only less often; both settings are restored when the last run in the
-process ends. Nothing a run records depends on this.
+Young collections every 700 allocations caught exchanges in flight and promoted them into
+full collections (docs/performance.md, "HTTP, with the aiohttp sender", has the figures);
+so a run freezes what exists and collects the young generation less often. Nothing a run
+records depends on this.
 """
 
 from __future__ import annotations
@@ -27,11 +23,8 @@ _saved: tuple[tuple[int, int, int], bool] | None = None
 @contextmanager
 def fewer_collections() -> Iterator[None]:
     """Freeze what exists and collect the young generation less often, until the block ends.
-
-    Re-entrant: only the outermost block changes and restores the collector. Objects a
-    caller froze before (``gc.freeze``, e.g. before forking) are left as they are: then
-    nothing is frozen or unfrozen here.
-    """
+    Re-entrant (the outermost block sets and restores); objects a caller froze before (e.g.
+    before forking) are left as they are: then nothing is frozen or unfrozen here."""
     global _depth, _saved
     with _lock:
         if _depth == 0:

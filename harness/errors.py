@@ -31,23 +31,6 @@ from typing import Any
 
 from runfolder import RunFolderError
 
-__all__ = [
-    "AuthError",
-    "BackendError",
-    "BudgetExhausted",
-    "ConfigError",
-    "ExpressionError",
-    "GridError",
-    "ManifestMismatch",
-    "NumericJevError",
-    "RequestCapReached",
-    "RunFolderError",
-    "Stopping",
-    "TransientError",
-    "WriteFailed",
-    "first_error",
-]
-
 
 class NumericJevError(Exception):
     """Base of every error the harness raises on purpose."""
@@ -72,12 +55,10 @@ class ManifestMismatch(RunFolderError):
 class BackendError(NumericJevError):
     """One attempt at an exchange failed; the backend that made it says why.
 
-    ``kind`` goes into the log (``runfolder.ErrorKind``). The other fields are what the
-    failed attempt's log line records, each None when unknown: the HTTP ``status``, the
-    server's ``Retry-After`` as ``wait_s``, the failed response's ``body`` (truncated, never
-    a key), its ``request_id``, and any ``usage``, ``cost_usd`` and served ``model`` the
-    failed response billed (a 200 rejected as malformed is still paid for), and ``sent``:
-    the exact body sent when the wire format is not System One (the log records it).
+    ``kind`` goes into the log (``runfolder.ErrorKind``); the other fields are what the failed
+    attempt's log line records, each None when unknown (``Retry-After`` is ``wait_s``; a
+    ``body`` is truncated, never a key; a malformed 200 is still billed: ``usage``, ``cost_usd``,
+    ``model``; ``sent``: the body sent when the wire format is not System One).
     """
 
     def __init__(
@@ -131,10 +112,8 @@ class WriteFailed(NumericJevError):
 
 
 class Stopping(NumericJevError):
-    """The run is stopping, so an attempt that was about to start (or to wait) was not sent.
-
-    Not a failure of the job: it stays pending, and ``resume`` asks it again.
-    """
+    """The run is stopping, so an attempt that was about to start (or to wait) was not sent:
+    not a failure of the job, which stays pending for ``resume``."""
 
 
 @contextmanager

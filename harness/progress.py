@@ -86,11 +86,9 @@ class Progress(Protocol):
 
     def update(self, counters: Counters) -> None:
         """Show the latest totals (called often; implementations throttle)."""
-        ...
 
     def close(self) -> None:
         """Finish the display."""
-        ...
 
 
 class NoProgress:
@@ -140,10 +138,6 @@ class TqdmProgress:
         self._bar.update(done - self._shown)
         self._shown = done
 
-    def describe(self, label: str) -> None:
-        """Change the bar's label."""
-        self._bar.set_description_str(label, refresh=False)
-
     def close(self) -> None:
         """Close the bar."""
         self._bar.close()
@@ -156,7 +150,7 @@ class CellProgress:
     def __init__(self, bar: TqdmProgress, offset: int, label: str) -> None:
         self._bar = bar
         self._offset = offset
-        bar.describe(label)
+        bar._bar.set_description_str(label, refresh=False)  # the comparison's bar, relabelled
 
     def update(self, counters: Counters) -> None:
         """Advance the comparison's bar by this run's jobs (its requests and cost beside)."""

@@ -1,13 +1,7 @@
-"""How a cache file of each version keys an exchange (docs/cache.md, "Cache versions", says
-why each version keys what it does).
+"""How a cache file of each version keys an exchange (docs/cache.md, "Cache versions").
 
-A key hashes the model spec the manifest records, less the settings that cannot change an
-answer (``SETTINGS``; up to version 2, only its price), the exchange's occasion (its job and
-round: two jobs that send one body are two samples) and the request body's JSON bytes:
-SHA-256 (hex) of the body as sorted-key JSON in version 1, of its bytes as built in version
-2; a 16-byte XXH3-128 digest (a BLOB) of its bytes as built in version 3, every new file. A
-file keeps the keys of its version for as long as it is used; the spec's share of every key
-is computed once per run (``keyer``).
+A key hashes the model spec less ``SETTINGS`` (up to version 2, only its price), the
+exchange's occasion (two jobs that send one body are two samples) and the body's JSON bytes.
 """
 
 from __future__ import annotations
@@ -22,11 +16,7 @@ import xxhash
 from harness.wire.encoded import EncodedBody
 
 SCHEMA_VERSION = 3  # what a new file is made as
-KEY_VERSIONS = {
-    1: "SHA-256 of the body as sorted-key JSON",
-    2: "SHA-256 of the body's JSON bytes in the order built",
-    3: "XXH3-128 of the body's bytes as built; spec less timeouts and concurrency",
-}
+KEY_VERSIONS = (1, 2, 3)  # the versions read (``keyer`` and the module docstring say how)
 # The spec's ``params`` that say how the harness talks to a model, not what the model is or
 # how it samples: two runs that differ only in these are answered alike, so share entries.
 SETTINGS = frozenset(
@@ -69,13 +59,3 @@ def keyer(spec: Mapping[str, Any], version: int = SCHEMA_VERSION) -> Keyer:
         return h.hexdigest()
 
     return hexkey
-
-
-def cache_key(
-    spec: Mapping[str, Any],
-    body: Mapping[str, Any],
-    occasion: str = "",
-    version: int = SCHEMA_VERSION,
-) -> Key:
-    """The content address of one exchange in a cache file of ``version``."""
-    return keyer(spec, version)(body, occasion)

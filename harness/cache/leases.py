@@ -1,15 +1,7 @@
-"""Single flight across processes: a lease row per exchange being asked (issue 32, case 7;
-docs/cache.md, "Two runs at once pay once", says what it promises and what it measured).
+"""Single flight across processes: a lease row per exchange being asked (issue 32, case 7).
 
-While another live process uses the cache file, a miss takes a lease on its key before it
-is sent, in the write transaction that ends the event-loop pass (``Flight.settle``); a
-process that finds the lease held by another waits for that answer instead of asking again.
-Storing the answer releases the lease in the same transaction, so no reader ever sees the
-lease gone and the answer not yet there. Leases cost a write per miss, so a process alone
-with the file takes none: each says it is there (a ``presence`` row) and looks for others
-every ``TICK_S``; a newcomer sends nothing until each process there before it has looked
-since it came. A lease names its holder's host and pid and expires ``LEASE_S`` after it was
-taken; a holder found dead on this host loses its leases at once.
+docs/cache.md, "Two runs at once pay once", gives the rules (a process alone takes no
+lease; a newcomer waits until each process there before it has looked) and the measurements.
 """
 
 from __future__ import annotations
@@ -55,11 +47,6 @@ class Claim(Enum):
     STORED = "stored"  # answered meanwhile: read it
 
 
-def new_holder() -> str:
-    """A name for this process's leases (unique across hosts, pids and forks)."""
-    return f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
 def _dead(host: str, pid: int) -> bool:
     """Whether the holder ``host:pid`` is known dead (only a process on this host can be)."""
     if host != HOST or pid == os.getpid():
@@ -77,7 +64,7 @@ class Flight:
     """One process's leases on one cache file (module docstring)."""
 
     def __init__(self) -> None:
-        self.holder = new_holder()
+        self.holder = f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # unique across forks too
         self.shared = False  # another live process uses the file: every miss is leased
         self.asking: set[Key] = set()  # misses this process is asking now
         self.leased: set[Key] = set()  # those whose lease it holds

@@ -73,12 +73,8 @@ class RequestCache:
 
     async def find(self, body: Mapping[str, Any], occasion: str = "") -> tuple[Key, Attempt | None]:
         """``body``'s key (computed once per exchange: find, then save) and its cached answer
-        as an answered attempt costing 0, or None (a miss). The pass's finds are keyed and
-        made in one ``SELECT`` as the pass ends (``_answer``), and each exchange goes on in
-        the next.
-
-        Only queued here, untimed (an append: less than the ~1 us a clock pair costs); the
-        keys and the ``SELECT`` are timed in the pass's end (``_end_pass``)."""
+        as an answered attempt costing 0, or None (a miss), from the pass's one ``SELECT``
+        (``_answer``). Untimed here (an append costs less than a clock pair's ~1 us)."""
         future: _Found = asyncio.get_running_loop().create_future()
         self._asks.append((body, occasion, future))
         self._schedule()
@@ -114,8 +110,9 @@ class RequestCache:
                 continue
             entry = entries.get(k)
             hit = None if entry is None else self._hit(entry, body)
-            if hit is None:  # asked live: its answer is queued under its job (``save``)
-                jobs[k] = _job(occasion)
+            if hit is None:  # asked live: its answer is queued under its job (``save``), the
+                # scheduler's JOB#ROUND less the round (none: one job with every other such)
+                jobs[k] = occasion.rpartition("#")[0]
             future.set_result((k, hit))
 
     def _hit(self, entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
@@ -183,10 +180,8 @@ class RequestCache:
 
     def save(self, key: Key, attempt: Attempt) -> None:
         """Queue a live answer that passed validation with every question answered, to be
-        stored (and its lease given back) by the next commit: see ``_schedule`` for when.
-
-        Untimed unless it commits (a dict insert: less than the ~1 us a clock pair costs);
-        its row is made in the commit, which is timed."""
+        stored (and its lease given back) by the next commit (``_schedule``); untimed, as
+        ``find``: its row is made in the commit, which is timed."""
         if not self.writable or attempt.cached:
             return
         if attempt.refused or attempt.kind is not None:
@@ -210,17 +205,9 @@ class RequestCache:
         self._schedule()
 
     def _schedule(self) -> None:
-        """Have ``_end_pass`` run as this event-loop pass ends.
-
-        A pass's ``find``s are answered by one ``SELECT`` as it ends (other lookups share
-        one read transaction, ended then: nothing is held across an ``await``). Its answers
-        wait in ``_pending`` for one write transaction of many passes' answers (fewer locks
-        and WAL frames per exchange), committed when docs/cache.md ("Safety") says: a job
-        whose answer is queued has another saved (``save``: a SIGKILL loses at most each
-        job's latest round, issue 29), a lease is given back or tried (a waiter never waits
-        on an answer queued here), ``TICK_S`` passed (``_tick``), a lookup asks a key queued
-        here, or the cache is closed.
-        """
+        """Have ``_end_pass`` run as this event-loop pass ends: its ``find``s answered by one
+        ``SELECT``, its read transaction ended (none is held across an ``await``); answers wait
+        in ``_pending`` until a commit docs/cache.md ("Safety") lists is due (issue 29)."""
         if not self._scheduled:
             loop = asyncio.get_running_loop()
             loop.call_soon(self._end_pass, loop)
@@ -311,12 +298,6 @@ class RequestCache:
         )
 
 
-def _job(occasion: str) -> str:
-    """The job an exchange's occasion names (the scheduler's ``JOB#ROUND``); an occasion
-    without a round is one job with every other such (its answers are never held back)."""
-    return occasion.rpartition("#")[0]
-
-
 def _replay(entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
     """A cached entry as an answered attempt, validated again as a live one; None if the
     entry no longer passes (the reading rules changed): it is then asked live again."""
@@ -335,25 +316,19 @@ def _replay(entry: Entry, body: Mapping[str, Any]) -> Attempt | None:
     )  # fmt: skip
 
 
-def resolve_mode(mode: str, in_process: bool) -> str:
-    """``auto``: off for in-process models (sim, oracle: an answer costs microseconds to
-    make again), read-write for everything sent over the wire or paid for."""
-    if mode not in MODES:
-        raise ConfigError(f"--cache must be one of {', '.join(MODES)}; got {mode!r}")
-    if mode == "auto":
-        return "off" if in_process else "read-write"
-    return mode
-
-
 # Models answered in this process for free; a local GGUF model is slow, so it is cached.
 IN_PROCESS_BACKENDS = frozenset({"sim", "oracle"})
 
 
 def open_cache(spec: Mapping[str, Any], run_id: str, mode: str) -> RequestCache | None:
     """The run's cache for the model ``spec`` under ``mode`` (one of ``MODES``: a run's
-    ``RunSettings.cache``), or None when it is off."""
-    resolved = resolve_mode(mode, spec.get("backend") in IN_PROCESS_BACKENDS)
-    if resolved == "off" or (resolved == "read-only" and not default_path().exists()):
+    ``RunSettings.cache``), or None when it is off. ``auto``: off for in-process models (an
+    answer costs microseconds to make again), read-write for everything else."""
+    if mode not in MODES:
+        raise ConfigError(f"--cache must be one of {', '.join(MODES)}; got {mode!r}")
+    if mode == "auto":
+        mode = "off" if spec.get("backend") in IN_PROCESS_BACKENDS else "read-write"
+    if mode == "off" or (mode == "read-only" and not default_path().exists()):
         return None  # read-only and no cache yet: every exchange is a miss
-    store = Store(default_path(), readonly=resolved == "read-only")
-    return RequestCache(store, resolved == "read-write", spec, run_id)
+    store = Store(default_path(), readonly=mode == "read-only")
+    return RequestCache(store, mode == "read-write", spec, run_id)

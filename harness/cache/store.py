@@ -1,14 +1,8 @@
 """A content-addressed SQLite cache of answered exchanges, shared by runs, processes, machines.
 
-One table, one row per key (``keys.keyer``; the schema version, ``PRAGMA user_version``, says
-how the file's keys were made: ``keys.KEY_VERSIONS``, and only entries of one version can be
-imported into another). SQLite in WAL mode gives what the run itself survives: each ``put``
-or ``write`` is one transaction (a SIGKILL mid-write loses those rows and no others: the
-WAL's uncommitted frames are discarded on the next open), many readers with one writer at a
-time (a second writer waits on ``busy_timeout`` rather than failing), and a reader never
-blocks a writer. The first answer stored for a key stays (``_INSERT``), so two runs writing
-the same key at once store it once, and importing twice adds nothing. A file is checked to be
-ours (``verdict``) before anything is read from it or written to it.
+One table, one row per key (``keys.keyer``); ``PRAGMA user_version`` says how the file's keys
+were made (``keys.KEY_VERSIONS``). docs/cache.md, "Safety" and "A file that is ours", gives
+what WAL mode, one transaction per write and the first answer kept (``_INSERT``) promise.
 """
 
 from __future__ import annotations
@@ -190,13 +184,8 @@ def _use_wal(db: sqlite3.Connection, tries: int = 20) -> None:
 
 
 def _connect_readonly(path: Path) -> tuple[sqlite3.Connection, bool]:
-    """``path`` opened read-only (``mode=ro``), and whether as immutable.
-
-    A read-only WAL database still needs its ``-shm`` file, which SQLite cannot create in
-    a read-only directory; there the file is opened with ``immutable=1``, which reads the
-    database file alone (no locks, no WAL): right on a read-only mount, where nothing can
-    change it; answers still in an uncheckpointed ``-wal`` are then misses, never wrong.
-    """
+    """``path`` opened read-only (``mode=ro``), and whether as ``immutable=1``: in a read-only
+    directory, where SQLite cannot make the ``-shm`` file (docs/cache.md, "Read-only caches")."""
     uri = path.resolve().as_uri()
     for immutable in (False, True):
         db = sqlite3.connect(
@@ -222,15 +211,10 @@ class Store:
     def __init__(
         self, path: Path, *, readonly: bool = False, unwritable: str = READ_IT_AS_IT_IS
     ) -> None:
-        """Open (creating unless ``readonly``) the cache at ``path``; a file that is not
-        one this harness can use (``verdict``) is refused with a one-line ``ConfigError``
-        before anything is read from it or written to it. ``readonly`` opens it as SQLite's
-        read-only URI, so a cache on a read-only directory or mount serves hits
-        (``immutable`` says it was opened as a file nothing may change, see ``_connect_readonly``);
-        ``unwritable``: what the one line says to do when the file cannot be written (its
-        entries stay usable)."""
+        """Open (creating unless ``readonly``) the cache at ``path``; a file this harness cannot
+        use (``verdict``) is one ``ConfigError`` before anything is read or written.
+        ``unwritable``: what that line says to do when the file cannot be written."""
         self.path = path
-        self.readonly = readonly
         self.immutable = False
         if readonly and not path.exists():
             raise ConfigError(f"no request cache at {path}; run once with --cache read-write")

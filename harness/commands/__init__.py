@@ -1,8 +1,5 @@
-"""One module per ``numericjev`` subcommand; each exposes ``register(subparsers)``.
-
-``register`` adds its parser and sets ``func`` to a callable taking the parsed namespace
-and returning the exit status. Each module imports its heavy dependencies inside ``run``
-so that ``--help`` stays fast. ``common`` and ``model_options`` hold what several share.
+"""One module per ``numericjev`` subcommand: ``register(subparsers)`` sets ``func`` (parsed
+namespace -> exit status), which imports the heavy dependencies, so ``--help`` stays fast.
 
 May import every concept below it (running, spreading, comparing and what they use);
 only ``harness.cli`` imports the commands.

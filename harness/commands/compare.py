@@ -1,8 +1,5 @@
-"""``numericjev compare``: every model × suite in one comparison folder, then one summary.
-
-This module runs the cells (``harness.comparing.comparison``); the summary (metrics, paired
-differences against the first model, verdicts) is analysis's, reading the cells' run
-folders: ``run`` returns a ``Handoff`` and ``harness.cli`` passes the folder on.
+"""``numericjev compare``: every model × suite in one comparison folder, then one summary,
+which is analysis's: ``run`` returns a ``Handoff`` and ``harness.cli`` passes the folder on.
 """
 
 from __future__ import annotations
@@ -167,7 +164,7 @@ def run(args: argparse.Namespace) -> int | Handoff:
     models, params = split_models(args.models), parse_pairs(args.param, "--param")
     suites = [s.strip() for s in args.suites.split(",") if s.strip()]
     if args.dry_run:
-        from harness.comparing.dryrun import describe_comparison
+        from harness.comparing.comparison import describe_comparison
 
         for line in describe_comparison(models, suites, params, options):
             print(line)
@@ -189,7 +186,7 @@ def _sequential(args: argparse.Namespace) -> dict[str, Any] | None:
         if args.looks is not None or args.sequential_seed is not None:
             raise ConfigError("--looks and --sequential-seed apply to --sequential: add it")
         return None
-    from harness.comparing.looks import sequential_plan
+    from harness.comparing.options import sequential_plan
 
     looks = 4 if args.looks is None else args.looks
     seed = 20261127 if args.sequential_seed is None else args.sequential_seed
@@ -252,19 +249,18 @@ def _run(
     }
     settled = False
     if load_comparison(folder)["options"].get("sequential"):
-        looked = run_sequential(folder, **kwargs)
-        result, settled = looked.comparison, looked.settled
+        result, settled = run_sequential(folder, **kwargs)
     else:
         result = run_comparison(folder, **kwargs)
     if result.interrupted is not None:
         return interrupted(args.command, result, "comparison folder")
     out = sys.stderr if args.json else sys.stdout
-    for cell in result.cells:
-        if cell.result is None or cell.result.complete:
+    for run in result.cells:
+        if run is None or run.complete:
             continue
-        if settled and not cell.result.counters.jobs_failed:
+        if settled and not run.counters.jobs_failed:
             continue  # its pending jobs are the families the sequential rule chose not to ask
-        for line in summary_lines(cell.result):
+        for line in summary_lines(run):
             print(f"  {line}", file=out)
     if result.fatal:
         print(f"numericjev {args.command}: error: {result.fatal}", file=sys.stderr)

@@ -1,10 +1,6 @@
-"""``numericjev import-predictions``: external numerical predictions as one more decoder.
-
-Each input line names a case and a condition (and optionally an order and a repeat) and
-gives a value, e.g. the paper's continuous-head baselines. The predictions are appended to
-``outputs.jsonl`` as a decoder of the given name, so every table, figure and diff treats them
-like the others. A prediction without an order applies to every order of its case and
-condition (an external model has no options to permute).
+"""``numericjev import-predictions``: external numerical predictions as one more decoder
+(the paper's continuous heads), appended to ``outputs.jsonl``. A prediction without an
+order applies to every order of its case and condition (it has no options to permute).
 """
 
 from __future__ import annotations

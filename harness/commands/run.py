@@ -148,23 +148,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_limit_options(parser)
     add_session_options(parser)
     add_compress_option(parser)
-    add_spread_options(parser)
-    parser.set_defaults(func=run)
-
-
-def add_compress_option(parser: argparse.ArgumentParser) -> None:
-    """``--compress`` (shared with ``compare``): a new run's logs as zstd frames."""
-    parser.add_argument(
-        "--compress",
-        action="store_true",
-        help="write requests.jsonl and outputs.jsonl as zstd frames (.jsonl.zst, one frame per "
-        "flush; a kill still loses at most the last): about a tenth of the bytes; every command "
-        "reads both forms; resume keeps the run's form (docs/run-folder.md)",
-    )
-
-
-def add_spread_options(parser: argparse.ArgumentParser) -> None:
-    """``--workers``, ``--shard`` and ``--ray``: one run over processes and machines."""
     group = parser.add_argument_group("spreading a run (docs/scaling.md)")
     group.add_argument(
         "--workers",
@@ -188,6 +171,18 @@ def add_spread_options(parser: argparse.ArgumentParser) -> None:
         help="run --workers N shards as Ray actors on any nodes, sharing one rate limit; this "
         "process writes the one run folder (no shared disk, no merge; a lost node's shard is "
         "started again elsewhere). Needs the 'ray' extra; no ADDRESS starts a local Ray",
+    )
+    parser.set_defaults(func=run)
+
+
+def add_compress_option(parser: argparse.ArgumentParser) -> None:
+    """``--compress`` (shared with ``compare``): a new run's logs as zstd frames."""
+    parser.add_argument(
+        "--compress",
+        action="store_true",
+        help="write requests.jsonl and outputs.jsonl as zstd frames (.jsonl.zst, one frame per "
+        "flush; a kill still loses at most the last): about a tenth of the bytes; every command "
+        "reads both forms; resume keeps the run's form (docs/run-folder.md)",
     )
 
 

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from runfolder import Manifest
 
+import orjson
+
 from harness.commands.common import READING, RUN_HELP, exit_codes
-from runfolder import resolve_run, stored
+from runfolder import REQUESTS, resolve_run, stored, whole_lines
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,12 +85,11 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"tokens: in {c.input_tokens:,}, out {c.output_tokens:,}; cost {cost}")
     print(f"served models: {served}")
-    from harness.cache.report import cache_line
     from harness.running.folder import recorded_cache
 
     if (mode := recorded_cache(manifest.extra)) is not None:
         print(f"request cache: {mode} (the run's; resume keeps it unless --cache says otherwise)")
-    if (line := cache_line(folder)) is not None:
+    if (line := _cache_line(folder)) is not None:
         print(line)
     # A merged parent's last line seals it ("merge"): not a session that sent anything.
     sessions = [s for s in sessions if s.get("command") != "merge"]
@@ -129,3 +130,28 @@ def _shards(folder: Path, manifest: Manifest) -> None:
         parts.append(f"{index}: {len(state.finished):,}/{own.n_jobs:,} done")
     merged = stored(folder / "outputs.jsonl").exists()
     print(f"shards ({count}): " + "; ".join(parts) + ("" if merged else " (not merged yet)"))
+
+
+_HIT = b'"cache":{"hit":true'
+
+
+def _cache_line(folder: Path) -> str | None:
+    """One line for ``status``: exchanges answered from the cache (from which runs) and
+    live, and the USD the cached answers cost when first paid; None without hits."""
+    hits = live = 0
+    saved = 0.0
+    runs: set[str] = set()
+    for raw in whole_lines(folder / REQUESTS):
+        if _HIT not in raw:
+            live += b'"status":200' in raw  # answered live (a miss, or no cache)
+            continue
+        mark = orjson.loads(raw)["cache"]
+        hits += 1
+        saved += mark.get("saved_usd") or 0.0
+        runs.add(str(mark.get("from_run")))
+    if not hits:
+        return None
+    return (
+        f"cache: {hits:,} hits (answers paid by {', '.join(sorted(runs))}), {live:,} answered "
+        f"live; USD {saved:.6f} saved"
+    )

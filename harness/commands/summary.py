@@ -12,8 +12,6 @@ from harness.running.session import RunResult
 if TYPE_CHECKING:
     from harness.comparing.comparison import ComparisonResult
 
-EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal's number
-
 
 def summary_lines(result: RunResult) -> list[str]:
     """What a person needs to read after a run or resume."""
@@ -64,7 +62,7 @@ def interrupted(command: str, result: RunResult | ComparisonResult, where: str) 
     exit status: 130 for SIGINT, 143 for SIGTERM."""
     signum, drained, abandoned = result.interrupted, result.drained, result.abandoned
     folder = result.folder
-    name = signal.Signals(signum or signal.SIGINT).name
+    received = signal.Signals(signum or signal.SIGINT)  # SIGINT or SIGTERM (``Interrupts``)
     said = f"the {drained:,} requests in flight were answered and recorded"
     if not drained:
         said = "no request was in flight"
@@ -74,11 +72,11 @@ def interrupted(command: str, result: RunResult | ComparisonResult, where: str) 
             "(a resume may pay for them again)"
         )
     print(
-        f"numericjev {command}: interrupted by {name}; stopped sending, {said}; {where} "
+        f"numericjev {command}: interrupted by {received.name}; stopped sending, {said}; {where} "
         f"{folder}; continue with: numericjev resume {folder}",
         file=sys.stderr,
     )
-    return EXIT_INTERRUPTED.get(signal.Signals(signum or signal.SIGINT), 130)
+    return 128 + received  # as a shell reports a process a signal ended
 
 
 def report(command: str, result: RunResult) -> int:

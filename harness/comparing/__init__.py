@@ -2,5 +2,5 @@
 
 May import running and everything below it; the statistics are ``analysis``'s: the CLI hands
 a finished comparison folder over, and ``sequential`` asks ``analysis.statistics`` after each
-look whether the rule has stopped every cell. ``cells`` starts or resumes one cell.
+look whether the rule has stopped every cell.
 """

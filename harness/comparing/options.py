@@ -1,4 +1,6 @@
-"""How every cell of a comparison is started: ``CompareOptions``, kept in ``compare.json``."""
+"""How every cell of a comparison is started: ``CompareOptions``, kept in ``compare.json``,
+and ``compare --sequential``'s plan in it: its settings checked, and each suite's families in
+a seeded random order (see ``sequential``)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from harness.backends import GGUF_PREFIX, IN_PROCESS, ModelSpec
 from harness.backends.base import DEFAULT_CONCURRENCY
+from harness.errors import ConfigError
+from harness.protocol.cases import Suite
 from harness.running.settings import RunSettings
+from runfolder import MIN_LOOK
 
 _SPEC_FIELDS = frozenset(ModelSpec.__dataclass_fields__)
 
@@ -17,11 +24,8 @@ _SPEC_FIELDS = frozenset(ModelSpec.__dataclass_fields__)
 class CompareOptions:
     """How every cell is started (kept in ``compare.json``: resume starts a cell the same way).
 
-    ``model`` holds the model options every model starts from (``--base-url``, ``--timeout``,
-    prices, ``--wire``, ...: ``harness.commands.model_options.base_spec``, as ``run`` builds
-    them); each compared model's spec adds its own options to it (``base``). Its name is unused.
-    ``summary`` holds the summary's settings (metric, replicates) for analysis, which
-    reads them from ``compare.json`` so that a resumed comparison is summarised alike.
+    ``model``: the options every model's spec adds its own to (``base``; its name unused).
+    ``summary``: analysis's settings (metric, replicates), so a resume is summarised alike.
     """
 
     model: ModelSpec = field(default_factory=lambda: ModelSpec(name=""))
@@ -76,3 +80,32 @@ class CompareOptions:
             spec = {**spec, "name": ""}
         known["model"] = ModelSpec(**{k: v for k, v in spec.items() if k in _SPEC_FIELDS})
         return cls(**known)
+
+
+def sequential_plan(looks: int, seed: int, margin: float) -> dict[str, Any]:
+    """The plan's settings, checked (each suite's order is added by ``with_orders``)."""
+    if looks < 2:
+        raise ConfigError(f"--looks must be at least 2 for --sequential; got {looks}")
+    if margin < 0:
+        raise ConfigError(f"--margin must be 0 or more; got {margin}")
+    return {"looks": looks, "seed": seed, "margin": margin}
+
+
+def with_orders(plan: Mapping[str, Any], suites: Mapping[str, Suite]) -> dict[str, Any]:
+    """The plan with each suite's families in a random order seeded by the plan's seed."""
+    if len(suites) != 1:
+        raise ConfigError(
+            f"--sequential compares one suite at a time; got {len(suites)} "
+            f"({', '.join(suites)}): run one comparison per suite"
+        )
+    order: dict[str, list[int]] = {}
+    for i, (name, suite) in enumerate(suites.items()):
+        families = sorted({c.family for c in suite.cases})
+        if len(families) < MIN_LOOK:
+            raise ConfigError(
+                f"--sequential needs a suite of at least {MIN_LOOK} families; "
+                f"{name} has {len(families)}"
+            )
+        rng = np.random.default_rng([int(plan["seed"]), i])
+        order[name] = [int(f) for f in rng.permutation(families)]
+    return {**plan, "order": order}

@@ -1,18 +1,13 @@
 """``compare --sequential``: ask a comparison's families in looks, stop once every cell has
-(docs/comparing.md gives the rule and the plan kept in ``compare.json``).
+(docs/comparing.md, "The sequential rule", gives the rule and the plan in ``compare.json``).
 
-Look k asks the first ``look_sizes(F, looks)[k-1]`` families of the plan's order in every
-cell (``run_comparison_async(..., families=...)``); then ``analysis.statistics``
-(``comparison.sequential_look``, on the run folders: the harness itself never reads results)
-says whether every cell has stopped. Nothing else is recorded: each look's families are
-fixed by the plan, so a resume replays the looks already taken (their jobs are done: nothing
-is sent) and continues with the first look whose families are not all asked.
+After each look ``analysis.statistics`` (``comparison.sequential_look``, on the run folders)
+says whether every cell has stopped; a resume replays the looks taken (nothing is sent).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +29,6 @@ def _settled(folder: Path, look: int) -> bool:
     return sequential_look(runs, look).settled
 
 
-@dataclass(frozen=True)
-class SequentialResult:
-    """How a sequential comparison's asking ended: the last look run, and whether every
-    cell had stopped by it (False: stopped by a cap, an interrupt or an error)."""
-
-    comparison: ComparisonResult
-    look: int
-    looks: int
-    settled: bool
-
-
 def _families(plan: Mapping[str, Any], look: int) -> dict[str, frozenset[int]]:
     """Each suite's families asked by ``look`` (1-based)."""
     asked = {}
@@ -59,10 +43,11 @@ async def run_sequential_async(
     *,
     max_requests: int | None = None,
     **kwargs: Any,
-) -> SequentialResult:
+) -> tuple[ComparisonResult, bool]:
     """Run (or continue) the sequential comparison in ``folder`` look by look until the
     rule says every cell has stopped or the last look is asked; the other arguments are
-    ``run_comparison_async``'s (``max_requests`` counts over the looks)."""
+    ``run_comparison_async``'s (``max_requests`` counts over the looks). The last look's
+    result, and whether every cell had stopped (False: a cap, an interrupt or an error)."""
     plan = load_comparison(folder)["options"].get("sequential")
     if not plan:
         raise ConfigError(f"{folder} is not a sequential comparison")
@@ -74,13 +59,13 @@ async def run_sequential_async(
         result = await run_comparison_async(
             folder, families=_families(plan, look), max_requests=cap, **kwargs
         )
-        sent += sum(c.result.sent for c in result.cells if c.result is not None)
+        sent += sum(run.sent for run in result.cells if run is not None)
         if not result.complete or result.interrupted is not None:
-            return SequentialResult(result, look, n_looks, settled=False)
+            return result, False
         if _settled(folder, look):
-            return SequentialResult(result, look, n_looks, settled=True)
+            return result, True
     assert result is not None  # at least one look: a suite has MIN_LOOK families or more
-    return SequentialResult(result, n_looks, n_looks, settled=True)
+    return result, True
 
 
 run_sequential = in_own_loop(run_sequential_async)

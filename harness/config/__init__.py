@@ -1,9 +1,7 @@
 """The operator's settings: ``numericjev.toml`` files, named model profiles and ``[defaults]``.
 
-Where a setting comes from, nearest first, is docs/usage.md's list; ``resolve`` merges the
-layers once, as the parser's defaults (``settings``). A profile resolves to a model spec's
-text (``harness.backends.parse_model`` reads it, as any spec), so a run's manifest records
-the resolved spec, never the file; a key never enters a file (``key_env`` names its variable).
+``resolve`` merges the layers docs/usage.md lists once, as the parser's defaults. A profile
+resolves to a model spec's text, so a manifest records the spec, never the file.
 
 May import the backends (model specs) and errors; only the commands and the CLI import it.
 """

@@ -1,12 +1,8 @@
 """Where the command line, the settings files and the environment meet: ``resolve``, once.
 
-A first pass parses the command line with every option's default suppressed, so argparse
-itself says which options it gave (and checks them). The layers below it, farthest first
-(``$NUMERICJEV_CACHE_MODE``, ``[defaults]``, the profile ``--model`` names), become the
-command's parser defaults, and a second pass parses with them: "command line > profile >
-``[defaults]`` > environment > code" is this one merge, and ``args.sources`` says, option by
-option, where each value came from (``command line``, ``PATH:LINE``, ``profile NAME
-(PATH:LINE)``, ``$VARIABLE`` or ``default``).
+A first pass parses the command line with every default suppressed, so argparse says which
+options it gave; the layers under it (docs/usage.md lists them) then become the command's
+defaults for a second pass, and ``args.sources`` says where each value came from.
 """
 
 from __future__ import annotations
@@ -28,8 +24,6 @@ from harness.errors import ConfigError
 TOP_LEVEL = ("models", "defaults")
 COMMAND_LINE = "command line"
 DEFAULT = "default"
-# Commands that continue a run with its own recorded settings: [defaults] do not apply.
-RECORDED = ("resume",)
 
 
 @dataclass(frozen=True)
@@ -53,7 +47,9 @@ class Settings:
         layer's value kept: the environment, ``[defaults]``, then the named profile(s).
         ``given`` is what the command line gave."""
         found: dict[str, Setting] = {}
-        if command not in RECORDED:  # resume keeps the run's own cache mode (commands.resume)
+        # resume continues a run with its recorded settings: [defaults] do not apply, nor the
+        # environment's cache mode (the run's own is kept: commands.resume)
+        if command != "resume":
             if environ.get(MODE_ENV):
                 found["cache"] = Setting(environ[MODE_ENV], f"${MODE_ENV}")
             found |= self.defaults

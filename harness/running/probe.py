@@ -19,7 +19,7 @@ import anyio
 from harness.backends import ModelSpec, Reply, make_backend
 from harness.backends.base import DEFAULT_CONCURRENCY
 from harness.backends.pricing import Price
-from harness.cache import RequestCache, cache_key, open_cache
+from harness.cache import RequestCache, open_cache
 from harness.calling.attempt import Attempt
 from harness.errors import AuthError, BackendError
 from harness.protocol.cases import Suite
@@ -127,7 +127,7 @@ def _store(
         reply.response_json,
     )  # fmt: skip
     # Keyed as the run's cache keys it (the file's version decides the body's byte order).
-    cache.save(cache_key(cache.spec, body, occasion, cache.store.version), attempt)
+    cache.save(cache.key(body, occasion), attempt)
 
 
 async def _ask(

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.cache import Entry, RequestCache, Store, cache_key
+from harness.cache import Entry, RequestCache, Store
+from harness.cache.keys import keyer
 from harness.calling.attempt import Attempt
 from harness.errors import ConfigError
 from harness.wire.encoded import EncodedBody, encoded
@@ -128,15 +129,15 @@ def test_key_ignores_the_price_but_not_the_model(body: dict, name: str) -> None:
     repriced = spec | {"params": {"t": 0, "price": 9.0}}
     # Version 1 keys the sorted body; versions 2 and 3 the body as built, whose order
     # reaches the model (the criteria's order is a prompt's order).
-    assert cache_key(spec, body, version=1) == cache_key(repriced, flipped, version=1)
+    assert keyer(spec, 1)(body, "") == keyer(repriced, 1)(flipped, "")
     for version in (2, 3):
-        key = cache_key(spec, body, version=version)
-        assert key == cache_key(repriced, body, version=version)
-        assert (key == cache_key(spec, flipped, version=version)) == (list(body) == list(flipped))
+        key = keyer(spec, version)(body, "")
+        assert key == keyer(repriced, version)(body, "")
+        assert (key == keyer(spec, version)(flipped, "")) == (list(body) == list(flipped))
         if name != "m":
-            assert cache_key(spec | {"name": name}, body, version=version) != key
-        assert cache_key(spec, body | {"__extra": 1}, version=version) != key or "__extra" in body
-        assert cache_key(spec, body, "j#2", version=version) != key
+            assert keyer(spec | {"name": name}, version)(body, "") != key
+        assert keyer(spec, version)(body | {"__extra": 1}, "") != key or "__extra" in body
+        assert keyer(spec, version)(body, "j#2") != key
 
 
 @given(st.dictionaries(st.text(max_size=4), json_values, max_size=5))
@@ -146,7 +147,7 @@ def test_a_body_serialised_once_keys_and_sends_the_same_bytes(body: dict) -> Non
     assert isinstance(once, EncodedBody) and once == body
     assert once.json == orjson.dumps(body) == orjson.dumps(once)  # what systemone sends
     for version in (1, 2, 3):
-        assert cache_key(spec, once, "j#1", version) == cache_key(spec, body, "j#1", version)
+        assert keyer(spec, version)(once, "j#1") == keyer(spec, version)(body, "j#1")
     assert encoded(once) is once
     weird = {"x": object()}
     assert encoded(weird) is weird  # not JSON: left to whoever serialises it to refuse
@@ -162,13 +163,13 @@ BODY = {"questions": {"q1": {"type": "choice", "criteria": {"b": "y", "a": "x"}}
 def test_keys_of_older_files_are_made_as_before() -> None:
     # As the harness before version 3 keyed SPEC, BODY and "j#1" (computed by that code):
     # an old file's entries stay found.
-    assert cache_key(SPEC, BODY, "j#1", version=1) == (
+    assert keyer(SPEC, 1)(BODY, "j#1") == (
         "9d7fc31dc14ec5287c69a105524f10bd34979faa649e822751bf72c601989328"
     )
-    assert cache_key(SPEC, BODY, "j#1", version=2) == (
+    assert keyer(SPEC, 2)(BODY, "j#1") == (
         "49e79579c3ab0221a351631350b62e3595745f39738e19b461c7a039241897dc"
     )
-    key = cache_key(SPEC, BODY, "j#1")
+    key = keyer(SPEC)(BODY, "j#1")
     assert isinstance(key, bytes) and len(key) == 16
 
 
@@ -180,12 +181,10 @@ def test_settings_that_do_not_change_the_answer_split_only_older_files() -> None
                             "api_key_set": True, "key_env": "MY_KEY"}
     }  # fmt: skip
     sampled = SPEC | {"params": params | {"top_logprobs": 20}}
-    assert cache_key(tuned, BODY, "j#1") == cache_key(SPEC, BODY, "j#1")
-    assert cache_key(sampled, BODY, "j#1") != cache_key(SPEC, BODY, "j#1")
+    assert keyer(tuned)(BODY, "j#1") == keyer(SPEC)(BODY, "j#1")
+    assert keyer(sampled)(BODY, "j#1") != keyer(SPEC)(BODY, "j#1")
     for version in (1, 2):  # what an old file's keys mean never changes
-        assert cache_key(tuned, BODY, "j#1", version=version) != cache_key(
-            SPEC, BODY, "j#1", version=version
-        )
+        assert keyer(tuned, version)(BODY, "j#1") != keyer(SPEC, version)(BODY, "j#1")
 
 
 # The table as the harness made it before answers had digests (and files an application id).
@@ -215,7 +214,7 @@ def test_an_older_cache_is_read_and_written_under_its_own_keys(
     body = {"questions": {"q1": {"type": "choice", "criteria": {"b": "y", "a": "x"}}}}
     answered = b'{"answers":{"q1":{"choice":"a"}}}'
     old = Store(path)
-    old.put(Entry(cache_key(spec, body, "j#1", version=version), "m", "m", answered,
+    old.put(Entry(keyer(spec, version)(body, "j#1"), "m", "m", answered,
                   None, 0.5, time.time(), "paid"))  # fmt: skip
     cache = RequestCache(Store(path), True, spec, "r")
     answer = Attempt(1, 0.0, 1.0, 200, None, None, {"answers": {"q1": {"choice": "b"}}}, "m",
@@ -225,14 +224,14 @@ def test_an_older_cache_is_read_and_written_under_its_own_keys(
         _, hit = await cache.find(body, "j#1")
         assert hit is not None and hit.cached is not None and hit.cached["from_run"] == "paid"
         missed, none = await cache.find(body, "j#2")
-        assert none is None and missed == cache_key(spec, body, "j#2", version=version)
+        assert none is None and missed == keyer(spec, version)(body, "j#2")
         cache.save(missed, answer)  # stored under the old key
 
     anyio.run(ask)
     cache.close()
     again = Store(path)
     assert again.version == version and again.stats().entries == 2
-    assert again.get(cache_key(spec, body, "j#2", version=version)) is not None
+    assert again.get(keyer(spec, version)(body, "j#2")) is not None
 
 
 def test_a_new_cache_is_version_3_and_keeps_its_answers(tmp_path: Path) -> None:
