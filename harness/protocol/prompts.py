@@ -38,13 +38,10 @@ def interval_text(lo: str, hi: str) -> str:
     return f"{lo} <= x < {hi}"
 
 
-def _signed(value: Decimal) -> str:
-    return f"({fmt(value)})" if value < 0 else fmt(value)
-
-
 def index_definition(grid: Grid) -> str:
     """The grid-index sentence shared by the digit and bit prompts."""
-    return _INDEX.format(lo=_signed(grid.lo), eps=fmt(grid.eps), last=grid.n - 1)
+    lo = f"({fmt(grid.lo)})" if grid.lo < 0 else fmt(grid.lo)  # L + i·eps with L < 0
+    return _INDEX.format(lo=lo, eps=fmt(grid.eps), last=grid.n - 1)
 
 
 def digits_instruction(subject: str, grid: Grid, count: int, known: list[int], place: int) -> str:

@@ -125,14 +125,6 @@ class Recorder:
         with suppress(WriteFailed):
             self.flush()
 
-    def _exchange_written(self) -> None:
-        """An exchange was written: hand it to the OS now, at the end of this pass, or later."""
-        if self._per_line:
-            self.guard.flush((self._requests, REQUESTS))
-        elif self._loop is not None and not self._flush_pending:
-            self._flush_pending = True
-            self._loop.call_soon(self._flush_soon)
-
     def flush(self) -> None:
         """Hand both logs' lines to the OS, the exchanges first."""
         self._flush_pending = False
@@ -171,7 +163,12 @@ class Recorder:
         with self.guard.writing(REQUESTS):
             self._requests.write(line)
         self.seq += 1
-        self._exchange_written()
+        # Hand the exchange to the OS now, at the end of this event-loop pass, or later.
+        if self._per_line:
+            self.guard.flush((self._requests, REQUESTS))
+        elif self._loop is not None and not self._flush_pending:
+            self._flush_pending = True
+            self._loop.call_soon(self._flush_soon)
         answered = attempt.answered  # every question answered, or all but refused ones
         if answered and attempt.model:
             job.served.add(attempt.model)
